@@ -1,0 +1,24 @@
+import type { Command } from "commander";
+import { action } from "../run.ts";
+import { style } from "../output.ts";
+
+/** `timewarp init | status` (and, from the store work, `snapshot …` and `gc`). */
+export function registerStoreCommands(program: Command): void {
+  program
+    .command("status")
+    .description("mode, session, current snapshot, lock")
+    .action(
+      action(async (ctx) => {
+        const { readStatus } = await import("../../timemachine/index.ts");
+        const status = readStatus(ctx.root);
+        const lines = [
+          `${style.bold("workspace")} ${status.workspace_root}${status.initialized ? "" : style.dim(" (not initialized)")}`,
+          `${style.bold("mode")}      ${status.mode === "past" ? style.yellow("past") : "present"}`,
+          `${style.bold("session")}   ${status.session_id ?? "-"} ${status.session_snapshot_id ? `(snapshot ${status.session_snapshot_id})` : ""}`,
+        ];
+        if (status.mode === "past") lines.push(`${style.bold("at")}        ${status.current_snapshot_id} since ${status.entered_at}`);
+        lines.push(`${style.bold("lock")}      ${status.lock ? `held by pid ${status.lock.pid} (${status.lock.command ?? "?"})` : "free"}`);
+        return { json: status, human: lines.join("\n") };
+      }),
+    );
+}

@@ -1,0 +1,90 @@
+import { randomBytes } from "node:crypto";
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { fromSystemError } from "./errors.ts";
+
+const TEMP_MARK = ".tw-tmp-";
+
+/** True for the temp names atomic writes use; readers skip them. */
+export function isTempName(name: string): boolean {
+  return name.includes(TEMP_MARK);
+}
+
+export interface AtomicWriteOptions {
+  /** File mode for a new file (default 0o644). */
+  mode?: number;
+  /** fsync the file before the rename (default true). The directory is fsynced too when set. */
+  durable?: boolean;
+}
+
+/** A temp path in the same directory as `path`, so the final rename never crosses a device. */
+export function tempPathFor(path: string): string {
+  return join(
+    dirname(path),
+    `.${basename(path)}${TEMP_MARK}${process.pid}-${randomBytes(4).toString("hex")}`,
+  );
+}
+
+/**
+ * Write `data` to `path` so that a reader (or a crash, kill -9 included) sees either the old
+ * file or the whole new one: temp file in the same directory, write, fsync, rename. The temp file
+ * is removed on any failure, ENOSPC included, and the error is rethrown as a TimewarpError.
+ */
+export function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): void {
+  const durable = options.durable ?? true;
+  const temp = tempPathFor(path);
+  let fd: number | undefined;
+  try {
+    fd = openSync(temp, "wx", options.mode ?? 0o644);
+    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    let offset = 0;
+    while (offset < bytes.length) {
+      offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    }
+    if (durable) fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(temp, path);
+    if (durable) fsyncDirectory(dirname(path));
+  } catch (error) {
+    if (fd !== undefined) {
+      try {
+        closeSync(fd);
+      } catch {
+        // already failing; the original error is the one to report
+      }
+    }
+    try {
+      unlinkSync(temp);
+    } catch {
+      // the temp file may never have been created
+    }
+    throw fromSystemError(error, `writing ${path}`);
+  }
+}
+
+/** `writeFileAtomic` of `JSON.stringify(value, null, 2)` plus a final newline. */
+export function writeJsonAtomic(
+  path: string,
+  value: unknown,
+  options: AtomicWriteOptions = {},
+): void {
+  writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, options);
+}
+
+/** fsync a directory so a rename inside it survives a power cut. Best effort on platforms that refuse. */
+export function fsyncDirectory(path: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    fsyncSync(fd);
+  } catch {
+    // some file systems refuse fsync on directories; the rename itself is still atomic
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}

@@ -1,0 +1,113 @@
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { ErrorCode, errnoCode, fromSystemError, TimewarpError } from "./errors.ts";
+import { formatZodIssues } from "./schema.ts";
+
+/** The seed's default excludes (§4) plus nested `.git/` and the usual runtime artifacts. */
+export const DEFAULT_EXCLUDES: readonly string[] = [
+  "node_modules/",
+  ".venv/",
+  "dist/",
+  "build/",
+  ".next/",
+  "target/",
+  ".cache/",
+  "*.log",
+  "*.pid",
+  ".DS_Store",
+  ".git/",
+  ".timewarp/",
+];
+
+export const ConfigSchema = z
+  .object({
+    schema_version: z.literal(1).default(1),
+    /** gitignore-syntax patterns, relative to the workspace root. Replaces the defaults when given. */
+    exclude_globs: z.array(z.string().min(1)).default([...DEFAULT_EXCLUDES]),
+    /** Extra patterns added to `exclude_globs` (the usual way to extend the defaults). */
+    extra_excludes: z.array(z.string().min(1)).default([]),
+    /** New files larger than this are skipped and reported (the snapshot is marked partial). */
+    max_file_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(100 * 1024 * 1024),
+    retention: z
+      .object({
+        /** Ledger operations older than this many days may be dropped (0: keep forever). */
+        history_max_age_days: z.number().int().nonnegative().default(0),
+        /** At most this many ledger operations are kept (0: no limit). */
+        history_max_operations: z.number().int().nonnegative().default(0),
+      })
+      .prefault({}),
+    skillpilot: z
+      .object({
+        adapter: z.enum(["tclsh", "innovus", "dsub-i"]).default("tclsh"),
+        tclsh: z.string().default("tclsh"),
+        innovus: z.string().default("innovus"),
+        /** Launcher template for `dsub-i`; `{cmd}` is replaced by the tool command line. */
+        dsub_template: z.string().default("dsub -I {cmd}"),
+        ready_timeout_ms: z.number().int().positive().default(60_000),
+        heartbeat_stale_ms: z.number().int().positive().default(30_000),
+        request_timeout_ms: z.number().int().positive().default(3_600_000),
+      })
+      .prefault({}),
+    memory: z
+      .object({
+        /** A user-level pattern library shared across projects (optional). */
+        user_patterns_dir: z.string().optional(),
+        /** External command for the optional `reflect` step (e.g. an LLM CLI); never required. */
+        reflect_command: z.array(z.string()).optional(),
+      })
+      .prefault({}),
+  })
+  .strict();
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** The excludes in force: `exclude_globs` + `extra_excludes`, with `.timewarp/` always present. */
+export function effectiveExcludes(config: Config): string[] {
+  const all = [...config.exclude_globs, ...config.extra_excludes];
+  if (!all.includes(".timewarp/")) all.push(".timewarp/");
+  return all;
+}
+
+/** Parse a config document; `source` names the file in errors. */
+export function parseConfig(value: unknown, source: string): Config {
+  const result = ConfigSchema.safeParse(value);
+  if (!result.success) {
+    throw new TimewarpError(
+      ErrorCode.CONFIG_INVALID,
+      `${source}: ${formatZodIssues(result.error.issues)}`,
+      {
+        data: {
+          file: source,
+          issues: result.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
+        },
+      },
+    );
+  }
+  return result.data;
+}
+
+/** Read `.timewarp/config.json`; defaults when it is absent, CONFIG_INVALID naming the field when wrong. */
+export function readConfig(configPath: string): Config {
+  let text: string;
+  try {
+    text = readFileSync(configPath, "utf8");
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return parseConfig({}, configPath);
+    throw fromSystemError(error, `reading ${configPath}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new TimewarpError(
+      ErrorCode.CONFIG_INVALID,
+      `${configPath}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+      { data: { file: configPath } },
+    );
+  }
+  return parseConfig(json, configPath);
+}

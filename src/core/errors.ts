@@ -1,0 +1,172 @@
+/**
+ * One error class with a stable code. Callers branch on `code`; messages say what, where,
+ * expected and got. Every code is documented once, here.
+ */
+export const ErrorCode = {
+  // ── generic ──────────────────────────────────────────────────────────────
+  /** Input failed validation (CLI flags, MCP arguments, hook payloads). `data.issues` lists them. */
+  INVALID_INPUT: "INVALID_INPUT",
+  /** A path that should be a directory is not one (or does not exist). */
+  NOT_A_DIRECTORY: "NOT_A_DIRECTORY",
+  /** A file or directory the operation needs does not exist. */
+  NOT_FOUND: "NOT_FOUND",
+  /** The file system refused access. */
+  PERMISSION_DENIED: "PERMISSION_DENIED",
+  /** The disk is full (ENOSPC) or over quota; nothing half-written was left behind. */
+  DISK_FULL: "DISK_FULL",
+  /** An I/O failure not covered by a more specific code. `cause` carries the system error. */
+  IO_ERROR: "IO_ERROR",
+  /** A bug: an invariant did not hold. Please report it. */
+  INTERNAL: "INTERNAL",
+  /** The workspace has no `.timewarp/` yet; run `timewarp init` (or any command that creates it). */
+  NOT_INITIALIZED: "NOT_INITIALIZED",
+
+  // ── core ─────────────────────────────────────────────────────────────────
+  /** `.timewarp/config.json` is not valid JSON or fails its schema; the message names the field. */
+  CONFIG_INVALID: "CONFIG_INVALID",
+  /** The workspace lock is held by a live process; `data.holder` names it (pid, host, started_at, command). */
+  LOCKED: "LOCKED",
+  /** A protocol file on disk (state.json, issue.json, a manifest, …) is corrupt or hand-edited into an invalid shape. */
+  CORRUPT_FILE: "CORRUPT_FILE",
+
+  // ── store ────────────────────────────────────────────────────────────────
+  /** An object is absent from the object store. */
+  OBJECT_NOT_FOUND: "OBJECT_NOT_FOUND",
+  /** An object's bytes do not hash to its id (found by verify-on-read or fsck). */
+  OBJECT_CORRUPT: "OBJECT_CORRUPT",
+  /** A manifest entry is unsafe to restore: absolute, contains `..`, or would be written through a symlink. */
+  UNSAFE_PATH: "UNSAFE_PATH",
+  /** An export or restore target is not acceptable (e.g. export into a non-empty directory). */
+  TARGET_NOT_EMPTY: "TARGET_NOT_EMPTY",
+
+  // ── time machine ─────────────────────────────────────────────────────────
+  /** No snapshot with that id; `data.available` lists the ids that exist. */
+  SNAPSHOT_NOT_FOUND: "SNAPSHOT_NOT_FOUND",
+  /** `travel()` while already in the past (seed §11). */
+  NESTED_TRAVEL: "NESTED_TRAVEL",
+  /** `return()` while in the present. */
+  NOT_IN_PAST: "NOT_IN_PAST",
+  /** The workspace after `return()` does not match the backup; `data.paths` lists the differences. The backup is kept. */
+  RETURN_VERIFY_FAILED: "RETURN_VERIFY_FAILED",
+  /** A travel or return was interrupted; run `timewarp recover` first. */
+  TRANSITION_INTERRUPTED: "TRANSITION_INTERRUPTED",
+  /** `timewarp recover` found nothing to recover. */
+  NOTHING_TO_RECOVER: "NOTHING_TO_RECOVER",
+  /** `issue_report` with no session snapshot (seed §10: fail immediately). */
+  NO_SESSION_SNAPSHOT: "NO_SESSION_SNAPSHOT",
+  /** An issue id that is not of the form `i_YYYYMMDD_HHMMSS_xxxxxx`. */
+  INVALID_ISSUE_ID: "INVALID_ISSUE_ID",
+  /** A well-formed issue id with no issue folder. */
+  ISSUE_NOT_FOUND: "ISSUE_NOT_FOUND",
+
+  // ── diff / ledger ────────────────────────────────────────────────────────
+  /** A diff text could not be parsed; the message names the line. */
+  DIFF_PARSE_ERROR: "DIFF_PARSE_ERROR",
+  /** A diff does not apply to the current content; `data.conflicts` lists the hunks. */
+  DIFF_APPLY_CONFLICT: "DIFF_APPLY_CONFLICT",
+  /** The search block of ApplyEditBlock matches nowhere. */
+  EDIT_BLOCK_NOT_FOUND: "EDIT_BLOCK_NOT_FOUND",
+  /** The search block matches more than once; `data.candidates` lists the line numbers. */
+  EDIT_BLOCK_AMBIGUOUS: "EDIT_BLOCK_AMBIGUOUS",
+  /** A line range outside the file. */
+  RANGE_INVALID: "RANGE_INVALID",
+  /** No ledger operation with that id. */
+  OPERATION_NOT_FOUND: "OPERATION_NOT_FOUND",
+  /** A revert would overwrite changes made since; `data.conflicts` lists them. Nothing was changed. */
+  REVERT_CONFLICT: "REVERT_CONFLICT",
+  /** No milestone with that id. */
+  MILESTONE_NOT_FOUND: "MILESTONE_NOT_FOUND",
+
+  // ── SkillPilot ───────────────────────────────────────────────────────────
+  /** A subskill's contract.yaml is invalid; the message names the field. */
+  CONTRACT_INVALID: "CONTRACT_INVALID",
+  /** No skill or subskill with that name. */
+  SKILL_NOT_FOUND: "SKILL_NOT_FOUND",
+  /** No SkillPilot job with that id. */
+  JOB_NOT_FOUND: "JOB_NOT_FOUND",
+  /** A SkillPilot job ended FAIL; `data.error_type` carries the seed's taxonomy value. */
+  JOB_FAILED: "JOB_FAILED",
+
+  // ── memory ───────────────────────────────────────────────────────────────
+  /** goal.json fails its schema; the message names the field. */
+  GOAL_INVALID: "GOAL_INVALID",
+  /** A run directory lacks what the step needs. */
+  RUN_INVALID: "RUN_INVALID",
+  /** No pattern card with that id. */
+  CARD_NOT_FOUND: "CARD_NOT_FOUND",
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export interface TimewarpErrorOptions {
+  data?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class TimewarpError extends Error {
+  override readonly name = "TimewarpError";
+  readonly code: ErrorCode;
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: TimewarpErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.data = options.data;
+  }
+
+  /** The `{"error": {...}}` body the CLI and MCP surfaces print. */
+  toJSON(): { code: ErrorCode; message: string; data?: Record<string, unknown> } {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+export function isTimewarpError(value: unknown, code?: ErrorCode): value is TimewarpError {
+  return value instanceof TimewarpError && (code === undefined || value.code === code);
+}
+
+/** The errno code of a Node system error, if it is one. */
+export function errnoCode(error: unknown): string | undefined {
+  if (typeof error === "object" && error !== null && "code" in error) {
+    const code = (error as { code: unknown }).code;
+    return typeof code === "string" ? code : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Turn a Node system error into a TimewarpError with a code a caller can branch on.
+ * A TimewarpError passes through unchanged.
+ */
+export function fromSystemError(error: unknown, what: string): TimewarpError {
+  if (error instanceof TimewarpError) return error;
+  const errno = errnoCode(error);
+  const detail = error instanceof Error ? error.message : String(error);
+  switch (errno) {
+    case "ENOENT":
+      return new TimewarpError(ErrorCode.NOT_FOUND, `${what}: not found (${detail})`, {
+        cause: error,
+      });
+    case "EACCES":
+    case "EPERM":
+      return new TimewarpError(
+        ErrorCode.PERMISSION_DENIED,
+        `${what}: permission denied (${detail})`,
+        {
+          cause: error,
+        },
+      );
+    case "ENOSPC":
+    case "EDQUOT":
+      return new TimewarpError(ErrorCode.DISK_FULL, `${what}: disk full (${detail})`, {
+        cause: error,
+      });
+    case "ENOTDIR":
+      return new TimewarpError(ErrorCode.NOT_A_DIRECTORY, `${what}: not a directory (${detail})`, {
+        cause: error,
+      });
+    default:
+      return new TimewarpError(ErrorCode.IO_ERROR, `${what}: ${detail}`, { cause: error });
+  }
+}

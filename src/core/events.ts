@@ -1,0 +1,118 @@
+import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { z } from "zod";
+import type { Clock } from "./clock.ts";
+import { errnoCode, fromSystemError } from "./errors.ts";
+
+/**
+ * The one registry of bus events: dotted lowercase names, each with the schema of its `data`.
+ * The union type of all events is derived from it. Schemas are loose (`passthrough`) so that a
+ * newer writer's extra fields never break an older reader.
+ */
+export const EventRegistry = {
+  "workspace.initialized": z.object({}).passthrough(),
+  "snapshot.created": z
+    .object({ snapshot_id: z.string(), files: z.number(), bytes: z.number(), partial: z.boolean() })
+    .passthrough(),
+  "snapshot.deleted": z.object({ snapshot_id: z.string() }).passthrough(),
+  "gc.completed": z.object({ removed_objects: z.number(), freed_bytes: z.number() }).passthrough(),
+  "session.started": z.object({ session_id: z.string(), snapshot_id: z.string() }).passthrough(),
+  "session.ended": z.object({ session_id: z.string() }).passthrough(),
+  "travel.completed": z.object({ snapshot_id: z.string(), backup_id: z.string() }).passthrough(),
+  "return.completed": z.object({ backup_id: z.string() }).passthrough(),
+  "recover.completed": z.object({ outcome: z.string() }).passthrough(),
+  "issue.reported": z.object({ issue_id: z.string(), snapshot_id: z.string() }).passthrough(),
+  "issue.fixed": z.object({ issue_id: z.string() }).passthrough(),
+  "edit.applied": z
+    .object({ operation_id: z.string(), tool: z.string(), files: z.array(z.string()) })
+    .passthrough(),
+  "edit.recorded": z
+    .object({ operation_id: z.string(), tool: z.string(), files: z.array(z.string()) })
+    .passthrough(),
+  "edit.reverted": z
+    .object({ operation_id: z.string(), reverted: z.array(z.string()) })
+    .passthrough(),
+  "milestone.created": z.object({ milestone_id: z.string() }).passthrough(),
+  "shell.changed": z.object({ files: z.array(z.string()) }).passthrough(),
+  "job.started": z.object({ job_id: z.string(), skill: z.string() }).passthrough(),
+  "job.finished": z.object({ job_id: z.string(), status: z.string() }).passthrough(),
+  "guard.checked": z.object({ action: z.string(), score: z.number() }).passthrough(),
+  "card.created": z.object({ pattern_id: z.string() }).passthrough(),
+  "hook.failed": z.object({ event: z.string(), message: z.string() }).passthrough(),
+} as const;
+
+export type EventName = keyof typeof EventRegistry;
+
+export type BusEvent = {
+  [K in EventName]: { type: K; ts: string; data: z.infer<(typeof EventRegistry)[K]> };
+}[EventName];
+
+/**
+ * Append one fact to the bus (`.timewarp/events.jsonl`) as a single write of one line, so
+ * concurrent appenders never interleave inside a line.
+ */
+export function appendEvent<K extends EventName>(
+  eventsPath: string,
+  type: K,
+  data: z.input<(typeof EventRegistry)[K]>,
+  clock: Clock,
+): void {
+  const parsed = EventRegistry[type].parse(data);
+  const line = `${JSON.stringify({ type, ts: clock.now().toISOString(), data: parsed })}\n`;
+  let fd: number | undefined;
+  try {
+    mkdirSync(dirname(eventsPath), { recursive: true });
+    fd = openSync(eventsPath, "a", 0o644);
+    writeSync(fd, line);
+  } catch (error) {
+    throw fromSystemError(error, `appending to ${eventsPath}`);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+export interface ReadEventsResult {
+  events: BusEvent[];
+  /** Lines that were not valid events, with their 1-based line numbers (a torn last line among them). */
+  skipped: { line: number; reason: string }[];
+}
+
+/** Read the bus, tolerating a torn last line (a writer killed mid-append) and unknown event types. */
+export function readEvents(eventsPath: string): ReadEventsResult {
+  let text: string;
+  try {
+    text = readFileSync(eventsPath, "utf8");
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return { events: [], skipped: [] };
+    throw fromSystemError(error, `reading ${eventsPath}`);
+  }
+  const events: BusEvent[] = [];
+  const skipped: { line: number; reason: string }[] = [];
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i];
+    if (raw === undefined || raw.trim() === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      skipped.push({ line: i + 1, reason: i === lines.length - 1 ? "torn last line" : "not JSON" });
+      continue;
+    }
+    const event = parseBusEvent(value);
+    if (event) events.push(event);
+    else skipped.push({ line: i + 1, reason: "not a known event" });
+  }
+  return { events, skipped };
+}
+
+const EnvelopeSchema = z.object({ type: z.string(), ts: z.string(), data: z.unknown() });
+
+function parseBusEvent(value: unknown): BusEvent | undefined {
+  const envelope = EnvelopeSchema.safeParse(value);
+  if (!envelope.success || !(envelope.data.type in EventRegistry)) return undefined;
+  const type = envelope.data.type as EventName;
+  const data = EventRegistry[type].safeParse(envelope.data.data);
+  if (!data.success) return undefined;
+  return { type, ts: envelope.data.ts, data: data.data } as BusEvent;
+}

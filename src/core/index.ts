@@ -1,0 +1,46 @@
+/**
+ * core: the shared floor every capability stands on — errors with stable codes, atomic writes,
+ * the inter-process lock, ids, the injectable clock and random source, config, schema helpers
+ * and the event bus. Nothing here imports anything above it.
+ */
+
+export type { AtomicWriteOptions } from "./atomic-write.ts";
+export {
+  fsyncDirectory,
+  isTempName,
+  tempPathFor,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from "./atomic-write.ts";
+export type { Clock, Random } from "./clock.ts";
+export { createFixedClock, createSeededRandom, systemClock, systemRandom } from "./clock.ts";
+export type { Config } from "./config.ts";
+export {
+  ConfigSchema,
+  DEFAULT_EXCLUDES,
+  effectiveExcludes,
+  parseConfig,
+  readConfig,
+} from "./config.ts";
+export type { TimewarpErrorOptions } from "./errors.ts";
+export { ErrorCode, errnoCode, fromSystemError, isTimewarpError, TimewarpError } from "./errors.ts";
+export type { BusEvent, EventName, ReadEventsResult } from "./events.ts";
+export { appendEvent, EventRegistry, readEvents } from "./events.ts";
+export {
+  assertIssueId,
+  BACKUP_ID_PATTERN,
+  createBackupId,
+  createIssueId,
+  createJobId,
+  createShortId,
+  createSnapshotId,
+  ISSUE_ID_PATTERN,
+  JOB_ID_PATTERN,
+  SNAPSHOT_ID_PATTERN,
+} from "./ids.ts";
+export type { AcquireLockOptions, LockHandle, LockHolder } from "./lock.ts";
+export { acquireLock, isProcessAlive, readLockHolder, withLock } from "./lock.ts";
+export type { WorkspacePaths } from "./paths.ts";
+export { DATA_DIR, workspacePaths } from "./paths.ts";
+export type { Result } from "./schema.ts";
+export { formatZodIssues, readJsonFile, validate } from "./schema.ts";

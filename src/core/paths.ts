@@ -1,0 +1,48 @@
+import { join, resolve } from "node:path";
+
+/** The name of the data directory; always excluded from snapshots, never touched by a restore. */
+export const DATA_DIR = ".timewarp";
+
+/** Every path inside `<workspace>/.timewarp/`, computed in one place. */
+export interface WorkspacePaths {
+  root: string;
+  data: string;
+  config: string;
+  state: string;
+  lock: string;
+  objects: string;
+  snapshots: string;
+  backups: string;
+  issues: string;
+  history: string;
+  memory: string;
+  events: string;
+  /** The stat cache of the last scan (store). */
+  statCache: string;
+  /** Per-session records (time machine), one file per live session. */
+  sessions: string;
+  /** Scratch space for multi-step writes (folders built aside, then renamed in). */
+  tmp: string;
+}
+
+export function workspacePaths(root: string): WorkspacePaths {
+  const abs = resolve(root);
+  const data = join(abs, DATA_DIR);
+  return {
+    root: abs,
+    data,
+    config: join(data, "config.json"),
+    state: join(data, "state.json"),
+    lock: join(data, "lock"),
+    objects: join(data, "objects"),
+    snapshots: join(data, "snapshots"),
+    backups: join(data, "present_backup"),
+    issues: join(data, "issues"),
+    history: join(data, "history"),
+    memory: join(data, "memory"),
+    events: join(data, "events.jsonl"),
+    statCache: join(data, "stat-cache.json"),
+    sessions: join(data, "sessions"),
+    tmp: join(data, "tmp"),
+  };
+}

@@ -1,0 +1,65 @@
+import { readFileSync } from "node:fs";
+import type { z } from "zod";
+import { ErrorCode, errnoCode, fromSystemError, TimewarpError } from "./errors.ts";
+
+/** Expected failures are values: the result of validating untrusted input. */
+export type Result<T> = { ok: true; value: T } | { ok: false; issues: string[] };
+
+/** `field.path: message; other.field: message` — the form every schema error uses. */
+export function formatZodIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(root)"}: ${issue.message}`)
+    .join("; ");
+}
+
+/** Validate `value` against `schema`, returning a Result rather than throwing. */
+export function validate<T>(schema: z.ZodType<T>, value: unknown): Result<T> {
+  const result = schema.safeParse(value);
+  return result.success
+    ? { ok: true, value: result.data }
+    : {
+        ok: false,
+        issues: result.error.issues.map(
+          (i) => `${i.path.length > 0 ? i.path.join(".") : "(root)"}: ${i.message}`,
+        ),
+      };
+}
+
+/**
+ * Read a JSON protocol file and validate it. A missing file is NOT_FOUND; unreadable JSON or a
+ * schema mismatch is CORRUPT_FILE naming the file and the field — never a crash or a silent reset.
+ */
+export function readJsonFile<T>(path: string, schema: z.ZodType<T>): T {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") {
+      throw new TimewarpError(ErrorCode.NOT_FOUND, `${path} does not exist`, {
+        data: { file: path },
+      });
+    }
+    throw fromSystemError(error, `reading ${path}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new TimewarpError(
+      ErrorCode.CORRUPT_FILE,
+      `${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+      { data: { file: path } },
+    );
+  }
+  const result = schema.safeParse(json);
+  if (!result.success) {
+    throw new TimewarpError(
+      ErrorCode.CORRUPT_FILE,
+      `${path}: ${formatZodIssues(result.error.issues)}`,
+      {
+        data: { file: path, fields: result.error.issues.map((i) => i.path.join(".")) },
+      },
+    );
+  }
+  return result.data;
+}

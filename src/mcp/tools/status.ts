@@ -1,0 +1,33 @@
+import { z } from "zod";
+import { defineTool, type ToolDefinition } from "../define-tool.ts";
+
+const LockSchema = z.object({ pid: z.number(), host: z.string(), started_at: z.string(), command: z.string().optional() });
+
+export function defineStatusTools(): ToolDefinition[] {
+  return [
+    defineTool({
+      name: "timewarp_status",
+      title: "Timewarp status",
+      description:
+        "Where the workspace stands: mode (present, or past while travelling), the session and its snapshot, " +
+        "the snapshot travelled to, and who holds the workspace lock. Call it before travel/return to know which one applies.",
+      inputSchema: z.object({}),
+      outputSchema: z.object({
+        workspace_root: z.string(),
+        initialized: z.boolean(),
+        mode: z.enum(["present", "past"]),
+        session_id: z.string().nullable(),
+        session_snapshot_id: z.string().nullable(),
+        current_snapshot_id: z.string().nullable(),
+        backup_path: z.string().nullable(),
+        entered_at: z.string().nullable(),
+        lock: LockSchema.nullable(),
+      }),
+      annotations: { readOnlyHint: true },
+      handler: async (_input, ctx) => {
+        const { readStatus } = await import("../../timemachine/index.ts");
+        return readStatus(ctx.root);
+      },
+    }),
+  ];
+}
