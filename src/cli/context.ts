@@ -26,8 +26,6 @@ export function createCommandContext(options: GlobalOptions): CommandContext {
     json,
     clock: systemClock,
     random: systemRandom,
-    progress: showProgress
-      ? (message) => process.stderr.write(`\r\x1b[2K${message}`)
-      : () => {},
+    progress: showProgress ? (message) => process.stderr.write(`\r\x1b[2K${message}`) : () => {},
   };
 }

@@ -37,7 +37,10 @@ export async function main(argv: string[]): Promise<void> {
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return; // --help, --version
-      printError(new TimewarpError(ErrorCode.INVALID_INPUT, error.message.replace(/^error: /, "")), json);
+      printError(
+        new TimewarpError(ErrorCode.INVALID_INPUT, error.message.replace(/^error: /, "")),
+        json,
+      );
       return;
     }
     printError(error, json);

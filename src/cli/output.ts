@@ -21,7 +21,8 @@ export const style = {
 
 export function printResult(result: CommandResult, json: boolean): void {
   if (json) process.stdout.write(`${JSON.stringify(result.json)}\n`);
-  else if (result.human !== "") process.stdout.write(result.human.endsWith("\n") ? result.human : `${result.human}\n`);
+  else if (result.human !== "")
+    process.stdout.write(result.human.endsWith("\n") ? result.human : `${result.human}\n`);
   process.exitCode = result.exitCode ?? 0;
 }
 
@@ -29,7 +30,10 @@ export function printResult(result: CommandResult, json: boolean): void {
 export function printError(error: unknown, json: boolean): void {
   const tw = isTimewarpError(error)
     ? error
-    : new TimewarpError(ErrorCode.INTERNAL, error instanceof Error ? (error.stack ?? error.message) : String(error));
+    : new TimewarpError(
+        ErrorCode.INTERNAL,
+        error instanceof Error ? (error.stack ?? error.message) : String(error),
+      );
   if (json) process.stdout.write(`${JSON.stringify({ error: tw.toJSON() })}\n`);
   else process.stderr.write(`${style.red("error")} ${tw.code}: ${tw.message}\n`);
   process.exitCode = tw.code === ErrorCode.INVALID_INPUT ? 2 : 1;

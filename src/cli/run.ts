@@ -2,14 +2,19 @@ import type { Command } from "commander";
 import { type CommandContext, createCommandContext, type GlobalOptions } from "./context.ts";
 import { type CommandResult, printError, printResult } from "./output.ts";
 
-export type Handler<A extends unknown[]> = (ctx: CommandContext, ...args: A) => Promise<CommandResult> | CommandResult;
+export type Handler<A extends unknown[]> = (
+  ctx: CommandContext,
+  ...args: A
+) => Promise<CommandResult> | CommandResult;
 
 /**
  * Wrap a command handler: it receives the context (global `--json`/`--cwd` resolved) and the
  * command's positional arguments and options as commander passes them; its result is printed
  * per the `--json` contract, and any error is printed once, here.
  */
-export function action<A extends unknown[]>(handler: Handler<A>): (...args: unknown[]) => Promise<void> {
+export function action<A extends unknown[]>(
+  handler: Handler<A>,
+): (...args: unknown[]) => Promise<void> {
   return async (...args: unknown[]) => {
     const command = args[args.length - 1] as Command;
     const globals = command.optsWithGlobals<GlobalOptions>();

@@ -14,7 +14,10 @@ export interface ToolContext {
  * that calls one library function. A thrown TimewarpError becomes an `isError` result carrying
  * its code (see server.ts); handlers never catch to format errors themselves.
  */
-export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
+export interface ToolDefinition<
+  I extends z.ZodObject = z.ZodObject,
+  O extends z.ZodObject = z.ZodObject,
+> {
   name: string;
   title: string;
   description: string;
@@ -25,6 +28,8 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
 }
 
 /** Identity helper that keeps the input/output types of one tool tied together. */
-export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(tool: ToolDefinition<I, O>): ToolDefinition {
+export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
+  tool: ToolDefinition<I, O>,
+): ToolDefinition {
   return tool as unknown as ToolDefinition;
 }

@@ -1,7 +1,13 @@
 import { resolve } from "node:path";
 import { McpServer } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
-import { ErrorCode, isTimewarpError, systemClock, systemRandom, TimewarpError } from "../core/index.ts";
+import {
+  ErrorCode,
+  isTimewarpError,
+  systemClock,
+  systemRandom,
+  TimewarpError,
+} from "../core/index.ts";
 import type { ToolContext, ToolDefinition } from "./define-tool.ts";
 import { defineStatusTools } from "./tools/status.ts";
 
@@ -26,7 +32,11 @@ function errorResult(error: unknown) {
 /** Build the MCP server for the workspace at `root`, with every tool registered through one wrapper. */
 export function createMcpServer(options: { root: string; tools?: ToolDefinition[] }): McpServer {
   const server = new McpServer({ name: "timewarp", version: "0.1.0" });
-  const ctx: ToolContext = { root: resolve(options.root), clock: systemClock, random: systemRandom };
+  const ctx: ToolContext = {
+    root: resolve(options.root),
+    clock: systemClock,
+    random: systemRandom,
+  };
   for (const tool of options.tools ?? allTools()) {
     server.registerTool(
       tool.name,

@@ -3,7 +3,8 @@
  * friction issues and cleanup (seed: timewarp-protocol). Invariant: `.timewarp/` is never
  * snapshotted and never touched by a restore.
  */
-export { initialState, StateSchema } from "./state.ts";
+
 export type { State } from "./state.ts";
-export { readStatus } from "./status.ts";
+export { initialState, StateSchema } from "./state.ts";
 export type { WorkspaceStatus } from "./status.ts";
+export { readStatus } from "./status.ts";

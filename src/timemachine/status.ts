@@ -18,7 +18,9 @@ export interface WorkspaceStatus {
 export function readStatus(root: string): WorkspaceStatus {
   const paths = workspacePaths(root);
   const initialized = existsSync(paths.data);
-  const state = existsSync(paths.state) ? readJsonFile(paths.state, StateSchema) : initialState(paths.root);
+  const state = existsSync(paths.state)
+    ? readJsonFile(paths.state, StateSchema)
+    : initialState(paths.root);
   return {
     workspace_root: paths.root,
     initialized,

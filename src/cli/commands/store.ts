@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { action } from "../run.ts";
 import { style } from "../output.ts";
+import { action } from "../run.ts";
 
 /** `timewarp init | status` (and, from the store work, `snapshot …` and `gc`). */
 export function registerStoreCommands(program: Command): void {
@@ -16,8 +16,13 @@ export function registerStoreCommands(program: Command): void {
           `${style.bold("mode")}      ${status.mode === "past" ? style.yellow("past") : "present"}`,
           `${style.bold("session")}   ${status.session_id ?? "-"} ${status.session_snapshot_id ? `(snapshot ${status.session_snapshot_id})` : ""}`,
         ];
-        if (status.mode === "past") lines.push(`${style.bold("at")}        ${status.current_snapshot_id} since ${status.entered_at}`);
-        lines.push(`${style.bold("lock")}      ${status.lock ? `held by pid ${status.lock.pid} (${status.lock.command ?? "?"})` : "free"}`);
+        if (status.mode === "past")
+          lines.push(
+            `${style.bold("at")}        ${status.current_snapshot_id} since ${status.entered_at}`,
+          );
+        lines.push(
+          `${style.bold("lock")}      ${status.lock ? `held by pid ${status.lock.pid} (${status.lock.command ?? "?"})` : "free"}`,
+        );
         return { json: status, human: lines.join("\n") };
       }),
     );

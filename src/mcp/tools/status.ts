@@ -1,7 +1,12 @@
 import { z } from "zod";
 import { defineTool, type ToolDefinition } from "../define-tool.ts";
 
-const LockSchema = z.object({ pid: z.number(), host: z.string(), started_at: z.string(), command: z.string().optional() });
+const LockSchema = z.object({
+  pid: z.number(),
+  host: z.string(),
+  started_at: z.string(),
+  command: z.string().optional(),
+});
 
 export function defineStatusTools(): ToolDefinition[] {
   return [
