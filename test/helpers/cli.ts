@@ -16,7 +16,10 @@ export interface CliRun {
 }
 
 /** Run the real CLI as a child process (through tsx, from source). */
-export function runCli(args: string[], options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): CliRun {
+export function runCli(
+  args: string[],
+  options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {},
+): CliRun {
   const result = spawnSync(TSX, [CLI, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     input: options.input ?? "",

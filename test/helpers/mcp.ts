@@ -3,7 +3,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { cliCommand } from "./cli.ts";
 
 /** Start `timewarp mcp` in `cwd` as a real child process and connect the SDK's own client to it. */
-export async function connectMcp(cwd: string): Promise<{ client: Client; close: () => Promise<void> }> {
+export async function connectMcp(
+  cwd: string,
+): Promise<{ client: Client; close: () => Promise<void> }> {
   const { command, args } = cliCommand();
   const transport = new StdioClientTransport({
     command,

@@ -1,0 +1,92 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ErrorCode, TimewarpError } from "./errors.ts";
+import { acquireLock, isProcessAlive, readLockHolder } from "./lock.ts";
+
+describe("acquireLock", () => {
+  const dirs: string[] = [];
+  const tmp = () => {
+    const d = mkdtempSync(join(tmpdir(), "tw-lock-"));
+    dirs.push(d);
+    return d;
+  };
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it("records the holder and releases", () => {
+    const path = join(tmp(), "lock");
+    const lock = acquireLock(path, { command: "travel" });
+    expect(readLockHolder(path)).toMatchObject({
+      pid: process.pid,
+      host: hostname(),
+      command: "travel",
+    });
+    lock.release();
+    expect(readLockHolder(path)).toBeNull();
+  });
+
+  it("refuses a held lock with LOCKED naming the holder", () => {
+    const path = join(tmp(), "lock");
+    const lock = acquireLock(path, { command: "travel" });
+    try {
+      acquireLock(path);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(TimewarpError);
+      const e = error as TimewarpError;
+      expect(e.code).toBe(ErrorCode.LOCKED);
+      expect(e.message).toContain(`pid ${process.pid}`);
+      expect(e.data?.holder).toMatchObject({ pid: process.pid, command: "travel" });
+    } finally {
+      lock.release();
+    }
+  });
+
+  it("takes over a lock whose holder is provably gone", () => {
+    const path = join(tmp(), "lock");
+    // A real pid that has exited: spawn a process and wait for it.
+    const child = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8",
+    });
+    const deadPid = Number(child.stdout);
+    expect(isProcessAlive(deadPid)).toBe(false);
+    writeFileSync(
+      path,
+      JSON.stringify({ pid: deadPid, host: hostname(), started_at: "2026-01-01T00:00:00Z" }),
+    );
+    const lock = acquireLock(path);
+    expect(JSON.parse(readFileSync(path, "utf8")).pid).toBe(process.pid);
+    lock.release();
+  });
+
+  it("never takes over a lock held on another host", () => {
+    const path = join(tmp(), "lock");
+    writeFileSync(
+      path,
+      JSON.stringify({ pid: 999999, host: "elsewhere", started_at: "2026-01-01T00:00:00Z" }),
+    );
+    expect(() => acquireLock(path, { isAlive: () => false })).toThrow(/elsewhere/);
+  });
+
+  it("treats a torn lock file as held until it is old, then takes it over", () => {
+    const path = join(tmp(), "lock");
+    writeFileSync(path, '{"pid":12');
+    expect(() => acquireLock(path)).toThrow(TimewarpError);
+    const later = new Date(Date.now() + 60_000);
+    const lock = acquireLock(path, { now: () => later });
+    expect(readLockHolder(path)?.pid).toBe(process.pid);
+    lock.release();
+  });
+
+  it("does not release a lock someone else now holds", () => {
+    const path = join(tmp(), "lock");
+    const lock = acquireLock(path);
+    writeFileSync(path, JSON.stringify({ pid: 1, host: hostname(), started_at: "x" }));
+    lock.release();
+    expect(readLockHolder(path)?.pid).toBe(1);
+  });
+});

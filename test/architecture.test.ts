@@ -1,0 +1,115 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { describe, expect, it } from "vitest";
+import { makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
+
+/**
+ * DESIGN.md: imports point down (surfaces → capabilities → store/diff → core), and a folder is
+ * entered only through its index.ts. This test walks every import in src/ and fails on either.
+ */
+const LAYER: Record<string, number> = {
+  core: 0,
+  store: 1,
+  diff: 1,
+  timemachine: 2,
+  ledger: 2,
+  runs: 2,
+  memory: 2,
+  cli: 3,
+  mcp: 3,
+  hooks: 3,
+  ui: 3,
+};
+
+const SRC = join(REPO_ROOT, "src");
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
+    const p = join(dir, d.name);
+    if (d.isDirectory()) return sourceFiles(p);
+    return d.name.endsWith(".ts") && !d.name.endsWith(".test.ts") ? [p] : [];
+  });
+}
+
+const IMPORT_RE =
+  /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+
+function importsOf(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(IMPORT_RE)) {
+    const spec = m[1] ?? m[2];
+    if (spec) out.push(spec);
+  }
+  return out;
+}
+
+function folderOf(src: string, file: string): string | null {
+  const rel = relative(src, file);
+  const parts = rel.split(sep);
+  return parts.length > 1 ? (parts[0] ?? null) : null;
+}
+
+function violations(src: string): string[] {
+  const problems: string[] = [];
+  for (const file of sourceFiles(src)) {
+    const from = folderOf(src, file);
+    for (const spec of importsOf(readFileSync(file, "utf8"))) {
+      if (!spec.startsWith(".")) continue;
+      const target = resolve(dirname(file), spec);
+      if (!target.startsWith(src + sep)) {
+        problems.push(`${relative(REPO_ROOT, file)} imports ${spec}, outside src/`);
+        continue;
+      }
+      const to = folderOf(src, target);
+      if (from === null || to === null || from === to) continue;
+      const fromLayer = LAYER[from];
+      const toLayer = LAYER[to];
+      if (fromLayer === undefined || toLayer === undefined) {
+        problems.push(
+          `${relative(REPO_ROOT, file)}: folder ${from} or ${to} has no layer in the architecture test`,
+        );
+        continue;
+      }
+      if (toLayer > fromLayer) {
+        problems.push(`${relative(REPO_ROOT, file)} (${from}) imports upward into ${to}: ${spec}`);
+      }
+      if (relative(join(src, to), target) !== "index.ts") {
+        problems.push(
+          `${relative(REPO_ROOT, file)} reaches into ${to}'s inner file ${spec}; import ${to}/index.ts`,
+        );
+      }
+    }
+  }
+  return problems;
+}
+
+describe("architecture", () => {
+  it("finds the imports it checks (the walker itself works)", () => {
+    expect(
+      importsOf(
+        'import { a } from "../core/index.ts";\nconst m = await import("../store/scan.ts");',
+      ),
+    ).toEqual(["../core/index.ts", "../store/scan.ts"]);
+    expect(sourceFiles(SRC).length).toBeGreaterThan(5);
+  });
+
+  it("catches an upward import and a reach into an inner file", () => {
+    const tmp = makeTempDir();
+    try {
+      const src = join(tmp.dir, "src");
+      mkdirSync(join(src, "core"), { recursive: true });
+      mkdirSync(join(src, "store"), { recursive: true });
+      writeFileSync(join(src, "core", "bad.ts"), 'import { x } from "../store/index.ts";\n');
+      writeFileSync(join(src, "store", "index.ts"), 'export { y } from "../core/bad.ts";\n');
+      const found = violations(src);
+      expect(found.some((v) => v.includes("imports upward into store"))).toBe(true);
+      expect(found.some((v) => v.includes("reaches into core's inner file"))).toBe(true);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it("imports point down and enter a folder only through its index.ts", () => {
+    expect(violations(SRC)).toEqual([]);
+  });
+});
