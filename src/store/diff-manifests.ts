@@ -1,0 +1,65 @@
+import { entryKey } from "./entry-path.ts";
+import type { Manifest, ManifestEntry } from "./manifest.ts";
+
+export interface ManifestChange {
+  path: string;
+  before: ManifestEntry;
+  after: ManifestEntry;
+}
+
+/** What changed from manifest `a` to manifest `b`. Each path appears in at most one list. */
+export interface ManifestDiff {
+  added: ManifestEntry[];
+  removed: ManifestEntry[];
+  /** Same type, different content (file oid, symlink target). A mode change may come with it. */
+  modified: ManifestChange[];
+  /** Same type and content, only the permission bits differ. */
+  mode_changed: ManifestChange[];
+  /** A file became a directory, a symlink a file, … */
+  type_changed: ManifestChange[];
+}
+
+function sameContent(a: ManifestEntry, b: ManifestEntry): boolean {
+  if (a.type === "file") return a.oid === b.oid;
+  if (a.type === "symlink") return a.target === b.target && a.target_b64 === b.target_b64;
+  return true;
+}
+
+/** The difference of two manifests (pure). Directories count only for add/remove/mode/type. */
+export function diffManifests(a: Manifest, b: Manifest): ManifestDiff {
+  const out: ManifestDiff = {
+    added: [],
+    removed: [],
+    modified: [],
+    mode_changed: [],
+    type_changed: [],
+  };
+  const before = new Map<string, ManifestEntry>();
+  for (const e of a.entries) before.set(entryKey(e), e);
+  for (const e of b.entries) {
+    const key = entryKey(e);
+    const old = before.get(key);
+    if (old === undefined) {
+      out.added.push(e);
+      continue;
+    }
+    before.delete(key);
+    if (old.type !== e.type) out.type_changed.push({ path: e.path, before: old, after: e });
+    else if (!sameContent(old, e)) out.modified.push({ path: e.path, before: old, after: e });
+    else if (old.mode !== e.mode && e.type !== "symlink")
+      out.mode_changed.push({ path: e.path, before: old, after: e });
+  }
+  for (const e of before.values()) out.removed.push(e);
+  return out;
+}
+
+/** True when the diff holds no change at all. */
+export function isEmptyDiff(diff: ManifestDiff): boolean {
+  return (
+    diff.added.length === 0 &&
+    diff.removed.length === 0 &&
+    diff.modified.length === 0 &&
+    diff.mode_changed.length === 0 &&
+    diff.type_changed.length === 0
+  );
+}

@@ -1,0 +1,189 @@
+import { unlinkSync } from "node:fs";
+import { basename } from "node:path";
+import {
+  appendEvent,
+  type Clock,
+  errnoCode,
+  isProcessAlive,
+  isTimewarpError,
+  systemClock,
+  workspacePaths,
+} from "../core/index.ts";
+import type { Manifest } from "./manifest.ts";
+import { createObjectStore } from "./object-store.ts";
+import { recordId } from "./snapshot-record.ts";
+import { listSnapshots, readManifest } from "./snapshots.ts";
+import { pruneStatCache } from "./stat-cache.ts";
+
+/**
+ * Every object id referenced by a record under `snapshots/` or `present_backup/` (manifests are
+ * read one at a time, so memory stays flat however many snapshots there are). A corrupt record
+ * or manifest throws: gc must never run on a partial root set.
+ */
+export function collectReferencedOids(root: string): Set<string> {
+  const oids = new Set<string>();
+  for (const kind of ["snapshot", "present_backup"] as const) {
+    for (const record of listSnapshots(root, { kind })) {
+      addManifest(oids, readManifest(root, record));
+    }
+  }
+  return oids;
+}
+
+function addManifest(oids: Set<string>, manifest: Manifest): void {
+  for (const e of manifest.entries) if (e.type === "file" && e.oid !== undefined) oids.add(e.oid);
+}
+
+export interface GcOptions {
+  /** What must stay: manifests, or object ids. Usually `collectReferencedOids(root)`. */
+  roots: Iterable<Manifest | string>;
+  clock?: Clock;
+}
+
+export interface GcResult {
+  removed_objects: number;
+  freed_bytes: number;
+  kept_objects: number;
+  /** Temp files of dead writers removed. */
+  removed_temp: number;
+}
+
+/** Temp names are `.<name>.tw-tmp-<pid>-<hex>`; only a dead pid's leftovers are garbage. */
+function tempOwnerAlive(path: string): boolean {
+  const m = /\.tw-tmp-(\d+)-/.exec(basename(path));
+  return m !== null && isProcessAlive(Number(m[1]));
+}
+
+/**
+ * Remove every object not reachable from `roots`, and temp files left by dead writers. Stat
+ * cache entries pointing at removed objects are dropped too (else the next snapshot would
+ * reference them without re-reading). The caller holds the workspace lock.
+ */
+export function collectGarbage(root: string, options: GcOptions): GcResult {
+  const paths = workspacePaths(root);
+  const keep = new Set<string>();
+  for (const r of options.roots) {
+    if (typeof r === "string") keep.add(r);
+    else addManifest(keep, r);
+  }
+  const store = createObjectStore(paths.objects);
+  const removed = new Set<string>();
+  let freed = 0;
+  let kept = 0;
+  for (const oid of store.list()) {
+    if (keep.has(oid)) {
+      kept++;
+      continue;
+    }
+    freed += store.remove(oid);
+    removed.add(oid);
+  }
+  let removedTemp = 0;
+  for (const temp of store.listTemp()) {
+    if (tempOwnerAlive(temp)) continue;
+    try {
+      unlinkSync(temp);
+      removedTemp++;
+    } catch (error) {
+      if (errnoCode(error) !== "ENOENT") throw error;
+    }
+  }
+  if (removed.size > 0) pruneStatCache(paths.statCache, removed);
+  appendEvent(
+    paths.events,
+    "gc.completed",
+    { removed_objects: removed.size, freed_bytes: freed },
+    options.clock ?? systemClock,
+  );
+  return {
+    removed_objects: removed.size,
+    freed_bytes: freed,
+    kept_objects: kept,
+    removed_temp: removedTemp,
+  };
+}
+
+export interface FsckProblem {
+  kind: "corrupt_object" | "missing_object" | "bad_record" | "temp_file";
+  /** Object id, record id or file, whichever applies. */
+  subject: string;
+  detail: string;
+}
+
+export interface FsckResult {
+  /** True when no object is corrupt or missing and every record reads (temp files are only noted). */
+  ok: boolean;
+  objects: number;
+  records: number;
+  problems: FsckProblem[];
+}
+
+/**
+ * Check the store: every object re-hashed against its id, every record and manifest readable
+ * with the hash it promises, every referenced object present. Reads everything; run it on
+ * demand, not on every snapshot.
+ */
+export function fsck(root: string): FsckResult {
+  const paths = workspacePaths(root);
+  const store = createObjectStore(paths.objects);
+  const problems: FsckProblem[] = [];
+  const present = new Set<string>();
+  for (const oid of store.list()) {
+    present.add(oid);
+    try {
+      store.read(oid, { verify: true });
+    } catch (error) {
+      problems.push({
+        kind: "corrupt_object",
+        subject: oid,
+        detail: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+  let records = 0;
+  for (const kind of ["snapshot", "present_backup"] as const) {
+    let list: ReturnType<typeof listSnapshots>;
+    try {
+      list = listSnapshots(root, { kind });
+    } catch (error) {
+      problems.push({
+        kind: "bad_record",
+        subject: kind,
+        detail: isTimewarpError(error) ? error.message : String(error),
+      });
+      continue;
+    }
+    for (const record of list) {
+      records++;
+      let manifest: Manifest;
+      try {
+        manifest = readManifest(root, record);
+      } catch (error) {
+        problems.push({
+          kind: "bad_record",
+          subject: recordId(record),
+          detail: error instanceof Error ? error.message : String(error),
+        });
+        continue;
+      }
+      for (const e of manifest.entries) {
+        if (e.type === "file" && e.oid !== undefined && !present.has(e.oid)) {
+          problems.push({
+            kind: "missing_object",
+            subject: e.oid,
+            detail: `${recordId(record)}: ${e.path}`,
+          });
+        }
+      }
+    }
+  }
+  for (const temp of store.listTemp()) {
+    problems.push({ kind: "temp_file", subject: temp, detail: "left by an interrupted write" });
+  }
+  return {
+    ok: problems.every((p) => p.kind === "temp_file"),
+    objects: present.size,
+    records,
+    problems,
+  };
+}

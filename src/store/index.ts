@@ -1,0 +1,39 @@
+/**
+ * store: the content-addressed workspace store — objects keyed by git blob id, workspace scans
+ * with excludes and a stat cache, versioned manifests, snapshot records, restore and verify by
+ * difference, garbage collection and fsck. See README.md for the invariants.
+ */
+
+export type { ManifestChange, ManifestDiff } from "./diff-manifests.ts";
+export { diffManifests, isEmptyDiff } from "./diff-manifests.ts";
+export type { ExportResult } from "./export-snapshot.ts";
+export { exportSnapshot } from "./export-snapshot.ts";
+export type { FsckProblem, FsckResult, GcOptions, GcResult } from "./gc.ts";
+export { collectGarbage, collectReferencedOids, fsck } from "./gc.ts";
+export type { Manifest, ManifestEntry } from "./manifest.ts";
+export { hashManifest, ManifestEntrySchema, ManifestSchema } from "./manifest.ts";
+export type { ObjectStore } from "./object-store.ts";
+export { createObjectStore } from "./object-store.ts";
+export type { BlockedPath, RestoreOptions, RestoreResult } from "./restore-manifest.ts";
+export { restoreManifest } from "./restore-manifest.ts";
+export type { ScanOptions, ScanResult, SkippedPath, SkipReason } from "./scan-workspace.ts";
+export { scanWorkspace } from "./scan-workspace.ts";
+export type { RecordKind, SnapshotRecord } from "./snapshot-record.ts";
+export { recordId, SnapshotRecordSchema } from "./snapshot-record.ts";
+export type { CreateSnapshotOptions, CreateSnapshotResult, RecordQuery } from "./snapshots.ts";
+export {
+  createSnapshot,
+  deleteSnapshot,
+  listSnapshots,
+  readManifest,
+  readSnapshot,
+} from "./snapshots.ts";
+export type { CachedStat, StatCache } from "./stat-cache.ts";
+export { readStatCache } from "./stat-cache.ts";
+export type {
+  DifferenceKind,
+  VerifyOptions,
+  VerifyResult,
+  WorkspaceDifference,
+} from "./verify-workspace.ts";
+export { verifyWorkspace } from "./verify-workspace.ts";

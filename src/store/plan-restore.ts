@@ -1,0 +1,128 @@
+import { ErrorCode, TimewarpError } from "../core/index.ts";
+import { assertSafeEntryPath, entryKey, entryPathBytes, parentOf } from "./entry-path.ts";
+import type { ExcludeMatcher } from "./excludes.ts";
+import type { Manifest, ManifestEntry } from "./manifest.ts";
+
+/** What a restore must do to turn `current` into `target`, in the order it must be done. */
+export interface RestorePlan {
+  /** Files and symlinks to remove (present now, absent or of another type in the target). */
+  deleteFiles: ManifestEntry[];
+  /** Directories to remove, deepest first (removed only if empty: excluded content keeps them). */
+  deleteDirs: ManifestEntry[];
+  /** Directories to create, parents first. */
+  makeDirs: ManifestEntry[];
+  /** Files and symlinks to (re)write, in path order. */
+  writes: ManifestEntry[];
+  /** Files whose content is right but whose mode differs. */
+  chmods: ManifestEntry[];
+  /** Directories whose mode must be set (applied last, deepest first). */
+  dirModes: ManifestEntry[];
+  unchanged: number;
+}
+
+function depth(path: string): number {
+  let n = 0;
+  for (let i = 0; i < path.length; i++) if (path.charCodeAt(i) === 47) n++;
+  return n;
+}
+
+/**
+ * Check every target entry before anything is written: each path must be plain and relative
+ * (UNSAFE_PATH otherwise), and no entry may sit below a path the manifest itself makes a
+ * symlink (that would write through the link, outside the workspace).
+ */
+export function assertSafeManifest(target: Manifest): void {
+  const links = new Set<string>();
+  for (const e of target.entries) if (e.type === "symlink") links.add(e.path);
+  for (const e of target.entries) {
+    assertSafeEntryPath(entryPathBytes(e), e.path);
+    if (links.size === 0) continue;
+    for (let p = parentOf(e.path); p !== ""; p = parentOf(p)) {
+      if (links.has(p)) {
+        throw new TimewarpError(
+          ErrorCode.UNSAFE_PATH,
+          `manifest entry ${JSON.stringify(e.path)} is unsafe: it lies below the symlink ${JSON.stringify(p)}`,
+          { data: { path: e.path, reason: "below symlink", symlink: p } },
+        );
+      }
+    }
+  }
+}
+
+/**
+ * The target entries that are not excluded: an entry goes if it or any ancestor directory
+ * matches, so a restore never writes into excluded paths even when the manifest has them.
+ */
+export function filterExcluded(
+  manifest: Manifest,
+  excluded: ExcludeMatcher,
+): { kept: ManifestEntry[]; dropped: number } {
+  const memo = new Map<string, boolean>();
+  const dirExcluded = (dir: string): boolean => {
+    if (dir === "") return false;
+    const hit = memo.get(dir);
+    if (hit !== undefined) return hit;
+    const name = dir.slice(dir.lastIndexOf("/") + 1);
+    const value =
+      (dir === ".timewarp" ? true : dirExcluded(parentOf(dir))) || excluded(dir, name, true);
+    memo.set(dir, value);
+    return value;
+  };
+  const kept: ManifestEntry[] = [];
+  let dropped = 0;
+  for (const e of manifest.entries) {
+    const name = e.path.slice(e.path.lastIndexOf("/") + 1);
+    const out =
+      e.type === "dir"
+        ? dirExcluded(e.path)
+        : dirExcluded(parentOf(e.path)) || excluded(e.path, name, false);
+    if (out) dropped++;
+    else kept.push(e);
+  }
+  return { kept, dropped };
+}
+
+/** Plan the restore of `target` over `current` (pure; both already filtered of excluded paths). */
+export function planRestore(current: ManifestEntry[], target: ManifestEntry[]): RestorePlan {
+  const plan: RestorePlan = {
+    deleteFiles: [],
+    deleteDirs: [],
+    makeDirs: [],
+    writes: [],
+    chmods: [],
+    dirModes: [],
+    unchanged: 0,
+  };
+  const now = new Map<string, ManifestEntry>();
+  for (const e of current) now.set(entryKey(e), e);
+  const wanted = new Set<string>();
+  for (const t of target) {
+    const key = entryKey(t);
+    wanted.add(key);
+    const c = now.get(key);
+    if (c !== undefined && c.type !== t.type) {
+      (c.type === "dir" ? plan.deleteDirs : plan.deleteFiles).push(c);
+    }
+    const same = c !== undefined && c.type === t.type;
+    if (t.type === "dir") {
+      if (!same) {
+        plan.makeDirs.push(t);
+        plan.dirModes.push(t);
+      } else if (c.mode !== t.mode) plan.dirModes.push(t);
+      else plan.unchanged++;
+    } else if (t.type === "symlink") {
+      if (same && c.target === t.target && c.target_b64 === t.target_b64) plan.unchanged++;
+      else plan.writes.push(t);
+    } else if (same && c.oid === t.oid) {
+      if (c.mode !== t.mode) plan.chmods.push(t);
+      else plan.unchanged++;
+    } else plan.writes.push(t);
+  }
+  for (const c of current) {
+    if (wanted.has(entryKey(c))) continue;
+    (c.type === "dir" ? plan.deleteDirs : plan.deleteFiles).push(c);
+  }
+  plan.deleteDirs.sort((a, b) => depth(b.path) - depth(a.path));
+  plan.dirModes.sort((a, b) => depth(b.path) - depth(a.path));
+  return plan;
+}

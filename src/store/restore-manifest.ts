@@ -1,0 +1,310 @@
+import {
+  chmodSync,
+  closeSync,
+  fchmodSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmdirSync,
+  symlinkSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import {
+  ErrorCode,
+  errnoCode,
+  fromSystemError,
+  TimewarpError,
+  tempPathFor,
+} from "../core/index.ts";
+import { fsPathOf, parentOf } from "./entry-path.ts";
+import { createExcludeMatcher } from "./excludes.ts";
+import type { Manifest, ManifestEntry } from "./manifest.ts";
+import type { ObjectStore } from "./object-store.ts";
+import { assertSafeManifest, filterExcluded, planRestore } from "./plan-restore.ts";
+import { type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
+import type { StatCache } from "./stat-cache.ts";
+
+export interface RestoreOptions {
+  /** Where file contents come from. */
+  store: ObjectStore;
+  /** Excludes in force at the target: excluded paths are never read, written or deleted. */
+  excludes: readonly string[];
+  /** The target's stat cache, so unchanged files are not re-hashed to compare them. */
+  statCache?: StatCache;
+  /** Files over this size whose content is not known are left alone (as a scan would skip them). */
+  maxFileBytes?: number;
+  /** Re-hash each object as it is read (default true). */
+  verify?: boolean;
+  onProgress?: (progress: { done: number; total: number }) => void;
+}
+
+/** Why a target entry could not be restored (nothing else was harmed). */
+export interface BlockedPath {
+  path: string;
+  reason: string;
+}
+
+export interface RestoreResult {
+  /** Files and symlinks written (new or different content). */
+  written: number;
+  /** Files, symlinks and directories removed because the manifest lacks them. */
+  deleted: number;
+  /** Entries already right (content and mode). */
+  unchanged: number;
+  /** Files whose content was right and only the mode changed. */
+  mode_changed: number;
+  dirs_created: number;
+  /** Manifest entries not applied because the target's excludes cover them. */
+  excluded: number;
+  /** Entries that could not be applied; the restore is incomplete when non-empty. */
+  blocked: BlockedPath[];
+  /** Directories kept although the manifest lacks them (they hold excluded or skipped content). */
+  kept_dirs: string[];
+  /** Present paths the scan could not read (special files, unreadable, too large); left untouched. */
+  untouched: SkippedPath[];
+}
+
+type FsPath = string | Buffer;
+
+/**
+ * Make the directory `root` match `manifest` by difference: compare against what is there now
+ * (stat cache + content hashes), write only files whose content or type differs (atomically,
+ * temp + rename, with their mode), fix modes, delete what the manifest lacks, create missing
+ * directories. Excluded paths (and `.timewarp/`) are never touched; present files the scan
+ * cannot read are never deleted or overwritten. Every entry is checked before anything is
+ * written: UNSAFE_PATH for absolute paths, `..`, or a path below a symlink (also re-checked
+ * on disk before each write). OBJECT_NOT_FOUND / OBJECT_CORRUPT when content is missing or bad.
+ *
+ * Restored files get a fresh mtime (as `git checkout` does), so build tools see them as changed.
+ */
+export function restoreManifest(
+  root: string,
+  manifest: Manifest,
+  options: RestoreOptions,
+): RestoreResult {
+  assertSafeManifest(manifest);
+  const excluded = createExcludeMatcher(options.excludes);
+  const target = filterExcluded(manifest, excluded);
+  try {
+    mkdirSync(root, { recursive: true });
+  } catch (error) {
+    throw fromSystemError(error, `creating restore target ${root}`);
+  }
+  const scan = scanWorkspace(root, {
+    excludes: options.excludes,
+    ...(options.statCache === undefined ? {} : { statCache: options.statCache }),
+    ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
+  });
+  const plan = planRestore(scan.manifest.entries, target.kept);
+  const result: RestoreResult = {
+    written: 0,
+    deleted: 0,
+    unchanged: plan.unchanged,
+    mode_changed: 0,
+    dirs_created: 0,
+    excluded: target.dropped,
+    blocked: [],
+    kept_dirs: [],
+    untouched: scan.skipped,
+  };
+  // Present paths the scan skipped (and what is below them) must not be overwritten.
+  const untouchable = new Set(scan.skipped.map((s) => s.path));
+  const isUntouchable = (path: string): boolean => {
+    if (untouchable.size === 0) return false;
+    for (let p = path; p !== ""; p = parentOf(p)) if (untouchable.has(p)) return true;
+    return false;
+  };
+  const total =
+    plan.deleteFiles.length + plan.deleteDirs.length + plan.makeDirs.length + plan.writes.length;
+  let done = 0;
+  const tick = () => {
+    done++;
+    if (options.onProgress !== undefined && (done % 200 === 0 || done === total))
+      options.onProgress({ done, total });
+  };
+
+  for (const e of plan.deleteFiles) {
+    try {
+      unlinkSync(fsPathOf(root, e));
+      result.deleted++;
+    } catch (error) {
+      if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `deleting ${e.path}`);
+    }
+    tick();
+  }
+  for (const e of plan.deleteDirs) {
+    try {
+      rmdirSync(fsPathOf(root, e));
+      result.deleted++;
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === "ENOTEMPTY" || code === "EEXIST") result.kept_dirs.push(e.path);
+      else if (code !== "ENOENT") throw fromSystemError(error, `removing directory ${e.path}`);
+    }
+    tick();
+  }
+
+  // Ancestors verified to be real directories (not symlinks) on disk.
+  const safeDirs = new Set<string>([""]);
+  const assertRealParent = (e: ManifestEntry): void => {
+    const chain: string[] = [];
+    for (let p = parentOf(e.path); !safeDirs.has(p); p = parentOf(p)) chain.push(p);
+    for (const dir of chain.reverse()) {
+      let st: ReturnType<typeof lstatSync> | undefined;
+      try {
+        st = lstatSync(e.path_b64 === undefined ? `${root}/${dir}` : parentFsPath(root, e, dir));
+      } catch (error) {
+        throw fromSystemError(error, `checking ${dir} before writing ${e.path}`);
+      }
+      if (st === undefined || !st.isDirectory()) {
+        throw new TimewarpError(
+          ErrorCode.UNSAFE_PATH,
+          `refusing to write ${JSON.stringify(e.path)}: ${JSON.stringify(dir)} on disk is ${st?.isSymbolicLink() ? "a symlink" : "not a directory"}`,
+          { data: { path: e.path, reason: "parent is not a real directory", parent: dir } },
+        );
+      }
+      safeDirs.add(dir);
+    }
+  };
+
+  for (const e of plan.makeDirs) {
+    if (isUntouchable(e.path)) {
+      result.blocked.push({
+        path: e.path,
+        reason: "present path could not be read (see untouched)",
+      });
+      continue;
+    }
+    assertRealParent(e);
+    try {
+      mkdirSync(fsPathOf(root, e), { mode: 0o700 });
+      result.dirs_created++;
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === "EEXIST") {
+        result.blocked.push({ path: e.path, reason: "a non-directory is in the way" });
+      } else throw fromSystemError(error, `creating directory ${e.path}`);
+    }
+    safeDirs.add(e.path);
+    tick();
+  }
+
+  const verify = options.verify ?? true;
+  for (const e of plan.writes) {
+    if (isUntouchable(e.path)) {
+      result.blocked.push({
+        path: e.path,
+        reason: "present path could not be read (see untouched)",
+      });
+      continue;
+    }
+    assertRealParent(e);
+    const dest = fsPathOf(root, e);
+    try {
+      if (e.type === "symlink") {
+        const target =
+          e.target_b64 !== undefined ? Buffer.from(e.target_b64, "base64") : (e.target ?? "");
+        writeSymlinkAtomic(dest, target);
+      } else {
+        if (e.oid === undefined) {
+          throw new TimewarpError(
+            ErrorCode.CORRUPT_FILE,
+            `manifest file entry ${e.path} has no oid`,
+          );
+        }
+        writeFileExact(dest, options.store.read(e.oid, { verify }), e.mode);
+      }
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST") {
+        result.blocked.push({
+          path: e.path,
+          reason: "a directory with excluded or unreadable content is in the way",
+        });
+        continue;
+      }
+      throw fromSystemError(error, `writing ${e.path}`);
+    }
+    result.written++;
+    tick();
+  }
+  for (const e of plan.chmods) {
+    try {
+      chmodSync(fsPathOf(root, e), e.mode);
+      result.mode_changed++;
+    } catch (error) {
+      throw fromSystemError(error, `setting mode of ${e.path}`);
+    }
+  }
+  for (const e of plan.dirModes) {
+    try {
+      chmodSync(fsPathOf(root, e), e.mode);
+    } catch (error) {
+      if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `setting mode of ${e.path}`);
+    }
+  }
+  return result;
+}
+
+function parentFsPath(root: string, e: ManifestEntry, dir: string): FsPath {
+  // For a non-UTF-8 entry the ancestor's bytes are a prefix of the entry's bytes.
+  const full = fsPathOf(root, e);
+  if (typeof full === "string") return `${root}/${dir}`;
+  const rootLen = Buffer.byteLength(`${root}/`);
+  const rel = full.subarray(rootLen);
+  const depth = dir.split("/").length;
+  let cut = 0;
+  for (let seen = 0; cut < rel.length; cut++) {
+    if (rel[cut] === 0x2f && ++seen === depth) break;
+  }
+  return full.subarray(0, rootLen + cut);
+}
+
+function tempFor(dest: FsPath): FsPath {
+  if (typeof dest === "string") return tempPathFor(dest);
+  const slash = dest.lastIndexOf(0x2f);
+  return Buffer.concat([
+    dest.subarray(0, slash + 1),
+    Buffer.from(`.tw-restore.tw-tmp-${process.pid}-${Math.random().toString(36).slice(2, 10)}`),
+  ]);
+}
+
+/** Temp file in the same directory, exact mode (fchmod, so the umask does not interfere), rename. */
+function writeFileExact(dest: FsPath, bytes: Uint8Array, mode: number): void {
+  const temp = tempFor(dest);
+  let fd: number | undefined;
+  try {
+    fd = openSync(temp, "wx", 0o600);
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    fchmodSync(fd, mode);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(temp, dest);
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    try {
+      unlinkSync(temp);
+    } catch {
+      // never created
+    }
+    throw error;
+  }
+}
+
+function writeSymlinkAtomic(dest: FsPath, target: string | Buffer): void {
+  const temp = tempFor(dest);
+  try {
+    symlinkSync(target, temp);
+    renameSync(temp, dest);
+  } catch (error) {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // never created
+    }
+    throw error;
+  }
+}

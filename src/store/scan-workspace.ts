@@ -1,0 +1,364 @@
+import { createHash } from "node:crypto";
+import {
+  type BigIntStats,
+  closeSync,
+  constants,
+  type Dirent,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { ErrorCode, errnoCode, fromSystemError, gitBlobId, TimewarpError } from "../core/index.ts";
+import { decodeName } from "./entry-path.ts";
+import { createExcludeMatcher } from "./excludes.ts";
+import {
+  MANIFEST_SCHEMA_VERSION,
+  type Manifest,
+  type ManifestEntry,
+  sortEntries,
+} from "./manifest.ts";
+import type { ObjectStore } from "./object-store.ts";
+import { type CachedStat, emptyStatCache, type StatCache } from "./stat-cache.ts";
+
+/** Why a path is not in a snapshot. A snapshot with any skipped path is `partial`. */
+export type SkipReason =
+  | "special_file"
+  | "too_large"
+  | "unreadable"
+  | "changed_while_reading"
+  | "unreadable_directory";
+
+export interface SkippedPath {
+  path: string;
+  path_b64?: string;
+  reason: SkipReason;
+  detail: string;
+}
+
+export interface ScanOptions {
+  /** gitignore-syntax excludes (`effectiveExcludes(config)`); `.timewarp/` is always out regardless. */
+  excludes: readonly string[];
+  /** A file larger than this whose content is not already known from the stat cache is skipped. */
+  maxFileBytes?: number;
+  /** The previous scan's cache; a hit means the file is not read again. */
+  statCache?: StatCache;
+  /** Where new file contents are written. Without a store, files are only hashed. */
+  store?: ObjectStore;
+  /**
+   * A directory where a marker file may be written to read the file system's own clock at scan
+   * start (for the racy rule). Without it, the wall clock minus a safety margin is used.
+   */
+  clockDir?: string;
+  /** Called every few hundred entries. */
+  onProgress?: (progress: { entries: number; rehashed: number }) => void;
+  /** Test hook: runs before each file read (may throw an errno error, or change the file). */
+  beforeRead?: (relPath: string) => void;
+}
+
+/** What a scan found: the manifest, what it skipped and why, counts, and the new stat cache. */
+export interface ScanResult {
+  manifest: Manifest;
+  skipped: SkippedPath[];
+  files: number;
+  dirs: number;
+  symlinks: number;
+  /** Total bytes of the files in the manifest. */
+  bytes: number;
+  /** Files read and hashed this time (stat cache misses). */
+  rehashed: number;
+  /** Objects newly written to the store. */
+  objects_written: number;
+  statCache: StatCache;
+}
+
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const MAX_READ_ATTEMPTS = 3;
+/** Linux file timestamps come from a coarse clock that may lag the wall clock by a tick. */
+const WALL_CLOCK_MARGIN_NS = 100_000_000n;
+
+type FsPath = string | Buffer;
+
+function childPath(parent: FsPath, name: Buffer, text: string, exact: boolean): FsPath {
+  if (typeof parent === "string" && exact) return `${parent}/${text}`;
+  const p = typeof parent === "string" ? Buffer.from(parent, "utf8") : parent;
+  return Buffer.concat([p, Buffer.from("/"), name]);
+}
+
+function fsClockNs(clockDir: string | undefined): bigint {
+  if (clockDir !== undefined) {
+    try {
+      const marker = join(clockDir, "scan-clock");
+      writeFileSync(marker, `${process.pid} ${Date.now()}\n`);
+      return lstatSync(marker, { bigint: true }).mtimeNs;
+    } catch {
+      // fall through to the wall clock
+    }
+  }
+  return BigInt(Date.now()) * 1_000_000n - WALL_CLOCK_MARGIN_NS;
+}
+
+type ReadOutcome = { bytes: Buffer; stat: BigIntStats } | { skip: SkipReason; detail: string };
+
+/**
+ * Read a file so that its bytes match one stat: lstat before, fstat on the same descriptor after;
+ * any difference (size, mtime, ctime, inode) means it changed while being read, and it is read
+ * again (a few times) and otherwise reported — never stored torn.
+ */
+function readStable(
+  path: FsPath,
+  first: BigIntStats,
+  rel: string,
+  beforeRead: ((relPath: string) => void) | undefined,
+): ReadOutcome | undefined {
+  let before = first;
+  for (let attempt = 1; ; attempt++) {
+    let fd: number | undefined;
+    try {
+      beforeRead?.(rel);
+      fd = openSync(path, OPEN_FLAGS);
+      const size = Number(before.size);
+      const bytes = Buffer.allocUnsafe(size);
+      let off = 0;
+      while (off < size) {
+        const n = readSync(fd, bytes, off, size - off, off);
+        if (n === 0) break;
+        off += n;
+      }
+      const after = fstatSync(fd, { bigint: true });
+      if (
+        off === size &&
+        after.size === before.size &&
+        after.mtimeNs === before.mtimeNs &&
+        after.ctimeNs === before.ctimeNs &&
+        after.ino === before.ino
+      ) {
+        return { bytes, stat: after };
+      }
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === "ENOENT") return undefined; // deleted during the scan: not part of the workspace
+      if (code === "ELOOP") return undefined; // replaced by a symlink: the next scan sees the link
+      return { skip: "unreadable", detail: code ?? String(error) };
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+    if (attempt >= MAX_READ_ATTEMPTS) {
+      return {
+        skip: "changed_while_reading",
+        detail: `changed during each of ${MAX_READ_ATTEMPTS} reads`,
+      };
+    }
+    try {
+      before = lstatSync(path, { bigint: true });
+    } catch (error) {
+      if (errnoCode(error) === "ENOENT") return undefined;
+      return { skip: "unreadable", detail: errnoCode(error) ?? String(error) };
+    }
+    if (!before.isFile()) return undefined;
+  }
+}
+
+function specialKind(d: Dirent<Buffer> | BigIntStats): string {
+  if (d.isFIFO()) return "fifo";
+  if (d.isSocket()) return "socket";
+  if (d.isCharacterDevice()) return "character device";
+  if (d.isBlockDevice()) return "block device";
+  return "unknown type";
+}
+
+/**
+ * Walk the workspace at `root`: every non-excluded file, symlink (stored as a link, never
+ * followed) and directory (empty ones included), with its mode and content id. Files whose stat
+ * data matches `statCache` (and are not racy) are not read; the others are read once, hashed
+ * with one SHA-1, and written to `store` when absent. FIFOs, sockets and devices, unreadable
+ * files and new files over `maxFileBytes` are skipped and listed in `skipped`.
+ *
+ * Throws NOT_A_DIRECTORY when `root` is not a directory.
+ */
+export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
+  try {
+    if (!statSync(root).isDirectory()) throw new Error("ENOTDIR");
+  } catch (error) {
+    throw new TimewarpError(
+      ErrorCode.NOT_A_DIRECTORY,
+      `workspace root ${root} is not a directory (${errnoCode(error) ?? "not a directory"})`,
+      { data: { path: root } },
+    );
+  }
+  const excluded = createExcludeMatcher(options.excludes);
+  const maxBytes = options.maxFileBytes ?? Number.POSITIVE_INFINITY;
+  const oldCache = options.statCache ?? emptyStatCache();
+  const scanStartNs = fsClockNs(options.clockDir);
+  const newCache: StatCache = { scanStartNs, entries: new Map() };
+  const store = options.store;
+  const entries: ManifestEntry[] = [];
+  const skipped: SkippedPath[] = [];
+  let files = 0;
+  let dirs = 0;
+  let symlinks = 0;
+  let bytes = 0;
+  let rehashed = 0;
+  let objectsWritten = 0;
+  let seen = 0;
+
+  // Directories still to read: fs path, relative path, and raw relative bytes when not UTF-8.
+  const stack: { fs: FsPath; rel: string; raw: Buffer | undefined }[] = [
+    { fs: root, rel: "", raw: undefined },
+  ];
+  while (stack.length > 0) {
+    const dir = stack.pop()!;
+    let dirents: Dirent<Buffer>[];
+    try {
+      dirents = readdirSync(dir.fs, { withFileTypes: true, encoding: "buffer" });
+    } catch (error) {
+      if (dir.rel === "") throw fromSystemError(error, `reading workspace root ${root}`);
+      const code = errnoCode(error);
+      if (code === "ENOENT" || code === "ENOTDIR") continue; // vanished or replaced mid-scan
+      skipped.push({
+        path: dir.rel,
+        ...(dir.raw === undefined ? {} : { path_b64: dir.raw.toString("base64") }),
+        reason: "unreadable_directory",
+        detail: code ?? String(error),
+      });
+      continue;
+    }
+    for (const d of dirents) {
+      const { text, exact } = decodeName(d.name);
+      if (dir.rel === "" && text === ".timewarp") continue;
+      const rel = dir.rel === "" ? text : `${dir.rel}/${text}`;
+      let raw: Buffer | undefined;
+      if (!exact || dir.raw !== undefined) {
+        const parentRaw = dir.raw ?? Buffer.from(dir.rel, "utf8");
+        raw = dir.rel === "" ? d.name : Buffer.concat([parentRaw, Buffer.from("/"), d.name]);
+      }
+      const fsPath = childPath(dir.fs, d.name, text, exact);
+      const isDir = d.isDirectory();
+      if (excluded(rel, text, isDir)) continue;
+      if (++seen % 500 === 0) options.onProgress?.({ entries: seen, rehashed });
+      const skip = (reason: SkipReason, detail: string) =>
+        skipped.push({
+          path: rel,
+          ...(raw === undefined ? {} : { path_b64: raw.toString("base64") }),
+          reason,
+          detail,
+        });
+      let st: BigIntStats;
+      try {
+        st = lstatSync(fsPath, { bigint: true });
+      } catch (error) {
+        const code = errnoCode(error);
+        if (code === "ENOENT") continue;
+        skip("unreadable", code ?? String(error));
+        continue;
+      }
+      const base = {
+        path: rel,
+        ...(raw === undefined ? {} : { path_b64: raw.toString("base64") }),
+      };
+      const mode = Number(st.mode) & 0o7777;
+      const mtime_ms = Number(st.mtimeMs);
+      if (st.isDirectory()) {
+        // A directory that matched no dir-only pattern as a file type hint may still match now.
+        if (!isDir && excluded(rel, text, true)) continue;
+        dirs++;
+        entries.push({ ...base, type: "dir", mode, size: 0, mtime_ms });
+        stack.push({ fs: fsPath, rel, raw });
+      } else if (st.isSymbolicLink()) {
+        let target: Buffer;
+        try {
+          target = readlinkSync(fsPath, { encoding: "buffer" });
+        } catch (error) {
+          const code = errnoCode(error);
+          if (code === "ENOENT" || code === "EINVAL") continue;
+          skip("unreadable", code ?? String(error));
+          continue;
+        }
+        const t = decodeName(target);
+        symlinks++;
+        entries.push({
+          ...base,
+          type: "symlink",
+          mode,
+          size: target.length,
+          mtime_ms,
+          oid: gitBlobId(target),
+          ...(t.exact ? { target: t.text } : { target_b64: target.toString("base64") }),
+        });
+      } else if (st.isFile()) {
+        const key = raw === undefined ? rel : `\0b64:${raw.toString("base64")}`;
+        const cached = oldCache.entries.get(key);
+        let oid: string;
+        let stat = st;
+        if (
+          cached !== undefined &&
+          cached.size === Number(st.size) &&
+          cached.mtimeNs === st.mtimeNs &&
+          cached.ctimeNs === st.ctimeNs &&
+          cached.ino === st.ino &&
+          cached.mode === Number(st.mode) &&
+          st.mtimeNs < oldCache.scanStartNs
+        ) {
+          oid = cached.oid;
+        } else {
+          if (Number(st.size) > maxBytes) {
+            skip("too_large", `${st.size} bytes > max_file_bytes ${maxBytes}`);
+            continue;
+          }
+          const got = readStable(fsPath, st, rel, options.beforeRead);
+          if (got === undefined) continue;
+          if ("skip" in got) {
+            skip(got.skip, got.detail);
+            continue;
+          }
+          rehashed++;
+          stat = got.stat;
+          oid = createHash("sha1")
+            .update(`blob ${got.bytes.length}\0`)
+            .update(got.bytes)
+            .digest("hex");
+          if (store?.writeKnown(oid, got.bytes)) objectsWritten++;
+        }
+        const size = Number(stat.size);
+        const entry: CachedStat = {
+          size,
+          mtimeNs: stat.mtimeNs,
+          ctimeNs: stat.ctimeNs,
+          ino: stat.ino,
+          mode: Number(stat.mode),
+          oid,
+        };
+        newCache.entries.set(key, entry);
+        files++;
+        bytes += size;
+        entries.push({
+          ...base,
+          type: "file",
+          mode: Number(stat.mode) & 0o7777,
+          size,
+          mtime_ms: Number(stat.mtimeMs),
+          oid,
+        });
+      } else {
+        skip("special_file", specialKind(st));
+      }
+    }
+  }
+  options.onProgress?.({ entries: seen, rehashed });
+  return {
+    manifest: { schema_version: MANIFEST_SCHEMA_VERSION, entries: sortEntries(entries) },
+    skipped,
+    files,
+    dirs,
+    symlinks,
+    bytes,
+    rehashed,
+    objects_written: objectsWritten,
+    statCache: newCache,
+  };
+}

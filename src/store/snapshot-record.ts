@@ -1,0 +1,65 @@
+import { z } from "zod";
+
+export const SNAPSHOT_RECORD_SCHEMA_VERSION = 1;
+
+/** Where a record lives: `snapshots/<id>/` or (for the time machine) `present_backup/<id>/`. */
+export const RecordKindSchema = z.enum(["snapshot", "present_backup"]);
+export type RecordKind = z.infer<typeof RecordKindSchema>;
+
+export const SkippedPathSchema = z.object({
+  path: z.string(),
+  path_b64: z.string().optional(),
+  reason: z.enum([
+    "special_file",
+    "too_large",
+    "unreadable",
+    "changed_while_reading",
+    "unreadable_directory",
+  ]),
+  detail: z.string(),
+});
+
+/**
+ * `snapshot.json`: the seed's fields (§4: snapshot_id, created_at, session_id, workspace_root,
+ * exclude_globs, and from the zh text env_fingerprint, initial_task_hint) plus what the
+ * content-addressed store needs: counts, `partial` with the skipped paths, and the manifest
+ * file with its hash. A `present_backup` record carries `backup_id` in place of `snapshot_id`.
+ * `files`, `bytes` and `manifest.hash` are the record's fingerprint.
+ */
+export const SnapshotRecordSchema = z
+  .object({
+    schema_version: z.literal(SNAPSHOT_RECORD_SCHEMA_VERSION),
+    kind: RecordKindSchema,
+    snapshot_id: z.string().optional(),
+    backup_id: z.string().optional(),
+    created_at: z.string(),
+    session_id: z.string().nullable(),
+    workspace_root: z.string(),
+    exclude_globs: z.array(z.string()),
+    env_fingerprint: z.record(z.string(), z.unknown()).optional(),
+    initial_task_hint: z.string().optional(),
+    files: z.number().int().nonnegative(),
+    dirs: z.number().int().nonnegative(),
+    symlinks: z.number().int().nonnegative(),
+    bytes: z.number().int().nonnegative(),
+    partial: z.boolean(),
+    skipped: z.array(SkippedPathSchema),
+    manifest: z.object({
+      /** File name beside snapshot.json (gzip-compressed canonical JSON). */
+      file: z.string(),
+      /** `hashManifest` of the manifest: git blob id of its canonical (uncompressed) text. */
+      hash: z.string().regex(/^[0-9a-f]{40}$/),
+      entries: z.number().int().nonnegative(),
+    }),
+  })
+  .passthrough()
+  .refine((r) => (r.kind === "snapshot" ? r.snapshot_id : r.backup_id) !== undefined, {
+    message: "a snapshot record needs snapshot_id, a present_backup record backup_id",
+  });
+
+export type SnapshotRecord = z.infer<typeof SnapshotRecordSchema>;
+
+/** The id of a record, whichever kind it is. */
+export function recordId(record: SnapshotRecord): string {
+  return (record.kind === "snapshot" ? record.snapshot_id : record.backup_id) ?? "";
+}

@@ -1,0 +1,322 @@
+import { randomBytes } from "node:crypto";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { join } from "node:path";
+import {
+  appendEvent,
+  BACKUP_ID_PATTERN,
+  type Clock,
+  createBackupId,
+  createSnapshotId,
+  ErrorCode,
+  effectiveExcludes,
+  errnoCode,
+  fromSystemError,
+  fsyncDirectory,
+  isProcessAlive,
+  type Random,
+  readConfig,
+  readJsonFile,
+  SNAPSHOT_ID_PATTERN,
+  systemClock,
+  systemRandom,
+  TimewarpError,
+  workspacePaths,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from "../core/index.ts";
+import { decodeManifest, encodeManifest, type Manifest } from "./manifest.ts";
+import { createObjectStore } from "./object-store.ts";
+import { type ScanOptions, scanWorkspace } from "./scan-workspace.ts";
+import {
+  type RecordKind,
+  recordId,
+  SNAPSHOT_RECORD_SCHEMA_VERSION,
+  type SnapshotRecord,
+  SnapshotRecordSchema,
+} from "./snapshot-record.ts";
+import { readStatCache, writeStatCache } from "./stat-cache.ts";
+
+export const RECORD_FILE = "snapshot.json";
+export const MANIFEST_FILE = "manifest.json.gz";
+
+export interface CreateSnapshotOptions {
+  /** `snapshot` (default) writes `snapshots/<snapshot_id>/`; `present_backup` writes `present_backup/<backup_id>/`. */
+  kind?: RecordKind;
+  /** Excludes in force; default `effectiveExcludes` of `.timewarp/config.json`. */
+  excludes?: readonly string[];
+  /** Size cap for new files; default `max_file_bytes` of the config. */
+  maxFileBytes?: number;
+  sessionId?: string | null;
+  envFingerprint?: Record<string, unknown>;
+  initialTaskHint?: string;
+  clock?: Clock;
+  random?: Random;
+  onProgress?: ScanOptions["onProgress"];
+  /** Test hook passed to the scan (runs before each file read). */
+  beforeRead?: ScanOptions["beforeRead"];
+}
+
+export interface CreateSnapshotResult {
+  record: SnapshotRecord;
+  /** The record's id (`snapshot_id` or `backup_id`). */
+  id: string;
+  /** The record's folder. */
+  dir: string;
+  manifest: Manifest;
+  /** Files read and hashed (stat-cache misses). */
+  rehashed: number;
+  objects_written: number;
+  duration_ms: number;
+}
+
+function kindDir(root: string, kind: RecordKind): string {
+  const paths = workspacePaths(root);
+  return kind === "snapshot" ? paths.snapshots : paths.backups;
+}
+
+const TMP_PREFIX = "rec-";
+
+/** Remove record folders a killed writer left in `.timewarp/tmp/` (only those of dead processes). */
+function cleanStaleTmp(tmp: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmp);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = /^(?:rec|del)-(\d+)-/.exec(name);
+    if (m !== null && !isProcessAlive(Number(m[1]))) {
+      rmSync(join(tmp, name), { recursive: true, force: true });
+    }
+  }
+}
+
+/**
+ * Snapshot the workspace at `root`: scan (re-reading only what the stat cache cannot vouch for),
+ * write new contents to the object store, then publish the record folder —
+ * `snapshot.json` + `manifest.json.gz`, built in `.timewarp/tmp/` and renamed into
+ * `snapshots/<snapshot_id>/` (or `present_backup/<backup_id>/`), so a reader never sees half a
+ * record, and a process killed at any point leaves a consistent store (at worst some unreferenced
+ * objects, which `collectGarbage` removes). The stat cache is written last.
+ *
+ * The caller holds the workspace lock (the CLI and the time machine do). Throws NOT_A_DIRECTORY
+ * when `root` is not a directory.
+ *
+ * @example
+ * const { record } = createSnapshot("/work/repo", { sessionId: "sess_1" });
+ * record.partial && console.warn(record.skipped);
+ */
+export function createSnapshot(
+  root: string,
+  options: CreateSnapshotOptions = {},
+): CreateSnapshotResult {
+  const started = performance.now();
+  const paths = workspacePaths(root);
+  const kind = options.kind ?? "snapshot";
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? systemRandom;
+  let excludes = options.excludes;
+  let maxFileBytes = options.maxFileBytes;
+  if (excludes === undefined || maxFileBytes === undefined) {
+    const config = readConfig(paths.config);
+    excludes ??= effectiveExcludes(config);
+    maxFileBytes ??= config.max_file_bytes;
+  }
+  const recordsDir = kindDir(root, kind);
+  try {
+    statSync(paths.root);
+  } catch (error) {
+    throw new TimewarpError(
+      ErrorCode.NOT_A_DIRECTORY,
+      `workspace root ${paths.root} does not exist`,
+      {
+        data: { path: paths.root },
+        cause: error,
+      },
+    );
+  }
+  try {
+    mkdirSync(paths.tmp, { recursive: true });
+    mkdirSync(recordsDir, { recursive: true });
+  } catch (error) {
+    throw fromSystemError(error, `creating ${paths.data}`);
+  }
+  cleanStaleTmp(paths.tmp);
+  const store = createObjectStore(paths.objects);
+  const scan = scanWorkspace(paths.root, {
+    excludes,
+    maxFileBytes,
+    statCache: readStatCache(paths.statCache),
+    store,
+    clockDir: paths.tmp,
+    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+    ...(options.beforeRead === undefined ? {} : { beforeRead: options.beforeRead }),
+  });
+  const createdAt = clock.now();
+  let id = "";
+  for (let attempt = 0; attempt < 10; attempt++) {
+    id = kind === "snapshot" ? createSnapshotId(clock, random) : createBackupId(clock, random);
+    if (!existsSync(join(recordsDir, id))) break;
+  }
+  const encoded = encodeManifest(scan.manifest);
+  const record: SnapshotRecord = {
+    schema_version: SNAPSHOT_RECORD_SCHEMA_VERSION,
+    kind,
+    ...(kind === "snapshot" ? { snapshot_id: id } : { backup_id: id }),
+    created_at: createdAt.toISOString().replace(/\.\d{3}Z$/, "Z"),
+    session_id: options.sessionId ?? null,
+    workspace_root: paths.root,
+    exclude_globs: [...excludes],
+    ...(options.envFingerprint === undefined ? {} : { env_fingerprint: options.envFingerprint }),
+    ...(options.initialTaskHint === undefined
+      ? {}
+      : { initial_task_hint: options.initialTaskHint }),
+    files: scan.files,
+    dirs: scan.dirs,
+    symlinks: scan.symlinks,
+    bytes: scan.bytes,
+    partial: scan.skipped.length > 0,
+    skipped: scan.skipped,
+    manifest: { file: MANIFEST_FILE, hash: encoded.hash, entries: scan.manifest.entries.length },
+  };
+  const building = join(paths.tmp, `${TMP_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
+  const finalDir = join(recordsDir, id);
+  try {
+    mkdirSync(building);
+    writeFileAtomic(join(building, MANIFEST_FILE), encoded.bytes);
+    writeJsonAtomic(join(building, RECORD_FILE), record);
+    renameSync(building, finalDir);
+    fsyncDirectory(recordsDir);
+  } catch (error) {
+    rmSync(building, { recursive: true, force: true });
+    throw fromSystemError(error, `writing record ${finalDir}`);
+  }
+  writeStatCache(paths.statCache, scan.statCache);
+  if (kind === "snapshot") {
+    appendEvent(
+      paths.events,
+      "snapshot.created",
+      { snapshot_id: id, files: scan.files, bytes: scan.bytes, partial: record.partial },
+      clock,
+    );
+  }
+  return {
+    record,
+    id,
+    dir: finalDir,
+    manifest: scan.manifest,
+    rehashed: scan.rehashed,
+    objects_written: scan.objects_written,
+    duration_ms: Math.round(performance.now() - started),
+  };
+}
+
+export interface RecordQuery {
+  /** Which records: `snapshot` (default) or `present_backup`. */
+  kind?: RecordKind;
+}
+
+function listIds(dir: string, kind: RecordKind): string[] {
+  const pattern = kind === "snapshot" ? SNAPSHOT_ID_PATTERN : BACKUP_ID_PATTERN;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return [];
+    throw fromSystemError(error, `listing ${dir}`);
+  }
+  return names.filter((n) => pattern.test(n)).sort();
+}
+
+/**
+ * Every record of a kind, oldest first. A record folder whose snapshot.json is corrupt throws
+ * CORRUPT_FILE naming it (it is never silently ignored: gc must not drop what it references).
+ */
+export function listSnapshots(root: string, query: RecordQuery = {}): SnapshotRecord[] {
+  const kind = query.kind ?? "snapshot";
+  const dir = kindDir(root, kind);
+  return listIds(dir, kind).map((id) =>
+    readJsonFile(join(dir, id, RECORD_FILE), SnapshotRecordSchema),
+  );
+}
+
+/** One record. SNAPSHOT_NOT_FOUND (with `data.available`) when there is no such id. */
+export function readSnapshot(root: string, id: string, query: RecordQuery = {}): SnapshotRecord {
+  const kind = query.kind ?? "snapshot";
+  const dir = kindDir(root, kind);
+  const pattern = kind === "snapshot" ? SNAPSHOT_ID_PATTERN : BACKUP_ID_PATTERN;
+  const file = join(dir, id, RECORD_FILE);
+  if (!pattern.test(id) || !existsSync(file)) {
+    const available = listIds(dir, kind);
+    const shown = available.length <= 10 ? available : [...available.slice(-10), "…"];
+    throw new TimewarpError(
+      ErrorCode.SNAPSHOT_NOT_FOUND,
+      `${kind === "snapshot" ? "snapshot" : "backup"} ${JSON.stringify(id)} not found in ${dir}` +
+        ` (have ${available.length}${available.length > 0 ? `: ${shown.join(", ")}` : ""})`,
+      { data: { id, kind, available } },
+    );
+  }
+  return readJsonFile(file, SnapshotRecordSchema);
+}
+
+/** The manifest of a record (by id or record), verified against the hash in its snapshot.json. */
+export function readManifest(
+  root: string,
+  idOrRecord: string | SnapshotRecord,
+  query: RecordQuery = {},
+): Manifest {
+  const record =
+    typeof idOrRecord === "string" ? readSnapshot(root, idOrRecord, query) : idOrRecord;
+  const file = join(kindDir(root, record.kind), recordId(record), record.manifest.file);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") {
+      throw new TimewarpError(ErrorCode.CORRUPT_FILE, `${file} is missing`, { data: { file } });
+    }
+    throw fromSystemError(error, `reading ${file}`);
+  }
+  return decodeManifest(bytes, { source: file, hash: record.manifest.hash });
+}
+
+/**
+ * Delete a record: its folder is first renamed into `.timewarp/tmp/` (so it disappears at once),
+ * then removed. Objects stay until `collectGarbage`. SNAPSHOT_NOT_FOUND when absent.
+ */
+export function deleteSnapshot(
+  root: string,
+  id: string,
+  options: RecordQuery & { clock?: Clock } = {},
+): void {
+  const kind = options.kind ?? "snapshot";
+  readSnapshot(root, id, { kind });
+  const paths = workspacePaths(root);
+  const from = join(kindDir(root, kind), id);
+  const aside = join(paths.tmp, `del-${process.pid}-${randomBytes(4).toString("hex")}`);
+  try {
+    mkdirSync(paths.tmp, { recursive: true });
+    renameSync(from, aside);
+    fsyncDirectory(kindDir(root, kind));
+    rmSync(aside, { recursive: true, force: true });
+  } catch (error) {
+    throw fromSystemError(error, `deleting ${from}`);
+  }
+  if (kind === "snapshot") {
+    appendEvent(
+      paths.events,
+      "snapshot.deleted",
+      { snapshot_id: id },
+      options.clock ?? systemClock,
+    );
+  }
+}
