@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
 import { registerMcpCommand } from "./commands/mcp.ts";
+import { registerSnapshotCommands } from "./commands/snapshot.ts";
 import { registerStoreCommands } from "./commands/store.ts";
 import { printError } from "./output.ts";
 
@@ -18,6 +19,7 @@ export function createProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerStoreCommands(program);
+  registerSnapshotCommands(program);
   registerMcpCommand(program);
   return program;
 }

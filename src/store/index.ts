@@ -10,6 +10,8 @@ export type { ExportResult } from "./export-snapshot.ts";
 export { exportSnapshot } from "./export-snapshot.ts";
 export type { FsckProblem, FsckResult, GcOptions, GcResult } from "./gc.ts";
 export { collectGarbage, collectReferencedOids, fsck } from "./gc.ts";
+export type { InitResult } from "./init-workspace.ts";
+export { initWorkspace } from "./init-workspace.ts";
 export type { Manifest, ManifestEntry } from "./manifest.ts";
 export { hashManifest, ManifestEntrySchema, ManifestSchema } from "./manifest.ts";
 export type { ObjectStore } from "./object-store.ts";

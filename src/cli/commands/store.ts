@@ -5,6 +5,25 @@ import { action } from "../run.ts";
 /** `timewarp init | status` (and, from the store work, `snapshot …` and `gc`). */
 export function registerStoreCommands(program: Command): void {
   program
+    .command("init")
+    .description("create .timewarp/ with a config.json holding the defaults (idempotent)")
+    .action(
+      action(async (ctx) => {
+        const { initWorkspace } = await import("../../store/index.ts");
+        const r = initWorkspace(ctx.root, { clock: ctx.clock });
+        return {
+          json: {
+            workspace_root: r.workspace_root,
+            created: r.created,
+            config_path: r.config_path,
+          },
+          human: r.created
+            ? `initialized ${r.config_path}`
+            : `already initialized (${r.config_path})`,
+        };
+      }),
+    );
+  program
     .command("status")
     .description("mode, session, current snapshot, lock")
     .action(

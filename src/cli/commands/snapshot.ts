@@ -1,0 +1,233 @@
+import type { Command } from "commander";
+import type { CommandContext } from "../context.ts";
+import { style } from "../output.ts";
+import { action } from "../run.ts";
+
+/** `timewarp snapshot create | list | show ID | diff A [B] | export ID DIR` and `timewarp gc`. */
+export function registerSnapshotCommands(program: Command): void {
+  const snapshot = program.command("snapshot").description("content-addressed workspace snapshots");
+
+  snapshot
+    .command("create")
+    .description("snapshot the workspace (re-reads only files whose stat data changed)")
+    .option("--session-id <id>", "the session this snapshot belongs to")
+    .action(
+      action(async (ctx, opts: { sessionId?: string }) => {
+        const { acquireLock, workspacePaths } = await import("../../core/index.ts");
+        const { createSnapshot, initWorkspace } = await import("../../store/index.ts");
+        initWorkspace(ctx.root, { clock: ctx.clock });
+        const lock = acquireLock(workspacePaths(ctx.root).lock, { command: "snapshot create" });
+        let made: ReturnType<typeof createSnapshot>;
+        try {
+          made = createSnapshot(ctx.root, {
+            sessionId: opts.sessionId ?? null,
+            clock: ctx.clock,
+            random: ctx.random,
+            onProgress: (p) => ctx.progress(`scanned ${p.entries} entries, read ${p.rehashed}`),
+          });
+        } finally {
+          lock.release();
+          ctx.progress("");
+        }
+        const r = made.record;
+        const json = {
+          snapshot_id: made.id,
+          created_at: r.created_at,
+          session_id: r.session_id,
+          files: r.files,
+          dirs: r.dirs,
+          symlinks: r.symlinks,
+          bytes: r.bytes,
+          partial: r.partial,
+          skipped: r.skipped,
+          duration_ms: made.duration_ms,
+          rehashed: made.rehashed,
+          objects_written: made.objects_written,
+          manifest_hash: r.manifest.hash,
+        };
+        const lines = [
+          `${style.bold("snapshot")} ${made.id}  ${r.files} files, ${formatBytes(r.bytes)}  ` +
+            style.dim(
+              `(${made.duration_ms} ms, read ${made.rehashed}, new objects ${made.objects_written})`,
+            ),
+        ];
+        if (r.partial) {
+          lines.push(style.yellow(`partial: ${r.skipped.length} path(s) skipped`));
+          for (const s of r.skipped.slice(0, 20))
+            lines.push(`  ${s.path}  ${s.reason} (${s.detail})`);
+          if (r.skipped.length > 20) lines.push(`  … and ${r.skipped.length - 20} more`);
+        }
+        return { json, human: lines.join("\n") };
+      }),
+    );
+
+  snapshot
+    .command("list")
+    .description("list snapshots, oldest first")
+    .action(
+      action(async (ctx) => {
+        const { listSnapshots } = await import("../../store/index.ts");
+        const records = listSnapshots(ctx.root);
+        const snapshots = records.map((r) => ({
+          snapshot_id: r.snapshot_id,
+          created_at: r.created_at,
+          session_id: r.session_id,
+          files: r.files,
+          bytes: r.bytes,
+          partial: r.partial,
+        }));
+        const human =
+          snapshots.length === 0
+            ? "no snapshots"
+            : snapshots
+                .map(
+                  (s) =>
+                    `${s.snapshot_id}  ${s.created_at}  ${String(s.files).padStart(7)} files  ${formatBytes(s.bytes).padStart(9)}` +
+                    `${s.partial ? style.yellow("  partial") : ""}${s.session_id ? style.dim(`  ${s.session_id}`) : ""}`,
+                )
+                .join("\n");
+        return { json: { snapshots }, human };
+      }),
+    );
+
+  snapshot
+    .command("show")
+    .description("show a snapshot record")
+    .argument("<id>", "snapshot id")
+    .option("--files", "include the manifest entries")
+    .action(
+      action(async (ctx, id: string, opts: { files?: boolean }) => {
+        const { readManifest, readSnapshot } = await import("../../store/index.ts");
+        const record = readSnapshot(ctx.root, id);
+        const entries = opts.files === true ? readManifest(ctx.root, record).entries : undefined;
+        const lines = [
+          `${style.bold("snapshot")}  ${record.snapshot_id}`,
+          `created   ${record.created_at}`,
+          `session   ${record.session_id ?? "-"}`,
+          `contents  ${record.files} files, ${record.dirs} dirs, ${record.symlinks} symlinks, ${formatBytes(record.bytes)}`,
+          `manifest  ${record.manifest.hash}`,
+          `partial   ${record.partial ? style.yellow(`yes (${record.skipped.length} skipped)`) : "no"}`,
+          ...record.skipped.map((s) => `  ${s.path}  ${s.reason} (${s.detail})`),
+          ...(entries ?? []).map(
+            (e) =>
+              `${e.type === "dir" ? "d" : e.type === "symlink" ? "l" : "-"} ${e.mode.toString(8).padStart(4, "0")} ${String(e.size).padStart(9)} ${e.path}${e.type === "symlink" ? ` -> ${e.target ?? "(bytes)"}` : ""}`,
+          ),
+        ];
+        return {
+          json: entries === undefined ? record : { ...record, entries },
+          human: lines.join("\n"),
+        };
+      }),
+    );
+
+  snapshot
+    .command("diff")
+    .description("what changed from snapshot A to snapshot B (default: the current workspace)")
+    .argument("<a>", "snapshot id")
+    .argument("[b]", "snapshot id (default: the workspace now)")
+    .action(action(async (ctx, a: string, b: string | undefined) => diffCommand(ctx, a, b)));
+
+  snapshot
+    .command("export")
+    .description("write a snapshot out as snapshot.json + workspace/ in a new directory")
+    .argument("<id>", "snapshot id")
+    .argument("<dir>", "target directory (must not exist or be empty)")
+    .action(
+      action(async (ctx, id: string, dir: string) => {
+        const { resolve } = await import("node:path");
+        const { exportSnapshot } = await import("../../store/index.ts");
+        const out = exportSnapshot(ctx.root, id, resolve(ctx.root, dir));
+        return {
+          json: {
+            snapshot_id: id,
+            dir: out.dir,
+            files: out.files,
+            bytes: out.bytes,
+            written: out.restore.written,
+          },
+          human: `exported ${id} to ${out.dir} (${out.files} files, ${formatBytes(out.bytes)})`,
+        };
+      }),
+    );
+
+  program
+    .command("gc")
+    .description("drop objects no snapshot or backup references")
+    .action(
+      action(async (ctx) => {
+        const { acquireLock, workspacePaths } = await import("../../core/index.ts");
+        const { collectGarbage, collectReferencedOids } = await import("../../store/index.ts");
+        const paths = workspacePaths(ctx.root);
+        const { existsSync } = await import("node:fs");
+        if (!existsSync(paths.data)) {
+          const json = { removed_objects: 0, freed_bytes: 0, kept_objects: 0, removed_temp: 0 };
+          return { json, human: "nothing to collect (no .timewarp/)" };
+        }
+        const lock = acquireLock(paths.lock, { command: "gc" });
+        try {
+          const result = collectGarbage(ctx.root, {
+            roots: collectReferencedOids(ctx.root),
+            clock: ctx.clock,
+          });
+          return {
+            json: result,
+            human: `removed ${result.removed_objects} objects (${formatBytes(result.freed_bytes)}), kept ${result.kept_objects}`,
+          };
+        } finally {
+          lock.release();
+        }
+      }),
+    );
+}
+
+async function diffCommand(ctx: CommandContext, a: string, b: string | undefined) {
+  const { effectiveExcludes, readConfig, workspacePaths } = await import("../../core/index.ts");
+  const { diffManifests, readManifest, readStatCache, scanWorkspace } = await import(
+    "../../store/index.ts"
+  );
+  const before = readManifest(ctx.root, a);
+  let after: ReturnType<typeof readManifest>;
+  if (b === undefined) {
+    const paths = workspacePaths(ctx.root);
+    const config = readConfig(paths.config);
+    // Hash only: the stat cache is read, never written, so a diff cannot change the next snapshot.
+    after = scanWorkspace(paths.root, {
+      excludes: effectiveExcludes(config),
+      maxFileBytes: config.max_file_bytes,
+      statCache: readStatCache(paths.statCache),
+    }).manifest;
+  } else after = readManifest(ctx.root, b);
+  const d = diffManifests(before, after);
+  const json = {
+    from: a,
+    to: b ?? "workspace",
+    added: d.added.map((e) => e.path),
+    removed: d.removed.map((e) => e.path),
+    modified: d.modified.map((c) => c.path),
+    mode_changed: d.mode_changed.map((c) => ({
+      path: c.path,
+      before: c.before.mode.toString(8),
+      after: c.after.mode.toString(8),
+    })),
+    type_changed: d.type_changed.map((c) => ({
+      path: c.path,
+      before: c.before.type,
+      after: c.after.type,
+    })),
+  };
+  const lines = [
+    ...json.added.map((p) => style.green(`A ${p}`)),
+    ...json.removed.map((p) => style.red(`D ${p}`)),
+    ...json.modified.map((p) => `M ${p}`),
+    ...json.mode_changed.map((m) => `M ${m.path} (mode ${m.before} → ${m.after})`),
+    ...json.type_changed.map((t) => `T ${t.path} (${t.before} → ${t.after})`),
+  ];
+  return { json, human: lines.length === 0 ? "no differences" : lines.join("\n") };
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 * 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  return `${(n / 1024 / 1024 / 1024).toFixed(2)} GiB`;
+}
