@@ -64,6 +64,8 @@ export const ErrorCode = {
   DIFF_PARSE_ERROR: "DIFF_PARSE_ERROR",
   /** A diff does not apply to the current content; `data.conflicts` lists the hunks. */
   DIFF_APPLY_CONFLICT: "DIFF_APPLY_CONFLICT",
+  /** A diff cannot be reversed (a binary diff without its reverse literal, e.g. not made with --binary). */
+  DIFF_NOT_REVERSIBLE: "DIFF_NOT_REVERSIBLE",
   /** The search block of ApplyEditBlock matches nowhere. */
   EDIT_BLOCK_NOT_FOUND: "EDIT_BLOCK_NOT_FOUND",
   /** The search block matches more than once; `data.candidates` lists the line numbers. */
@@ -86,6 +88,8 @@ export const ErrorCode = {
   JOB_NOT_FOUND: "JOB_NOT_FOUND",
   /** A SkillPilot job ended FAIL; `data.error_type` carries the seed's taxonomy value. */
   JOB_FAILED: "JOB_FAILED",
+  /** A SkillPilot request id was used already in that run directory; request files are never overwritten. */
+  REQUEST_DUPLICATE: "REQUEST_DUPLICATE",
 
   // ── memory ───────────────────────────────────────────────────────────────
   /** goal.json fails its schema; the message names the field. */

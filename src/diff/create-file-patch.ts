@@ -1,0 +1,235 @@
+import { isUtf8 } from "node:buffer";
+import { gitBlobId } from "../core/index.ts";
+import { formatBinaryHunk } from "./binary-patch.ts";
+import { formatGitHeader, formatHunkHeader, NO_NEWLINE_MARKER } from "./format-git-patch.ts";
+import { type ChangeBlock, diffLines } from "./line-diff.ts";
+import type { CreateFilePatchOptions } from "./types.ts";
+
+const NL = 10;
+
+function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes)
+    ? bytes
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function pathBytes(path: string | Uint8Array | null): Buffer | null {
+  if (path === null) return null;
+  return typeof path === "string" ? Buffer.from(path, "utf8") : toBuffer(path);
+}
+
+/**
+ * git's rule (a NUL in the first 8000 bytes) plus ours: content that is not valid UTF-8 cannot
+ * travel inside a JS string patch byte-exact, so it goes as a binary literal too.
+ */
+export function isBinaryContent(bytes: Uint8Array): boolean {
+  const buf = toBuffer(bytes);
+  const nul = buf.indexOf(0);
+  if (nul !== -1 && nul < 8000) return true;
+  return !isUtf8(buf);
+}
+
+/** Create one file's diff in git's format. See index.ts for the contract. */
+export function createFilePatch(opts: CreateFilePatchOptions): string {
+  const before = opts.before === null ? null : toBuffer(opts.before);
+  const after = opts.after === null ? null : toBuffer(opts.after);
+  if (before === null && after === null) return "";
+  let oldPathBytes = before === null ? null : pathBytes(opts.oldPath ?? opts.newPath);
+  let newPathBytes = after === null ? null : pathBytes(opts.newPath ?? opts.oldPath);
+  if (oldPathBytes === null && before !== null) oldPathBytes = newPathBytes;
+  if (newPathBytes === null && after !== null) newPathBytes = oldPathBytes;
+  const oldMode = before === null ? undefined : (opts.oldMode ?? "100644");
+  const newMode = after === null ? undefined : (opts.newMode ?? "100644");
+  const isRename =
+    oldPathBytes !== null && newPathBytes !== null && !oldPathBytes.equals(newPathBytes);
+  const sameContent = before !== null && after !== null && before.equals(after);
+  if (sameContent && !isRename && oldMode === newMode) return "";
+
+  const oldOid = before === null ? undefined : gitBlobId(before);
+  const newOid = after === null ? undefined : gitBlobId(after);
+  const binary =
+    (before !== null && isBinaryContent(before)) || (after !== null && isBinaryContent(after));
+  const empty = Buffer.alloc(0);
+  let body = "";
+  let similarity: number | undefined;
+  if (!sameContent && binary) {
+    body = `GIT binary patch\n${formatBinaryHunk({ kind: "literal", size: (after ?? empty).length, data: after ?? empty })}${formatBinaryHunk({ kind: "literal", size: (before ?? empty).length, data: before ?? empty })}`;
+    if (isRename) similarity = 0;
+  } else if (!sameContent) {
+    const r = formatTextHunks(before ?? empty, after ?? empty, {
+      context: opts.context ?? 3,
+      timeCapMs: opts.timeCapMs ?? 2000,
+    });
+    body = r.hunks;
+    if (isRename) {
+      const total = Math.max((before ?? empty).length, (after ?? empty).length, 1);
+      similarity = Math.max(0, Math.floor(((total - r.changedBytes) * 100) / total));
+    }
+  } else {
+    similarity = 100;
+  }
+  const header = formatGitHeader(
+    {
+      oldPathBytes,
+      newPathBytes,
+      oldMode,
+      newMode,
+      oldOid: sameContent ? undefined : (oldOid ?? "0000000000000000000000000000000000000000"),
+      newOid: sameContent ? undefined : (newOid ?? "0000000000000000000000000000000000000000"),
+      isRename,
+      similarity,
+    },
+    body !== "" && !body.startsWith("GIT binary patch"),
+  );
+  return header + body;
+}
+
+/** Create a multi-file diff: the concatenation of each file's diff. */
+export function createPatch(changes: readonly CreateFilePatchOptions[]): string {
+  let out = "";
+  for (const c of changes) out += createFilePatch(c);
+  return out;
+}
+
+/** Start of the line `n` lines above the line starting at `pos`. */
+function backLines(buf: Buffer, pos: number, n: number): number {
+  let p = pos;
+  for (let k = 0; k < n && p > 0; k++) p = p < 2 ? 0 : buf.lastIndexOf(NL, p - 2) + 1;
+  return p;
+}
+
+/** End of the line `n` lines below the line starting at `pos`. */
+function forwardLines(buf: Buffer, pos: number, n: number): number {
+  let p = pos;
+  for (let k = 0; k < n && p < buf.length; k++) {
+    const i = buf.indexOf(NL, p);
+    p = i === -1 ? buf.length : i + 1;
+  }
+  return p;
+}
+
+function countLines(buf: Buffer, end: number): number {
+  let n = 0;
+  let i = buf.indexOf(NL);
+  while (i !== -1 && i < end) {
+    n++;
+    i = buf.indexOf(NL, i + 1);
+  }
+  return n;
+}
+
+function commonPrefix(a: Buffer, b: Buffer): number {
+  const max = Math.min(a.length, b.length);
+  let i = 0;
+  // Native compares over blocks first; the byte loop only finishes the last block.
+  for (let step = 65536; step >= 64; step >>= 4) {
+    while (i + step <= max && a.subarray(i, i + step).equals(b.subarray(i, i + step))) i += step;
+  }
+  while (i < max && a[i] === b[i]) i++;
+  return i;
+}
+
+function commonSuffix(a: Buffer, b: Buffer, max: number): number {
+  let s = 0;
+  for (let step = 65536; step >= 64; step >>= 4) {
+    while (
+      s + step <= max &&
+      a
+        .subarray(a.length - s - step, a.length - s)
+        .equals(b.subarray(b.length - s - step, b.length - s))
+    ) {
+      s += step;
+    }
+  }
+  while (s < max && a[a.length - 1 - s] === b[b.length - 1 - s]) s++;
+  return s;
+}
+
+function splitLines(buf: Buffer, start: number, end: number): string[] {
+  const text = buf.toString("utf8", start, end);
+  const lines: string[] = [];
+  let p = 0;
+  while (p < text.length) {
+    const i = text.indexOf("\n", p);
+    const e = i === -1 ? text.length : i + 1;
+    lines.push(text.slice(p, e));
+    p = e;
+  }
+  return lines;
+}
+
+function emit(out: string[], mark: string, line: string): void {
+  if (line.endsWith("\n")) out.push(mark, line);
+  else out.push(mark, line, "\n", NO_NEWLINE_MARKER, "\n");
+}
+
+/**
+ * The `@@` hunks between two texts. Only the region between the common byte prefix and suffix
+ * (widened to whole lines plus context) is split and diffed, so one edit in a large file costs
+ * little more than the two scans.
+ */
+export function formatTextHunks(
+  a: Buffer,
+  b: Buffer,
+  opts: { context: number; timeCapMs: number },
+): { hunks: string; changedBytes: number; timedOut: boolean } {
+  const ctx = Math.max(0, opts.context);
+  let p = commonPrefix(a, b);
+  p = p === 0 ? 0 : a.lastIndexOf(NL, p - 1) + 1;
+  let s = commonSuffix(a, b, Math.min(a.length, b.length) - p);
+  const sa = a.length - s;
+  if (s > 0 && sa > 0 && a[sa - 1] !== NL) {
+    const i = a.indexOf(NL, sa);
+    s = i === -1 ? 0 : a.length - (i + 1);
+  }
+  const ws = backLines(a, p, ctx);
+  const weA = forwardLines(a, a.length - s, ctx);
+  const weB = b.length - (a.length - weA);
+  const lineOffset = countLines(a, ws);
+  const la = splitLines(a, ws, weA);
+  const lb = splitLines(b, ws, weB);
+  const { blocks, timedOut } = diffLines(la, lb, { timeCapMs: opts.timeCapMs });
+  const out: string[] = [];
+  let changedBytes = 0;
+  let k = 0;
+  while (k < blocks.length) {
+    let last = k;
+    while (
+      last + 1 < blocks.length &&
+      (blocks[last + 1]?.aStart ?? 0) - (blocks[last]?.aEnd ?? 0) <= 2 * ctx
+    )
+      last++;
+    const first = blocks[k] as ChangeBlock;
+    const end = blocks[last] as ChangeBlock;
+    const aStart = Math.max(0, first.aStart - ctx);
+    const aEnd = Math.min(la.length, end.aEnd + ctx);
+    const bStart = first.bStart - (first.aStart - aStart);
+    const bEnd = end.bEnd + (aEnd - end.aEnd);
+    const oldLines = aEnd - aStart;
+    const newLines = bEnd - bStart;
+    out.push(
+      formatHunkHeader({
+        oldStart: lineOffset + aStart + (oldLines === 0 ? 0 : 1),
+        oldLines,
+        newStart: lineOffset + bStart + (newLines === 0 ? 0 : 1),
+        newLines,
+      }),
+      "\n",
+    );
+    let pos = aStart;
+    for (let j = k; j <= last; j++) {
+      const blk = blocks[j] as ChangeBlock;
+      for (let i = pos; i < blk.aStart; i++) emit(out, " ", la[i] ?? "");
+      for (let i = blk.aStart; i < blk.aEnd; i++) {
+        const line = la[i] ?? "";
+        changedBytes += line.length;
+        emit(out, "-", line);
+      }
+      for (let i = blk.bStart; i < blk.bEnd; i++) emit(out, "+", lb[i] ?? "");
+      pos = blk.aEnd;
+    }
+    for (let i = pos; i < aEnd; i++) emit(out, " ", la[i] ?? "");
+    k = last + 1;
+  }
+  return { hunks: out.join(""), changedBytes, timedOut };
+}
