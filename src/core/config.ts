@@ -50,6 +50,14 @@ export const ConfigSchema = z
         ready_timeout_ms: z.number().int().positive().default(60_000),
         heartbeat_stale_ms: z.number().int().positive().default(30_000),
         request_timeout_ms: z.number().int().positive().default(3_600_000),
+        /** Innovus arguments; `{boot}` is the boot script (`-files {boot}` on newer releases). */
+        innovus_args: z.array(z.string()).default(["-no_gui", "-init", "{boot}"]),
+        /** What the `dsub-i` launcher runs: Innovus (the seed's case) or tclsh. */
+        dsub_tool: z.enum(["innovus", "tclsh"]).default("innovus"),
+        /** How often the in-tool queue processor looks at queue/ while idle. */
+        poll_ms: z.number().int().positive().default(10),
+        /** How often the in-tool queue processor bumps session/heartbeat. */
+        heartbeat_interval_ms: z.number().int().positive().default(1_000),
       })
       .prefault({}),
     memory: z

@@ -1,0 +1,175 @@
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from "node:fs";
+import { join } from "node:path";
+import { fromSystemError, tempPathFor } from "../core/index.ts";
+import { type Ack, AckSchema, type DebugIndex, SCHEMA_VERSION } from "./protocol.ts";
+import type { ProtocolIo, RunPaths } from "./run-dir.ts";
+import type { JobFailure } from "./taxonomy.ts";
+import { inventoryReports } from "./validate-outputs.ts";
+
+function tailOf(path: string, bytes: number): string | undefined {
+  try {
+    return readFileSync(path, "utf8").slice(-bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The last FAIL ack of the run (by finished_at, then name), if any. */
+export function lastFailAck(paths: RunPaths): { name: string; ack: Ack } | undefined {
+  let best: { name: string; ack: Ack } | undefined;
+  let names: string[] = [];
+  try {
+    names = readdirSync(paths.ack)
+      .filter((n) => n.endsWith(".json") && !n.includes(".tw-tmp-"))
+      .sort();
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    try {
+      const ack = AckSchema.parse(JSON.parse(readFileSync(join(paths.ack, name), "utf8")));
+      if (ack.status === "FAIL") best = { name, ack };
+    } catch {
+      // a foreign file in ack/
+    }
+  }
+  return best;
+}
+
+const NEXT_ACTIONS: Record<JobFailure["error_type"], string[]> = {
+  LOCATOR_FAIL: [
+    "check design.locator in job_manifest.json; pass an explicit ./X.enc or --select N",
+  ],
+  SESSION_START_FAIL: [
+    "read session/tool.stderr.log and session/supervisor.log",
+    "check skillpilot.tclsh/innovus/dsub_template in .timewarp/config.json and ready_timeout_ms",
+  ],
+  INNOVUS_CRASH: [
+    "read the tails of session/tool.stderr.log and tool.stdout.log",
+    "re-run the last request's script alone to reproduce the crash",
+  ],
+  HEARTBEAT_LOST: [
+    "the tool stopped answering while idle: check the host/farm job and session/processor.log",
+    "raise skillpilot.heartbeat_stale_ms if the host is overloaded",
+  ],
+  QUEUE_TIMEOUT: [
+    "the script did not return in time: check it for an endless loop or raise timeout / request_timeout_ms",
+  ],
+  RESTORE_FAIL: [
+    "read the restore ack and session/errors/<request_id>.txt",
+    "check that the .enc restores in a fresh tool session",
+  ],
+  CMD_FAIL: ["read the last FAIL ack (message, detail_code) and session/errors/<request_id>.txt"],
+  CONTRACT_INVALID: ["run `timewarp skill check <subskill dir>` and fix the field it names"],
+  OUTPUT_MISSING: [
+    "compare reports_inventory.json with the contract's outputs.required",
+    "see the contract's debug_hints",
+  ],
+  OUTPUT_EMPTY: ["the listed outputs exist but are empty: see the contract's debug_hints"],
+  INTERNAL_ERROR: ["read session/supervisor.log and notes.txt; report it if it repeats"],
+};
+
+/**
+ * debug_bundle/ (seed §11): built in a temp folder beside the run's files and renamed in whole,
+ * so a reader never sees half a bundle.
+ */
+export function writeDebugBundle(options: {
+  paths: RunPaths;
+  jobId: string;
+  failure: JobFailure;
+  contractPath?: string;
+  contractHints?: string[];
+  notes?: string[];
+  io: ProtocolIo;
+}): string {
+  const { paths, io, failure } = options;
+  const final = paths.debugBundle;
+  const temp = tempPathFor(final);
+  try {
+    mkdirSync(temp);
+    copyFileSync(paths.manifest, join(temp, "job_manifest.json"));
+    copyFileSync(paths.timeline, join(temp, "job_timeline.jsonl"));
+    mkdirSync(join(temp, "ack"));
+    for (const name of readdirSync(paths.ack)) {
+      if (name.endsWith(".json") && !name.includes(".tw-tmp-"))
+        copyFileSync(join(paths.ack, name), join(temp, "ack", name));
+    }
+    const fail = lastFailAck(paths);
+    let sessionLogs: string | null = null;
+    if (existsSync(paths.boot)) {
+      sessionLogs = "session";
+      mkdirSync(join(temp, "session"));
+      const logs: [string, string][] = [
+        [paths.supervisorLog, "supervisor.log.tail"],
+        [join(paths.session, "processor.log"), "processor.log.tail"],
+        [paths.toolStdout, "innovus.stdout.tail"],
+        [paths.toolStderr, "innovus.stderr.tail"],
+      ];
+      for (const [src, name] of logs) {
+        const t = tailOf(src, 8000);
+        if (t !== undefined) io.writeFile(join(temp, "session", name), t);
+      }
+      io.writeFile(
+        join(temp, "session", "state.json"),
+        `${JSON.stringify(
+          {
+            schema_version: SCHEMA_VERSION,
+            last_heartbeat: tailOf(paths.heartbeat, 200)?.trim() ?? null,
+            ready: tailOf(paths.ready, 2000) ? JSON.parse(readFileSync(paths.ready, "utf8")) : null,
+          },
+          null,
+          2,
+        )}\n`,
+      );
+    }
+    io.writeFile(
+      join(temp, "reports_inventory.json"),
+      `${JSON.stringify({ schema_version: SCHEMA_VERSION, files: inventoryReports(paths.runDir) }, null, 2)}\n`,
+    );
+    let contract: string | null = null;
+    if (options.contractPath && existsSync(options.contractPath)) {
+      copyFileSync(options.contractPath, join(temp, "contract.yaml"));
+      contract = "contract.yaml";
+    }
+    const notes = [
+      `error_type: ${failure.error_type}${failure.detail_code ? ` (${failure.detail_code})` : ""}`,
+      `message: ${failure.message}`,
+      ...(options.contractPath ? [`contract: ${options.contractPath}`] : []),
+      ...(options.notes ?? []),
+    ];
+    io.writeFile(join(temp, "notes.txt"), `${notes.join("\n")}\n`);
+    const index: DebugIndex = {
+      schema_version: SCHEMA_VERSION,
+      job_id: options.jobId,
+      error_type: failure.error_type,
+      ...(failure.detail_code ? { detail_code: failure.detail_code } : {}),
+      summary: `${failure.error_type}: ${failure.message}`.slice(0, 400),
+      pointers: {
+        manifest: "job_manifest.json",
+        timeline: "job_timeline.jsonl",
+        last_fail_ack: fail ? `ack/${fail.name}` : null,
+        session_logs: sessionLogs,
+        reports_inventory: "reports_inventory.json",
+        contract,
+      },
+      next_actions: [
+        ...NEXT_ACTIONS[failure.error_type],
+        ...(options.contractHints ?? []).map((h) => `hint: ${h}`),
+      ],
+    };
+    io.writeFile(join(temp, "index.json"), `${JSON.stringify(index, null, 2)}\n`);
+    renameSync(temp, final);
+  } catch (error) {
+    rmSync(temp, { recursive: true, force: true });
+    throw fromSystemError(error, `writing ${final}`);
+  }
+  return final;
+}

@@ -1,0 +1,49 @@
+import type { ErrorType } from "./protocol.ts";
+
+/** What the supervisor sees about a session at one moment. */
+export interface SessionObservation {
+  /** The request's ack is on disk. */
+  ackPresent: boolean;
+  /** The tool (or its launcher) has exited. */
+  toolExited: boolean;
+  /** A request is in flight and its deadline has passed. */
+  deadlinePassed: boolean;
+  /** The heartbeat counter has not moved for longer than the threshold (runner's clock). */
+  heartbeatStale: boolean;
+  /** A request is in flight: the Tcl event loop may be blocked, so the heartbeat is not judged. */
+  requestInFlight: boolean;
+}
+
+/**
+ * The one precedence for session faults, when several apply at once:
+ * an ack on disk wins (the tool answered; its own verdict stands), then INNOVUS_CRASH (the
+ * process is gone, the most concrete fact), then QUEUE_TIMEOUT (the request's own deadline), then
+ * HEARTBEAT_LOST — and that last one only while no request is in flight, because a long command
+ * blocks Tcl's event loop and with it the heartbeat.
+ */
+export function classifySession(
+  o: SessionObservation,
+): "ACK" | "INNOVUS_CRASH" | "QUEUE_TIMEOUT" | "HEARTBEAT_LOST" | "HEALTHY" {
+  if (o.ackPresent) return "ACK";
+  if (o.toolExited) return "INNOVUS_CRASH";
+  if (o.requestInFlight && o.deadlinePassed) return "QUEUE_TIMEOUT";
+  if (!o.requestInFlight && o.heartbeatStale) return "HEARTBEAT_LOST";
+  return "HEALTHY";
+}
+
+/** A job failure: the taxonomy value plus an optional finer code and a short, actionable message. */
+export interface JobFailure {
+  error_type: Exclude<ErrorType, "OK">;
+  detail_code?: string;
+  message: string;
+}
+
+/** Carries a JobFailure through the job's steps to the one place that ends the job. */
+export class JobFailureError extends Error {
+  override readonly name = "JobFailureError";
+  readonly failure: JobFailure;
+  constructor(failure: JobFailure) {
+    super(failure.message);
+    this.failure = failure;
+  }
+}
