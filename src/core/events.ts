@@ -33,6 +33,8 @@ export const EventRegistry = {
     .object({ operation_id: z.string(), reverted: z.array(z.string()) })
     .passthrough(),
   "milestone.created": z.object({ milestone_id: z.string() }).passthrough(),
+  /** A milestone boundary hint (tests passed, the user said a stage is done), read by ledger proposals. */
+  "milestone.signal": z.object({ kind: z.string(), note: z.string().optional() }).passthrough(),
   "shell.changed": z.object({ files: z.array(z.string()) }).passthrough(),
   "job.started": z.object({ job_id: z.string(), skill: z.string() }).passthrough(),
   "job.finished": z.object({ job_id: z.string(), status: z.string() }).passthrough(),

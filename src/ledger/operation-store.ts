@@ -1,0 +1,84 @@
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import {
+  ErrorCode,
+  errnoCode,
+  isTempName,
+  isTimewarpError,
+  readJsonFile,
+  TimewarpError,
+  writeJsonAtomic,
+} from "../core/index.ts";
+import { loadIndex } from "./history-index.ts";
+import { type LedgerPaths, recordRelativePath } from "./ledger-paths.ts";
+import { OPERATION_ID_PATTERN, type OperationRecord, OperationRecordSchema } from "./schema.ts";
+
+/** Write one record atomically at its dated path (the caller appends the index line after). */
+export function writeOperationRecord(paths: LedgerPaths, record: OperationRecord): string {
+  const file = join(paths.history, recordRelativePath(Date.parse(record.timestamp), record.id));
+  mkdirSync(dirname(file), { recursive: true });
+  writeJsonAtomic(file, record);
+  return file;
+}
+
+/**
+ * The file of operation `id`: through the index (one stat and a map lookup), else by walking the
+ * dated folders, so a record whose index line was lost to a crash is still found by id.
+ */
+export function findOperationFile(paths: LedgerPaths, id: string): string | null {
+  if (!OPERATION_ID_PATTERN.test(id)) return null;
+  const index = loadIndex(paths.index);
+  const at = index.byId.get(id);
+  if (at !== undefined) {
+    const file = join(paths.history, recordRelativePath(index.ts[at] ?? 0, id));
+    if (existsSync(file)) return file;
+  }
+  const suffix = `_${id}.json`;
+  for (const file of walkRecordFiles(paths)) if (file.endsWith(suffix)) return file;
+  return null;
+}
+
+/** Read operation `id`; OPERATION_NOT_FOUND naming how many exist when it is absent. */
+export function readOperation(paths: LedgerPaths, id: string): OperationRecord {
+  const file = findOperationFile(paths, id);
+  if (file === null) {
+    const total = loadIndex(paths.index).ids.length;
+    throw new TimewarpError(
+      ErrorCode.OPERATION_NOT_FOUND,
+      `operation ${JSON.stringify(id)} not found in ${paths.history} (the history has ${total} operations; see \`timewarp history\`)`,
+      { data: { id } },
+    );
+  }
+  try {
+    return readJsonFile(file, OperationRecordSchema);
+  } catch (error) {
+    if (isTimewarpError(error, "NOT_FOUND")) {
+      throw new TimewarpError(ErrorCode.OPERATION_NOT_FOUND, `operation ${id}: record vanished`, {
+        data: { id },
+      });
+    }
+    throw error;
+  }
+}
+
+/** Every record file under `history/snapshots/` (temp files skipped), oldest folder first. */
+export function walkRecordFiles(paths: LedgerPaths): string[] {
+  const out: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    let names: string[];
+    try {
+      names = readdirSync(dir).sort();
+    } catch (error) {
+      if (errnoCode(error) === "ENOENT") return;
+      throw error;
+    }
+    for (const name of names) {
+      if (isTempName(name)) continue;
+      const p = join(dir, name);
+      if (depth < 3) walk(p, depth + 1);
+      else if (name.endsWith(".json")) out.push(p);
+    }
+  };
+  walk(paths.snapshots, 0);
+  return out;
+}
