@@ -1,10 +1,42 @@
 /**
  * timemachine: sessions, snapshots, the present/past state machine, travel/return/recover,
  * friction issues and cleanup (seed: timewarp-protocol). Invariant: `.timewarp/` is never
- * snapshotted and never touched by a restore.
+ * snapshotted and never touched by a restore; the present is never lost (it lives in
+ * `present_backup/` until a return has verified it back).
  */
 
-export type { State } from "./state.ts";
+export type { EnvFingerprint } from "./env-fingerprint.ts";
+export { probeEnvFingerprint } from "./env-fingerprint.ts";
+export type {
+  Issue,
+  IssueDetail,
+  IssueReportInput,
+  IssueSummary,
+  ReportIssueOptions,
+  ReportIssueResult,
+} from "./issues.ts";
+export {
+  fixIssue,
+  getIssue,
+  IssueReportInputSchema,
+  IssueSchema,
+  listIssues,
+  reportIssue,
+} from "./issues.ts";
+export type { RecoverOutcome, RecoverResult } from "./recover.ts";
+export { recover } from "./recover.ts";
+export { REDACTED, redactSecrets } from "./redact.ts";
+export type { ReturnOptions, ReturnResult } from "./return.ts";
+export { returnToPresent } from "./return.ts";
+export type { CleanupReport, StartSessionOptions, StartSessionResult } from "./session-start.ts";
+export { startSession } from "./session-start.ts";
+export type { RememberSessionOptions, SessionRecord } from "./sessions.ts";
+export { rememberSession } from "./sessions.ts";
+export type { State, Transition } from "./state.ts";
 export { initialState, StateSchema } from "./state.ts";
 export type { WorkspaceStatus } from "./status.ts";
 export { readStatus } from "./status.ts";
+export type { ChatEntry, ChatSelection } from "./transcript.ts";
+export { parseTranscript } from "./transcript.ts";
+export type { TravelOptions, TravelResult } from "./travel.ts";
+export { travel } from "./travel.ts";

@@ -1,0 +1,102 @@
+import { readFileSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
+import { type Clock, workspacePaths, writeFileAtomic } from "../core/index.ts";
+import { createPatch } from "../diff/index.ts";
+import {
+  createObjectStore,
+  diffManifests,
+  type Manifest,
+  type ManifestEntry,
+  readStatCache,
+  scanWorkspace,
+} from "../store/index.ts";
+import { getIssue } from "./issues.ts";
+
+type PatchChange = Parameters<typeof createPatch>[0][number];
+
+function gitMode(e: ManifestEntry): string {
+  if (e.type === "symlink") return "120000";
+  return (e.mode & 0o111) !== 0 ? "100755" : "100644";
+}
+
+export interface SavedPatch {
+  patch_path: string;
+  files: number;
+}
+
+/**
+ * `return --save-patch ISSUE_ID`: the experiment's changes — the past workspace as it is now
+ * against the snapshot travelled to — as a git-format patch in the issue's folder. Memory only
+ * (seed: "workspace changes made during experiments are not brought back directly"): nothing
+ * ever applies it by itself. Returns null when the experiment changed nothing.
+ */
+export function saveExperimentPatch(options: {
+  root: string;
+  issueId: string;
+  snapshotManifest: Manifest;
+  excludes: readonly string[];
+  clock: Clock;
+}): SavedPatch | null {
+  const issue = getIssue({ root: options.root, issueId: options.issueId });
+  const paths = workspacePaths(options.root);
+  const now = scanWorkspace(paths.root, {
+    excludes: options.excludes,
+    statCache: readStatCache(paths.statCache),
+  }).manifest;
+  const diff = diffManifests(options.snapshotManifest, now);
+  const store = createObjectStore(paths.objects);
+  const contentOf = (e: ManifestEntry, side: "before" | "after"): Uint8Array => {
+    if (e.type === "symlink") {
+      if (side === "before") return Buffer.from(e.target ?? "");
+      return Buffer.from(readlinkSync(join(paths.root, e.path)));
+    }
+    if (side === "before") return store.read(e.oid ?? "");
+    return readFileSync(join(paths.root, e.path));
+  };
+  const changes: PatchChange[] = [];
+  const isContent = (e: ManifestEntry) => e.type !== "dir";
+  for (const e of diff.added.filter(isContent)) {
+    changes.push({
+      oldPath: null,
+      newPath: e.path,
+      before: null,
+      after: contentOf(e, "after"),
+      newMode: gitMode(e),
+    });
+  }
+  for (const e of diff.removed.filter(isContent)) {
+    changes.push({
+      oldPath: e.path,
+      newPath: null,
+      before: contentOf(e, "before"),
+      after: null,
+      oldMode: gitMode(e),
+    });
+  }
+  for (const c of [...diff.modified, ...diff.mode_changed, ...diff.type_changed]) {
+    const was = isContent(c.before);
+    const is = isContent(c.after);
+    if (!was && !is) continue;
+    changes.push({
+      oldPath: was ? c.path : null,
+      newPath: is ? c.path : null,
+      before: was ? contentOf(c.before, "before") : null,
+      after: is ? contentOf(c.after, "after") : null,
+      ...(was ? { oldMode: gitMode(c.before) } : {}),
+      ...(is ? { newMode: gitMode(c.after) } : {}),
+    });
+  }
+  if (changes.length === 0) return null;
+  changes.sort((a, b) =>
+    String(a.newPath ?? a.oldPath).localeCompare(String(b.newPath ?? b.oldPath)),
+  );
+  const stamp = options.clock
+    .now()
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace("T", "_")
+    .replace(/\..*$/, "");
+  const file = join(issue.path, `experiment-${stamp}.patch`);
+  writeFileAtomic(file, createPatch(changes));
+  return { patch_path: file, files: changes.length };
+}

@@ -1,0 +1,120 @@
+import { mkdirSync } from "node:fs";
+import {
+  acquireLock,
+  appendEvent,
+  type Clock,
+  ErrorCode,
+  isTimewarpError,
+  systemClock,
+  TimewarpError,
+  workspacePaths,
+} from "../core/index.ts";
+import { readManifest } from "../store/index.ts";
+import { type SavedPatch, saveExperimentPatch } from "./experiment-patch.ts";
+import type { Transition } from "./state.ts";
+import { assertNoTransition, readState, writeState } from "./state-file.ts";
+import { backupIdOf, readBackup } from "./store-adapter.ts";
+import { nowIso, restorePresent, type StepContext, step } from "./transition-steps.ts";
+
+export interface ReturnOptions {
+  root: string;
+  /** Keep the experiment's changes as a patch file in this issue's folder (never applied). */
+  savePatch?: string;
+  clock?: Clock;
+  /** Test hook: runs at every named step. */
+  onStep?: (step: string) => void;
+}
+
+export interface ReturnResult {
+  mode: "present";
+  /** The snapshot the workspace was at. */
+  snapshot_id: string;
+  backup_id: string;
+  /** The present's fingerprint, checked over the whole workspace (every path, content, mode). */
+  verified: { files: number; bytes: number; manifest_hash: string; checked: number };
+  written: number;
+  deleted: number;
+  patch_path: string | null;
+  patch_files: number;
+  duration_ms: number;
+}
+
+/**
+ * `return()` (seed §6): only from `past` (NOT_IN_PAST otherwise), under the lock. Optionally
+ * saves the experiment as a patch in an issue's folder first. Restores the present from
+ * `backup_path` by difference, then verifies the whole workspace against the backup's manifest
+ * — exactly, not sampled; on a mismatch it stops, keeps the backup and the journal, and throws
+ * RETURN_VERIFY_FAILED with the differing paths (`timewarp recover` retries once the cause is
+ * fixed). A kill -9 at any point is finished by `timewarp recover`.
+ */
+export function returnToPresent(options: ReturnOptions): ReturnResult {
+  const started = performance.now();
+  const paths = workspacePaths(options.root);
+  const clock = options.clock ?? systemClock;
+  const ctx: StepContext = { paths, clock, onStep: options.onStep };
+  mkdirSync(paths.data, { recursive: true });
+  const lock = acquireLock(paths.lock, { command: "return" });
+  try {
+    step(ctx, "return:locked");
+    const state = readState(paths);
+    assertNoTransition(state, paths);
+    if (state.mode !== "past" || state.backup_path === null || state.current_snapshot_id === null) {
+      throw new TimewarpError(
+        ErrorCode.NOT_IN_PAST,
+        `not in the past (mode ${state.mode} in ${paths.state}); nothing to return from`,
+        { data: { mode: state.mode } },
+      );
+    }
+    const backupId = backupIdOf(state.backup_path);
+    const backup = readBackup(paths.root, backupId);
+    let patch: SavedPatch | null = null;
+    if (options.savePatch !== undefined) {
+      patch = saveExperimentPatch({
+        root: paths.root,
+        issueId: options.savePatch,
+        snapshotManifest: readManifest(paths.root, state.current_snapshot_id),
+        excludes: backup.record.exclude_globs,
+        clock,
+      });
+    }
+    const t: Transition = {
+      kind: "return",
+      phase: "restore",
+      snapshot_id: state.current_snapshot_id,
+      backup_id: backupId,
+      started_at: nowIso(clock),
+      pid: process.pid,
+    };
+    writeState(paths, { ...state, transition: t });
+    step(ctx, "return:journal-restore");
+    let done: ReturnType<typeof restorePresent>;
+    try {
+      done = restorePresent(ctx, state, t);
+    } catch (error) {
+      if (isTimewarpError(error, ErrorCode.RETURN_VERIFY_FAILED)) throw error;
+      const e = isTimewarpError(error)
+        ? error
+        : new TimewarpError(ErrorCode.IO_ERROR, String(error));
+      throw new TimewarpError(
+        e.code,
+        `return failed while restoring the present: ${e.message}. The backup ${state.backup_path} is kept; ` +
+          "fix the cause, then run `timewarp recover`",
+        { data: { ...(e.data ?? {}), backup_path: state.backup_path }, cause: error },
+      );
+    }
+    appendEvent(paths.events, "return.completed", { backup_id: backupId }, clock);
+    return {
+      mode: "present",
+      snapshot_id: t.snapshot_id,
+      backup_id: backupId,
+      verified: done.verified,
+      written: done.written,
+      deleted: done.deleted,
+      patch_path: patch?.patch_path ?? null,
+      patch_files: patch?.files ?? 0,
+      duration_ms: Math.round(performance.now() - started),
+    };
+  } finally {
+    lock.release();
+  }
+}

@@ -1,0 +1,224 @@
+import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import {
+  acquireLock,
+  appendEvent,
+  type Clock,
+  createShortId,
+  isProcessAlive,
+  isTimewarpError,
+  type Random,
+  systemClock,
+  systemRandom,
+  type WorkspacePaths,
+  workspacePaths,
+} from "../core/index.ts";
+import {
+  collectGarbage,
+  collectReferencedOids,
+  createSnapshot,
+  deleteSnapshot,
+  listSnapshots,
+} from "../store/index.ts";
+import { type EnvFingerprint, probeEnvFingerprint } from "./env-fingerprint.ts";
+import { issueSnapshotIds } from "./issues.ts";
+import { planCleanup } from "./plan-cleanup.ts";
+import {
+  assertSessionId,
+  deleteSession,
+  isSessionLive,
+  listSessions,
+  rememberSession,
+} from "./sessions.ts";
+import { assertNoTransition, readState, writeState } from "./state-file.ts";
+import { listBackupIds } from "./store-adapter.ts";
+
+export interface StartSessionOptions {
+  root: string;
+  /** The agent's session id (Claude Code's `session_id`); default a new `sess_…`. */
+  sessionId?: string;
+  /** The zh seed's `initial_task_hint`: the user's goal at session start, if known. */
+  taskHint?: string;
+  /** Remembered for `issue_report` (Claude Code's `transcript_path`). */
+  transcriptPath?: string;
+  /** The process bounding the session (default the caller's parent). */
+  pid?: number;
+  clock?: Clock;
+  random?: Random;
+}
+
+export interface CleanupReport {
+  skipped: string | null;
+  deleted_snapshots: string[];
+  deleted_backups: string[];
+  expired_sessions: string[];
+  kept: number;
+  removed_objects: number;
+  freed_bytes: number;
+}
+
+export interface StartSessionResult {
+  session_id: string;
+  snapshot_id: string;
+  created_at: string;
+  files: number;
+  bytes: number;
+  partial: boolean;
+  skipped: { path: string; reason: string }[];
+  env_fingerprint: EnvFingerprint;
+  cleanup: CleanupReport;
+  duration_ms: number;
+}
+
+/**
+ * `on_session_start` (seed §4, §9): snapshot the workspace (seed fields, env fingerprint, task
+ * hint, counts, partial), record the session (its own snapshot, transcript path, pid), point
+ * state.json's `session_id`/`session_snapshot_id` at it, then clean up: delete the snapshots no
+ * issue and no live session references (never the new one, never in the past, never while a
+ * transition awaits recover), leftover backups, expired sessions, and garbage-collect objects.
+ * Refuses with TRANSITION_INTERRUPTED while a travel/return awaits recover.
+ *
+ * @example
+ * const s = await startSession({ root, sessionId: payload.session_id, transcriptPath: payload.transcript_path });
+ */
+export async function startSession(options: StartSessionOptions): Promise<StartSessionResult> {
+  const started = performance.now();
+  const paths = workspacePaths(options.root);
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? systemRandom;
+  const sessionId = options.sessionId ?? `sess_${createShortId(random, 12)}`;
+  assertSessionId(sessionId);
+  mkdirSync(paths.data, { recursive: true });
+  assertNoTransition(readState(paths), paths);
+  // Probe before taking the lock: a slow toolchain shim must not hold other sessions up.
+  const env = await probeEnvFingerprint({
+    root: paths.root,
+    cacheFile: join(paths.data, "cache", "env-fingerprint.json"),
+  });
+  const lock = acquireLock(paths.lock, { command: `session start ${sessionId}` });
+  try {
+    const state = readState(paths);
+    assertNoTransition(state, paths);
+    const snap = createSnapshot(paths.root, {
+      sessionId,
+      envFingerprint: env,
+      ...(options.taskHint === undefined ? {} : { initialTaskHint: options.taskHint }),
+      clock,
+      random,
+    });
+    rememberSession({
+      root: paths.root,
+      sessionId,
+      snapshotId: snap.id,
+      ...(options.transcriptPath === undefined ? {} : { transcriptPath: options.transcriptPath }),
+      ...(options.pid === undefined ? {} : { pid: options.pid }),
+      ...(options.taskHint === undefined ? {} : { taskHint: options.taskHint }),
+      clock,
+    });
+    const next = { ...state, session_id: sessionId, session_snapshot_id: snap.id };
+    writeState(paths, next);
+    const cleanup = cleanUp(paths, next, snap.id, clock);
+    appendEvent(
+      paths.events,
+      "session.started",
+      { session_id: sessionId, snapshot_id: snap.id },
+      clock,
+    );
+    return {
+      session_id: sessionId,
+      snapshot_id: snap.id,
+      created_at: snap.record.created_at,
+      files: snap.record.files,
+      bytes: snap.record.bytes,
+      partial: snap.record.partial,
+      skipped: snap.record.skipped.map((s) => ({ path: s.path, reason: s.reason })),
+      env_fingerprint: env,
+      cleanup,
+      duration_ms: Math.round(performance.now() - started),
+    };
+  } finally {
+    lock.release();
+  }
+}
+
+function cleanUp(
+  paths: WorkspacePaths,
+  state: ReturnType<typeof readState>,
+  newId: string,
+  clock: Clock,
+): CleanupReport {
+  const report: CleanupReport = {
+    skipped: null,
+    deleted_snapshots: [],
+    deleted_backups: [],
+    expired_sessions: [],
+    kept: 0,
+    removed_objects: 0,
+    freed_bytes: 0,
+  };
+  removeDeadTemp(paths);
+  let issueRefs: Set<string>;
+  try {
+    issueRefs = issueSnapshotIds(paths);
+  } catch (error) {
+    // Without every issue's snapshot_id nothing can be proven unreferenced: delete nothing.
+    report.skipped = `cannot read every issue (${isTimewarpError(error) ? error.message : String(error)})`;
+    return report;
+  }
+  const now = clock.now();
+  const liveRefs = new Set<string>();
+  for (const s of listSessions(paths)) {
+    if (s.session_id === state.session_id || isSessionLive(s, now)) {
+      if (s.snapshot_id) liveRefs.add(s.snapshot_id);
+    } else {
+      deleteSession(paths, s.session_id);
+      report.expired_sessions.push(s.session_id);
+    }
+  }
+  const plan = planCleanup({
+    snapshotIds: listSnapshots(paths.root).map((r) => r.snapshot_id ?? ""),
+    backupIds: listBackupIds(paths.root),
+    issueRefs,
+    liveSessionRefs: liveRefs,
+    state,
+    newSnapshotId: newId,
+  });
+  report.skipped = plan.skipped;
+  report.kept = plan.kept.length;
+  for (const id of plan.deleteSnapshots) {
+    deleteSnapshot(paths.root, id, { clock });
+    report.deleted_snapshots.push(id);
+  }
+  for (const id of plan.deleteBackups) {
+    deleteSnapshot(paths.root, id, { kind: "present_backup", clock });
+    report.deleted_backups.push(id);
+  }
+  if (report.deleted_snapshots.length + report.deleted_backups.length > 0) {
+    const gc = collectGarbage(paths.root, { roots: collectReferencedOids(paths.root), clock });
+    report.removed_objects = gc.removed_objects;
+    report.freed_bytes = gc.freed_bytes;
+  }
+  return report;
+}
+
+/** Issue folders a killed `issue_report` left half-built in `.timewarp/tmp/`. */
+function removeDeadTemp(paths: WorkspacePaths): void {
+  let names: string[];
+  try {
+    names = readdirSync(paths.tmp);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = /^issue-(\d+)-/.exec(name);
+    if (m && !isProcessAlive(Number(m[1]))) {
+      try {
+        if (statSync(join(paths.tmp, name)).isDirectory()) {
+          rmSync(join(paths.tmp, name), { recursive: true, force: true });
+        }
+      } catch {
+        // gone already
+      }
+    }
+  }
+}

@@ -1,0 +1,132 @@
+import { existsSync, mkdirSync, readdirSync, unlinkSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import {
+  type Clock,
+  ErrorCode,
+  isProcessAlive,
+  isTempName,
+  readJsonFile,
+  systemClock,
+  TimewarpError,
+  type WorkspacePaths,
+  workspacePaths,
+  writeJsonAtomic,
+} from "../core/index.ts";
+
+/**
+ * One record per session in `.timewarp/sessions/<session_id>.json`. Several sessions share a
+ * workspace (an agent and its subagents, two terminals); each keeps its own snapshot, so a
+ * second session can neither overwrite nor let cleanup delete the first one's.
+ */
+export const SessionRecordSchema = z
+  .object({
+    schema_version: z.literal(1),
+    session_id: z.string(),
+    snapshot_id: z.string().nullable(),
+    transcript_path: z.string().nullable(),
+    /** A process whose life bounds the session's (the agent, or the terminal's shell). */
+    pid: z.number().int().nullable(),
+    host: z.string(),
+    started_at: z.string(),
+    last_seen: z.string(),
+    task_hint: z.string().nullable().optional(),
+  })
+  .passthrough();
+
+export type SessionRecord = z.infer<typeof SessionRecordSchema>;
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/** A session whose pid is gone and that was not seen for this long no longer holds its snapshot. */
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+
+export function assertSessionId(id: string): void {
+  if (!SESSION_ID.test(id)) {
+    throw new TimewarpError(
+      ErrorCode.INVALID_INPUT,
+      `invalid session id ${JSON.stringify(id)}: expected 1-128 characters of [A-Za-z0-9._:-]`,
+      { data: { session_id: id } },
+    );
+  }
+}
+
+function sessionFile(paths: WorkspacePaths, id: string): string {
+  return join(paths.sessions, `${id.replace(/:/g, "_")}.json`);
+}
+
+export function readSession(paths: WorkspacePaths, id: string): SessionRecord | undefined {
+  assertSessionId(id);
+  const file = sessionFile(paths, id);
+  return existsSync(file) ? readJsonFile(file, SessionRecordSchema) : undefined;
+}
+
+/** Every session record, most recently seen first. A corrupt record is CORRUPT_FILE, never skipped. */
+export function listSessions(paths: WorkspacePaths): SessionRecord[] {
+  if (!existsSync(paths.sessions)) return [];
+  return readdirSync(paths.sessions)
+    .filter((n) => n.endsWith(".json") && !isTempName(n))
+    .map((n) => readJsonFile(join(paths.sessions, n), SessionRecordSchema))
+    .sort((a, b) => b.last_seen.localeCompare(a.last_seen));
+}
+
+export function writeSession(paths: WorkspacePaths, record: SessionRecord): void {
+  mkdirSync(paths.sessions, { recursive: true });
+  writeJsonAtomic(sessionFile(paths, record.session_id), record, { durable: false });
+}
+
+export interface RememberSessionOptions {
+  root: string;
+  sessionId: string;
+  /** Claude Code's `transcript_path` (JSONL), or any transcript file; `issue_report` exports it. */
+  transcriptPath?: string | null;
+  /** The process that bounds the session; default the caller's parent (the agent or the shell). */
+  pid?: number | null;
+  taskHint?: string | null;
+  /** Set by `startSession`. */
+  snapshotId?: string;
+  clock?: Clock;
+}
+
+/**
+ * Create or refresh the record of a session (SessionStart hook; any later hook may call it to
+ * mark the session as alive). Keeps what it is not told: a refresh without a transcript path
+ * does not forget the one remembered.
+ */
+export function rememberSession(options: RememberSessionOptions): SessionRecord {
+  assertSessionId(options.sessionId);
+  const paths = workspacePaths(options.root);
+  const now = (options.clock ?? systemClock).now().toISOString();
+  const prev = readSession(paths, options.sessionId);
+  const record: SessionRecord = {
+    schema_version: 1,
+    session_id: options.sessionId,
+    snapshot_id: options.snapshotId ?? prev?.snapshot_id ?? null,
+    transcript_path:
+      options.transcriptPath === undefined
+        ? (prev?.transcript_path ?? null)
+        : options.transcriptPath,
+    pid: options.pid === undefined ? (prev?.pid ?? process.ppid) : options.pid,
+    host: hostname(),
+    started_at: prev?.started_at ?? now,
+    last_seen: now,
+    task_hint: options.taskHint ?? prev?.task_hint ?? null,
+  };
+  writeSession(paths, record);
+  return record;
+}
+
+/** Alive: its process runs on this host, or it was seen within the TTL. */
+export function isSessionLive(record: SessionRecord, now: Date): boolean {
+  if (record.pid !== null && record.host === hostname() && isProcessAlive(record.pid)) return true;
+  return now.getTime() - Date.parse(record.last_seen) < SESSION_TTL_MS;
+}
+
+export function deleteSession(paths: WorkspacePaths, id: string): void {
+  try {
+    unlinkSync(sessionFile(paths, id));
+  } catch {
+    // already gone
+  }
+}

@@ -1,0 +1,150 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import {
+  appendEvent,
+  type Clock,
+  ErrorCode,
+  TimewarpError,
+  type WorkspacePaths,
+} from "../core/index.ts";
+import { deleteSnapshot, readManifest, readSnapshot } from "../store/index.ts";
+import { faultPoint } from "./fault-points.ts";
+import type { State, Transition } from "./state.ts";
+import { writeState } from "./state-file.ts";
+import { readBackup, restoreExactly, verifyAgainst } from "./store-adapter.ts";
+
+/**
+ * The steps travel, return and recover share. Each durable step is preceded by a journal write
+ * (state.json, atomic) and followed by a fault point, so the crash tests can stop the process
+ * between any two of them — and the restores themselves are by difference and idempotent, so
+ * running a step again after a crash inside it is always safe.
+ */
+
+export interface StepContext {
+  paths: WorkspacePaths;
+  clock: Clock;
+  /** Test hook: runs at every named step (after the fault point). */
+  onStep?: ((step: string) => void) | undefined;
+}
+
+export function step(ctx: StepContext, name: string): void {
+  faultPoint(name);
+  ctx.onStep?.(name);
+}
+
+export function nowIso(clock: Clock): string {
+  return clock
+    .now()
+    .toISOString()
+    .replace(/\.\d{3}Z$/, "Z");
+}
+
+/** A travel whose backup is complete: rewrite the workspace to the snapshot, then enter the past. */
+export function finishTravel(
+  ctx: StepContext,
+  state: State,
+  t: Transition,
+): { state: State; written: number; deleted: number; unchanged: number } {
+  if (t.backup_id === null)
+    throw new TimewarpError(ErrorCode.INTERNAL, "travel restore without a backup");
+  const backup = readBackup(ctx.paths.root, t.backup_id);
+  const snapshot = readSnapshot(ctx.paths.root, t.snapshot_id);
+  const manifest = readManifest(ctx.paths.root, snapshot);
+  step(ctx, "travel:restore");
+  const restored = restoreExactly(ctx.paths.root, manifest, backup.record.exclude_globs);
+  step(ctx, "travel:restored");
+  const past: State = {
+    ...state,
+    mode: "past",
+    current_snapshot_id: t.snapshot_id,
+    backup_path: join(ctx.paths.backups, t.backup_id),
+    entered_at: nowIso(ctx.clock),
+    guard_token: randomBytes(8).toString("hex"),
+    transition: null,
+  };
+  writeState(ctx.paths, past);
+  step(ctx, "travel:done");
+  appendEvent(
+    ctx.paths.events,
+    "travel.completed",
+    {
+      snapshot_id: t.snapshot_id,
+      backup_id: t.backup_id,
+      written: restored.written,
+      deleted: restored.deleted,
+    },
+    ctx.clock,
+  );
+  return {
+    state: past,
+    written: restored.written,
+    deleted: restored.deleted,
+    unchanged: restored.unchanged,
+  };
+}
+
+export interface PresentRestored {
+  state: State;
+  written: number;
+  deleted: number;
+  verified: { files: number; bytes: number; manifest_hash: string; checked: number };
+}
+
+/**
+ * Bring the present back from the backup `t.backup_id` and prove it: restore by difference, then
+ * verify the whole workspace against the backup's manifest. On a mismatch the journal stays, the
+ * backup stays, and RETURN_VERIFY_FAILED lists the differing paths. On success state.json says
+ * `present` and the backup is deleted (its objects go at the next gc).
+ */
+export function restorePresent(ctx: StepContext, state: State, t: Transition): PresentRestored {
+  if (t.backup_id === null) throw new TimewarpError(ErrorCode.INTERNAL, "restore without a backup");
+  const backup = readBackup(ctx.paths.root, t.backup_id);
+  const excludes = backup.record.exclude_globs;
+  step(ctx, `${t.kind}:restore-present`);
+  const restored = restoreExactly(ctx.paths.root, backup.manifest, excludes);
+  step(ctx, `${t.kind}:verify`);
+  const check = verifyAgainst(ctx.paths.root, backup.manifest, excludes);
+  if (!check.ok) {
+    const shown = check.differences.slice(0, 10).map((d) => `${d.path} (${d.kind})`);
+    throw new TimewarpError(
+      ErrorCode.RETURN_VERIFY_FAILED,
+      `after restoring ${join(ctx.paths.backups, t.backup_id)} the workspace still differs from it in ` +
+        `${check.differences.length} path(s): ${shown.join(", ")}${check.differences.length > 10 ? ", …" : ""}. ` +
+        "The backup is kept; fix what blocks these paths, then run `timewarp recover`",
+      {
+        data: {
+          paths: check.differences.map((d) => d.path),
+          differences: check.differences,
+          backup_path: join(ctx.paths.backups, t.backup_id),
+        },
+      },
+    );
+  }
+  const present: State = {
+    ...state,
+    mode: "present",
+    current_snapshot_id: null,
+    backup_path: null,
+    entered_at: null,
+    guard_token: null,
+    transition: null,
+  };
+  writeState(ctx.paths, present);
+  step(ctx, `${t.kind}:present`);
+  try {
+    deleteSnapshot(ctx.paths.root, t.backup_id, { kind: "present_backup", clock: ctx.clock });
+  } catch {
+    // an undeleted backup is only disk space: session-start cleanup removes unreferenced ones
+  }
+  return {
+    state: present,
+    written: restored.written,
+    deleted: restored.deleted,
+    verified: {
+      files: backup.record.files,
+      bytes: backup.record.bytes,
+      manifest_hash: backup.record.manifest.hash,
+      checked: check.checked,
+    },
+  };
+}

@@ -1,0 +1,178 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import {
+  acquireLock,
+  type Clock,
+  ErrorCode,
+  isTimewarpError,
+  type Random,
+  systemClock,
+  systemRandom,
+  TimewarpError,
+  workspacePaths,
+} from "../core/index.ts";
+import { createSnapshot, readManifest, readSnapshot } from "../store/index.ts";
+import type { State, Transition } from "./state.ts";
+import { assertNoTransition, readState, writeState } from "./state-file.ts";
+import { checkManifestObjects, readConfigOf, travelExcludes } from "./store-adapter.ts";
+import {
+  finishTravel,
+  nowIso,
+  restorePresent,
+  type StepContext,
+  step,
+} from "./transition-steps.ts";
+
+export interface TravelOptions {
+  root: string;
+  snapshotId: string;
+  clock?: Clock;
+  random?: Random;
+  /** Test hook: runs at every named step. */
+  onStep?: (step: string) => void;
+}
+
+export interface TravelResult {
+  mode: "past";
+  snapshot_id: string;
+  backup_id: string;
+  backup_path: string;
+  entered_at: string;
+  /** The present's fingerprint, recorded with the backup (seed §11). */
+  backup_fingerprint: { files: number; bytes: number; manifest_hash: string };
+  written: number;
+  deleted: number;
+  unchanged: number;
+  duration_ms: number;
+}
+
+/**
+ * `travel(snapshot_id)` (seed §6): only from `present` (NESTED_TRAVEL otherwise), under the
+ * workspace lock (LOCKED when another process holds it). Checks that every object the snapshot
+ * needs exists before touching anything (OBJECT_NOT_FOUND listing them), backs the present up
+ * into `present_backup/<backup_id>/` with its fingerprint, then rewrites only the files that
+ * differ, never excluded paths or `.timewarp/`. A failure during the restore (disk full, a path
+ * that cannot be written) puts the present back before reporting; a kill -9 at any point leaves
+ * a journal `timewarp recover` completes.
+ *
+ * @example
+ * const t = travel({ root, snapshotId: issue.snapshot_id }); // … experiment … then returnToPresent
+ */
+export function travel(options: TravelOptions): TravelResult {
+  const started = performance.now();
+  const paths = workspacePaths(options.root);
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? systemRandom;
+  const ctx: StepContext = { paths, clock, onStep: options.onStep };
+  mkdirSync(paths.data, { recursive: true });
+  const lock = acquireLock(paths.lock, { command: `travel ${options.snapshotId}` });
+  try {
+    step(ctx, "travel:locked");
+    const state = readState(paths);
+    assertNoTransition(state, paths);
+    if (state.mode === "past") {
+      throw new TimewarpError(
+        ErrorCode.NESTED_TRAVEL,
+        `already in the past (at ${state.current_snapshot_id} since ${state.entered_at}); ` +
+          "run `timewarp return` before travelling again",
+        {
+          data: { current_snapshot_id: state.current_snapshot_id, backup_path: state.backup_path },
+        },
+      );
+    }
+    const snapshot = readSnapshot(paths.root, options.snapshotId);
+    const manifest = readManifest(paths.root, snapshot);
+    const missing = checkManifestObjects(paths.root, manifest);
+    if (missing.length > 0) {
+      throw new TimewarpError(
+        ErrorCode.OBJECT_NOT_FOUND,
+        `snapshot ${options.snapshotId} cannot be restored: ${missing.length} object(s) missing or damaged in ` +
+          `${paths.objects} (${missing
+            .slice(0, 5)
+            .map((m) => `${m.path} → ${m.oid.slice(0, 12)}`)
+            .join(", ")}${missing.length > 5 ? ", …" : ""}); the workspace was not touched`,
+        { data: { snapshot_id: options.snapshotId, missing } },
+      );
+    }
+    const excludes = travelExcludes(readConfigOf(paths.root), snapshot);
+
+    let t: Transition = {
+      kind: "travel",
+      phase: "backup",
+      snapshot_id: options.snapshotId,
+      backup_id: null,
+      started_at: nowIso(clock),
+      pid: process.pid,
+    };
+    writeState(paths, { ...state, transition: t });
+    step(ctx, "travel:backup");
+    const backup = createSnapshot(paths.root, {
+      kind: "present_backup",
+      excludes,
+      sessionId: state.session_id,
+      clock,
+      random,
+    });
+    step(ctx, "travel:backed-up");
+    t = { ...t, phase: "restore", backup_id: backup.id };
+    writeState(paths, { ...state, transition: t });
+    step(ctx, "travel:journal-restore");
+
+    let done: ReturnType<typeof finishTravel>;
+    try {
+      done = finishTravel(ctx, state, t);
+    } catch (error) {
+      throw rollBack(ctx, state, t, error);
+    }
+    return {
+      mode: "past",
+      snapshot_id: options.snapshotId,
+      backup_id: backup.id,
+      backup_path: join(paths.backups, backup.id),
+      entered_at: done.state.entered_at ?? "",
+      backup_fingerprint: {
+        files: backup.record.files,
+        bytes: backup.record.bytes,
+        manifest_hash: backup.record.manifest.hash,
+      },
+      written: done.written,
+      deleted: done.deleted,
+      unchanged: done.unchanged,
+      duration_ms: Math.round(performance.now() - started),
+    };
+  } finally {
+    lock.release();
+  }
+}
+
+/**
+ * A travel that failed while rewriting the workspace: mark the journal `rolling_back` (so a
+ * crash now makes recover finish the undo, not retry the travel), put the present back from
+ * the backup and verify it. Returns the error to throw: the original one, saying the present
+ * is back — or, if the undo failed too, TRANSITION_INTERRUPTED pointing to recover.
+ */
+function rollBack(ctx: StepContext, state: State, t: Transition, cause: unknown): TimewarpError {
+  const original =
+    cause instanceof TimewarpError
+      ? cause
+      : new TimewarpError(ErrorCode.IO_ERROR, String(cause), { cause });
+  try {
+    const undo: Transition = { ...t, rolling_back: true };
+    writeState(ctx.paths, { ...state, transition: undo });
+    step(ctx, "travel:rollback");
+    restorePresent(ctx, state, undo);
+  } catch (undoError) {
+    return new TimewarpError(
+      ErrorCode.TRANSITION_INTERRUPTED,
+      `travel to ${t.snapshot_id} failed (${original.code}: ${original.message}) and putting the present back ` +
+        `failed too (${isTimewarpError(undoError) ? `${undoError.code}: ${undoError.message}` : String(undoError)}). ` +
+        `The present is safe in ${join(ctx.paths.backups, t.backup_id ?? "")}; fix the cause, then run \`timewarp recover\``,
+      { data: { transition: t, cause: original.toJSON() }, cause: undoError },
+    );
+  }
+  return new TimewarpError(
+    original.code,
+    `travel to ${t.snapshot_id} failed: ${original.message}. The workspace was put back to the present (verified)`,
+    { data: { ...(original.data ?? {}), rolled_back: true }, cause: original },
+  );
+}
