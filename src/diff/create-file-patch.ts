@@ -29,8 +29,28 @@ export function isBinaryContent(bytes: Uint8Array): boolean {
   return !isUtf8(buf);
 }
 
+/** The object type part of a git mode: regular file, symlink or gitlink. */
+function modeType(mode: string | undefined): string {
+  return (mode ?? "100644").slice(0, -4);
+}
+
 /** Create one file's diff in git's format. See index.ts for the contract. */
 export function createFilePatch(opts: CreateFilePatchOptions): string {
+  // git cannot change a file into a symlink in one patch: it writes a delete and a create.
+  if (
+    opts.before !== null &&
+    opts.after !== null &&
+    modeType(opts.oldMode) !== modeType(opts.newMode)
+  ) {
+    return (
+      createOneFilePatch({ ...opts, after: null, newPath: null }) +
+      createOneFilePatch({ ...opts, before: null, oldPath: null })
+    );
+  }
+  return createOneFilePatch(opts);
+}
+
+function createOneFilePatch(opts: CreateFilePatchOptions): string {
   const before = opts.before === null ? null : toBuffer(opts.before);
   const after = opts.after === null ? null : toBuffer(opts.after);
   if (before === null && after === null) return "";

@@ -15,7 +15,7 @@ export { createFilePatch, createPatch, isBinaryContent } from "./create-file-pat
 export { formatPatch } from "./format-patch.ts";
 export { cleanDiffTimestamps, parsePatch } from "./parse-patch.ts";
 export { patchStats } from "./patch-stats.ts";
-export { reverseFilePatch, reversePatchText } from "./reverse-file-patch.ts";
+export { reverseFilePatch, reversePatches, reversePatchText } from "./reverse-file-patch.ts";
 export type {
   ApplyConflict,
   ApplyOptions,

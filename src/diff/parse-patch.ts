@@ -131,11 +131,12 @@ function parseHunk(cur: Cursor): Hunk {
   cur.i++;
   const takeMarker = (): void => {
     const prev = hunk.lines[hunk.lines.length - 1];
-    if (prev === undefined || markOld || markNew) {
+    const c = prev?.[0];
+    if (prev === undefined || (c !== "+" && markOld) || (c !== "-" && markNew)) {
       throw parseError(cur.i + 1, "misplaced '\\ No newline at end of file'", cur.lines[cur.i]);
     }
-    if (prev[0] !== "+") markOld = true;
-    if (prev[0] !== "-") markNew = true;
+    if (c !== "+") markOld = true;
+    if (c !== "-") markNew = true;
     cur.i++;
   };
   while (remOld > 0 || remNew > 0) {

@@ -89,9 +89,27 @@ export function reverseFilePatch(patch: FilePatch): FilePatch {
   return r;
 }
 
+/**
+ * Reverse a multi-file diff. Where a path was deleted and created again (a file that became a
+ * symlink), the reverse deletes before it creates, as `git apply` needs.
+ */
+export function reversePatches(patches: readonly FilePatch[]): FilePatch[] {
+  const out = patches.map(reverseFilePatch);
+  for (let i = 0; i + 1 < out.length; i++) {
+    const a = out[i] as FilePatch;
+    const b = out[i + 1] as FilePatch;
+    if (a.oldPath === null && b.newPath === null && a.newPath === b.oldPath) {
+      out[i] = b;
+      out[i + 1] = a;
+      i++;
+    }
+  }
+  return out;
+}
+
 /** Reverse a whole (multi-file) diff text; text outside file diffs is dropped. */
 export function reversePatchText(text: string): string {
-  return parsePatch(text)
-    .map((p) => reverseFilePatch(p).text)
+  return reversePatches(parsePatch(text))
+    .map((p) => p.text)
     .join("");
 }
