@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { type LockHolder, readJsonFile, readLockHolder, workspacePaths } from "../core/index.ts";
-import { initialState, type State, StateSchema } from "./state.ts";
+import { initialState, type State, StateSchema, type Transition } from "./state.ts";
 
 export interface WorkspaceStatus {
   workspace_root: string;
@@ -12,6 +12,8 @@ export interface WorkspaceStatus {
   backup_path: string | null;
   entered_at: string | null;
   lock: LockHolder | null;
+  /** A travel/return interrupted mid-way (run `timewarp recover`), else null. */
+  transition: Transition | null;
 }
 
 /** `timewarp status`: mode, session, current snapshot, lock. Reads only; never creates `.timewarp/`. */
@@ -31,5 +33,6 @@ export function readStatus(root: string): WorkspaceStatus {
     backup_path: state.backup_path,
     entered_at: state.entered_at,
     lock: readLockHolder(paths.lock),
+    transition: state.transition ?? null,
   };
 }

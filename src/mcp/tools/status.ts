@@ -27,6 +27,16 @@ export function defineStatusTools(): ToolDefinition[] {
         backup_path: z.string().nullable(),
         entered_at: z.string().nullable(),
         lock: LockSchema.nullable(),
+        transition: z
+          .object({
+            kind: z.enum(["travel", "return"]),
+            phase: z.string(),
+            snapshot_id: z.string(),
+            backup_id: z.string().nullable(),
+            started_at: z.string(),
+          })
+          .nullable()
+          .optional(),
       }),
       annotations: { readOnlyHint: true },
       handler: async (_input, ctx) => {

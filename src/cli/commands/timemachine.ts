@@ -1,0 +1,218 @@
+import { type Command, Option } from "commander";
+import { ErrorCode, TimewarpError } from "../../core/index.ts";
+import { style } from "../output.ts";
+import { action } from "../run.ts";
+
+const lazy = () => import("../../timemachine/index.ts");
+
+function parseWindow(
+  value: string | undefined,
+): "all" | { before: number; after: number } | undefined {
+  if (value === undefined) return undefined;
+  if (value === "all") return "all";
+  const m = /^(\d+),(\d+)$/.exec(value);
+  if (!m) {
+    throw new TimewarpError(
+      ErrorCode.INVALID_INPUT,
+      `--chat-window: expected "all" or BEFORE,AFTER (e.g. 6,2), got ${JSON.stringify(value)}`,
+    );
+  }
+  return { before: Number(m[1]), after: Number(m[2]) };
+}
+
+/**
+ * The time machine: `session start`, `travel`, `return`, `recover`, `issue report|list|get|fix`.
+ * JSON results use the seed's field names (`snapshot_id`, `issue_id`, `backup_path`, …).
+ */
+export function registerTimemachineCommands(program: Command): void {
+  const session = program.command("session").description("agent sessions (on_session_start)");
+  session
+    .command("start")
+    .description("on_session_start: snapshot the workspace, record the session, clean up")
+    .option("--session-id <id>", "the agent's session id (default: a new sess_…)")
+    .option("--task-hint <text>", "the user's goal at session start (initial_task_hint)")
+    .option("--transcript <file>", "the session transcript, remembered for issue report")
+    .action(
+      action(async (ctx, opts: { sessionId?: string; taskHint?: string; transcript?: string }) => {
+        const { startSession } = await lazy();
+        const r = await startSession({
+          root: ctx.root,
+          clock: ctx.clock,
+          random: ctx.random,
+          ...(opts.sessionId === undefined ? {} : { sessionId: opts.sessionId }),
+          ...(opts.taskHint === undefined ? {} : { taskHint: opts.taskHint }),
+          ...(opts.transcript === undefined ? {} : { transcriptPath: opts.transcript }),
+        });
+        const c = r.cleanup;
+        const lines = [
+          `${style.bold("snapshot")} ${r.snapshot_id}  ${r.files} files, ${r.bytes} bytes${r.partial ? style.yellow(` (partial: ${r.skipped.length} skipped)`) : ""}`,
+          `${style.bold("session")}  ${r.session_id}`,
+          c.skipped
+            ? style.dim(`cleanup skipped: ${c.skipped}`)
+            : style.dim(
+                `cleanup: ${c.deleted_snapshots.length} snapshot(s), ${c.deleted_backups.length} backup(s) deleted, ${c.removed_objects} object(s) freed`,
+              ),
+        ];
+        return { json: r, human: lines.join("\n") };
+      }),
+    );
+
+  program
+    .command("travel")
+    .description("go to the past: back up the present, then restore SNAPSHOT_ID")
+    .argument("<snapshot_id>", "the snapshot to travel to (e.g. an issue's snapshot_id)")
+    .action(
+      action(async (ctx, snapshotId: string) => {
+        const { travel } = await lazy();
+        const r = travel({ root: ctx.root, snapshotId, clock: ctx.clock, random: ctx.random });
+        return {
+          json: r,
+          human:
+            `${style.yellow("past")}: workspace at ${r.snapshot_id} (${r.written} written, ${r.deleted} deleted, ${r.unchanged} unchanged)\n` +
+            `present backed up in ${r.backup_path}; \`timewarp return\` brings it back`,
+        };
+      }),
+    );
+
+  program
+    .command("return")
+    .description("back to the present, verified against the backup")
+    .option(
+      "--save-patch <issue_id>",
+      "keep the experiment's changes as a patch in that issue's folder",
+    )
+    .action(
+      action(async (ctx, opts: { savePatch?: string }) => {
+        const { returnToPresent } = await lazy();
+        const r = returnToPresent({
+          root: ctx.root,
+          clock: ctx.clock,
+          ...(opts.savePatch === undefined ? {} : { savePatch: opts.savePatch }),
+        });
+        return {
+          json: r,
+          human:
+            `${style.green("present")}: restored and verified (${r.verified.checked} paths, ${r.verified.files} files, ${r.verified.bytes} bytes)` +
+            (r.patch_path ? `\nexperiment patch (${r.patch_files} files): ${r.patch_path}` : ""),
+        };
+      }),
+    );
+
+  program
+    .command("recover")
+    .description("finish or undo a travel/return that was interrupted")
+    .action(
+      action(async (ctx) => {
+        const { recover } = await lazy();
+        const r = recover({ root: ctx.root, clock: ctx.clock });
+        return { json: r, human: `${r.outcome.replace(/_/g, " ")}: now ${r.mode}` };
+      }),
+    );
+
+  const issue = program.command("issue").description("friction issues tied to a session snapshot");
+  issue
+    .command("report")
+    .description("issue_report: record a friction point with its snapshot, chat and experiment log")
+    .requiredOption("--task-context <text>", "what the user asked the agent to do")
+    .requiredOption("--symptom <text>", "the friction observed")
+    .requiredOption("--success-criteria <text>", "verifiable acceptance criteria")
+    .option("--suspected-cause <text>", "what may cause it")
+    .option("--chat-summary <text>", "1-3 sentences on the conversation")
+    .option("--transcript <file>", "the transcript to export (default: the session's)")
+    .option("--session-id <id>", "the reporting session (default: the most recent)")
+    .option("--chat-window <spec>", "chat.md selection: BEFORE,AFTER messages (default 6,2) or all")
+    .action(
+      action(
+        async (
+          ctx,
+          opts: {
+            taskContext: string;
+            symptom: string;
+            successCriteria: string;
+            suspectedCause?: string;
+            chatSummary?: string;
+            transcript?: string;
+            sessionId?: string;
+            chatWindow?: string;
+          },
+        ) => {
+          const { reportIssue } = await lazy();
+          const chatWindow = parseWindow(opts.chatWindow);
+          const r = await reportIssue({
+            root: ctx.root,
+            clock: ctx.clock,
+            random: ctx.random,
+            task_context: opts.taskContext,
+            symptom: opts.symptom,
+            success_criteria: opts.successCriteria,
+            ...(opts.suspectedCause === undefined ? {} : { suspected_cause: opts.suspectedCause }),
+            ...(opts.chatSummary === undefined ? {} : { chat_summary: opts.chatSummary }),
+            ...(opts.transcript === undefined ? {} : { transcriptPath: opts.transcript }),
+            ...(opts.sessionId === undefined ? {} : { sessionId: opts.sessionId }),
+            ...(chatWindow === undefined ? {} : { chatWindow }),
+          });
+          return {
+            json: r,
+            human: `${style.bold(r.issue_id)} recorded on snapshot ${r.snapshot_id}\n${r.path}`,
+          };
+        },
+      ),
+    );
+  issue
+    .command("list")
+    .description("timewarp_issue_list: open issues (or --status fixed|all)")
+    .addOption(
+      new Option("--status <status>", "which issues")
+        .choices(["open", "fixed", "all"])
+        .default("open"),
+    )
+    .action(
+      action(async (ctx, opts: { status: "open" | "fixed" | "all" }) => {
+        const { listIssues } = await lazy();
+        const issues = listIssues({ root: ctx.root, status: opts.status });
+        const human =
+          issues.length === 0
+            ? style.dim(`no ${opts.status === "all" ? "" : `${opts.status} `}issues`)
+            : issues
+                .map(
+                  (i) =>
+                    `${i.issue_id}  ${i.status === "open" ? style.yellow("open ") : style.green("fixed")}  ${i.snapshot_id}  ${i.symptom}`,
+                )
+                .join("\n");
+        return { json: { status: opts.status, issues }, human };
+      }),
+    );
+  issue
+    .command("get")
+    .description("timewarp_issue_get: an issue's details and file paths")
+    .argument("<issue_id>")
+    .action(
+      action(async (ctx, issueId: string) => {
+        const { getIssue } = await lazy();
+        const i = getIssue({ root: ctx.root, issueId });
+        return {
+          json: i,
+          human: [
+            `${style.bold(i.issue_id)} (${i.status}) on snapshot ${i.snapshot_id}`,
+            `task:     ${i.task_context}`,
+            `symptom:  ${i.symptom}`,
+            `criteria: ${i.success_criteria}`,
+            ...(i.suspected_cause ? [`cause:    ${i.suspected_cause}`] : []),
+            ...(i.chat_summary ? [`summary:  ${i.chat_summary}`] : []),
+            `files:    ${i.issue_path}\n          ${i.chat_path}\n          ${i.experiment_path}`,
+          ].join("\n"),
+        };
+      }),
+    );
+  issue
+    .command("fix")
+    .description("mark an issue fixed (step 7 of the protocol)")
+    .argument("<issue_id>")
+    .action(
+      action(async (ctx, issueId: string) => {
+        const { fixIssue } = await lazy();
+        const i = fixIssue({ root: ctx.root, issueId, clock: ctx.clock });
+        return { json: i, human: `${i.issue_id} ${style.green("fixed")}` };
+      }),
+    );
+}
