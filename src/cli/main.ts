@@ -3,6 +3,7 @@ import { ErrorCode, TimewarpError } from "../core/index.ts";
 import { registerMcpCommand } from "./commands/mcp.ts";
 import { registerSnapshotCommands } from "./commands/snapshot.ts";
 import { registerStoreCommands } from "./commands/store.ts";
+import { registerTimemachineCommands } from "./commands/timemachine.ts";
 import { printError } from "./output.ts";
 
 /**
@@ -19,6 +20,7 @@ export function createProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerStoreCommands(program);
+  registerTimemachineCommands(program);
   registerSnapshotCommands(program);
   registerMcpCommand(program);
   return program;

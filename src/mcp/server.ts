@@ -10,10 +10,11 @@ import {
 } from "../core/index.ts";
 import type { ToolContext, ToolDefinition } from "./define-tool.ts";
 import { defineStatusTools } from "./tools/status.ts";
+import { defineTimemachineTools } from "./tools/timemachine.ts";
 
 /** Every tool the server offers, from each capability's tool module. */
 export function allTools(): ToolDefinition[] {
-  return [...defineStatusTools()];
+  return [...defineStatusTools(), ...defineTimemachineTools()];
 }
 
 /** The error body a failed tool call carries in `structuredContent` and as its text. */
