@@ -40,7 +40,7 @@ export {
   TimelineEventSchema,
 } from "./protocol.ts";
 export type { ProtocolIo, RunPaths } from "./run-dir.ts";
-export { defaultProtocolIo, runPathsFor, runsRootFor } from "./run-dir.ts";
+export { createRunDir, defaultProtocolIo, runPathsFor, runsRootFor } from "./run-dir.ts";
 export type {
   RequestOptions,
   SessionTimings,

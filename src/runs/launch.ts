@@ -18,6 +18,50 @@ export function shellQuote(arg: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'"'"'`)}'`;
 }
 
+/**
+ * Split a command template into words the way a POSIX shell would for quoting: '…' is literal,
+ * "…" allows \\ \" \$ escapes, a backslash outside quotes escapes the next character. No
+ * expansion of any kind happens (the template is a word list, not a shell script).
+ */
+export function splitCommandLine(text: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let inWord = false;
+  let quote: "'" | '"' | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] ?? "";
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+      else word += c;
+    } else if (quote === '"') {
+      if (c === '"') quote = undefined;
+      else if (c === "\\" && /[\\"$`]/.test(text[i + 1] ?? "")) word += text[++i];
+      else word += c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      inWord = true;
+    } else if (c === "\\") {
+      word += text[++i] ?? "";
+      inWord = true;
+    } else if (/\s/.test(c)) {
+      if (inWord) words.push(word);
+      word = "";
+      inWord = false;
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (quote) {
+    throw new TimewarpError(
+      ErrorCode.CONFIG_INVALID,
+      `unbalanced ${quote} in command template ${JSON.stringify(text)}`,
+    );
+  }
+  if (inWord) words.push(word);
+  return words;
+}
+
 /** A Tcl string literal for any text: double quotes with every special character escaped. */
 export function tclQuote(text: string): string {
   return `"${text.replace(/[\\"$[\]{}]/g, (c) => `\\${c}`).replace(/\n/g, "\\n")}"`;
@@ -43,7 +87,7 @@ export function planLaunch(options: {
   if (adapter === "tclsh") return toolArgv("tclsh", settings, bootPath);
   if (adapter === "innovus") return toolArgv("innovus", settings, bootPath);
   const inner = toolArgv(settings.dsub_tool, settings, bootPath);
-  const tokens = settings.dsub_template.trim().split(/\s+/).filter(Boolean);
+  const tokens = splitCommandLine(settings.dsub_template);
   if (!tokens.some((t) => t.includes("{cmd}") || t.includes("{cmd_q}"))) {
     throw new TimewarpError(
       ErrorCode.CONFIG_INVALID,

@@ -1,0 +1,201 @@
+import type { Command } from "commander";
+import { ErrorCode, TimewarpError } from "../../core/index.ts";
+import { style } from "../output.ts";
+import { action } from "../run.ts";
+
+interface RunFlags {
+  design: string;
+  adapter?: string;
+  select?: string;
+}
+
+function parseSelect(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new TimewarpError(
+      ErrorCode.INVALID_INPUT,
+      `--select expects a positive integer, got ${JSON.stringify(value)}`,
+    );
+  }
+  return n;
+}
+
+/** `timewarp skill run | check | list | runs | show` (SkillPilot). */
+export function registerSkillCommands(program: Command): void {
+  const skill = program
+    .command("skill")
+    .description("SkillPilot: evidence-first Tcl tool jobs (Innovus; tclsh by default)");
+
+  skill
+    .command("run <skill>")
+    .description("run a subskill on a design; the run directory is CWD/.skillpilot/runs/<job_id>/")
+    .requiredOption(
+      "--design <query>",
+      "AAA (scan CWD for AAA.enc + AAA.enc.dat/) or an explicit ./AAA.enc",
+    )
+    .option("--adapter <name>", "tclsh | innovus | dsub-i (default: config skillpilot.adapter)")
+    .option("--select <n>", "choose candidate N (1-based) when the scan finds several")
+    .action(
+      action(async (ctx, name: string, flags: RunFlags) => {
+        const { ADAPTERS, runSkill } = await import("../../runs/index.ts");
+        const adapter = ADAPTERS.find((a) => a === flags.adapter);
+        if (flags.adapter !== undefined && adapter === undefined) {
+          throw new TimewarpError(
+            ErrorCode.INVALID_INPUT,
+            `--adapter must be one of ${ADAPTERS.join(", ")}, got ${JSON.stringify(flags.adapter)}`,
+          );
+        }
+        const select = parseSelect(flags.select);
+        // SIGINT/SIGTERM end the job as FAIL (never left RUNNING): the job stops its session and summarizes.
+        const controller = new AbortController();
+        const onSignal = (signal: NodeJS.Signals) => controller.abort(signal);
+        process.on("SIGINT", onSignal);
+        process.on("SIGTERM", onSignal);
+        try {
+          const { summary } = await runSkill({
+            cwd: ctx.root,
+            skill: name,
+            design: flags.design,
+            ...(adapter ? { adapter } : {}),
+            ...(select !== undefined ? { select } : {}),
+            clock: ctx.clock,
+            random: ctx.random,
+            signal: controller.signal,
+            onProgress: ctx.progress,
+          });
+          ctx.progress("");
+          const pass = summary.status === "PASS";
+          const lines = [
+            `${pass ? style.green("PASS") : style.red("FAIL")} ${summary.error_type}${summary.detail_code ? ` (${summary.detail_code})` : ""}  ${summary.skill.name} ${summary.skill.version}  job ${summary.job_id}`,
+          ];
+          if (!pass && summary.message) lines.push(`  ${summary.message}`);
+          for (const [k, v] of Object.entries(summary.metrics))
+            lines.push(`  ${k}: ${JSON.stringify(v)}`);
+          lines.push(`  run_dir: ${summary.evidence.run_dir}`);
+          if (summary.evidence.debug_bundle_dir)
+            lines.push(`  debug_bundle: ${summary.evidence.debug_bundle_dir}`);
+          const error = pass
+            ? undefined
+            : new TimewarpError(
+                ErrorCode.JOB_FAILED,
+                `job ${summary.job_id} failed: ${summary.error_type}: ${summary.message ?? ""}`,
+                {
+                  data: {
+                    job_id: summary.job_id,
+                    error_type: summary.error_type,
+                    ...(summary.detail_code ? { detail_code: summary.detail_code } : {}),
+                    run_dir: summary.evidence.run_dir,
+                  },
+                },
+              ).toJSON();
+          return {
+            json: error ? { ...summary, error } : summary,
+            human: lines.join("\n"),
+            exitCode: pass ? 0 : 1,
+          };
+        } finally {
+          process.off("SIGINT", onSignal);
+          process.off("SIGTERM", onSignal);
+        }
+      }),
+    );
+
+  skill
+    .command("check <dir>")
+    .description("validate a subskill's contract.yaml (seed §7)")
+    .action(
+      action(async (ctx, dir: string) => {
+        const { resolve } = await import("node:path");
+        const { readContract } = await import("../../runs/index.ts");
+        const path = resolve(ctx.root, dir);
+        const result = readContract(path);
+        if (!result.ok) {
+          throw new TimewarpError(
+            ErrorCode.CONTRACT_INVALID,
+            `${path}/contract.yaml: ${result.issues.join("; ")}`,
+            {
+              data: {
+                dir: path,
+                issues: result.issues,
+                field: result.issues[0]?.split(":")[0] ?? null,
+              },
+            },
+          );
+        }
+        const c = result.value;
+        return {
+          json: {
+            ok: true,
+            dir: path,
+            name: c.name,
+            version: c.version,
+            scripts: c.scripts,
+            outputs: c.outputs,
+            debug_hints: c.debug_hints,
+          },
+          human: `${style.green("ok")} ${c.name} ${c.version}: ${c.scripts.length} script(s), ${c.outputs.required.length} required output(s)`,
+        };
+      }),
+    );
+
+  skill
+    .command("list")
+    .description("subskills found in subskills/, .skillpilot/subskills/ and the package examples")
+    .action(
+      action(async (ctx) => {
+        const { listSkills } = await import("../../runs/index.ts");
+        const skills = listSkills(ctx.root);
+        const human =
+          skills.length === 0
+            ? "no subskills found"
+            : skills
+                .map(
+                  (s) =>
+                    `${s.name.padEnd(20)} ${(s.version ?? "-").padEnd(8)} ${s.valid ? "" : style.red("INVALID ")}${s.source.padEnd(9)} ${s.description ?? s.issues.join("; ")}`,
+                )
+                .join("\n");
+        return { json: { skills }, human };
+      }),
+    );
+
+  skill
+    .command("runs")
+    .description("jobs in CWD/.skillpilot/runs (stale RUNNING jobs are closed first)")
+    .action(
+      action(async (ctx) => {
+        const { listJobs } = await import("../../runs/index.ts");
+        const jobs = await listJobs({ cwd: ctx.root, clock: ctx.clock });
+        const human =
+          jobs.length === 0
+            ? "no jobs"
+            : jobs
+                .map(
+                  (j) =>
+                    `${j.job_id}  ${(j.status === "PASS" ? style.green : j.status === "FAIL" ? style.red : style.yellow)(j.status.padEnd(7))} ${(j.error_type ?? "-").padEnd(18)} ${j.skill ?? "-"}  ${j.design ?? ""}`,
+                )
+                .join("\n");
+        return { json: { jobs }, human };
+      }),
+    );
+
+  skill
+    .command("show <job_id>")
+    .description("a job's manifest and summary")
+    .action(
+      action(async (ctx, jobId: string) => {
+        const { showJob } = await import("../../runs/index.ts");
+        const job = await showJob({ cwd: ctx.root, jobId, clock: ctx.clock });
+        const m = job.manifest;
+        const lines = [
+          `${style.bold(job.job_id)}  ${m.status} ${m.error_type ?? ""}${m.detail_code ? ` (${m.detail_code})` : ""}`,
+          `skill    ${m.skill.name} ${m.skill.version}`,
+          `design   ${m.design.enc_path || m.design.locator.query} (${m.design.locator.selection_reason ?? m.design.locator.mode})`,
+          `adapter  ${m.runtime.adapter}`,
+          `run_dir  ${job.run_dir}`,
+        ];
+        if (m.message) lines.push(`message  ${m.message}`);
+        return { json: job, human: lines.join("\n") };
+      }),
+    );
+}

@@ -1,0 +1,101 @@
+import { z } from "zod";
+import { defineTool, type ToolDefinition } from "../define-tool.ts";
+
+const SummaryOut = z
+  .object({
+    schema_version: z.string(),
+    job_id: z.string(),
+    status: z.enum(["PASS", "FAIL"]),
+    error_type: z.string(),
+    detail_code: z.string().optional(),
+    message: z.string().optional(),
+    design: z.object({ enc_path: z.string(), enc_dat_path: z.string() }),
+    skill: z.object({ name: z.string(), version: z.string() }),
+    metrics: z.record(z.string(), z.unknown()),
+    evidence: z.object({
+      run_dir: z.string(),
+      summary_md: z.string(),
+      reports_dir: z.string(),
+      debug_bundle_dir: z.string().optional(),
+    }),
+  })
+  .passthrough();
+
+/** SkillPilot tools: run a skill, list subskills, show a job. */
+export function defineSkillTools(): ToolDefinition[] {
+  return [
+    defineTool({
+      name: "skill_run",
+      title: "Run a SkillPilot skill",
+      description:
+        "Run a subskill (e.g. summary_health) on a chip design in a Tcl tool session (tclsh by default, Innovus, or a farm launcher) " +
+        "and return its summary.json: status PASS/FAIL, error_type from the fixed taxonomy (LOCATOR_FAIL, CMD_FAIL, OUTPUT_MISSING, …), " +
+        "metrics and evidence paths (run_dir, reports, debug_bundle on FAIL). design is a name to search for (AAA → AAA.enc + AAA.enc.dat/) " +
+        "or an explicit ./AAA.enc; when several designs match, the FAIL lists candidates in the manifest and you pass select (1-based). " +
+        "A FAIL is a normal result, not a tool error: read error_type and message, then the debug bundle.",
+      inputSchema: z.object({
+        skill: z.string().min(1).describe("subskill name or folder path"),
+        design: z.string().min(1).describe("AAA or ./AAA.enc"),
+        adapter: z.enum(["tclsh", "innovus", "dsub-i"]).optional(),
+        select: z.number().int().positive().optional(),
+      }),
+      outputSchema: SummaryOut,
+      handler: async (input, ctx) => {
+        const { runSkill } = await import("../../runs/index.ts");
+        const { summary } = await runSkill({
+          cwd: ctx.root,
+          skill: input.skill,
+          design: input.design,
+          ...(input.adapter ? { adapter: input.adapter } : {}),
+          ...(input.select !== undefined ? { select: input.select } : {}),
+          clock: ctx.clock,
+          random: ctx.random,
+        });
+        return summary;
+      },
+    }),
+    defineTool({
+      name: "skill_list",
+      title: "List SkillPilot subskills",
+      description:
+        "Subskills available to skill_run (workspace subskills/ first, then the package examples), with version and contract validity.",
+      inputSchema: z.object({}),
+      outputSchema: z.object({
+        skills: z.array(
+          z.object({
+            name: z.string(),
+            dir: z.string(),
+            source: z.string(),
+            version: z.string().nullable(),
+            valid: z.boolean(),
+            issues: z.array(z.string()),
+            description: z.string().nullable(),
+          }),
+        ),
+      }),
+      annotations: { readOnlyHint: true },
+      handler: async (_input, ctx) => {
+        const { listSkills } = await import("../../runs/index.ts");
+        return { skills: listSkills(ctx.root) };
+      },
+    }),
+    defineTool({
+      name: "skill_show",
+      title: "Show a SkillPilot job",
+      description:
+        "A job's manifest and summary by job_id (from skill_run). JOB_NOT_FOUND for an unknown id.",
+      inputSchema: z.object({ job_id: z.string().min(1) }),
+      outputSchema: z.object({
+        job_id: z.string(),
+        run_dir: z.string(),
+        manifest: z.record(z.string(), z.unknown()),
+        summary: z.record(z.string(), z.unknown()).nullable(),
+      }),
+      annotations: { readOnlyHint: true },
+      handler: async (input, ctx) => {
+        const { showJob } = await import("../../runs/index.ts");
+        return showJob({ cwd: ctx.root, jobId: input.job_id, clock: ctx.clock });
+      },
+    }),
+  ];
+}
