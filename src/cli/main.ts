@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
 import { registerMcpCommand } from "./commands/mcp.ts";
+import { registerSkillCommands } from "./commands/skill.ts";
 import { registerSnapshotCommands } from "./commands/snapshot.ts";
 import { registerStoreCommands } from "./commands/store.ts";
 import { registerTimemachineCommands } from "./commands/timemachine.ts";
@@ -22,6 +23,7 @@ export function createProgram(): Command {
   registerStoreCommands(program);
   registerTimemachineCommands(program);
   registerSnapshotCommands(program);
+  registerSkillCommands(program);
   registerMcpCommand(program);
   return program;
 }

@@ -9,12 +9,13 @@ import {
   TimewarpError,
 } from "../core/index.ts";
 import type { ToolContext, ToolDefinition } from "./define-tool.ts";
+import { defineSkillTools } from "./tools/skill.ts";
 import { defineStatusTools } from "./tools/status.ts";
 import { defineTimemachineTools } from "./tools/timemachine.ts";
 
 /** Every tool the server offers, from each capability's tool module. */
 export function allTools(): ToolDefinition[] {
-  return [...defineStatusTools(), ...defineTimemachineTools()];
+  return [...defineStatusTools(), ...defineTimemachineTools(), ...defineSkillTools()];
 }
 
 /** The error body a failed tool call carries in `structuredContent` and as its text. */
