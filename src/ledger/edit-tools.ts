@@ -162,7 +162,7 @@ function mustExist(state: FileState | null, rel: string): FileState {
 }
 
 /** ApplyEditBlock: replace the one exact occurrence of `searchBlock` in `path` by `replaceBlock`. */
-export function applyEditBlock(
+export async function applyEditBlock(
   ctx: LedgerContext,
   params: {
     path: string;
@@ -207,7 +207,7 @@ export function applyEditBlock(
 }
 
 /** ApplyWholeFileEdit: set the whole content of `path` (created if absent; bytes or UTF-8 text). */
-export function applyWholeFileEdit(
+export async function applyWholeFileEdit(
   ctx: LedgerContext,
   params: { path: string; content: string | Uint8Array; description?: string; dryRun?: boolean },
 ): Promise<EditResult> {
@@ -242,7 +242,7 @@ export function applyWholeFileEdit(
 }
 
 /** ApplyRangedEdit: replace lines `startLine..endLine` (1-based, inclusive) of `path` by `content`. */
-export function applyRangedEdit(
+export async function applyRangedEdit(
   ctx: LedgerContext,
   params: {
     path: string;
@@ -295,7 +295,7 @@ export function applyRangedEdit(
  * memory first; if any hunk does not apply, DIFF_APPLY_CONFLICT names the file and nothing is
  * written. Hunks may sit at an offset from their recorded line only where they match uniquely.
  */
-export function applyUnifiedDiff(
+export async function applyUnifiedDiff(
   ctx: LedgerContext,
   params: { diff: string; description?: string; dryRun?: boolean },
 ): Promise<EditResult> {
@@ -392,7 +392,7 @@ export function applyUnifiedDiff(
 }
 
 /** Delete: remove a file, or a directory with everything in it (each file recorded for the reverse). */
-export function deletePath(
+export async function deletePath(
   ctx: LedgerContext,
   params: { path: string; description?: string; dryRun?: boolean },
 ): Promise<EditResult> {
@@ -439,7 +439,7 @@ export function deletePath(
 }
 
 /** CreateDirectory: create a directory and any missing parents (recorded, so a revert removes them). */
-export function createDirectory(
+export async function createDirectory(
   ctx: LedgerContext,
   params: { path: string; description?: string; dryRun?: boolean },
 ): Promise<EditResult> {

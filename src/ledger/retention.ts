@@ -51,7 +51,9 @@ export function repairIndexLocked(paths: LedgerPaths): { adopted: string[]; drop
 }
 
 /** `repairIndexLocked` under the ledger lock. */
-export function repairIndex(ctx: LedgerContext): Promise<{ adopted: string[]; dropped: string[] }> {
+export async function repairIndex(
+  ctx: LedgerContext,
+): Promise<{ adopted: string[]; dropped: string[] }> {
   return withLedgerLock(ctx.root, "repair ledger index", () =>
     repairIndexLocked(ledgerPaths(ctx.root)),
   );
