@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
+import { registerHookCommands } from "./commands/hooks.ts";
 import { registerMcpCommand } from "./commands/mcp.ts";
 import { registerSkillCommands } from "./commands/skill.ts";
 import { registerSnapshotCommands } from "./commands/snapshot.ts";
@@ -25,6 +26,7 @@ export function createProgram(): Command {
   registerSnapshotCommands(program);
   registerSkillCommands(program);
   registerMcpCommand(program);
+  registerHookCommands(program);
   return program;
 }
 

@@ -1,0 +1,255 @@
+// timewarp for OpenCode: a session snapshot when a session is created, pre-images and drift
+// guards before the agent's edits, ledger records after its edits and shell commands, and the
+// time machine tools (issue_report exports this session's chat through OpenCode's client API,
+// since a tool's context carries no transcript).
+//
+// Install: `timewarp install opencode` copies this file to .opencode/plugins/timewarp.js.
+// Dependency-free: it shells out to the `timewarp` CLI (`--json`), and uses OpenCode's own
+// `@opencode-ai/plugin` for tool schemas only when OpenCode provides it.
+
+import { spawn } from "node:child_process";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+
+// `timewarp install opencode --command "…"` rewrites this line.
+const TIMEWARP_COMMAND = ["timewarp"];
+
+/** OpenCode's tool names → the names `timewarp hook` knows (Claude Code's). */
+const TOOL_NAMES = {
+  edit: "Edit",
+  write: "Write",
+  multiedit: "MultiEdit",
+  patch: "apply_patch",
+  apply_patch: "apply_patch",
+  bash: "Bash",
+};
+
+function runTimewarp(args, { cwd, input = "" }) {
+  const [bin, ...pre] = TIMEWARP_COMMAND;
+  return new Promise((resolve) => {
+    let stdout = "";
+    let stderr = "";
+    let child;
+    try {
+      child = spawn(bin, [...pre, ...args], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    } catch (error) {
+      resolve({ code: -1, stdout, stderr: String(error) });
+      return;
+    }
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.on("error", (error) => resolve({ code: -1, stdout, stderr: String(error) }));
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+function parseJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function safeName(id) {
+  return String(id).replace(/[^A-Za-z0-9._-]/g, "_");
+}
+
+/** Where this session's chat is kept for issue_report (remembered as its transcript_path). */
+function transcriptFile(directory, sessionID) {
+  return join(directory, ".timewarp", "hooks", "opencode", `${safeName(sessionID)}.jsonl`);
+}
+
+/** OpenCode messages → Claude-Code-style JSONL, a transcript format timewarp parses. */
+function messagesToJsonl(messages) {
+  const lines = [];
+  for (const m of messages) {
+    const role = m?.info?.role === "assistant" ? "assistant" : "user";
+    const content = [];
+    const results = [];
+    for (const part of m?.parts ?? []) {
+      if (part.type === "text" && typeof part.text === "string" && !part.synthetic) {
+        content.push({ type: "text", text: part.text });
+      } else if (part.type === "tool") {
+        const id = part.callID ?? part.id;
+        content.push({ type: "tool_use", id, name: part.tool, input: part.state?.input ?? {} });
+        const output = part.state?.output ?? part.state?.error;
+        if (output !== undefined)
+          results.push({ type: "tool_result", tool_use_id: id, content: String(output) });
+      }
+    }
+    if (content.length > 0) lines.push(JSON.stringify({ type: role, message: { role, content } }));
+    if (results.length > 0)
+      lines.push(JSON.stringify({ type: "user", message: { role: "user", content: results } }));
+  }
+  return lines.join("\n") + (lines.length > 0 ? "\n" : "");
+}
+
+async function exportChat(client, directory, sessionID) {
+  const res = await client.session.messages({ path: { id: sessionID } });
+  const messages = Array.isArray(res) ? res : (res?.data ?? []);
+  const file = transcriptFile(directory, sessionID);
+  mkdirSync(dirname(file), { recursive: true });
+  const temp = `${file}.tw-tmp-${process.pid}`;
+  writeFileSync(temp, messagesToJsonl(messages));
+  renameSync(temp, file);
+  return file;
+}
+
+function hookPayload(directory, input, args, event) {
+  const name = TOOL_NAMES[input.tool] ?? input.tool;
+  let toolInput;
+  if (name === "apply_patch")
+    toolInput = { command: args?.patchText ?? args?.patch ?? args?.input ?? "" };
+  else if (name === "Bash") toolInput = { command: args?.command ?? "" };
+  else toolInput = { ...args, file_path: args?.filePath ?? args?.file_path ?? args?.path };
+  return {
+    session_id: input.sessionID,
+    cwd: directory,
+    hook_event_name: event,
+    tool_name: name,
+    tool_input: toolInput,
+    tool_use_id: input.callID,
+  };
+}
+
+async function hook(event, payload, directory) {
+  const res = await runTimewarp(["hook", event, "--agent", "opencode", "--json"], {
+    cwd: directory,
+    input: JSON.stringify(payload),
+  });
+  return { code: res.code, result: parseJson(res.stdout), stderr: res.stderr };
+}
+
+async function loadToolHelper() {
+  try {
+    const mod = await import("@opencode-ai/plugin");
+    return typeof mod.tool === "function" && mod.tool.schema ? mod.tool : undefined;
+  } catch {
+    return undefined; // no schema library: the tools come from the MCP server (opencode.json)
+  }
+}
+
+function cliTool(tool, directory, description, args, argv) {
+  return tool({
+    description,
+    args,
+    async execute(input) {
+      const res = await runTimewarp([...(await argv(input)), "--json"], { cwd: directory });
+      return res.stdout.trim() !== "" ? res.stdout.trim() : res.stderr.trim();
+    },
+  });
+}
+
+export const TimewarpPlugin = async ({ client, directory }) => {
+  const tool = await loadToolHelper();
+  /** callID → the args seen before the tool ran (the after hook does not always carry them). */
+  const argsByCall = new Map();
+  const tools = {};
+  if (tool) {
+    const s = tool.schema;
+    tools.timewarp_issue_list = cliTool(
+      tool,
+      directory,
+      "List timewarp friction issues (default status open).",
+      { status: s.enum(["open", "fixed", "all"]).optional() },
+      (a) => ["issue", "list", ...(a.status ? ["--status", a.status] : [])],
+    );
+    tools.timewarp_issue_get = cliTool(
+      tool,
+      directory,
+      "Details of one timewarp issue, with its snapshot and chat/experiment file paths.",
+      { issue_id: s.string() },
+      (a) => ["issue", "get", a.issue_id],
+    );
+    tools.timewarp_travel = cliTool(
+      tool,
+      directory,
+      "Travel the workspace to a past snapshot (the present is backed up first).",
+      { snapshot_id: s.string() },
+      (a) => ["travel", a.snapshot_id],
+    );
+    tools.timewarp_return = cliTool(
+      tool,
+      directory,
+      "Return the workspace to the present.",
+      {},
+      () => ["return"],
+    );
+    tools.issue_report = tool({
+      description:
+        "Record a friction issue tied to this session's snapshot, with this session's chat (redacted) and an experiment log.",
+      args: {
+        task_context: s.string(),
+        symptom: s.string(),
+        success_criteria: s.string(),
+        suspected_cause: s.string().optional(),
+        chat_summary: s.string().optional(),
+      },
+      async execute(a, context) {
+        const file = await exportChat(client, directory, context.sessionID);
+        const argv = ["issue", "report", "--task-context", a.task_context, "--symptom", a.symptom];
+        argv.push("--success-criteria", a.success_criteria, "--transcript", file);
+        if (a.suspected_cause) argv.push("--suspected-cause", a.suspected_cause);
+        if (a.chat_summary) argv.push("--chat-summary", a.chat_summary);
+        const res = await runTimewarp([...argv, "--json"], { cwd: directory });
+        return res.stdout.trim() !== "" ? res.stdout.trim() : res.stderr.trim();
+      },
+    });
+  }
+
+  return {
+    tool: tools,
+    event: async ({ event }) => {
+      if (event?.type === "session.created") {
+        const id = event.properties?.info?.id;
+        if (!id) return;
+        await hook(
+          "session-start",
+          {
+            session_id: id,
+            cwd: directory,
+            source: "startup",
+            transcript_path: transcriptFile(directory, id),
+          },
+          directory,
+        );
+      } else if (event?.type === "session.deleted") {
+        const id = event.properties?.info?.id;
+        if (id) await hook("session-end", { session_id: id, cwd: directory }, directory);
+      }
+    },
+    "tool.execute.before": async (input, output) => {
+      // The MCP server's issue_report reads the remembered transcript: refresh it first.
+      if (/issue_report$/.test(input.tool) && input.tool !== "issue_report") {
+        await exportChat(client, directory, input.sessionID).catch(() => undefined);
+      }
+      if (!TOOL_NAMES[input.tool]) return;
+      argsByCall.set(input.callID, output.args);
+      const res = await hook(
+        "pre-tool-use",
+        hookPayload(directory, input, output.args, "tool.execute.before"),
+        directory,
+      );
+      // Only a guard's block stops the tool; a broken hook never does.
+      if (res.code === 2 || res.result?.kind === "block") {
+        throw new Error(res.result?.reason ?? (res.stderr.trim() || "blocked by timewarp"));
+      }
+    },
+    "tool.execute.after": async (input) => {
+      if (!TOOL_NAMES[input.tool]) return;
+      const args = argsByCall.get(input.callID) ?? input.args ?? {};
+      argsByCall.delete(input.callID);
+      await hook(
+        "post-tool-use",
+        hookPayload(directory, input, args, "tool.execute.after"),
+        directory,
+      );
+    },
+  };
+};

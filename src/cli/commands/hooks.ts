@@ -1,0 +1,116 @@
+import { Argument, type Command, Option } from "commander";
+import { ErrorCode, TimewarpError } from "../../core/index.ts";
+import { createCommandContext, type GlobalOptions } from "../context.ts";
+import { printError, style } from "../output.ts";
+import { action } from "../run.ts";
+
+const EVENTS = ["session-start", "pre-tool-use", "post-tool-use", "session-end"] as const;
+const HOOK_AGENTS = ["claude-code", "gemini", "codex", "opencode"] as const;
+const INSTALL_AGENTS = ["claude-code", "opencode", "gemini", "codex"] as const;
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY === true) return "";
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** `timewarp hook <event>` (agent hooks) and `timewarp install <agent>` (their wiring). */
+export function registerHookCommands(program: Command): void {
+  program
+    .command("hook")
+    .description("run an agent hook: reads the hook payload (JSON) on stdin")
+    .addArgument(new Argument("<event>", EVENTS.join(" | ")).choices(EVENTS))
+    .addOption(
+      new Option("--agent <agent>", "who calls (default: guessed from the payload)").choices(
+        HOOK_AGENTS,
+      ),
+    )
+    .action(
+      async (
+        event: (typeof EVENTS)[number],
+        options: { agent?: (typeof HOOK_AGENTS)[number] },
+        command: Command,
+      ) => {
+        const globals = command.optsWithGlobals<GlobalOptions>();
+        const ctx = createCommandContext(globals);
+        try {
+          const { runHook } = await import("../../hooks/index.ts");
+          const run = await runHook({
+            event,
+            input: await readStdin(),
+            ...(globals.cwd !== undefined ? { root: ctx.root } : {}),
+            ...(options.agent !== undefined ? { agent: options.agent } : {}),
+            json: ctx.json,
+            clock: ctx.clock,
+            random: ctx.random,
+          });
+          if (run.stdout !== "") process.stdout.write(run.stdout);
+          if (run.stderr !== "") process.stderr.write(run.stderr);
+          process.exitCode = run.exitCode;
+        } catch (error) {
+          // runHook handles its own failures; reaching here is a bug, and still must not block.
+          printError(error, ctx.json);
+          process.exitCode = 0;
+        }
+      },
+    );
+
+  program
+    .command("install")
+    .description("wire timewarp into a project for an agent (hooks, MCP server, skill or plugin)")
+    .argument("<agent>", INSTALL_AGENTS.join(" | "))
+    .option("--dry-run", "show what would change, write nothing")
+    .option("--uninstall", "remove exactly what the install added")
+    .option("--command <cmd>", "how the agent starts timewarp", "timewarp")
+    .action(
+      action(
+        async (
+          ctx,
+          agent: string,
+          options: { dryRun?: boolean; uninstall?: boolean; command: string },
+        ) => {
+          if (!(INSTALL_AGENTS as readonly string[]).includes(agent))
+            throw new TimewarpError(
+              ErrorCode.INVALID_INPUT,
+              `unknown agent ${JSON.stringify(agent)}: expected one of ${INSTALL_AGENTS.join(", ")}`,
+            );
+          const { installAgent, uninstallAgent } = await import("../../hooks/index.ts");
+          const run = options.uninstall === true ? uninstallAgent : installAgent;
+          const report = run({
+            root: ctx.root,
+            agent: agent as (typeof INSTALL_AGENTS)[number],
+            command: options.command,
+            dryRun: options.dryRun === true,
+            clock: ctx.clock,
+          });
+          return { json: report, human: formatInstallReport(report) };
+        },
+      ),
+    );
+}
+
+type InstallReport = Awaited<ReturnType<typeof import("../../hooks/index.ts").installAgent>>;
+
+function formatInstallReport(report: InstallReport): string {
+  const verb = report.operation === "install" ? "install" : "uninstall";
+  if (!report.changed)
+    return `${report.agent}: nothing to ${verb}${report.operation === "install" ? " (already installed; nothing changed)" : " (timewarp is not installed here)"}`;
+  const lines = [
+    `${style.bold(report.agent)}: ${verb}${report.dry_run ? style.yellow(" (dry run: nothing written)") : ""}`,
+  ];
+  for (const f of report.files) {
+    const mark =
+      f.action === "created"
+        ? style.green("created ")
+        : f.action === "unchanged"
+          ? style.dim("unchanged")
+          : f.action.padEnd(9);
+    lines.push(
+      `  ${mark} ${f.path}${f.changes.length > 0 ? style.dim(`  ${f.changes.join(" ")}`) : ""}`,
+    );
+  }
+  for (const n of report.notes) lines.push(`  ${style.dim("note")} ${n}`);
+  if (report.undo !== null && !report.dry_run) lines.push(`undo: ${report.undo}`);
+  return lines.join("\n");
+}

@@ -1,0 +1,86 @@
+import type { HookAgent, HookEvent } from "./payload.ts";
+
+/**
+ * What a hook decided. `warn` lets the tool run and tells the agent why; `block` stops it (only
+ * PreToolUse blocks); `failed` is an internal failure, which never blocks the agent.
+ */
+export type HookOutcome =
+  | { kind: "ok"; summary: string }
+  | { kind: "warn"; summary: string; reason: string }
+  | { kind: "block"; summary: string; reason: string }
+  | { kind: "failed"; summary: string; message: string };
+
+/** What the hook process prints and how it exits. */
+export interface HookResponse {
+  exitCode: 0 | 2;
+  stdout: string;
+  stderr: string;
+}
+
+const AGENT_EVENT_NAMES: Record<HookAgent, Record<HookEvent, string>> = {
+  "claude-code": {
+    "session-start": "SessionStart",
+    "pre-tool-use": "PreToolUse",
+    "post-tool-use": "PostToolUse",
+    "session-end": "SessionEnd",
+  },
+  codex: {
+    "session-start": "SessionStart",
+    "pre-tool-use": "PreToolUse",
+    "post-tool-use": "PostToolUse",
+    "session-end": "SessionEnd",
+  },
+  gemini: {
+    "session-start": "SessionStart",
+    "pre-tool-use": "BeforeTool",
+    "post-tool-use": "AfterTool",
+    "session-end": "SessionEnd",
+  },
+  opencode: {
+    "session-start": "session.created",
+    "pre-tool-use": "tool.execute.before",
+    "post-tool-use": "tool.execute.after",
+    "session-end": "session.deleted",
+  },
+};
+
+/**
+ * Turn an outcome into the agent's protocol (pure). All three agents read exit code 2 as "block,
+ * and stderr is the reason the model sees". A warning goes out as JSON on stdout: Claude Code and
+ * Codex inject `hookSpecificOutput.additionalContext` into the model's context; Gemini CLI shows
+ * `systemMessage` (its BeforeTool has no context field). A failure exits 0 with the message on
+ * stderr: a broken recorder must never stop the agent.
+ */
+export function formatHookResponse(
+  outcome: HookOutcome,
+  options: { agent: HookAgent; event: HookEvent; json: boolean },
+): HookResponse {
+  if (options.json) {
+    // `--json`: the CLI contract (one document), for scripts and the OpenCode plugin.
+    const exitCode = outcome.kind === "block" ? 2 : 0;
+    return {
+      exitCode,
+      stdout: `${JSON.stringify({ event: options.event, ...outcome })}\n`,
+      stderr: "",
+    };
+  }
+  switch (outcome.kind) {
+    case "ok":
+      return { exitCode: 0, stdout: "", stderr: "" };
+    case "block":
+      return { exitCode: 2, stdout: "", stderr: `${outcome.reason}\n` };
+    case "failed":
+      return { exitCode: 0, stdout: "", stderr: `timewarp hook: ${outcome.message}\n` };
+    case "warn": {
+      const hookEventName = AGENT_EVENT_NAMES[options.agent][options.event];
+      const body =
+        options.agent === "gemini"
+          ? {
+              systemMessage: outcome.reason,
+              hookSpecificOutput: { hookEventName, additionalContext: outcome.reason },
+            }
+          : { hookSpecificOutput: { hookEventName, additionalContext: outcome.reason } };
+      return { exitCode: 0, stdout: `${JSON.stringify(body)}\n`, stderr: "" };
+    }
+  }
+}

@@ -1,0 +1,257 @@
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import {
+  type Clock,
+  errnoCode,
+  fromSystemError,
+  readJsonFile,
+  workspacePaths,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from "../core/index.ts";
+import type { InstallAgent } from "./agent-wiring.ts";
+import { type FileSpec, type InstallAssets, installSpecs } from "./plan-install.ts";
+
+export interface InstallOptions {
+  /** The project to wire (`--cwd`). */
+  root: string;
+  agent: InstallAgent;
+  /** How the agent starts timewarp (default `timewarp`, on PATH; e.g. `npx timewarp`). */
+  command?: string;
+  dryRun?: boolean;
+  clock: Clock;
+}
+
+export interface InstallFileReport {
+  path: string;
+  action: "created" | "updated" | "deleted" | "restored" | "unchanged";
+  /** What changed inside the file: `+hooks.PreToolUse`, `+mcpServers.timewarp`, `-block`, … */
+  changes: string[];
+}
+
+export interface InstallReport {
+  agent: InstallAgent;
+  operation: "install" | "uninstall";
+  dry_run: boolean;
+  /** False: the project already was as asked (a second run changes nothing). */
+  changed: boolean;
+  files: InstallFileReport[];
+  /** The command that undoes an install. */
+  undo: string | null;
+  notes: string[];
+}
+
+/** `.timewarp/install/<agent>.json`: what an install found and wrote, so uninstall restores it. */
+const InstallRecordSchema = z.object({
+  schema_version: z.literal(1),
+  agent: z.string(),
+  command: z.string(),
+  installed_at: z.string(),
+  files: z.array(
+    z.object({
+      path: z.string(),
+      /** The bytes before the first install (null: the file did not exist). */
+      original_b64: z.string().nullable(),
+      /** sha1 of what the install wrote; uninstall restores the original only while it still matches. */
+      installed_sha1: z.string(),
+    }),
+  ),
+});
+type InstallRecord = z.infer<typeof InstallRecordSchema>;
+
+const NOTES: Record<InstallAgent, string[]> = {
+  "claude-code": [
+    "Start Claude Code in this project; approve the `timewarp` MCP server from .mcp.json when asked.",
+    'Hooks run `timewarp` from PATH (npm i -g timewarp), or pass --command "npx timewarp".',
+  ],
+  gemini: [
+    "Gemini CLI reads hooks from .gemini/settings.json (hooks need a Gemini CLI release with hooks support); check with /hooks.",
+  ],
+  codex: [
+    "Codex loads a project's .codex/ only when the project is trusted; review and trust the hooks with /hooks.",
+  ],
+  opencode: [
+    "Restart OpenCode: it loads .opencode/plugins/*.js and the MCP server from opencode.json at startup.",
+  ],
+};
+
+/** The files in the package an install copies. */
+export function readInstallAssets(): InstallAssets {
+  const plugins = fileURLToPath(new URL("../../plugins/", import.meta.url));
+  return {
+    skill: readFileSync(
+      join(plugins, "claude-code", "skills", "timewarp-optimize", "SKILL.md"),
+      "utf8",
+    ),
+    opencodePlugin: readFileSync(join(plugins, "opencode", "timewarp.js"), "utf8"),
+  };
+}
+
+const sha1 = (text: string): string => createHash("sha1").update(text).digest("hex");
+
+function readText(abs: string): string | null {
+  try {
+    return readFileSync(abs, "utf8");
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return null;
+    throw fromSystemError(error, `reading ${abs}`);
+  }
+}
+
+function recordPath(root: string, agent: InstallAgent): string {
+  return join(workspacePaths(root).data, "install", `${agent}.json`);
+}
+
+function readRecord(root: string, agent: InstallAgent): InstallRecord | null {
+  const path = recordPath(root, agent);
+  return readText(path) === null ? null : readJsonFile(path, InstallRecordSchema);
+}
+
+function writeText(abs: string, text: string | null): void {
+  if (text === null) {
+    rmSync(abs, { force: true });
+    return;
+  }
+  mkdirSync(dirname(abs), { recursive: true });
+  writeFileAtomic(abs, text);
+}
+
+/**
+ * What uninstall should bring back. A re-install over a file still as the last install left it
+ * keeps that install's original; over a file the user changed since, the original becomes the
+ * user's current file without timewarp's entries (their new keys must survive an uninstall).
+ */
+function originalOf(
+  spec: FileSpec,
+  current: string | null,
+  previous: InstallRecord["files"][number] | undefined,
+): string | null {
+  if (current === null) return null;
+  if (previous === undefined) return Buffer.from(current).toString("base64");
+  if (sha1(current) === previous.installed_sha1) return previous.original_b64;
+  const without = spec.uninstall(current).text;
+  return without === null ? null : Buffer.from(without).toString("base64");
+}
+
+/**
+ * Wire timewarp into a project for one agent: merge hooks and the MCP server into the agent's
+ * settings (keeping every key of the user's), copy the skill or plugin module. Idempotent: a
+ * second run finds nothing to change, writes nothing and says so. Everything is planned (and an
+ * invalid settings file refused) before the first write; each file is written atomically.
+ */
+export function installAgent(options: InstallOptions): InstallReport {
+  const command = options.command ?? "timewarp";
+  const specs = installSpecs(options.agent, command, readInstallAssets());
+  const planned = specs.map((spec) => {
+    const abs = join(options.root, spec.path);
+    const current = readText(abs);
+    const next = spec.install(current);
+    return { spec, abs, current, next };
+  });
+  const files: InstallFileReport[] = planned.map(({ spec, current, next }) => ({
+    path: spec.path,
+    action: next.text === current ? "unchanged" : current === null ? "created" : "updated",
+    changes: next.changes.filter((c) => c !== "created"),
+  }));
+  const changed = files.some((f) => f.action !== "unchanged");
+  if (changed && options.dryRun !== true) {
+    const previous = readRecord(options.root, options.agent);
+    const record: InstallRecord = {
+      schema_version: 1,
+      agent: options.agent,
+      command,
+      installed_at: options.clock.now().toISOString(),
+      files: planned.map(({ spec, current, next }) => {
+        return {
+          path: spec.path,
+          original_b64: originalOf(
+            spec,
+            current,
+            previous?.files.find((f) => f.path === spec.path),
+          ),
+          installed_sha1: sha1(next.text),
+        };
+      }),
+    };
+    // The record goes first: a crash between files leaves a record whose hashes do not match,
+    // and uninstall then removes timewarp's entries structurally instead of restoring bytes.
+    mkdirSync(dirname(recordPath(options.root, options.agent)), { recursive: true });
+    writeJsonAtomic(recordPath(options.root, options.agent), record);
+    for (const p of planned) if (p.next.text !== p.current) writeText(p.abs, p.next.text);
+  }
+  return {
+    agent: options.agent,
+    operation: "install",
+    dry_run: options.dryRun === true,
+    changed,
+    files,
+    undo: `timewarp install --uninstall ${options.agent}`,
+    notes: changed ? NOTES[options.agent] : [],
+  };
+}
+
+/**
+ * Undo an install: a file still exactly as the install left it gets its original bytes back (or
+ * is deleted if the install created it); a file edited since loses only timewarp's entries.
+ */
+export function uninstallAgent(options: InstallOptions): InstallReport {
+  const record = readRecord(options.root, options.agent);
+  const command = options.command ?? record?.command ?? "timewarp";
+  const specs = installSpecs(options.agent, command, readInstallAssets());
+  const files: InstallFileReport[] = [];
+  const writes: { abs: string; text: string | null }[] = [];
+  for (const spec of specs) {
+    const abs = join(options.root, spec.path);
+    const current = readText(abs);
+    if (current === null) {
+      files.push({ path: spec.path, action: "unchanged", changes: [] });
+      continue;
+    }
+    const entry = record?.files.find((f) => f.path === spec.path);
+    if (entry !== undefined && sha1(current) === entry.installed_sha1) {
+      const original =
+        entry.original_b64 === null
+          ? null
+          : Buffer.from(entry.original_b64, "base64").toString("utf8");
+      if (original === current) {
+        files.push({ path: spec.path, action: "unchanged", changes: [] });
+        continue;
+      }
+      writes.push({ abs, text: original });
+      files.push({
+        path: spec.path,
+        action: original === null ? "deleted" : "restored",
+        changes: ["as before the install"],
+      });
+      continue;
+    }
+    const next = spec.uninstall(current);
+    if (next.text === current) {
+      files.push({ path: spec.path, action: "unchanged", changes: [] });
+      continue;
+    }
+    writes.push({ abs, text: next.text });
+    files.push({
+      path: spec.path,
+      action: next.text === null ? "deleted" : "updated",
+      changes: next.changes,
+    });
+  }
+  const changed = files.some((f) => f.action !== "unchanged");
+  if (options.dryRun !== true) {
+    for (const w of writes) writeText(w.abs, w.text);
+    if (record !== null) rmSync(recordPath(options.root, options.agent), { force: true });
+  }
+  return {
+    agent: options.agent,
+    operation: "uninstall",
+    dry_run: options.dryRun === true,
+    changed,
+    files,
+    undo: null,
+    notes: [],
+  };
+}

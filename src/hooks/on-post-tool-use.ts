@@ -1,0 +1,156 @@
+import { lstatSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { appendEvent, errnoCode, workspacePaths } from "../core/index.ts";
+import type { HookOutcome } from "./hook-outcome.ts";
+import { pendingFile } from "./hook-paths.ts";
+import { capturedBytes, readPendingCapture, removePendingCapture } from "./pending-capture.ts";
+import type { HookContext } from "./run-hook.ts";
+import { editTargets, toolKind } from "./tool-kinds.ts";
+
+/** Shell-made changes above this size, or with a NUL byte, are not put in the ledger (binary). */
+const MAX_SHELL_TEXT_BYTES = 2 * 1024 * 1024;
+
+function isText(bytes: Uint8Array | null): boolean {
+  if (bytes === null) return true;
+  if (bytes.length > MAX_SHELL_TEXT_BYTES) return false;
+  // git's heuristic: a NUL byte in the first 8000 bytes means binary.
+  return !bytes.subarray(0, 8000).includes(0);
+}
+
+function readNow(root: string, path: string): { bytes: Buffer | null; mode: "100644" | "100755" } {
+  const abs = join(root, path);
+  try {
+    const st = lstatSync(abs);
+    if (!st.isFile()) return { bytes: null, mode: "100644" };
+    return { bytes: readFileSync(abs), mode: (st.mode & 0o111) !== 0 ? "100755" : "100644" };
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === "ENOENT" || code === "ENOTDIR") return { bytes: null, mode: "100644" };
+    throw error;
+  }
+}
+
+const gitMode = (mode: number | null): "100644" | "100755" | undefined =>
+  mode === null ? undefined : (mode & 0o111) !== 0 ? "100755" : "100644";
+
+/**
+ * PostToolUse. After an edit tool: one ledger record per file, with the pre-image PreToolUse
+ * captured and the file as it is now. After a shell tool: a stat-cache rescan against the
+ * baseline PreToolUse took; every changed text file goes into the ledger as tool `shell`, and a
+ * `shell.changed` event lists them all. This is how edits made through the shell (sed -i, a
+ * code generator, git checkout) become undoable like any other.
+ */
+export async function onPostToolUse(ctx: HookContext): Promise<HookOutcome> {
+  const kind = toolKind(ctx.payload.tool_name);
+  const tool = ctx.payload.tool_name ?? "";
+  if (kind === "other") return { kind: "ok", summary: `${tool}: not an edit or shell tool` };
+  const file = pendingFile(ctx.root, ctx.payload);
+  const capture = readPendingCapture(file);
+  const { recordEdit } = await import("../ledger/index.ts");
+  const toolParams =
+    typeof ctx.payload.tool_input === "object"
+      ? ctx.payload.tool_input
+      : { input: ctx.payload.tool_input ?? null };
+  const common = {
+    root: ctx.root,
+    clock: ctx.clock,
+    random: ctx.random,
+    sessionId: ctx.payload.session_id,
+  };
+
+  if (kind === "edit") {
+    if (capture === null) {
+      const named = editTargets(ctx.payload, ctx.root).paths;
+      return {
+        kind: "failed",
+        summary: `${tool}: no pre-image`,
+        message: `no pre-image for ${tool} on ${named.join(", ") || "(no file named)"}: PreToolUse did not run for this call (is the PreToolUse hook installed?); the edit was not recorded`,
+      };
+    }
+    const ops: string[] = [];
+    const skipped: string[] = [];
+    for (const f of capture.files) {
+      if (f.skipped !== null) {
+        skipped.push(`${f.path} (${f.skipped})`);
+        continue;
+      }
+      const now = readNow(ctx.root, f.path);
+      const before = f.exists ? capturedBytes(f) : null;
+      const beforeMode = gitMode(f.mode);
+      const result = await recordEdit({
+        ...common,
+        file: f.path,
+        before,
+        after: now.bytes,
+        tool,
+        toolParams,
+        afterMode: now.mode,
+        ...(beforeMode !== undefined ? { beforeMode } : {}),
+      });
+      if (result.snapshotId !== null) ops.push(result.snapshotId);
+    }
+    removePendingCapture(file);
+    const note = skipped.length > 0 ? `; not recorded: ${skipped.join(", ")}` : "";
+    return {
+      kind: "ok",
+      summary: `${tool}: ${ops.length} ledger record(s) ${ops.join(" ")}${note}`,
+    };
+  }
+
+  const { rescanAfterShell } = await import("./shell-scan.ts");
+  const scan = rescanAfterShell(ctx.root, capture?.baseline_manifest ?? null);
+  removePendingCapture(file);
+  if (scan.changes.length === 0) return { kind: "ok", summary: `${tool}: no file changed` };
+  const { createObjectStore } = await import("../store/index.ts");
+  const store = createObjectStore(workspacePaths(ctx.root).objects);
+  const read = (oid: string | null): Buffer | null | undefined => {
+    if (oid === null) return null;
+    return store.has(oid) ? store.read(oid) : undefined;
+  };
+  const command =
+    typeof toolParams.command === "string"
+      ? toolParams.command
+      : JSON.stringify(toolParams.command ?? "");
+  const ops: string[] = [];
+  const notRecorded: string[] = [];
+  for (const change of scan.changes) {
+    const before = read(change.before);
+    const after = read(change.after);
+    if (before === undefined || after === undefined) {
+      notRecorded.push(`${change.path} (content not in the object store)`);
+      continue;
+    }
+    if (!isText(before) || !isText(after)) {
+      notRecorded.push(`${change.path} (binary or large)`);
+      continue;
+    }
+    const result = await recordEdit({
+      ...common,
+      file: change.path,
+      before,
+      after,
+      tool: "shell",
+      description: `shell: ${command.length > 200 ? `${command.slice(0, 200)}…` : command}`,
+      toolParams: { ...toolParams, agent_tool: tool },
+    });
+    if (result.snapshotId !== null) ops.push(result.snapshotId);
+  }
+  appendEvent(
+    workspacePaths(ctx.root).events,
+    "shell.changed",
+    {
+      files: scan.changes.map((c) => c.path),
+      session_id: ctx.payload.session_id,
+      tool,
+      operations: ops,
+      not_recorded: notRecorded,
+      baseline_moved: scan.baselineMoved,
+    },
+    ctx.clock,
+  );
+  const note = notRecorded.length > 0 ? `; not recorded: ${notRecorded.join(", ")}` : "";
+  return {
+    kind: "ok",
+    summary: `${tool}: ${scan.changes.length} file(s) changed, ${ops.length} ledger record(s)${note}`,
+  };
+}

@@ -1,0 +1,67 @@
+import type { HookOutcome } from "./hook-outcome.ts";
+import { pendingFile } from "./hook-paths.ts";
+import { captureFile, removePendingCapture, writePendingCapture } from "./pending-capture.ts";
+import type { HookContext } from "./run-hook.ts";
+import { editTargets, toolKind } from "./tool-kinds.ts";
+
+/**
+ * PreToolUse. Before an edit tool: the drift guards (when a goal is set), then the pre-image of
+ * every file the tool names, kept for PostToolUse. Before a shell tool: a stat-cache scan, the
+ * baseline that PostToolUse diffs against. Other tools pass untouched.
+ */
+export async function onPreToolUse(ctx: HookContext): Promise<HookOutcome> {
+  const kind = toolKind(ctx.payload.tool_name);
+  const tool = ctx.payload.tool_name ?? "";
+  if (kind === "other") return { kind: "ok", summary: `${tool}: not an edit or shell tool` };
+  const file = pendingFile(ctx.root, ctx.payload);
+  if (kind === "shell") {
+    const { scanBaseline } = await import("./shell-scan.ts");
+    const scan = scanBaseline(ctx.root);
+    writePendingCapture({
+      file,
+      capture: {
+        session_id: ctx.payload.session_id,
+        tool_name: tool,
+        tool_use_id: ctx.payload.tool_use_id ?? null,
+        files: [],
+        baseline_manifest: scan.id,
+      },
+      clock: ctx.clock,
+    });
+    return {
+      kind: "ok",
+      summary: `${tool}: baseline of ${scan.files} files (${scan.rehashed} re-read)`,
+    };
+  }
+
+  const targets = editTargets(ctx.payload, ctx.root);
+  const { checkGoal } = await import("./goal-guard.ts");
+  const verdict = await checkGoal(ctx, targets.paths);
+  if (verdict.action === "rollback") {
+    removePendingCapture(file);
+    return {
+      kind: "block",
+      summary: `${tool}: blocked by the drift guards`,
+      reason: `timewarp blocked this ${tool} on ${targets.paths.join(", ")}: ${verdict.reasons.join("; ")}`,
+    };
+  }
+  writePendingCapture({
+    file,
+    capture: {
+      session_id: ctx.payload.session_id,
+      tool_name: tool,
+      tool_use_id: ctx.payload.tool_use_id ?? null,
+      files: targets.paths.map((p) => captureFile(ctx.root, p)),
+      baseline_manifest: null,
+    },
+    clock: ctx.clock,
+  });
+  const captured = `${tool}: pre-image of ${targets.paths.length} file(s)`;
+  if (verdict.action === "warn")
+    return {
+      kind: "warn",
+      summary: `${captured}; drift warning`,
+      reason: `timewarp drift warning for ${targets.paths.join(", ")}: ${verdict.reasons.join("; ")}`,
+    };
+  return { kind: "ok", summary: captured };
+}

@@ -1,0 +1,34 @@
+import type { HookOutcome } from "./hook-outcome.ts";
+import type { HookContext } from "./run-hook.ts";
+
+/**
+ * SessionStart: `on_session_start` (seed §9) — the session snapshot, cleanup, and the session
+ * remembered with its transcript path so `issue_report` exports the right chat later. A
+ * `compact` start (Claude Code compacting the same conversation) only refreshes the record: the
+ * workspace did not start anew.
+ */
+export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
+  const { rememberSession, startSession } = await import("../timemachine/index.ts");
+  const transcript = ctx.payload.transcript_path ?? undefined;
+  if (ctx.payload.source === "compact") {
+    rememberSession({
+      root: ctx.root,
+      sessionId: ctx.payload.session_id,
+      ...(transcript !== undefined ? { transcriptPath: transcript } : {}),
+      clock: ctx.clock,
+    });
+    return { kind: "ok", summary: `session ${ctx.payload.session_id} refreshed (compact)` };
+  }
+  const result = await startSession({
+    root: ctx.root,
+    sessionId: ctx.payload.session_id,
+    ...(transcript !== undefined ? { transcriptPath: transcript } : {}),
+    clock: ctx.clock,
+    random: ctx.random,
+  });
+  const partial = result.partial ? `, partial: ${result.skipped.length} path(s) skipped` : "";
+  return {
+    kind: "ok",
+    summary: `session ${result.session_id}: snapshot ${result.snapshot_id} (${result.files} files${partial})`,
+  };
+}

@@ -1,0 +1,143 @@
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { appendEvent, type Clock, DATA_DIR, type Random, workspacePaths } from "../core/index.ts";
+import { formatHookResponse, type HookOutcome, type HookResponse } from "./hook-outcome.ts";
+import {
+  detectAgent,
+  type HookAgent,
+  type HookEvent,
+  type HookPayload,
+  parseHookPayload,
+} from "./payload.ts";
+
+/** What every event handler receives. */
+export interface HookContext {
+  root: string;
+  event: HookEvent;
+  payload: HookPayload;
+  agent: HookAgent;
+  clock: Clock;
+  random: Random;
+}
+
+export interface RunHookOptions {
+  event: HookEvent;
+  /** The raw stdin text. */
+  input: string;
+  /** An explicit workspace root (`--cwd`); otherwise found from the payload's `cwd`. */
+  root?: string;
+  /** Who calls (`--agent`); otherwise guessed from the payload. */
+  agent?: HookAgent;
+  /** Print the CLI's one JSON document instead of the agent's protocol. */
+  json?: boolean;
+  clock: Clock;
+  random: Random;
+}
+
+export interface HookRun extends HookResponse {
+  outcome: HookOutcome;
+  root: string;
+}
+
+/**
+ * The hook entry: parse the payload, run the event's handler, and answer in the agent's protocol.
+ * This is the process boundary where errors are handled once: an internal failure (bad payload,
+ * full disk, a bug) becomes exit 0 with a message on stderr and a `hook.failed` event, never a
+ * block. Handlers and the capabilities they call are loaded lazily, per event, so a hook process
+ * pays only for what its event needs.
+ *
+ * @example
+ *   const run = await runHook({ event: "post-tool-use", input: stdinText, clock: systemClock, random: systemRandom });
+ *   process.stdout.write(run.stdout); process.stderr.write(run.stderr); process.exitCode = run.exitCode;
+ */
+export async function runHook(options: RunHookOptions): Promise<HookRun> {
+  const parsed = parseHookPayload(options.input, options.event);
+  const fallbackRoot = options.root ?? findWorkspaceRoot(process.cwd());
+  if (!parsed.ok) {
+    const message = `invalid ${options.event} payload: ${parsed.issues.join("; ")}`;
+    return finish(options, fallbackRoot, options.agent ?? "claude-code", {
+      kind: "failed",
+      summary: "payload rejected",
+      message,
+    });
+  }
+  const payload = parsed.value;
+  const root =
+    options.root ?? (payload.cwd !== undefined ? findWorkspaceRoot(payload.cwd) : fallbackRoot);
+  const agent = options.agent ?? detectAgent(payload);
+  const ctx: HookContext = {
+    root,
+    event: options.event,
+    payload,
+    agent,
+    clock: options.clock,
+    random: options.random,
+  };
+  let outcome: HookOutcome;
+  try {
+    outcome = await dispatch(ctx);
+  } catch (error) {
+    outcome = {
+      kind: "failed",
+      summary: "internal failure",
+      message: error instanceof Error ? error.message : String(error),
+    };
+  }
+  return finish(options, root, agent, outcome);
+}
+
+async function dispatch(ctx: HookContext): Promise<HookOutcome> {
+  switch (ctx.event) {
+    case "session-start":
+      return (await import("./on-session-start.ts")).onSessionStart(ctx);
+    case "pre-tool-use":
+      return (await import("./on-pre-tool-use.ts")).onPreToolUse(ctx);
+    case "post-tool-use":
+      return (await import("./on-post-tool-use.ts")).onPostToolUse(ctx);
+    case "session-end":
+      return (await import("./on-session-end.ts")).onSessionEnd(ctx);
+  }
+}
+
+function finish(
+  options: RunHookOptions,
+  root: string,
+  agent: HookAgent,
+  outcome: HookOutcome,
+): HookRun {
+  if (outcome.kind === "failed") recordFailure(root, options, outcome.message);
+  const response = formatHookResponse(outcome, {
+    agent,
+    event: options.event,
+    json: options.json === true,
+  });
+  return { ...response, outcome, root };
+}
+
+function recordFailure(root: string, options: RunHookOptions, message: string): void {
+  try {
+    appendEvent(
+      workspacePaths(root).events,
+      "hook.failed",
+      { event: options.event, message },
+      options.clock,
+    );
+  } catch {
+    // The bus itself is unwritable (disk full, read-only): stderr already carries the message.
+  }
+}
+
+/**
+ * The workspace a hook works on: the nearest directory at or above `start` that holds a
+ * `.timewarp/` (an agent may run from a subdirectory), else `start` itself.
+ */
+export function findWorkspaceRoot(start: string): string {
+  const first = resolve(start);
+  let dir = first;
+  for (;;) {
+    if (existsSync(join(dir, DATA_DIR))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return first;
+    dir = parent;
+  }
+}
