@@ -175,7 +175,7 @@ export function checkFilePatch(
     let reason = "";
     if (recorded >= cursor && matchesAt(file, recorded, s.old)) found = recorded;
     else reason = mismatchReason(file, recorded, s.old);
-    for (let f = 0; found < 0 && f <= fuzz && (f > 0 || opts.allowOffset); f++) {
+    for (let f = opts.allowOffset ? 0 : 1; found < 0 && f <= fuzz; f++) {
       const lead = Math.min(f, s.lead);
       const trail = Math.min(f, s.trail);
       const old = s.old.slice(lead, s.old.length - trail);
