@@ -277,13 +277,24 @@ proc ::skillpilot::check_script {script} {
 
 # ── heartbeat and loop ────────────────────────────────────────────────────────────────────────
 
+# The runner is alive while /proc/<pid> exists and is not a zombie (Linux only; elsewhere assumed).
+proc ::skillpilot::runner_alive {pid} {
+    if {[catch {
+        set f [open /proc/$pid/stat r]
+        set stat [read $f]
+        close $f
+    }]} { return 0 }
+    set state [lindex [string range $stat [expr {[string last ")" $stat] + 2}] end] 0]
+    return [expr {$state ni {Z X}}]
+}
+
 proc ::skillpilot::beat {} {
     variable run_dir; variable beats; variable last_beat; variable runner_pid
     incr beats
     set last_beat [clock milliseconds]
     write_atomic [file join $run_dir session heartbeat] "$beats [now_iso] [pid]\n"
     # An orphaned session (its runner killed -9) ends itself instead of idling forever.
-    if {$runner_pid ne "" && [file isdirectory /proc/self] && ![file exists /proc/$runner_pid]} {
+    if {$runner_pid ne "" && [file isdirectory /proc/self] && ![runner_alive $runner_pid]} {
         log "runner pid $runner_pid is gone; ending the session"
         ::skillpilot::real_exit 0
     }

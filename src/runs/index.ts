@@ -48,7 +48,7 @@ export type {
   ToolSession,
 } from "./session.ts";
 /** A tool session behind the file protocol (used by runSkill and the benchmark). */
-export { endProcessGroup, processGroupAlive, startSession } from "./session.ts";
+export { endProcessGroup, pidAlive, processGroupAlive, startSession } from "./session.ts";
 export type { SkillEntry } from "./skills.ts";
 export { findSkill, listSkills } from "./skills.ts";
 export type { JobFailure, SessionObservation } from "./taxonomy.ts";

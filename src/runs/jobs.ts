@@ -24,7 +24,7 @@ import {
   runPathsFor,
   runsRootFor,
 } from "./run-dir.ts";
-import { endProcessGroup, processGroupAlive } from "./session.ts";
+import { endProcessGroup, pidAlive, processGroupAlive } from "./session.ts";
 import { formatSummaryMarkdown } from "./summary.ts";
 
 /** One line of `skill runs`. */
@@ -76,7 +76,7 @@ export async function closeStaleJobs(options: {
     const m = readManifest(runDir);
     if (m?.status !== "RUNNING") continue;
     if (m.runtime.host !== undefined && m.runtime.host !== hostname()) continue;
-    if (m.runtime.pid !== undefined && isProcessAlive(m.runtime.pid)) continue;
+    if (m.runtime.pid !== undefined && pidAlive(m.runtime.pid)) continue;
     const paths = runPathsFor(runDir);
     const pgid = m.runtime.session?.pgid;
     if (pgid !== undefined && processGroupAlive(pgid)) await endProcessGroup(pgid);

@@ -110,6 +110,22 @@ export function processGroupAlive(pgid: number): boolean {
   return false;
 }
 
+/** True while `pid` runs (a zombie waiting to be reaped does not count, on Linux). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return errnoCode(error) === "EPERM";
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+    return state !== "Z" && state !== "X";
+  } catch {
+    return existsSync("/proc/self/stat") ? false : true;
+  }
+}
+
 function killGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);
@@ -263,12 +279,7 @@ export async function startSession(options: StartSessionOptions): Promise<ToolSe
   const toolAlive = () => {
     if (exit) return false;
     if (!sameHost) return true;
-    try {
-      process.kill(readyInfo.pid, 0);
-      return true;
-    } catch (error) {
-      return errnoCode(error) === "EPERM";
-    }
+    return pidAlive(readyInfo.pid);
   };
 
   // ── ack wake-ups: fs.watch on ack/ with a polling fallback ────────────────
