@@ -1,0 +1,90 @@
+import type { DraftEvent } from "./phases.ts";
+import { parseTestOutput, stripAnsi, testFramework } from "./test-output.ts";
+
+const PROMPT =
+  /^(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^$#%]*)?\s*)?[$%❯]\s+(.+)$|^PS [^>]*>\s+(.+)$/;
+const EXIT = /(?:exit(?:ed)?(?:\s+with)?(?:\s+code|\s+status)?[:=\s]+|\[exit\s+)(\d+)\]?/gi;
+
+export interface TermExtraction {
+  events: DraftEvent[];
+  warnings: string[];
+}
+
+/**
+ * Test events from a terminal log: each prompt line (`$ cmd`, `user@host:~/x$ cmd`, `❯ cmd`)
+ * starts a command; test commands (pytest, npm/vitest/jest, go test, mvn, cargo test) become
+ * events with pass/fail counts parsed from their output. A log without prompts is read as one
+ * run of whichever framework its output shows. Pure.
+ */
+export function extractTermEvents(text: string): TermExtraction {
+  const lines = text.replace(/\r\n/g, "\n").split("\n");
+  const sections: { cmd: string | undefined; line: number; output: string[] }[] = [];
+  let current: { cmd: string | undefined; line: number; output: string[] } = {
+    cmd: undefined,
+    line: 1,
+    output: [],
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const l = stripAnsi(lines[i] ?? "");
+    const m = l.match(PROMPT);
+    const cmd = (m?.[1] ?? m?.[2])?.trim();
+    if (cmd !== undefined && cmd !== "") {
+      sections.push(current);
+      current = { cmd, line: i + 1, output: [] };
+    } else current.output.push(l);
+  }
+  sections.push(current);
+  const events: DraftEvent[] = [];
+  const warnings: string[] = [];
+  const sawPrompt = sections.some((s) => s.cmd !== undefined);
+  for (const s of sections) {
+    const output = s.output.join("\n");
+    if (s.cmd === undefined) {
+      if (sawPrompt) continue;
+      const result = parseTestOutput(output);
+      if (result !== undefined) {
+        events.push({
+          tool: "shell",
+          cmd: result.framework,
+          source: "term",
+          confidence: 0.6,
+          result: { ...result, exit_code: lastExit(output) },
+        });
+      }
+      continue;
+    }
+    const framework = testFramework(s.cmd);
+    if (framework === undefined) continue;
+    const parsed = parseTestOutput(output, framework);
+    const exit = lastExit(output);
+    if (parsed === undefined && exit === null)
+      warnings.push(`line ${s.line}: \`${s.cmd}\` has no test summary in its output`);
+    events.push({
+      tool: "shell",
+      cmd: s.cmd,
+      source: "term",
+      confidence: parsed !== undefined ? 1 : 0.7,
+      ...(parsed !== undefined || exit !== null
+        ? {
+            result: {
+              ...(parsed ?? {
+                framework,
+                passed: 0,
+                failed: exit !== null && exit !== 0 ? 1 : 0,
+                skipped: 0,
+              }),
+              exit_code: exit,
+            },
+          }
+        : {}),
+    });
+  }
+  if (events.length === 0) warnings.push("term.log: no test command found");
+  return { events, warnings };
+}
+
+function lastExit(output: string): number | null {
+  let last: number | null = null;
+  for (const m of output.matchAll(EXIT)) last = Number.parseInt(m[1] ?? "0", 10);
+  return last;
+}

@@ -1,0 +1,193 @@
+import { createReadStream } from "node:fs";
+import { isAbsolute, relative } from "node:path";
+import { createInterface } from "node:readline";
+import { fromSystemError } from "../core/index.ts";
+import type { DraftEvent } from "./phases.ts";
+import { parseTestOutput, testFramework } from "./test-output.ts";
+
+export interface TranscriptExtraction {
+  events: DraftEvent[];
+  /** Torn or foreign lines, with their 1-based line numbers; the rest was still read. */
+  warnings: string[];
+  lines: number;
+}
+
+const EDIT_TOOLS = new Set(["Edit", "MultiEdit", "Write", "NotebookEdit"]);
+const clip = (s: string, n = 4000) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+function asRecord(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === "object" && v !== null && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : undefined;
+}
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+function diffEvidence(tool: string, input: Record<string, unknown>): string {
+  const lines = [`@@ ${tool} @@`];
+  const add = (prefix: string, text: string | undefined) => {
+    if (text === undefined) return;
+    for (const l of text.split("\n")) lines.push(`${prefix}${l}`);
+  };
+  if (tool === "MultiEdit" && Array.isArray(input.edits)) {
+    for (const e of input.edits) {
+      const r = asRecord(e);
+      add("-", str(r?.old_string));
+      add("+", str(r?.new_string));
+    }
+  } else if (tool === "Write") add("+", str(input.content));
+  else if (tool === "NotebookEdit") add("+", str(input.new_source));
+  else {
+    add("-", str(input.old_string));
+    add("+", str(input.new_string));
+  }
+  return clip(lines.join("\n"));
+}
+
+function resultText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((c) => str(asRecord(c)?.text) ?? "")
+      .filter((s) => s !== "")
+      .join("\n");
+  }
+  return "";
+}
+
+/**
+ * Events from a Claude Code transcript (JSONL), exactly: assistant `tool_use` blocks for
+ * Edit/MultiEdit/Write/NotebookEdit become edits (dropped when their `tool_result` is an error),
+ * Bash test commands become test events with counts from their result, TodoWrite/ExitPlanMode
+ * become plans. Assistant prose is ignored (no guessing). Streams line by line: memory is
+ * bounded by the number of events, not the file size. A torn line is a warning with its number.
+ */
+export async function extractTranscriptEvents(
+  path: string,
+  options: { root?: string } = {},
+): Promise<TranscriptExtraction> {
+  const events: (DraftEvent & { _drop?: boolean })[] = [];
+  const pending = new Map<string, { event: DraftEvent & { _drop?: boolean }; tool: string }>();
+  const warnings: string[] = [];
+  const plans = new Set<string>();
+  let n = 0;
+  const stream = createReadStream(path, { encoding: "utf8", highWaterMark: 1 << 20 });
+  const rl = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+  try {
+    for await (const raw of rl) {
+      n++;
+      if (raw.trim() === "") continue;
+      // Cheap skip: only lines carrying tool calls or results matter (most bytes are prose and results of reads).
+      if (!raw.includes('"tool_use"') && !raw.includes('"tool_result"')) {
+        if (!raw.trimEnd().endsWith("}"))
+          warnings.push(`line ${n}: not valid JSON (torn line?), skipped`);
+        continue;
+      }
+      let line: Record<string, unknown> | undefined;
+      try {
+        line = asRecord(JSON.parse(raw));
+      } catch {
+        warnings.push(`line ${n}: not valid JSON (torn line?), skipped`);
+        continue;
+      }
+      if (line === undefined) continue;
+      const cwd = str(line.cwd) ?? options.root;
+      const message = asRecord(line.message);
+      const content = message?.content;
+      if (!Array.isArray(content)) continue;
+      for (const part of content) {
+        const block = asRecord(part);
+        if (block === undefined) continue;
+        if (block.type === "tool_use") {
+          const name = str(block.name) ?? "";
+          const id = str(block.id) ?? `line${n}`;
+          const input = asRecord(block.input) ?? {};
+          if (EDIT_TOOLS.has(name)) {
+            const file = str(input.file_path) ?? str(input.notebook_path);
+            const where =
+              file === undefined
+                ? undefined
+                : cwd !== undefined && isAbsolute(file)
+                  ? relative(cwd, file)
+                  : file;
+            const ev: DraftEvent = {
+              tool: "edit",
+              ...(where !== undefined ? { where } : {}),
+              why: `${name} (transcript line ${n})`,
+              confidence: 1,
+              evidence: diffEvidence(name, input),
+              source: "transcript",
+              ...(name === "Write" ? {} : { change: "modified" as const }),
+            };
+            events.push(ev);
+            pending.set(id, { event: ev, tool: name });
+          } else if (name === "Bash") {
+            const cmd = str(input.command) ?? "";
+            if (testFramework(cmd) !== undefined) {
+              const ev: DraftEvent = { tool: "shell", cmd, source: "transcript", confidence: 1 };
+              events.push(ev);
+              pending.set(id, { event: ev, tool: name });
+            }
+          } else if (name === "TodoWrite" && Array.isArray(input.todos)) {
+            for (const t of input.todos) {
+              const c = str(asRecord(t)?.content);
+              if (c !== undefined && !plans.has(c)) {
+                plans.add(c);
+                events.push({ tool: "plan", why: c, source: "transcript", confidence: 1 });
+              }
+            }
+          } else if (name === "ExitPlanMode") {
+            const plan = str(input.plan);
+            if (plan !== undefined)
+              events.push({
+                tool: "plan",
+                why: clip(plan, 2000),
+                source: "transcript",
+                confidence: 1,
+              });
+          }
+        } else if (block.type === "tool_result") {
+          const id = str(block.tool_use_id);
+          const p = id === undefined ? undefined : pending.get(id);
+          if (p === undefined || id === undefined) continue;
+          pending.delete(id);
+          const text = resultText(block.content);
+          const isError = block.is_error === true;
+          if (p.event.tool === "edit") {
+            if (isError) p.event._drop = true;
+            continue;
+          }
+          const exit = text.match(/Exit code (\d+)/)?.[1];
+          const parsed = parseTestOutput(text, testFramework(p.event.cmd ?? ""));
+          const exitCode =
+            exit !== undefined ? Number.parseInt(exit, 10) : isError ? 1 : parsed ? null : 0;
+          p.event.result = {
+            ...(parsed ?? {
+              framework: testFramework(p.event.cmd ?? "") ?? "unknown",
+              passed: 0,
+              failed: 0,
+              skipped: 0,
+            }),
+            exit_code: exitCode,
+          };
+        }
+      }
+    }
+  } catch (error) {
+    throw fromSystemError(error, `reading transcript ${path}`);
+  } finally {
+    rl.close();
+    stream.destroy();
+  }
+  for (const [, p] of pending) {
+    warnings.push(
+      `${p.tool} call${p.event.where ? ` on ${p.event.where}` : ""} has no tool_result (transcript cut off?)`,
+    );
+  }
+  const kept: DraftEvent[] = [];
+  for (const e of events) {
+    if (e._drop === true) continue;
+    delete e._drop;
+    kept.push(e);
+  }
+  return { events: kept, warnings, lines: n };
+}

@@ -1,0 +1,154 @@
+import { readFileSync } from "node:fs";
+import { isAbsolute, relative, sep } from "node:path";
+import ignore, { type Ignore } from "ignore";
+import { ErrorCode, errnoCode, fromSystemError, TimewarpError } from "../core/index.ts";
+import { type Goal, GoalSchema } from "./schemas.ts";
+
+/** A validated goal plus the warnings a person should see (e.g. contradictory lists). */
+export interface ParsedGoal {
+  goal: Goal;
+  warnings: string[];
+}
+
+export type GoalResult = { ok: true; value: ParsedGoal } | { ok: false; issues: string[] };
+
+/** Validate a goal document; issues name the field (`weights.scope: …`). Pure. */
+export function parseGoal(value: unknown): GoalResult {
+  const result = GoalSchema.safeParse(value);
+  if (!result.success) {
+    return {
+      ok: false,
+      issues: result.error.issues.map(
+        (i) => `${i.path.length > 0 ? i.path.join(".") : "(root)"}: ${i.message}`,
+      ),
+    };
+  }
+  const goal = result.data;
+  const warnings: string[] = [];
+  const black = new Set(goal.blacklist);
+  for (const pattern of goal.whitelist) {
+    if (black.has(pattern)) {
+      warnings.push(
+        `goal: ${JSON.stringify(pattern)} is in both whitelist and blacklist; the blacklist wins`,
+      );
+    }
+  }
+  return { ok: true, value: { goal, warnings } };
+}
+
+/** Read and validate `goal.json`; GOAL_INVALID naming the file and the field, NOT_FOUND when absent. */
+export function readGoal(path: string): ParsedGoal {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") {
+      throw new TimewarpError(
+        ErrorCode.GOAL_INVALID,
+        `${path} does not exist (every run needs a goal.json)`,
+        {
+          data: { file: path },
+        },
+      );
+    }
+    throw fromSystemError(error, `reading ${path}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new TimewarpError(
+      ErrorCode.GOAL_INVALID,
+      `${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+      { data: { file: path } },
+    );
+  }
+  const parsed = parseGoal(json);
+  if (!parsed.ok) {
+    throw new TimewarpError(ErrorCode.GOAL_INVALID, `${path}: ${parsed.issues.join("; ")}`, {
+      data: { file: path, issues: parsed.issues },
+    });
+  }
+  return parsed.value;
+}
+
+/** A goal with its glob lists compiled once (a PreToolUse hook checks many paths per call). */
+export interface CompiledGoal {
+  goal: Goal;
+  /** Which list decides a path, and the rule that matched (for reasons). */
+  classify: (path: string) => PathClass;
+}
+
+export interface PathClass {
+  /** The path, normalized to forward slashes and relative to the workspace. */
+  path: string;
+  whitelisted: string | null;
+  blacklisted: string | null;
+  protectedBy: string | null;
+  baseline: boolean;
+  /** Absolute or escaping the workspace (`../`): never in scope. */
+  outside: boolean;
+}
+
+/** Compile the goal's gitignore-like lists (`ignore`): `docs/` matches everything under docs. */
+export function compileGoal(goal: Goal): CompiledGoal {
+  const white = matcher(goal.whitelist);
+  const black = matcher(goal.blacklist);
+  const prot = matcher(goal.protected);
+  const baseline = new Set(goal.baseline.map((p) => normalizePath(p).path));
+  return {
+    goal,
+    classify(raw) {
+      const { path, outside } = normalizePath(raw);
+      if (outside || path === "") {
+        return {
+          path,
+          whitelisted: null,
+          blacklisted: null,
+          protectedBy: null,
+          baseline: false,
+          outside: true,
+        };
+      }
+      return {
+        path,
+        whitelisted: white(path),
+        blacklisted: black(path),
+        protectedBy: prot(path),
+        baseline: baseline.has(path),
+        outside: false,
+      };
+    },
+  };
+}
+
+function matcher(patterns: readonly string[]): (path: string) => string | null {
+  if (patterns.length === 0) return () => null;
+  const ig: Ignore = ignore().add(patterns as string[]);
+  return (path) => {
+    const r = ig.checkIgnore(path);
+    return r.ignored ? (r.rule?.pattern ?? "?") : null;
+  };
+}
+
+/**
+ * Workspace-relative, forward slashes, no `./`. `root` relativizes absolute paths (Claude Code's
+ * `file_path` is absolute); an absolute path outside the root, or one climbing out with `..`, is `outside`.
+ */
+export function normalizePath(raw: string, root?: string): { path: string; outside: boolean } {
+  let p = raw.trim();
+  if (root !== undefined && isAbsolute(p)) p = relative(root, p);
+  p = p.split(sep).join("/").replace(/\\/g, "/");
+  while (p.startsWith("./")) p = p.slice(2);
+  p = p.replace(/\/{2,}/g, "/");
+  if (p.startsWith("/") || /^[A-Za-z]:\//.test(p)) return { path: p, outside: true };
+  const parts: string[] = [];
+  for (const part of p.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (parts.length === 0) return { path: p, outside: true };
+      parts.pop();
+    } else parts.push(part);
+  }
+  return { path: parts.join("/"), outside: false };
+}

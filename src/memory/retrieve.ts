@@ -1,0 +1,115 @@
+import MiniSearch from "minisearch";
+import type { PatternCard } from "./schemas.ts";
+import { tokenize } from "./tokenize.ts";
+
+export interface RetrievedCard {
+  card: PatternCard;
+  /** BM25 score from MiniSearch (field-boosted). */
+  score: number;
+  /** The query tokens this card matched. */
+  matched: string[];
+  /** IDF-weighted share of the query's distinct tokens this card matched (rare words count more). */
+  coverage: number;
+}
+
+export interface SearchOptions {
+  limit?: number;
+  /**
+   * Minimum IDF-weighted share of the query's distinct tokens a card must match (default 0.4),
+   * and at least two tokens when the query has two or more: no card is better than an unrelated
+   * one that shares only common words ("test", "readme").
+   */
+  minCoverage?: number;
+}
+
+/** A BM25 index over pattern cards (MiniSearch), built once and searched many times. */
+export interface CardIndex {
+  search(objective: string, options?: SearchOptions): RetrievedCard[];
+  size: number;
+}
+
+interface Doc {
+  id: number;
+  title: string;
+  triggers: string;
+  steps: string;
+  invariants: string;
+}
+
+/** Build the index; the tokenizer splits paths, camelCase, snake_case and CJK bigrams (tokenize.ts). */
+export function createCardIndex(cards: readonly PatternCard[]): CardIndex {
+  const ms = new MiniSearch<Doc>({
+    fields: ["title", "triggers", "steps", "invariants"],
+    tokenize: (text) => tokenize(text),
+    processTerm: (t) => t,
+    searchOptions: { boost: { title: 2, triggers: 3 }, combineWith: "OR" },
+  });
+  const docs = cards.map((c, id) => ({
+    id,
+    title: c.title,
+    triggers: c.triggers.join("\n"),
+    steps: c.steps.join("\n"),
+    invariants: [...c.invariants, ...c.anti_patterns].join("\n"),
+  }));
+  ms.addAll(docs);
+  // Document frequency per token, for the IDF-weighted coverage threshold.
+  const df = new Map<string, number>();
+  for (const d of docs) {
+    for (const t of new Set(tokenize(`${d.title}\n${d.triggers}\n${d.steps}\n${d.invariants}`)))
+      df.set(t, (df.get(t) ?? 0) + 1);
+  }
+  const n = cards.length;
+  // A token no card has weighs as a rare one (df = 1): it should lower coverage, but a query in
+  // two languages against cards in one should not be ruled out by its untranslatable half alone.
+  const idf = (t: string) => {
+    const f = Math.max(1, df.get(t) ?? 0);
+    return Math.log(1 + (n - f + 0.5) / (f + 0.5));
+  };
+  return {
+    size: cards.length,
+    search(objective, options = {}) {
+      const q = [...new Set(tokenize(objective))];
+      if (q.length === 0) return [];
+      const needTerms = Math.min(2, q.length);
+      const minCoverage = options.minCoverage ?? 0.4;
+      const total = q.reduce((s, t) => s + idf(t), 0);
+      const out: RetrievedCard[] = [];
+      for (const r of ms.search(q.join(" "))) {
+        const matched = [...new Set(r.queryTerms)];
+        if (matched.length < needTerms) continue;
+        const coverage = matched.reduce((s, t) => s + idf(t), 0) / total;
+        if (coverage < minCoverage) continue;
+        const card = cards[Number(r.id)];
+        if (card === undefined) continue;
+        out.push({
+          card,
+          score: Math.round(r.score * 1000) / 1000,
+          matched,
+          coverage: Math.round(coverage * 100) / 100,
+        });
+        if (out.length >= (options.limit ?? 5)) break;
+      }
+      return out;
+    },
+  };
+}
+
+/** The naive alternative (benchmark only): score every card by token overlap with the query. */
+export function linearScanSearch(
+  cards: readonly PatternCard[],
+  objective: string,
+  limit = 5,
+): { card: PatternCard; score: number }[] {
+  const q = new Set(tokenize(objective));
+  const scored: { card: PatternCard; score: number }[] = [];
+  for (const card of cards) {
+    const toks = new Set(
+      tokenize([card.title, ...card.triggers, ...card.steps, ...card.invariants].join(" ")),
+    );
+    let s = 0;
+    for (const t of q) if (toks.has(t)) s++;
+    if (s > 0) scored.push({ card, score: s });
+  }
+  scored.sort((a, b) => b.score - a.score);
+  return scored.slice(0, limit);
+}
