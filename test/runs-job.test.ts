@@ -245,6 +245,13 @@ describe("failures: one error_type everywhere and a debug bundle", () => {
     expect(summary).toMatchObject({ status: "PASS", error_type: "OK" });
   });
 
+  it("an unknown skill throws SKILL_NOT_FOUND before any run dir exists", async () => {
+    await expect(
+      runSkill({ cwd, design: "AAA", skill: "nope", settings: settings() }),
+    ).rejects.toMatchObject({ code: "SKILL_NOT_FOUND" });
+    expect(existsSync(runsRootFor(cwd))).toBe(false);
+  });
+
   it("a session that cannot start is SESSION_START_FAIL", async () => {
     const { summary } = await run({
       skill: "summary_health",

@@ -2,13 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Clock } from "../core/index.ts";
-import {
-  ErrorCode,
-  isProcessAlive,
-  JOB_ID_PATTERN,
-  systemClock,
-  TimewarpError,
-} from "../core/index.ts";
+import { ErrorCode, JOB_ID_PATTERN, systemClock, TimewarpError } from "../core/index.ts";
 import { writeDebugBundle } from "./debug-bundle.ts";
 import {
   type Manifest,

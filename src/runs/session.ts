@@ -122,7 +122,8 @@ export function pidAlive(pid: number): boolean {
     const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
     return state !== "Z" && state !== "X";
   } catch {
-    return existsSync("/proc/self/stat") ? false : true;
+    // no /proc (not Linux): the kill(0) above is all we know
+    return !existsSync("/proc/self/stat");
   }
 }
 
