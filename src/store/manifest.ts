@@ -43,21 +43,23 @@ export function sortEntries(entries: ManifestEntry[]): ManifestEntry[] {
   });
 }
 
-/** The canonical JSON text of a manifest: fixed key order, one entry per line. */
+/**
+ * The canonical JSON text of a manifest: fixed key order, one entry per line. Built by hand
+ * (only strings go through JSON.stringify): this runs on every snapshot, at 100k entries.
+ */
 export function formatManifest(manifest: Manifest): string {
-  const lines = manifest.entries.map((e) => {
-    const o: Record<string, unknown> = { path: e.path };
-    if (e.path_b64 !== undefined) o.path_b64 = e.path_b64;
-    o.type = e.type;
-    o.mode = e.mode;
-    o.size = e.size;
-    o.mtime_ms = e.mtime_ms;
-    if (e.oid !== undefined) o.oid = e.oid;
-    if (e.target !== undefined) o.target = e.target;
-    if (e.target_b64 !== undefined) o.target_b64 = e.target_b64;
-    return JSON.stringify(o);
-  });
-  return `{"schema_version":${manifest.schema_version},"entries":[\n${lines.join(",\n")}\n]}\n`;
+  const parts: string[] = new Array(manifest.entries.length);
+  let i = 0;
+  for (const e of manifest.entries) {
+    let line = `{"path":${JSON.stringify(e.path)}`;
+    if (e.path_b64 !== undefined) line += `,"path_b64":"${e.path_b64}"`;
+    line += `,"type":"${e.type}","mode":${e.mode},"size":${e.size},"mtime_ms":${e.mtime_ms}`;
+    if (e.oid !== undefined) line += `,"oid":"${e.oid}"`;
+    if (e.target !== undefined) line += `,"target":${JSON.stringify(e.target)}`;
+    if (e.target_b64 !== undefined) line += `,"target_b64":"${e.target_b64}"`;
+    parts[i++] = `${line}}`;
+  }
+  return `{"schema_version":${manifest.schema_version},"entries":[\n${parts.join(",\n")}\n]}\n`;
 }
 
 /**

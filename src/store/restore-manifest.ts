@@ -200,22 +200,23 @@ export function restoreManifest(
       });
       continue;
     }
-    assertRealParent(e);
     const dest = fsPathOf(root, e);
+    let bytes: Buffer | undefined;
+    if (e.type === "file") {
+      if (e.oid === undefined) {
+        throw new TimewarpError(ErrorCode.CORRUPT_FILE, `manifest file entry ${e.path} has no oid`);
+      }
+      bytes = options.store.read(e.oid, { verify });
+    }
+    // Checked as late as possible, right before the write (Node has no openat/O_NOFOLLOW walk,
+    // so a parent swapped for a symlink in the instant between would still win the race).
+    assertRealParent(e);
     try {
-      if (e.type === "symlink") {
+      if (bytes === undefined) {
         const target =
           e.target_b64 !== undefined ? Buffer.from(e.target_b64, "base64") : (e.target ?? "");
         writeSymlinkAtomic(dest, target);
-      } else {
-        if (e.oid === undefined) {
-          throw new TimewarpError(
-            ErrorCode.CORRUPT_FILE,
-            `manifest file entry ${e.path} has no oid`,
-          );
-        }
-        writeFileExact(dest, options.store.read(e.oid, { verify }), e.mode);
-      }
+      } else writeFileExact(dest, bytes, e.mode);
     } catch (error) {
       const code = errnoCode(error);
       if (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST") {

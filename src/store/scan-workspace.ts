@@ -79,8 +79,11 @@ export interface ScanResult {
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const MAX_READ_ATTEMPTS = 3;
-/** Linux file timestamps come from a coarse clock that may lag the wall clock by a tick. */
-const WALL_CLOCK_MARGIN_NS = 100_000_000n;
+/**
+ * Without a marker file, the wall clock stands in for the file-system clock; timestamps can lag
+ * it by a coarse-clock tick (Linux) or be truncated to 1–2 s (FAT, HFS+), hence the margin.
+ */
+const WALL_CLOCK_MARGIN_NS = 2_000_000_000n;
 
 type FsPath = string | Buffer;
 
@@ -293,8 +296,6 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       } else if (st.isFile()) {
         const key = raw === undefined ? rel : `\0b64:${raw.toString("base64")}`;
         const cached = oldCache.entries.get(key);
-        let oid: string;
-        let stat = st;
         if (
           cached !== undefined &&
           cached.size === Number(st.size) &&
@@ -304,26 +305,49 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
           cached.mode === Number(st.mode) &&
           st.mtimeNs < oldCache.scanStartNs
         ) {
-          oid = cached.oid;
-        } else {
-          if (Number(st.size) > maxBytes) {
-            skip("too_large", `${st.size} bytes > max_file_bytes ${maxBytes}`);
-            continue;
-          }
-          const got = readStable(fsPath, st, rel, options.beforeRead);
-          if (got === undefined) continue;
-          if ("skip" in got) {
-            skip(got.skip, got.detail);
-            continue;
-          }
-          rehashed++;
-          stat = got.stat;
-          oid = createHash("sha1")
-            .update(`blob ${got.bytes.length}\0`)
-            .update(got.bytes)
-            .digest("hex");
-          if (store?.writeKnown(oid, got.bytes)) objectsWritten++;
+          // Fast path: nothing to read, the cache entry carries over as it is.
+          newCache.entries.set(key, cached);
+          files++;
+          bytes += cached.size;
+          entries.push(
+            raw === undefined
+              ? {
+                  path: rel,
+                  type: "file",
+                  mode: mode,
+                  size: cached.size,
+                  mtime_ms,
+                  oid: cached.oid,
+                }
+              : {
+                  path: rel,
+                  path_b64: raw.toString("base64"),
+                  type: "file",
+                  mode,
+                  size: cached.size,
+                  mtime_ms,
+                  oid: cached.oid,
+                },
+          );
+          continue;
         }
+        if (Number(st.size) > maxBytes) {
+          skip("too_large", `${st.size} bytes > max_file_bytes ${maxBytes}`);
+          continue;
+        }
+        const got = readStable(fsPath, st, rel, options.beforeRead);
+        if (got === undefined) continue;
+        if ("skip" in got) {
+          skip(got.skip, got.detail);
+          continue;
+        }
+        rehashed++;
+        const stat = got.stat;
+        const oid = createHash("sha1")
+          .update(`blob ${got.bytes.length}\0`)
+          .update(got.bytes)
+          .digest("hex");
+        if (store?.writeKnown(oid, got.bytes)) objectsWritten++;
         const size = Number(stat.size);
         const entry: CachedStat = {
           size,

@@ -163,8 +163,10 @@ export function createSnapshot(
   });
   const createdAt = clock.now();
   let id = "";
+  // The id's time stamp and created_at are the same instant.
+  const at: Clock = { now: () => createdAt };
   for (let attempt = 0; attempt < 10; attempt++) {
-    id = kind === "snapshot" ? createSnapshotId(clock, random) : createBackupId(clock, random);
+    id = kind === "snapshot" ? createSnapshotId(at, random) : createBackupId(at, random);
     if (!existsSync(join(recordsDir, id))) break;
   }
   const encoded = encodeManifest(scan.manifest);

@@ -75,15 +75,7 @@ export function writeStatCache(path: string, cache: StatCache): void {
   const rows: string[] = [];
   for (const [key, c] of cache.entries) {
     rows.push(
-      JSON.stringify([
-        key,
-        c.size,
-        c.mtimeNs.toString(),
-        c.ctimeNs.toString(),
-        c.ino.toString(),
-        c.mode,
-        c.oid,
-      ]),
+      `[${JSON.stringify(key)},${c.size},"${c.mtimeNs}","${c.ctimeNs}","${c.ino}",${c.mode},"${c.oid}"]`,
     );
   }
   writeFileAtomic(

@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { createExcludeMatcher } from "./excludes.ts";
+import type { ManifestEntry } from "./manifest.ts";
+import { assertSafeManifest, filterExcluded, planRestore } from "./plan-restore.ts";
+
+const file = (path: string, oid = "a", mode = 0o644): ManifestEntry => ({
+  path,
+  type: "file",
+  mode,
+  size: 1,
+  mtime_ms: 0,
+  oid: oid.repeat(40).slice(0, 40),
+});
+const dir = (path: string, mode = 0o755): ManifestEntry => ({
+  path,
+  type: "dir",
+  mode,
+  size: 0,
+  mtime_ms: 0,
+});
+
+describe("planRestore", () => {
+  it("writes only what differs, deletes what the target lacks, deepest directories first", () => {
+    const current = [dir("a"), dir("a/b"), file("a/b/old"), file("keep"), file("chmod"), file("x")];
+    const target = [
+      dir("a"),
+      file("keep"),
+      file("chmod", "a", 0o755),
+      file("x", "b"),
+      dir("new"),
+      file("new/f"),
+    ];
+    const plan = planRestore(current, target);
+    expect(plan.deleteFiles.map((e) => e.path)).toEqual(["a/b/old"]);
+    expect(plan.deleteDirs.map((e) => e.path)).toEqual(["a/b"]);
+    expect(plan.writes.map((e) => e.path)).toEqual(["x", "new/f"]);
+    expect(plan.chmods.map((e) => e.path)).toEqual(["chmod"]);
+    expect(plan.makeDirs.map((e) => e.path)).toEqual(["new"]);
+    expect(plan.unchanged).toBe(2);
+  });
+
+  it("replaces a directory by a file: the directory is removed before the write", () => {
+    const plan = planRestore([dir("p"), file("p/child")], [file("p")]);
+    expect(plan.deleteFiles.map((e) => e.path)).toEqual(["p/child"]);
+    expect(plan.deleteDirs.map((e) => e.path)).toEqual(["p"]);
+    expect(plan.writes.map((e) => e.path)).toEqual(["p"]);
+  });
+});
+
+describe("assertSafeManifest", () => {
+  const m = (entries: ManifestEntry[]) => ({ schema_version: 1 as const, entries });
+  it("refuses absolute paths, .. and anything below a symlink of the same manifest", () => {
+    expect(() => assertSafeManifest(m([file("/etc/passwd")]))).toThrow(/absolute/);
+    expect(() => assertSafeManifest(m([file("a/../../x")]))).toThrow(/'\.\.'/);
+    const link: ManifestEntry = {
+      path: "out",
+      type: "symlink",
+      mode: 0o777,
+      size: 4,
+      mtime_ms: 0,
+      target: "/etc",
+    };
+    expect(() => assertSafeManifest(m([link, file("out/passwd")]))).toThrow(/below the symlink/);
+    expect(() => assertSafeManifest(m([link, file("outside")]))).not.toThrow();
+  });
+});
+
+describe("filterExcluded", () => {
+  it("drops excluded entries and everything below an excluded directory", () => {
+    const manifest = {
+      schema_version: 1 as const,
+      entries: [
+        dir("node_modules"),
+        file("node_modules/x.js"),
+        file("a.log"),
+        file("src/a.ts"),
+        dir("src"),
+      ],
+    };
+    const { kept, dropped } = filterExcluded(
+      manifest,
+      createExcludeMatcher(["node_modules/", "*.log"]),
+    );
+    expect(kept.map((e) => e.path)).toEqual(["src/a.ts", "src"]);
+    expect(dropped).toBe(3);
+  });
+});
