@@ -1,7 +1,9 @@
 import { Command, CommanderError } from "commander";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
 import { registerHookCommands } from "./commands/hooks.ts";
+import { registerLedgerCommands } from "./commands/ledger.ts";
 import { registerMcpCommand } from "./commands/mcp.ts";
+import { registerMemoryCommands } from "./commands/memory.ts";
 import { registerSkillCommands } from "./commands/skill.ts";
 import { registerSnapshotCommands } from "./commands/snapshot.ts";
 import { registerStoreCommands } from "./commands/store.ts";
@@ -25,6 +27,8 @@ export function createProgram(): Command {
   registerTimemachineCommands(program);
   registerSnapshotCommands(program);
   registerSkillCommands(program);
+  registerLedgerCommands(program);
+  registerMemoryCommands(program);
   registerMcpCommand(program);
   registerHookCommands(program);
   return program;

@@ -9,13 +9,21 @@ import {
   TimewarpError,
 } from "../core/index.ts";
 import type { ToolContext, ToolDefinition } from "./define-tool.ts";
+import { defineLedgerTools } from "./tools/ledger.ts";
+import { defineMemoryTools } from "./tools/memory.ts";
 import { defineSkillTools } from "./tools/skill.ts";
 import { defineStatusTools } from "./tools/status.ts";
 import { defineTimemachineTools } from "./tools/timemachine.ts";
 
 /** Every tool the server offers, from each capability's tool module. */
 export function allTools(): ToolDefinition[] {
-  return [...defineStatusTools(), ...defineTimemachineTools(), ...defineSkillTools()];
+  return [
+    ...defineStatusTools(),
+    ...defineTimemachineTools(),
+    ...defineSkillTools(),
+    ...defineLedgerTools(),
+    ...defineMemoryTools(),
+  ];
 }
 
 /** The error body a failed tool call carries in `structuredContent` and as its text. */

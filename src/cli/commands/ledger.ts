@@ -1,0 +1,487 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { type Command, InvalidArgumentError } from "commander";
+import type { CommandContext } from "../context.ts";
+import { style } from "../output.ts";
+import { action } from "../run.ts";
+
+/**
+ * The edit ledger: `edit block|whole|range|patch|delete|mkdir`, `history [show|prune|repair]`,
+ * `revert`, `milestone create|list|propose|accept|signal|revert`. JSON output uses the v2
+ * schemas' camelCase names.
+ */
+export function registerLedgerCommands(program: Command): void {
+  const collect = (value: string, previous: string[]) => [...previous, value];
+  const int = (name: string) => (value: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n))
+      throw new InvalidArgumentError(`${name} must be an integer, got ${JSON.stringify(value)}`);
+    return n;
+  };
+  const ledger = () => import("../../ledger/index.ts");
+  const lctx = (ctx: CommandContext) => ({ root: ctx.root, clock: ctx.clock, random: ctx.random });
+  /** Read a file argument relative to the invocation directory; "-" is stdin. */
+  const readInput = (path: string): Buffer => readFileSync(path === "-" ? 0 : resolve(path));
+
+  const edit = program
+    .command("edit")
+    .description("edit files through the ledger (each edit is recorded; --dry-run previews)");
+  const editHuman = (r: {
+    message: string;
+    snapshotId?: string;
+    previewDiff: string;
+    dryRun: boolean;
+  }) =>
+    [
+      r.dryRun
+        ? style.yellow(r.message)
+        : `${r.message}${r.snapshotId ? ` ${style.dim(`(operation ${r.snapshotId})`)}` : ""}`,
+      r.dryRun ? r.previewDiff : "",
+    ]
+      .filter((s) => s !== "")
+      .join("\n");
+
+  edit
+    .command("block <file>")
+    .description("replace the one exact occurrence of a block (ApplyEditBlock)")
+    .option("--search <text>", "the block to find (must match exactly once)")
+    .option("--search-file <path>", "read the search block from a file")
+    .option("--replace <text>", "the replacement")
+    .option("--replace-file <path>", "read the replacement from a file")
+    .option("--description <text>", "what the edit does")
+    .option("--dry-run", "preview the diff, write nothing")
+    .action(
+      action(
+        async (
+          ctx,
+          file: string,
+          o: {
+            search?: string;
+            searchFile?: string;
+            replace?: string;
+            replaceFile?: string;
+            description?: string;
+            dryRun?: boolean;
+          },
+        ) => {
+          const { applyEditBlock } = await ledger();
+          const searchBlock =
+            o.searchFile !== undefined ? readInput(o.searchFile).toString("utf8") : o.search;
+          const replaceBlock =
+            o.replaceFile !== undefined ? readInput(o.replaceFile).toString("utf8") : o.replace;
+          if (searchBlock === undefined || replaceBlock === undefined) {
+            const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
+            throw new TimewarpError(
+              ErrorCode.INVALID_INPUT,
+              "edit block needs --search (or --search-file) and --replace (or --replace-file)",
+            );
+          }
+          const r = await applyEditBlock(lctx(ctx), {
+            path: file,
+            searchBlock,
+            replaceBlock,
+            ...(o.description === undefined ? {} : { description: o.description }),
+            dryRun: o.dryRun === true,
+          });
+          return { json: r, human: editHuman(r) };
+        },
+      ),
+    );
+
+  edit
+    .command("whole <file>")
+    .description("replace a file's whole content, or create it (ApplyWholeFileEdit)")
+    .requiredOption("--content-file <path>", "the new content (bytes, binary allowed; - for stdin)")
+    .option("--description <text>", "what the edit does")
+    .option("--dry-run", "preview the diff, write nothing")
+    .action(
+      action(
+        async (
+          ctx,
+          file: string,
+          o: { contentFile: string; description?: string; dryRun?: boolean },
+        ) => {
+          const { applyWholeFileEdit } = await ledger();
+          const r = await applyWholeFileEdit(lctx(ctx), {
+            path: file,
+            content: readInput(o.contentFile),
+            ...(o.description === undefined ? {} : { description: o.description }),
+            dryRun: o.dryRun === true,
+          });
+          return { json: r, human: editHuman(r) };
+        },
+      ),
+    );
+
+  edit
+    .command("range <file>")
+    .description("replace lines START..END (1-based, inclusive) (ApplyRangedEdit)")
+    .requiredOption("--start <n>", "first line", int("--start"))
+    .requiredOption("--end <n>", "last line (START-1 inserts)", int("--end"))
+    .requiredOption("--content-file <path>", "the replacement lines (- for stdin)")
+    .option("--description <text>", "what the edit does")
+    .option("--dry-run", "preview the diff, write nothing")
+    .action(
+      action(
+        async (
+          ctx,
+          file: string,
+          o: {
+            start: number;
+            end: number;
+            contentFile: string;
+            description?: string;
+            dryRun?: boolean;
+          },
+        ) => {
+          const { applyRangedEdit } = await ledger();
+          const r = await applyRangedEdit(lctx(ctx), {
+            path: file,
+            startLine: o.start,
+            endLine: o.end,
+            content: readInput(o.contentFile).toString("utf8"),
+            ...(o.description === undefined ? {} : { description: o.description }),
+            dryRun: o.dryRun === true,
+          });
+          return { json: r, human: editHuman(r) };
+        },
+      ),
+    );
+
+  edit
+    .command("patch <patchFile>")
+    .description("apply a unified or git diff, multi-file, all or nothing (ApplyUnifiedDiff)")
+    .option("--description <text>", "what the edit does")
+    .option("--dry-run", "preview, write nothing")
+    .action(
+      action(async (ctx, patchFile: string, o: { description?: string; dryRun?: boolean }) => {
+        const { applyUnifiedDiff } = await ledger();
+        const r = await applyUnifiedDiff(lctx(ctx), {
+          diff: readInput(patchFile).toString("utf8"),
+          ...(o.description === undefined ? {} : { description: o.description }),
+          dryRun: o.dryRun === true,
+        });
+        return { json: r, human: editHuman(r) };
+      }),
+    );
+
+  edit
+    .command("delete <path>")
+    .description("delete a file or a directory with its contents (Delete)")
+    .option("--dry-run", "preview, write nothing")
+    .action(
+      action(async (ctx, path: string, o: { dryRun?: boolean }) => {
+        const { deletePath } = await ledger();
+        const r = await deletePath(lctx(ctx), { path, dryRun: o.dryRun === true });
+        return { json: r, human: editHuman(r) };
+      }),
+    );
+
+  edit
+    .command("mkdir <path>")
+    .description("create a directory and its parents (CreateDirectory)")
+    .option("--dry-run", "preview, write nothing")
+    .action(
+      action(async (ctx, path: string, o: { dryRun?: boolean }) => {
+        const { createDirectory } = await ledger();
+        const r = await createDirectory(lctx(ctx), { path, dryRun: o.dryRun === true });
+        return { json: r, human: editHuman(r) };
+      }),
+    );
+
+  const history = program
+    .command("history")
+    .description("the edit history, newest first (GetEditHistory)")
+    .option("--limit <n>", "operations per page, 1..100 (default 20)", int("--limit"))
+    .option("--include-diffs", "include each operation's diff")
+    .option("--since <time>", "only operations at or after this ISO time")
+    .option("--until <time>", "only operations at or before this ISO time")
+    .option("--tool <name>", "only this tool (repeatable)", collect, [])
+    .option("--file <glob>", "only operations touching a file matching this glob")
+    .option("--cursor <cursor>", "continue from a previous page's nextCursor")
+    .action(
+      action(
+        async (
+          ctx,
+          o: {
+            limit?: number;
+            includeDiffs?: boolean;
+            since?: string;
+            until?: string;
+            tool: string[];
+            file?: string;
+            cursor?: string;
+          },
+        ) => {
+          const { getEditHistory } = await ledger();
+          const r = getEditHistory(lctx(ctx), {
+            ...(o.limit === undefined ? {} : { limit: o.limit }),
+            includeDiffs: o.includeDiffs === true,
+            ...(o.since === undefined ? {} : { since: o.since }),
+            ...(o.until === undefined ? {} : { until: o.until }),
+            ...(o.tool.length === 0 ? {} : { toolFilter: o.tool }),
+            ...(o.file === undefined ? {} : { fileFilter: o.file }),
+            ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
+          });
+          const rows = r.history.map(
+            (h) =>
+              `${style.bold(h.id)} ${style.dim(h.timestamp)} ${h.tool.padEnd(18)} ${h.affectedFiles.join(", ")}  ${style.dim(h.description)}${h.diff ? `\n${h.diff}` : ""}`,
+          );
+          const footer = `${r.history.length} of ${r.pagination.total}${r.pagination.nextCursor ? ` — next page: --cursor ${r.pagination.nextCursor}` : ""}`;
+          return { json: r, human: [...rows, style.dim(footer)].join("\n") };
+        },
+      ),
+    );
+
+  history
+    .command("show <id>")
+    .description("one operation's diff (ReadSnapshotDiff)")
+    .option("--format <format>", "unified | context | git", "unified")
+    .action(
+      action(async (ctx, id: string, o: { format: string }) => {
+        const { readSnapshotDiff } = await ledger();
+        if (o.format !== "unified" && o.format !== "context" && o.format !== "git") {
+          const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
+          throw new TimewarpError(
+            ErrorCode.INVALID_INPUT,
+            `--format must be unified, context or git, got ${JSON.stringify(o.format)}`,
+          );
+        }
+        const r = readSnapshotDiff(lctx(ctx), { snapshotId: id, format: o.format });
+        const s = r.snapshot;
+        return {
+          json: r,
+          human: `${style.bold(s.id)} ${s.timestamp} ${s.tool}: ${s.description}\n${r.diff}`,
+        };
+      }),
+    );
+
+  history
+    .command("prune")
+    .description(
+      "retention: drop old operations by age and count (never one a milestone references)",
+    )
+    .option(
+      "--max-age-days <n>",
+      "default: config retention.history_max_age_days",
+      int("--max-age-days"),
+    )
+    .option(
+      "--max-operations <n>",
+      "default: config retention.history_max_operations",
+      int("--max-operations"),
+    )
+    .option("--dry-run", "list what would go, remove nothing")
+    .action(
+      action(async (ctx, o: { maxAgeDays?: number; maxOperations?: number; dryRun?: boolean }) => {
+        const { applyRetention } = await ledger();
+        const r = await applyRetention(lctx(ctx), {
+          ...(o.maxAgeDays === undefined ? {} : { maxAgeDays: o.maxAgeDays }),
+          ...(o.maxOperations === undefined ? {} : { maxOperations: o.maxOperations }),
+          dryRun: o.dryRun === true,
+        });
+        return {
+          json: r,
+          human: `${r.dryRun ? "would remove" : "removed"} ${r.removed.length} operation(s); ${r.remaining} remain (${r.keptForMilestones} kept for milestones)`,
+        };
+      }),
+    );
+
+  history
+    .command("repair")
+    .description(
+      "re-index records whose index line was lost, drop index lines whose record is gone",
+    )
+    .action(
+      action(async (ctx) => {
+        const { repairIndex } = await ledger();
+        const r = await repairIndex(lctx(ctx));
+        return { json: r, human: `adopted ${r.adopted.length}, dropped ${r.dropped.length}` };
+      }),
+    );
+
+  const revertAction = async (
+    ctx: CommandContext,
+    id: string,
+    o: { to?: string; dryRun?: boolean; force?: boolean },
+  ) => {
+    const { reverseOp } = await ledger();
+    const r = await reverseOp(lctx(ctx), {
+      snapshotId: id,
+      ...(o.to === undefined ? {} : { targetSnapshot: o.to }),
+      dryRun: o.dryRun === true,
+      force: o.force === true,
+    });
+    if (!r.success) {
+      const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
+      throw new TimewarpError(
+        ErrorCode.REVERT_CONFLICT,
+        `${r.message}:\n  ${(r.conflicts ?? []).join("\n  ")}`,
+        {
+          data: {
+            conflicts: r.conflictDetails ?? [],
+            messages: r.conflicts ?? [],
+            revertedIds: r.revertedIds,
+          },
+        },
+      );
+    }
+    return {
+      json: r,
+      human: `${r.dryRun ? style.yellow(r.message) : r.message}${r.newSnapshotId ? ` ${style.dim(`(operation ${r.newSnapshotId})`)}` : ""}${r.dryRun && r.reversedDiff ? `\n${r.reversedDiff}` : ""}`,
+    };
+  };
+
+  program
+    .command("revert <id>")
+    .description(
+      "undo an operation (or a milestone) by the rollback ladder; conflicts change nothing (ReverseOp)",
+    )
+    .option(
+      "--to <id>",
+      "revert every operation recorded after this one, newest first, all or nothing",
+    )
+    .option("--dry-run", "plan and show, write nothing")
+    .option("--force", "overwrite later changes with the stored pre-image")
+    .action(action(revertAction));
+
+  const milestone = program
+    .command("milestone")
+    .description("milestones: named groups of operations");
+
+  milestone
+    .command("create")
+    .description("group operations under a title (CreateMilestone)")
+    .requiredOption("--title <text>", "title")
+    .option("--description <text>", "description", "")
+    .requiredOption("--ops <ids...>", "operation ids")
+    .option("--tag <tag>", "tag (repeatable)", collect, [])
+    .action(
+      action(
+        async (ctx, o: { title: string; description: string; ops: string[]; tag: string[] }) => {
+          const { createMilestone } = await ledger();
+          const r = await createMilestone(lctx(ctx), {
+            title: o.title,
+            description: o.description,
+            snapshotIds: o.ops,
+            tags: o.tag,
+          });
+          const s = r.summary;
+          return {
+            json: r,
+            human: `${style.bold(r.milestoneId)}: ${s.totalOperations} operation(s), ${s.affectedFiles.length} file(s), +${s.linesAdded} -${s.linesRemoved}`,
+          };
+        },
+      ),
+    );
+
+  milestone
+    .command("list")
+    .description("milestones, oldest first (GetMilestones)")
+    .option("--include-diffs", "include each milestone's combined diff")
+    .option("--tag <tag>", "only milestones with this tag (repeatable: any of them)", collect, [])
+    .action(
+      action(async (ctx, o: { includeDiffs?: boolean; tag: string[] }) => {
+        const { getMilestones } = await ledger();
+        const r = getMilestones(lctx(ctx), {
+          includeDiffs: o.includeDiffs === true,
+          ...(o.tag.length === 0 ? {} : { tags: o.tag }),
+        });
+        const rows = r.milestones.map(
+          (m) =>
+            `${style.bold(m.id)} ${m.title} ${style.dim(`${m.summary.totalOperations} ops, +${m.summary.linesAdded} -${m.summary.linesRemoved}${m.tags.length ? ` [${m.tags.join(", ")}]` : ""}`)}${m.combinedDiff ? `\n${m.combinedDiff}` : ""}`,
+        );
+        return { json: r, human: rows.length === 0 ? "no milestones" : rows.join("\n") };
+      }),
+    );
+
+  milestone
+    .command("propose")
+    .description(
+      "suggested milestones over operations not yet in one (tests passed, pauses, module switches, signals)",
+    )
+    .option(
+      "--pause-minutes <n>",
+      "a gap this long ends a group (default 30)",
+      int("--pause-minutes"),
+    )
+    .action(
+      action(async (ctx, o: { pauseMinutes?: number }) => {
+        const { listMilestoneProposals } = await ledger();
+        const proposals = listMilestoneProposals(
+          lctx(ctx),
+          o.pauseMinutes === undefined ? {} : { pauseMs: o.pauseMinutes * 60_000 },
+        );
+        const rows = proposals.map(
+          (p) =>
+            `${style.bold(p.id)} ${p.suggestedTitle} ${style.dim(`(${p.reason}; ${p.snapshotIds.length} ops)`)}`,
+        );
+        return {
+          json: { success: true, proposals },
+          human: rows.length === 0 ? "no proposals" : rows.join("\n"),
+        };
+      }),
+    );
+
+  milestone
+    .command("accept <proposalId>")
+    .description("create the milestone a proposal suggests")
+    .option("--title <text>", "title (default: the suggestion)")
+    .option("--description <text>", "description")
+    .option("--tag <tag>", "tag (repeatable)", collect, [])
+    .action(
+      action(
+        async (
+          ctx,
+          proposalId: string,
+          o: { title?: string; description?: string; tag: string[] },
+        ) => {
+          const { acceptMilestoneProposal } = await ledger();
+          const r = await acceptMilestoneProposal(lctx(ctx), {
+            proposalId,
+            ...(o.title === undefined ? {} : { title: o.title }),
+            ...(o.description === undefined ? {} : { description: o.description }),
+            ...(o.tag.length === 0 ? {} : { tags: o.tag }),
+          });
+          return {
+            json: r,
+            human: `${style.bold(r.milestoneId)}: ${r.summary.totalOperations} operation(s)`,
+          };
+        },
+      ),
+    );
+
+  milestone
+    .command("signal <kind>")
+    .description("mark a boundary for proposals: tests-passed | explicit")
+    .option("--note <text>", "what happened")
+    .action(
+      action(async (ctx, kind: string, o: { note?: string }) => {
+        const { recordMilestoneSignal } = await ledger();
+        const k = kind.replace("-", "_");
+        if (k !== "tests_passed" && k !== "explicit") {
+          const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
+          throw new TimewarpError(
+            ErrorCode.INVALID_INPUT,
+            `signal kind must be tests-passed or explicit, got ${JSON.stringify(kind)}`,
+          );
+        }
+        recordMilestoneSignal(lctx(ctx), {
+          kind: k,
+          ...(o.note === undefined ? {} : { note: o.note }),
+        });
+        return { json: { success: true, kind: k }, human: `signal ${k} recorded` };
+      }),
+    );
+
+  milestone
+    .command("revert <milestoneId>")
+    .description("undo every operation of a milestone, newest first, all or nothing")
+    .option("--dry-run", "plan and show, write nothing")
+    .option("--force", "overwrite later changes with the stored pre-images")
+    .action(
+      action(async (ctx, id: string, o: { dryRun?: boolean; force?: boolean }) =>
+        revertAction(ctx, id, o),
+      ),
+    );
+}
