@@ -348,6 +348,12 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
         "",
       ].join("\n"),
     );
+    // §6.2: the restore exception is audited — the outside file, its wrapper and the request
+    act("restore_design", {
+      enc_path: located.selected.enc_path,
+      enc_dat_path: located.selected.enc_dat_path,
+      wrapper: rel(wrapper),
+    });
     const restoreAck = await submit("restore", "scripts/restore_wrapper.tcl");
     manifest.design.restore = {
       wrapper: rel(wrapper),
@@ -357,7 +363,7 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
     };
     writeManifest();
     if (restoreAck.status !== "PASS") throw new JobFailureError(ackFailure(restoreAck));
-    leave({ request_id: restoreAck.request_id });
+    leave({ request_id: restoreAck.request_id, ack: `ack/${restoreAck.request_id}.json` });
     checkAbort();
 
     enter("RUN_SCRIPTS");
