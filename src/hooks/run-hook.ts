@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { appendEvent, type Clock, DATA_DIR, type Random, workspacePaths } from "../core/index.ts";
 import { formatHookResponse, type HookOutcome, type HookResponse } from "./hook-outcome.ts";
 import {
@@ -62,8 +62,7 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
     });
   }
   const payload = parsed.value;
-  const root =
-    options.root ?? (payload.cwd !== undefined ? findWorkspaceRoot(payload.cwd) : fallbackRoot);
+  const root = options.root ?? resolveRoot(payload.cwd ?? process.cwd(), process.env);
   const agent = options.agent ?? detectAgent(payload);
   const ctx: HookContext = {
     root,
@@ -128,16 +127,33 @@ function recordFailure(root: string, options: RunHookOptions, message: string): 
 }
 
 /**
- * The workspace a hook works on: the nearest directory at or above `start` that holds a
- * `.timewarp/` (an agent may run from a subdirectory), else `start` itself.
+ * The workspace a hook works on, from the agent's working directory: the agent's own project
+ * directory (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`) when the cwd lies inside it, else the
+ * nearest directory at or above the cwd that holds a `.timewarp/`, else the nearest holding a
+ * `.git`, else the cwd itself. (An agent may run from a subdirectory of its project.)
  */
+export function resolveRoot(cwd: string, env: NodeJS.ProcessEnv): string {
+  const start = resolve(cwd);
+  for (const name of ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"]) {
+    const dir = env[name];
+    if (dir === undefined || dir === "") continue;
+    const rel = relative(resolve(dir), start);
+    if (rel === "" || (!rel.startsWith("..") && !isAbsolute(rel))) return resolve(dir);
+  }
+  return findWorkspaceRoot(start);
+}
+
+/** The nearest directory at or above `start` holding `.timewarp/`, else `.git`, else `start`. */
 export function findWorkspaceRoot(start: string): string {
   const first = resolve(start);
-  let dir = first;
-  for (;;) {
-    if (existsSync(join(dir, DATA_DIR))) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) return first;
-    dir = parent;
+  for (const marker of [DATA_DIR, ".git"]) {
+    let dir = first;
+    for (;;) {
+      if (existsSync(join(dir, marker))) return dir;
+      const parent = dirname(dir);
+      if (parent === dir) break;
+      dir = parent;
+    }
   }
+  return first;
 }

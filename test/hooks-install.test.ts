@@ -1,0 +1,265 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createProgram } from "../src/cli/main.ts";
+import { systemClock } from "../src/core/index.ts";
+import {
+  HOOK_EVENTS,
+  hooksFor,
+  type InstallAgent,
+  installAgent,
+  uninstallAgent,
+} from "../src/hooks/index.ts";
+import { makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
+
+let dir: string;
+let cleanup: () => void;
+beforeEach(() => {
+  ({ dir, cleanup } = makeTempDir("tw-install-"));
+});
+afterEach(() => cleanup());
+
+const read = (rel: string) => readFileSync(join(dir, rel), "utf8");
+const install = (agent: InstallAgent, extra: { dryRun?: boolean; command?: string } = {}) =>
+  installAgent({ root: dir, agent, clock: systemClock, ...extra });
+const uninstall = (agent: InstallAgent) => uninstallAgent({ root: dir, agent, clock: systemClock });
+
+function snapshotFiles(paths: string[]): Record<string, string | null> {
+  return Object.fromEntries(paths.map((p) => [p, existsSync(join(dir, p)) ? read(p) : null]));
+}
+
+describe("timewarp install (real CLI)", () => {
+  it("claude-code: writes hooks, .mcp.json and the skill; a second run changes nothing and says so", () => {
+    const first = runCli(["install", "claude-code", "--json"], { cwd: dir });
+    expect(first.status).toBe(0);
+    const report = first.json() as {
+      changed: boolean;
+      files: { path: string; action: string }[];
+      undo: string;
+    };
+    expect(report.changed).toBe(true);
+    expect(report.files.map((f) => [f.path, f.action])).toEqual([
+      [".claude/settings.json", "created"],
+      [".mcp.json", "created"],
+      [".claude/skills/timewarp-optimize/SKILL.md", "created"],
+    ]);
+    expect(report.undo).toBe("timewarp install --uninstall claude-code");
+    const settings = JSON.parse(read(".claude/settings.json")) as {
+      hooks: Record<string, unknown>;
+    };
+    expect(settings.hooks).toEqual(hooksFor("claude-code", "timewarp"));
+    expect(JSON.parse(read(".mcp.json"))).toEqual({
+      mcpServers: { timewarp: { command: "timewarp", args: ["mcp"] } },
+    });
+    const files = [
+      ".claude/settings.json",
+      ".mcp.json",
+      ".claude/skills/timewarp-optimize/SKILL.md",
+    ];
+    const before = snapshotFiles(files);
+    const second = runCli(["install", "claude-code"], { cwd: dir });
+    expect(second.status).toBe(0);
+    expect(second.stdout).toContain("nothing changed");
+    expect(snapshotFiles(files)).toEqual(before);
+    const undo = runCli(["install", "--uninstall", "claude-code"], { cwd: dir });
+    expect(undo.status).toBe(0);
+    expect(snapshotFiles(files)).toEqual({
+      ".claude/settings.json": null,
+      ".mcp.json": null,
+      ".claude/skills/timewarp-optimize/SKILL.md": null,
+    });
+  });
+});
+
+describe("installAgent / uninstallAgent", () => {
+  it("merges into an existing .claude/settings.json keeping the user's keys and hooks; uninstall restores the bytes", () => {
+    mkdirSync(join(dir, ".claude"));
+    const original = `{\n  "permissions": { "allow": ["Bash(npm test)"] },\n  "hooks": {\n    "PostToolUse": [{ "matcher": "Write", "hooks": [{ "type": "command", "command": "prettier --write" }] }]\n  }\n}\n`;
+    writeFileSync(join(dir, ".claude", "settings.json"), original);
+    const report = install("claude-code");
+    expect(report.files[0]).toMatchObject({ path: ".claude/settings.json", action: "updated" });
+    expect(report.files[0]?.changes).toEqual([
+      "+hooks.SessionStart",
+      "+hooks.PreToolUse",
+      "+hooks.PostToolUse",
+      "+hooks.SessionEnd",
+    ]);
+    const merged = JSON.parse(read(".claude/settings.json")) as {
+      permissions: unknown;
+      hooks: { PostToolUse: { matcher: string; hooks: { command: string }[] }[] };
+    };
+    expect(merged.permissions).toEqual({ allow: ["Bash(npm test)"] });
+    expect(merged.hooks.PostToolUse.map((g) => g.hooks[0]?.command)).toEqual([
+      "prettier --write",
+      "timewarp hook post-tool-use --agent claude-code",
+    ]);
+    expect(install("claude-code").changed).toBe(false);
+    uninstall("claude-code");
+    expect(read(".claude/settings.json")).toBe(original);
+  });
+
+  it("uninstall after the user edited the file removes only timewarp's entries", () => {
+    install("claude-code");
+    const edited = JSON.parse(read(".claude/settings.json")) as Record<string, unknown>;
+    edited.model = "opus";
+    writeFileSync(join(dir, ".claude", "settings.json"), JSON.stringify(edited));
+    const report = uninstall("claude-code");
+    expect(report.files[0]).toMatchObject({ action: "updated" });
+    expect(JSON.parse(read(".claude/settings.json"))).toEqual({ model: "opus" });
+    expect(existsSync(join(dir, ".mcp.json"))).toBe(false);
+  });
+
+  it("gemini: hooks and mcpServers merge into .gemini/settings.json beside the user's settings", () => {
+    mkdirSync(join(dir, ".gemini"));
+    const original = JSON.stringify(
+      { theme: "GitHub", mcpServers: { other: { command: "x" } } },
+      null,
+      2,
+    );
+    writeFileSync(join(dir, ".gemini", "settings.json"), original);
+    const dry = install("gemini", { dryRun: true });
+    expect(dry.changed).toBe(true);
+    expect(read(".gemini/settings.json")).toBe(original); // dry run wrote nothing
+    install("gemini");
+    const s = JSON.parse(read(".gemini/settings.json")) as {
+      theme: string;
+      mcpServers: Record<string, unknown>;
+      hooks: Record<string, { matcher?: string; hooks: { command: string; name: string }[] }[]>;
+    };
+    expect(s.theme).toBe("GitHub");
+    expect(Object.keys(s.mcpServers)).toEqual(["other", "timewarp"]);
+    expect(Object.keys(s.hooks)).toEqual(["SessionStart", "BeforeTool", "AfterTool", "SessionEnd"]);
+    expect(s.hooks.BeforeTool?.[0]?.matcher).toBe("^(write_file|replace|run_shell_command)$");
+    expect(s.hooks.BeforeTool?.[0]?.hooks[0]?.command).toBe(
+      "timewarp hook pre-tool-use --agent gemini",
+    );
+    const again = snapshotFiles([".gemini/settings.json"]);
+    expect(install("gemini").changed).toBe(false);
+    expect(snapshotFiles([".gemini/settings.json"])).toEqual(again);
+    uninstall("gemini");
+    expect(read(".gemini/settings.json")).toBe(original);
+  });
+
+  it("codex: .codex/hooks.json plus a marked MCP block appended to the user's config.toml, and back", () => {
+    mkdirSync(join(dir, ".codex"));
+    const toml = 'model = "gpt-5-codex"\n\n[features]\nweb_search = true\n';
+    writeFileSync(join(dir, ".codex", "config.toml"), toml);
+    install("codex");
+    const config = read(".codex/config.toml");
+    expect(config.startsWith(toml)).toBe(true);
+    expect(config).toContain('[mcp_servers.timewarp]\ncommand = "timewarp"\nargs = ["mcp"]\n');
+    const hooks = JSON.parse(read(".codex/hooks.json")) as {
+      hooks: Record<string, { matcher?: string }[]>;
+    };
+    expect(hooks.hooks.PreToolUse?.[0]?.matcher).toBe("^(apply_patch|Bash)$");
+    expect(install("codex").changed).toBe(false);
+    // Edited since: the structural removal still takes out exactly the block.
+    writeFileSync(
+      join(dir, ".codex", "config.toml"),
+      `${read(".codex/config.toml")}\n[profiles.fast]\nmodel = "o4-mini"\n`,
+    );
+    uninstall("codex");
+    expect(read(".codex/config.toml")).toBe(`${toml}\n[profiles.fast]\nmodel = "o4-mini"\n`);
+    expect(existsSync(join(dir, ".codex", "hooks.json"))).toBe(false);
+  });
+
+  it("codex: refuses to shadow a user's own [mcp_servers.timewarp], writing nothing", () => {
+    mkdirSync(join(dir, ".codex"));
+    writeFileSync(join(dir, ".codex", "config.toml"), '[mcp_servers.timewarp]\ncommand = "tw"\n');
+    expect(() => install("codex")).toThrow(/already defines/);
+    expect(existsSync(join(dir, ".codex", "hooks.json"))).toBe(false);
+  });
+
+  it("opencode: the plugin module (command filled in) and the MCP server in opencode.json", () => {
+    writeFileSync(
+      join(dir, "opencode.json"),
+      JSON.stringify({ model: "anthropic/claude-sonnet-4" }),
+    );
+    install("opencode", { command: "npx timewarp" });
+    const plugin = read(".opencode/plugins/timewarp.js");
+    expect(plugin).toContain('const TIMEWARP_COMMAND = ["npx","timewarp"];');
+    const config = JSON.parse(read("opencode.json")) as {
+      model: string;
+      mcp: Record<string, unknown>;
+    };
+    expect(config.model).toBe("anthropic/claude-sonnet-4");
+    expect(config.mcp.timewarp).toEqual({
+      type: "local",
+      command: ["npx", "timewarp", "mcp"],
+      enabled: true,
+    });
+    uninstall("opencode");
+    expect(read("opencode.json")).toBe(JSON.stringify({ model: "anthropic/claude-sonnet-4" }));
+    expect(existsSync(join(dir, ".opencode", "plugins", "timewarp.js"))).toBe(false);
+  });
+
+  it("an invalid settings file is refused with INVALID_INPUT and nothing is written", () => {
+    mkdirSync(join(dir, ".claude"));
+    writeFileSync(join(dir, ".claude", "settings.json"), "{ not json");
+    expect(() => install("claude-code")).toThrow(/not valid JSON/);
+    expect(existsSync(join(dir, ".mcp.json"))).toBe(false);
+  });
+});
+
+describe("the wiring shipped in plugins/", () => {
+  const plugin = (rel: string) => readFileSync(join(REPO_ROOT, "plugins", rel), "utf8");
+
+  it("every JSON file parses, and hooks.json is exactly the Claude Code wiring", () => {
+    const manifest = JSON.parse(plugin("claude-code/.claude-plugin/plugin.json")) as {
+      name: string;
+      version: string;
+    };
+    expect(manifest.name).toBe("timewarp");
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
+      version: string;
+      files: string[];
+    };
+    expect(manifest.version).toBe(pkg.version);
+    expect(pkg.files).toContain("plugins");
+    expect(JSON.parse(plugin("claude-code/.mcp.json"))).toEqual({
+      mcpServers: { timewarp: { command: "timewarp", args: ["mcp"] } },
+    });
+    const hooks = JSON.parse(plugin("claude-code/hooks/hooks.json")) as { hooks: unknown };
+    expect(hooks.hooks).toEqual(hooksFor("claude-code", "timewarp"));
+  });
+
+  it("hooks.json names commands the CLI really has", () => {
+    const hooks = JSON.parse(plugin("claude-code/hooks/hooks.json")) as {
+      hooks: Record<string, { hooks: { command: string }[] }[]>;
+    };
+    const program = createProgram();
+    const hookCommand = program.commands.find((c) => c.name() === "hook");
+    const choices = hookCommand?.registeredArguments[0]?.argChoices;
+    expect(choices).toEqual([...HOOK_EVENTS]);
+    for (const groups of Object.values(hooks.hooks))
+      for (const g of groups)
+        for (const h of g.hooks) {
+          const [bin, sub, event, flag, agent] = h.command.split(" ");
+          expect([bin, sub, flag, agent]).toEqual(["timewarp", "hook", "--agent", "claude-code"]);
+          expect(choices).toContain(event);
+        }
+  });
+
+  it("the skill teaches the 7-step protocol with the MCP tool names", () => {
+    const skill = plugin("claude-code/skills/timewarp-optimize/SKILL.md");
+    expect(skill).toMatch(/^---\nname: timewarp-optimize\ndescription: .+\n---\n/);
+    for (const step of [
+      "1. **Pick an issue.**",
+      "2. **Travel**",
+      "3. **Reproduce**",
+      "4. **Propose a minimal fix**",
+      "5. **Iterate**",
+      "6. **Return**",
+      "7. **Re-apply and validate**",
+    ])
+      expect(skill).toContain(step);
+    for (const tool of [
+      "timewarp_issue_list",
+      "timewarp_issue_get",
+      "timewarp_travel",
+      "timewarp_return",
+      "issue_report",
+    ])
+      expect(skill).toContain(tool);
+  });
+});
