@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -37,16 +45,42 @@ describe("milestones", () => {
   it("combinedDiff is the net change per file, not a concatenation", async () => {
     const root = workspace({ "a.txt": lines(10), "b.txt": "keep\n" });
     const ctx = { root };
-    const x = await applyEditBlock(ctx, { path: "a.txt", searchBlock: "line 3\n", replaceBlock: "tmp\n" });
-    const y = await applyEditBlock(ctx, { path: "a.txt", searchBlock: "tmp\n", replaceBlock: "THREE\nTHREE.5\n" });
+    const x = await applyEditBlock(ctx, {
+      path: "a.txt",
+      searchBlock: "line 3\n",
+      replaceBlock: "tmp\n",
+    });
+    const y = await applyEditBlock(ctx, {
+      path: "a.txt",
+      searchBlock: "tmp\n",
+      replaceBlock: "THREE\nTHREE.5\n",
+    });
     const z = await applyWholeFileEdit(ctx, { path: "b.txt", content: "changed\n" });
     const w = await applyWholeFileEdit(ctx, { path: "b.txt", content: "keep\n" }); // b.txt back to start
     const ids = [x, y, z, w].map((r) => r.snapshotId ?? "");
-    const created = await createMilestone(ctx, { title: "Auth", description: "login", snapshotIds: ids, tags: ["feature"] });
+    const created = await createMilestone(ctx, {
+      title: "Auth",
+      description: "login",
+      snapshotIds: ids,
+      tags: ["feature"],
+    });
     expect(created.milestoneId).toBe("milestone_001");
-    expect(created.summary).toEqual({ totalOperations: 4, affectedFiles: ["a.txt", "b.txt"], linesAdded: 2, linesRemoved: 1 });
-    const file = JSON.parse(readFileSync(join(root, ".timewarp/history/milestones/milestone_001.json"), "utf8"));
-    expect(file).toMatchObject({ id: "milestone_001", title: "Auth", description: "login", snapshotIds: ids, tags: ["feature"] });
+    expect(created.summary).toEqual({
+      totalOperations: 4,
+      affectedFiles: ["a.txt", "b.txt"],
+      linesAdded: 2,
+      linesRemoved: 1,
+    });
+    const file = JSON.parse(
+      readFileSync(join(root, ".timewarp/history/milestones/milestone_001.json"), "utf8"),
+    );
+    expect(file).toMatchObject({
+      id: "milestone_001",
+      title: "Auth",
+      description: "login",
+      snapshotIds: ids,
+      tags: ["feature"],
+    });
     expect(file.combinedDiff).toContain("-line 3\n+THREE\n+THREE.5\n");
     expect(file.combinedDiff).not.toContain("tmp");
     expect(file.combinedDiff).not.toContain("b.txt");
@@ -56,8 +90,18 @@ describe("milestones", () => {
     const root = workspace({ "a.txt": "a\n" });
     const ctx = { root };
     const r = await applyWholeFileEdit(ctx, { path: "a.txt", content: "b\n" });
-    await createMilestone(ctx, { title: "one", description: "", snapshotIds: [r.snapshotId ?? ""], tags: ["x"] });
-    await createMilestone(ctx, { title: "two", description: "", snapshotIds: [r.snapshotId ?? ""], tags: ["y"] });
+    await createMilestone(ctx, {
+      title: "one",
+      description: "",
+      snapshotIds: [r.snapshotId ?? ""],
+      tags: ["x"],
+    });
+    await createMilestone(ctx, {
+      title: "two",
+      description: "",
+      snapshotIds: [r.snapshotId ?? ""],
+      tags: ["y"],
+    });
     const all = getMilestones(ctx);
     expect(all.milestones.map((m) => m.id)).toEqual(["milestone_001", "milestone_002"]);
     expect(all.milestones[0]?.combinedDiff).toBeUndefined();
@@ -106,13 +150,20 @@ describe("retention", () => {
       const r = await applyWholeFileEdit({ root, clock }, { path: "a.txt", content: `${i}\n` });
       ids.push(r.snapshotId ?? "");
     }
-    await createMilestone({ root }, { title: "keep", description: "", snapshotIds: [ids[0] ?? ""] });
+    await createMilestone(
+      { root },
+      { title: "keep", description: "", snapshotIds: [ids[0] ?? ""] },
+    );
     const now = createFixedClock(new Date(start.getTime() + 7 * day));
     const dry = await applyRetention({ root, clock: now }, { maxOperations: 3, dryRun: true });
     expect(dry.removed).toEqual([ids[1], ids[2], ids[3]]);
     expect(getEditHistory({ root }).pagination.total).toBe(6);
     const res = await applyRetention({ root, clock: now }, { maxOperations: 3 });
-    expect(res).toMatchObject({ removed: [ids[1], ids[2], ids[3]], keptForMilestones: 1, remaining: 3 });
+    expect(res).toMatchObject({
+      removed: [ids[1], ids[2], ids[3]],
+      keptForMilestones: 1,
+      remaining: 3,
+    });
     expect(getEditHistory({ root }).history.map((h) => h.id)).toEqual([ids[5], ids[4], ids[0]]);
     expect(() => readSnapshotDiff({ root }, { snapshotId: ids[1] ?? "" })).toThrow(/not found/);
     // age: older than 1.5 days before "now" → ids[4] (day 5) goes, ids[5] (day 6) stays, ids[0] is protected
@@ -131,7 +182,9 @@ describe("retention", () => {
     expect(getEditHistory({ root }).pagination.total).toBe(1);
     expect(readSnapshotDiff({ root }, { snapshotId: r2.snapshotId ?? "" }).diff).toContain("+c\n"); // still found by id
     const snapDir = join(root, ".timewarp/history/snapshots");
-    const recs = readdirSync(snapDir, { recursive: true }).map(String).filter((f) => f.endsWith(`_${r1.snapshotId}.json`));
+    const recs = readdirSync(snapDir, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith(`_${r1.snapshotId}.json`));
     unlinkSync(join(snapDir, recs[0] ?? ""));
     const h = getEditHistory({ root });
     expect(h.history[0]).toMatchObject({ id: r1.snapshotId, recordPresent: false });
