@@ -9,7 +9,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ErrorCode, TimewarpError, writeFileAtomic } from "../src/core/index.ts";
+import { ErrorCode, TimewarpError } from "../src/core/index.ts";
 import {
   closeStaleJobs,
   defaultProtocolIo,
@@ -273,37 +273,43 @@ describe("failures: one error_type everywhere and a debug bundle", () => {
     expect(manifest.runtime.session?.pgid).toBeDefined();
   });
 
-  it("ENOSPC during an atomic write ends the job FAIL (INTERNAL_ERROR / DISK_FULL) with nothing half-written", async () => {
-    let failed = 0;
-    const io: ProtocolIo = {
-      ...defaultProtocolIo,
-      writeFile(path, data) {
-        // the disk fills up exactly when the subskill's request is written
-        if (failed === 0 && /_0002_run\.json\.tw-tmp-/.test(path)) {
-          failed += 1;
-          writeFileAtomic(join(tmp.dir, "enospc-probe"), ""); // a real write still works; the injected one does not
-          throw new TimewarpError(ErrorCode.DISK_FULL, `writing ${path}: disk full (ENOSPC)`);
-        }
-        defaultProtocolIo.writeFile(path, data);
-      },
-    };
-    const result = await runSkill({
-      cwd,
-      design: "AAA",
-      skill: "summary_health",
-      settings: settings(),
-      timings: FAST,
-      io,
-    });
-    expect(failed).toBe(1);
-    const { summary } = assertJobInvariants(result.runDir);
-    expect(summary).toMatchObject({
-      status: "FAIL",
-      error_type: "INTERNAL_ERROR",
-      detail_code: "DISK_FULL",
-    });
-    expect(readdirSync(join(result.runDir, "queue"))).toHaveLength(1); // only the restore request
-  });
+  it.each([
+    ["the subskill's request", /_0002_run\.json\.tw-tmp-/, 1],
+    ["the manifest, after the session started", /job_manifest\.json$/, 4],
+  ])(
+    "ENOSPC while writing %s ends the job FAIL (INTERNAL_ERROR / DISK_FULL), session ended, nothing half-written",
+    async (_what, target, nth) => {
+      let seen = 0;
+      let failed = 0;
+      const io: ProtocolIo = {
+        ...defaultProtocolIo,
+        writeFile(path, data) {
+          if (target.test(path) && ++seen === nth) {
+            failed += 1;
+            throw new TimewarpError(ErrorCode.DISK_FULL, `writing ${path}: disk full (ENOSPC)`);
+          }
+          defaultProtocolIo.writeFile(path, data);
+        },
+      };
+      const result = await runSkill({
+        cwd,
+        design: "AAA",
+        skill: "summary_health",
+        settings: settings(),
+        timings: FAST,
+        io,
+      });
+      expect(failed).toBe(1);
+      const { summary } = assertJobInvariants(result.runDir);
+      expect(summary).toMatchObject({
+        status: "FAIL",
+        error_type: "INTERNAL_ERROR",
+        detail_code: "DISK_FULL",
+      });
+      const leftovers = listTree(result.runDir).keys();
+      expect([...leftovers].filter((p) => p.includes(".tw-tmp-"))).toEqual([]);
+    },
+  );
 });
 
 describe("the locator (§3.4)", () => {
