@@ -14,12 +14,13 @@
 #  - session/heartbeat holds a counter bumped on a timer of the Tcl event loop. A long command
 #    blocks that loop, so the runtime never judges the heartbeat while a request is in flight.
 #
-# The boot script sets ::skillpilot::run_dir (and optionally poll_ms, heartbeat_ms, runner_pid)
+# The boot script sets ::skillpilot::run_dir (and optionally poll_ms, heartbeat_ms, runner_pid,
+# runner_host)
 # before sourcing this file, then calls ::skillpilot::main, which never returns.
 
 namespace eval ::skillpilot {
     variable schema_version 1.0
-    foreach {name default} {run_dir "" poll_ms 10 heartbeat_ms 200 runner_pid ""} {
+    foreach {name default} {run_dir "" poll_ms 10 heartbeat_ms 200 runner_pid "" runner_host ""} {
         if {![info exists ::skillpilot::$name]} { variable $name $default }
     }
     variable busy 0
@@ -289,12 +290,14 @@ proc ::skillpilot::runner_alive {pid} {
 }
 
 proc ::skillpilot::beat {} {
-    variable run_dir; variable beats; variable last_beat; variable runner_pid
+    variable run_dir; variable beats; variable last_beat; variable runner_pid; variable runner_host
     incr beats
     set last_beat [clock milliseconds]
     write_atomic [file join $run_dir session heartbeat] "$beats [now_iso] [pid]\n"
     # An orphaned session (its runner killed -9) ends itself instead of idling forever.
-    if {$runner_pid ne "" && [file isdirectory /proc/self] && ![runner_alive $runner_pid]} {
+    # Only on the runner's own host: under a farm launcher the tool may run elsewhere.
+    if {$runner_pid ne "" && $runner_host eq [info hostname] && [file isdirectory /proc/self]
+            && ![runner_alive $runner_pid]} {
         log "runner pid $runner_pid is gone; ending the session"
         ::skillpilot::real_exit 0
     }
@@ -330,7 +333,11 @@ proc ::skillpilot::scan_queue {} {
         }
         # Claim before running: a request that cannot be renamed was claimed already.
         if {[catch {file rename $src $claimed}]} { continue }
-        process $id $claimed
+        if {[catch {process $id $claimed} err]} {
+            # never leave the processor busy forever; the runtime's deadline will answer this one
+            variable busy 0
+            log "processing $id failed: $::errorInfo"
+        }
         catch {file rename $claimed "$claimed.done"}
     }
 }

@@ -198,6 +198,18 @@ describe("queue processor: claims, acks, re-entry", () => {
     );
   });
 
+  it("runs one request at a time per session", async () => {
+    const { session, runDir } = await open();
+    const slow = session.request({
+      requestId: "slow",
+      script: script(runDir, "slow.tcl", "after 100\n"),
+    });
+    await expect(
+      session.request({ requestId: "other", script: "scripts/slow.tcl" }),
+    ).rejects.toMatchObject({ code: "INTERNAL" });
+    expect((await slow).status).toBe("PASS");
+  });
+
   it("a script that calls update does not let the processor claim the next request (busy flag)", async () => {
     const { session, runDir } = await open();
     // the first script queues a second request itself, then spins the event loop with update

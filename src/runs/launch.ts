@@ -111,6 +111,7 @@ export function formatBootScript(options: {
   pollMs: number;
   heartbeatMs: number;
   runnerPid: number;
+  runnerHost: string;
 }): string {
   return [
     "# Written by the SkillPilot runtime; started as the session's boot script.",
@@ -119,6 +120,7 @@ export function formatBootScript(options: {
     `set ::skillpilot::poll_ms ${Math.max(1, Math.round(options.pollMs))}`,
     `set ::skillpilot::heartbeat_ms ${Math.max(1, Math.round(options.heartbeatMs))}`,
     `set ::skillpilot::runner_pid ${options.runnerPid}`,
+    `set ::skillpilot::runner_host ${tclQuote(options.runnerHost)}`,
     "# A real Innovus defines restoreDesign; a plain tclsh gets the stub of the few commands used.",
     `if {[info commands restoreDesign] eq ""} { source ${tclQuote(options.stubPath)} }`,
     `source ${tclQuote(options.processorPath)}`,

@@ -184,6 +184,7 @@ export async function startSession(options: StartSessionOptions): Promise<ToolSe
       pollMs: timings.pollMs,
       heartbeatMs: timings.heartbeatIntervalMs,
       runnerPid: process.pid,
+      runnerHost: hostname(),
     }),
   );
   const command = planLaunch({
@@ -359,6 +360,140 @@ export async function startSession(options: StartSessionOptions): Promise<ToolSe
     return ack;
   };
 
+  const runRequest = async ({ requestId, script, timeoutMs }: RequestOptions): Promise<Ack> => {
+    const startedAt = options.clock.now().toISOString();
+    const ackPath = join(paths.ack, `${requestId}.json`);
+    const queuePath = join(paths.queue, `${requestId}.json`);
+    if (
+      usedIds.has(requestId) ||
+      existsSync(ackPath) ||
+      readdirSync(paths.queue).some(
+        (n) => n === `${requestId}.json` || n.startsWith(`${requestId}.json.`),
+      )
+    ) {
+      throw new TimewarpError(
+        ErrorCode.REQUEST_DUPLICATE,
+        `request id ${requestId} was used already in ${paths.queue}; a request file is never overwritten (seed §5.1.4)`,
+        { data: { request_id: requestId } },
+      );
+    }
+    usedIds.add(requestId);
+    const health = stopped ? "INNOVUS_CRASH" : session.checkHealth();
+    if (health) {
+      log(`${health} before request ${requestId}`);
+      await session.stop();
+      return publishSupervisorAck(
+        requestId,
+        health === "HEARTBEAT_LOST"
+          ? {
+              error_type: health,
+              detail_code: "HEARTBEAT_STALE",
+              message: `no heartbeat for more than ${timings.heartbeatStaleMs} ms while idle; the session was ended`,
+            }
+          : {
+              error_type: health,
+              detail_code: "TOOL_EXITED",
+              message: `the tool exited (${exit ? `code ${exit.code}, signal ${exit.signal}` : "pid gone"}) before request ${requestId}`,
+            },
+        startedAt,
+      );
+    }
+    const timeout = timeoutMs ?? timings.requestTimeoutMs;
+    const request = {
+      schema_version: SCHEMA_VERSION,
+      request_id: requestId,
+      job_id: options.jobId,
+      action: "SOURCE_TCL",
+      script,
+      timeout_s: timeout / 1000,
+      created_at: startedAt,
+    };
+    // temp file in queue/, then a link that fails if the name exists: never overwrite a request
+    const temp = tempPathFor(queuePath);
+    options.io.writeFile(temp, `${JSON.stringify(request, null, 2)}\n`);
+    try {
+      linkSync(temp, queuePath);
+    } catch (error) {
+      throw errnoCode(error) === "EEXIST"
+        ? new TimewarpError(ErrorCode.REQUEST_DUPLICATE, `${queuePath} exists already`, {
+            data: { request_id: requestId },
+          })
+        : error;
+    } finally {
+      try {
+        unlinkSync(temp);
+      } catch {
+        // gone already
+      }
+    }
+    log(`submitted ${requestId}: ${script}`);
+    const deadline = performance.now() + timeout;
+    for (;;) {
+      if (interrupted !== undefined) {
+        log(`interrupted during ${requestId}: ${interrupted}`);
+        await session.stop();
+        const late = readAck(ackPath);
+        if (late) return late;
+        return publishSupervisorAck(
+          requestId,
+          {
+            error_type: "INTERNAL_ERROR",
+            detail_code: "INTERRUPTED",
+            message: `the job was interrupted (${interrupted}) while running ${script}`,
+          },
+          startedAt,
+        );
+      }
+      const ack = existsSync(ackPath) ? readAck(ackPath) : undefined;
+      const verdict = classifySession({
+        ackPresent: ack !== undefined,
+        toolExited: !toolAlive(),
+        deadlinePassed: performance.now() > deadline,
+        heartbeatStale: false,
+        requestInFlight: true,
+      });
+      if (verdict === "ACK" && ack) {
+        // the loop was free a moment ago: restart the heartbeat's clock from here
+        observeBeat();
+        beatSeenAt = performance.now();
+        log(`ack ${requestId}: ${ack.status} ${ack.error_type}`);
+        return ack;
+      }
+      if (verdict === "INNOVUS_CRASH") {
+        // the ack may have landed just before the exit
+        await sleep(20);
+        const late = readAck(ackPath);
+        if (late) return late;
+        log(`INNOVUS_CRASH during ${requestId}`);
+        await session.stop();
+        return publishSupervisorAck(
+          requestId,
+          {
+            error_type: "INNOVUS_CRASH",
+            detail_code: "TOOL_EXITED",
+            message: `the tool exited (${exit ? `code ${exit.code}, signal ${exit.signal}` : "pid gone"}) while running ${script}; see session/tool.stderr.log`,
+          },
+          startedAt,
+        );
+      }
+      if (verdict === "QUEUE_TIMEOUT") {
+        log(`QUEUE_TIMEOUT for ${requestId} after ${timeout} ms`);
+        await session.stop();
+        return publishSupervisorAck(
+          requestId,
+          {
+            error_type: "QUEUE_TIMEOUT",
+            detail_code: "NO_ACK_BEFORE_DEADLINE",
+            message: `no ack for ${script} within ${timeout} ms; the session was ended`,
+          },
+          startedAt,
+        );
+      }
+      await nap(Math.min(timings.ackPollMs, Math.max(1, deadline - performance.now())));
+    }
+  };
+
+  let inFlight: string | undefined;
   const session: ToolSession = {
     adapter: options.adapter,
     command,
@@ -378,135 +513,21 @@ export async function startSession(options: StartSessionOptions): Promise<ToolSe
       return verdict === "HEARTBEAT_LOST" ? verdict : undefined;
     },
     async request({ requestId, script, timeoutMs }) {
-      const startedAt = options.clock.now().toISOString();
-      const ackPath = join(paths.ack, `${requestId}.json`);
-      const queuePath = join(paths.queue, `${requestId}.json`);
-      if (
-        usedIds.has(requestId) ||
-        existsSync(ackPath) ||
-        readdirSync(paths.queue).some(
-          (n) => n === `${requestId}.json` || n.startsWith(`${requestId}.json.`),
-        )
-      ) {
+      if (inFlight) {
         throw new TimewarpError(
-          ErrorCode.REQUEST_DUPLICATE,
-          `request id ${requestId} was used already in ${paths.queue}; a request file is never overwritten (seed §5.1.4)`,
-          { data: { request_id: requestId } },
+          ErrorCode.INTERNAL,
+          `request ${requestId} while ${inFlight} is in flight: a session runs one request at a time`,
         );
       }
-      usedIds.add(requestId);
-      const health = stopped ? "INNOVUS_CRASH" : session.checkHealth();
-      if (health) {
-        log(`${health} before request ${requestId}`);
-        await session.stop();
-        return publishSupervisorAck(
-          requestId,
-          health === "HEARTBEAT_LOST"
-            ? {
-                error_type: health,
-                detail_code: "HEARTBEAT_STALE",
-                message: `no heartbeat for more than ${timings.heartbeatStaleMs} ms while idle; the session was ended`,
-              }
-            : {
-                error_type: health,
-                detail_code: "TOOL_EXITED",
-                message: `the tool exited (${exit ? `code ${exit.code}, signal ${exit.signal}` : "pid gone"}) before request ${requestId}`,
-              },
-          startedAt,
-        );
-      }
-      const timeout = timeoutMs ?? timings.requestTimeoutMs;
-      const request = {
-        schema_version: SCHEMA_VERSION,
-        request_id: requestId,
-        job_id: options.jobId,
-        action: "SOURCE_TCL",
-        script,
-        timeout_s: timeout / 1000,
-        created_at: startedAt,
-      };
-      // temp file in queue/, then a link that fails if the name exists: never overwrite a request
-      const temp = tempPathFor(queuePath);
-      options.io.writeFile(temp, `${JSON.stringify(request, null, 2)}\n`);
+      inFlight = requestId;
       try {
-        linkSync(temp, queuePath);
-      } catch (error) {
-        throw errnoCode(error) === "EEXIST"
-          ? new TimewarpError(ErrorCode.REQUEST_DUPLICATE, `${queuePath} exists already`, {
-              data: { request_id: requestId },
-            })
-          : error;
-      } finally {
-        try {
-          unlinkSync(temp);
-        } catch {
-          // gone already
-        }
-      }
-      log(`submitted ${requestId}: ${script}`);
-      const deadline = performance.now() + timeout;
-      for (;;) {
-        if (interrupted !== undefined) {
-          log(`interrupted during ${requestId}: ${interrupted}`);
-          await session.stop();
-          const late = readAck(ackPath);
-          if (late) return late;
-          return publishSupervisorAck(
-            requestId,
-            {
-              error_type: "INTERNAL_ERROR",
-              detail_code: "INTERRUPTED",
-              message: `the job was interrupted (${interrupted}) while running ${script}`,
-            },
-            startedAt,
-          );
-        }
-        const ack = existsSync(ackPath) ? readAck(ackPath) : undefined;
-        const verdict = classifySession({
-          ackPresent: ack !== undefined,
-          toolExited: !toolAlive(),
-          deadlinePassed: performance.now() > deadline,
-          heartbeatStale: false,
-          requestInFlight: true,
+        return await runRequest({
+          requestId,
+          script,
+          ...(timeoutMs !== undefined ? { timeoutMs } : {}),
         });
-        if (verdict === "ACK" && ack) {
-          // the loop was free a moment ago: restart the heartbeat's clock from here
-          observeBeat();
-          beatSeenAt = performance.now();
-          log(`ack ${requestId}: ${ack.status} ${ack.error_type}`);
-          return ack;
-        }
-        if (verdict === "INNOVUS_CRASH") {
-          // the ack may have landed just before the exit
-          await sleep(20);
-          const late = readAck(ackPath);
-          if (late) return late;
-          log(`INNOVUS_CRASH during ${requestId}`);
-          await session.stop();
-          return publishSupervisorAck(
-            requestId,
-            {
-              error_type: "INNOVUS_CRASH",
-              detail_code: "TOOL_EXITED",
-              message: `the tool exited (${exit ? `code ${exit.code}, signal ${exit.signal}` : "pid gone"}) while running ${script}; see session/tool.stderr.log`,
-            },
-            startedAt,
-          );
-        }
-        if (verdict === "QUEUE_TIMEOUT") {
-          log(`QUEUE_TIMEOUT for ${requestId} after ${timeout} ms`);
-          await session.stop();
-          return publishSupervisorAck(
-            requestId,
-            {
-              error_type: "QUEUE_TIMEOUT",
-              detail_code: "NO_ACK_BEFORE_DEADLINE",
-              message: `no ack for ${script} within ${timeout} ms; the session was ended`,
-            },
-            startedAt,
-          );
-        }
-        await nap(Math.min(timings.ackPollMs, Math.max(1, deadline - performance.now())));
+      } finally {
+        inFlight = undefined;
       }
     },
     interrupt(reason) {
