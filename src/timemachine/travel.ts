@@ -4,6 +4,7 @@ import {
   acquireLock,
   type Clock,
   ErrorCode,
+  fromSystemError,
   isTimewarpError,
   type Random,
   systemClock,
@@ -105,14 +106,21 @@ export function travel(options: TravelOptions): TravelResult {
       pid: process.pid,
     };
     writeState(paths, { ...state, transition: t });
-    step(ctx, "travel:backup");
-    const backup = createSnapshot(paths.root, {
-      kind: "present_backup",
-      excludes,
-      sessionId: state.session_id,
-      clock,
-      random,
-    });
+    let backup: ReturnType<typeof createSnapshot>;
+    try {
+      step(ctx, "travel:backup");
+      backup = createSnapshot(paths.root, {
+        kind: "present_backup",
+        excludes,
+        sessionId: state.session_id,
+        clock,
+        random,
+      });
+    } catch (error) {
+      // The workspace was not touched yet: close the journal and report (a full disk, typically).
+      writeState(paths, { ...state, transition: null });
+      throw error;
+    }
     step(ctx, "travel:backed-up");
     t = { ...t, phase: "restore", backup_id: backup.id };
     writeState(paths, { ...state, transition: t });
@@ -152,10 +160,7 @@ export function travel(options: TravelOptions): TravelResult {
  * is back — or, if the undo failed too, TRANSITION_INTERRUPTED pointing to recover.
  */
 function rollBack(ctx: StepContext, state: State, t: Transition, cause: unknown): TimewarpError {
-  const original =
-    cause instanceof TimewarpError
-      ? cause
-      : new TimewarpError(ErrorCode.IO_ERROR, String(cause), { cause });
+  const original = fromSystemError(cause, `travel to ${t.snapshot_id}`);
   try {
     const undo: Transition = { ...t, rolling_back: true };
     writeState(ctx.paths, { ...state, transition: undo });
