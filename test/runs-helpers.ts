@@ -17,6 +17,7 @@ import {
   exampleDesignDir,
   ManifestSchema,
   processGroupAlive,
+  RequestSchema,
   type SessionTimings,
   type SkillPilotSettings,
   SummarySchema,
@@ -171,10 +172,16 @@ export function assertJobInvariants(runDir: string): {
   for (const name of acks) {
     const ack = AckSchema.parse(readJson(join(runDir, "ack", name)));
     expect(ack.schema_version).toBe("1.0");
+    expect(ack.job_id).toBe(manifest.job_id);
+    // §5.2.2: a FAIL carries a short, actionable message
+    if (ack.status === "FAIL") expect(ack.message.length).toBeGreaterThan(0);
+    else expect(ack.error_type).toBe("OK");
   }
   for (const name of readdirSync(join(runDir, "queue"))) {
-    const req = readJson(join(runDir, "queue", name)) as { schema_version?: string };
+    // §5.1: every request the runtime wrote has all the MUST fields and a readable id
+    const req = RequestSchema.parse(readJson(join(runDir, "queue", name)));
     expect(req.schema_version).toBe("1.0");
+    expect(req.request_id).toMatch(new RegExp(`^${manifest.job_id}_\\d{4}_[a-z_]+$`));
   }
   if (manifest.status === "FAIL") {
     const index = DebugIndexSchema.parse(readJson(join(runDir, "debug_bundle", "index.json")));

@@ -132,6 +132,16 @@ describe("a passing job (summary_health on the example design)", () => {
       "summarize",
     ])
       expect(actions).toContain(a);
+    const restoreAudit = readFileSync(join(runDir, "job_timeline.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { event: string; data?: Record<string, unknown> })
+      .find((e) => e.data?.action === "restore_design");
+    expect(restoreAudit?.data).toMatchObject({
+      enc_path: join(cwd, "AAA.enc"),
+      enc_dat_path: join(cwd, "AAA.enc.dat"),
+      wrapper: "scripts/restore_wrapper.tcl",
+    });
   });
 
   it("runs the same job through innovus (fake innovus on PATH) and dsub-i (an env wrapper)", async () => {
@@ -176,6 +186,9 @@ describe("failures: one error_type everywhere and a debug bundle", () => {
     const inventory = JSON.parse(readFileSync(join(bundle, "reports_inventory.json"), "utf8"));
     expect(inventory.files.map((f: { path: string }) => f.path)).toEqual(["reports/timing.rpt"]);
     expect(existsSync(join(bundle, "session", "supervisor.log.tail"))).toBe(true);
+    const md = readFileSync(join(runDir, "summary.md"), "utf8");
+    expect(md).toContain("**FAIL** — error_type `OUTPUT_MISSING`");
+    expect(md).toContain(`debug_bundle: \`${bundle}\``);
   });
 
   it("an empty required output is OUTPUT_EMPTY", async () => {

@@ -35,6 +35,7 @@ export {
   DebugIndexSchema,
   ERROR_TYPES,
   ManifestSchema,
+  RequestSchema,
   SCHEMA_VERSION,
   SummarySchema,
   TimelineEventSchema,
