@@ -1,0 +1,378 @@
+/**
+ * `npm run bench:snapshot [FILES] [REPS]` — the store against the alternatives a user has, side by
+ * side in one run, medians of REPS repetitions (default 5) on a generated workspace of FILES
+ * files (default 10 000, ~6 KB each: ~60 MB):
+ *
+ *   first snapshot · snapshot with no change · snapshot after changing 20 files · restoring them
+ *
+ * for timewarp (library, in process), a shadow git repository (`git --git-dir=X --work-tree=W
+ * add -A && git commit`; restore: `git read-tree -u --reset <commit>`), and `cp -a` (the seed's
+ * copy layout; restore: copy the snapshot back). Then the CLI as a whole process (built dist)
+ * against bare `node -e 0`, peak RSS at SNAPSHOT_BENCH_RSS_FILES files (default 100 000; 0 skips),
+ * and store growth over SNAPSHOT_BENCH_GROWTH_SNAPSHOTS snapshots (default 100) changing 1% of
+ * SNAPSHOT_BENCH_GROWTH_FILES files (default 2 000) each time. Not a test; never gates.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { DEFAULT_EXCLUDES, workspacePaths } from "../src/core/index.ts";
+import {
+  createObjectStore,
+  createSnapshot,
+  type Manifest,
+  readStatCache,
+  restoreManifest,
+} from "../src/store/index.ts";
+import { changeFiles, generateWorkspace } from "./snapshot-fixtures.ts";
+
+const REPO = resolve(import.meta.dirname, "..");
+const FILES = Number(process.argv[2] ?? process.env.SNAPSHOT_BENCH_FILES ?? 10_000);
+const REPS = Number(process.argv[3] ?? process.env.SNAPSHOT_BENCH_REPS ?? 5);
+const RSS_FILES = Number(process.env.SNAPSHOT_BENCH_RSS_FILES ?? 100_000);
+const GROWTH_FILES = Number(process.env.SNAPSHOT_BENCH_GROWTH_FILES ?? 2_000);
+const GROWTH_SNAPSHOTS = Number(process.env.SNAPSHOT_BENCH_GROWTH_SNAPSHOTS ?? 100);
+const EXCLUDES = [...DEFAULT_EXCLUDES];
+const GIT_ID = ["-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "gc.auto=0"];
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[m] ?? Number.NaN) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
+};
+const time = (fn: () => void): number => {
+  const t0 = performance.now();
+  fn();
+  return performance.now() - t0;
+};
+const fmt = (ms: number) => `${ms.toFixed(ms < 10 ? 1 : 0)} ms`;
+const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+
+function git(gitDir: string, work: string, ...args: string[]): string {
+  return execFileSync("git", [...GIT_ID, `--git-dir=${gitDir}`, `--work-tree=${work}`, ...args], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+function gitInit(gitDir: string, work: string): void {
+  rmSync(gitDir, { recursive: true, force: true });
+  git(gitDir, work, "init", "-q");
+  writeFileSync(join(gitDir, "info", "exclude"), `${EXCLUDES.join("\n")}\n`);
+}
+const gitCommit = (gitDir: string, work: string) => {
+  git(gitDir, work, "add", "-A");
+  git(gitDir, work, "commit", "-q", "--allow-empty", "--no-verify", "-m", "checkpoint");
+};
+const cpA = (from: string, to: string) => execFileSync("cp", ["-a", from, to]);
+
+/** Apparent size of a directory tree, bytes. */
+function treeBytes(dir: string): number {
+  let total = 0;
+  for (const d of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, d.name);
+    if (d.isDirectory()) total += treeBytes(p);
+    else total += lstatSync(p).size;
+  }
+  return total;
+}
+const duKiB = (dir: string) =>
+  Number(execFileSync("du", ["-sk", dir], { encoding: "utf8" }).split("\t")[0]);
+
+interface Row {
+  what: string;
+  tw: number;
+  git: number;
+  cp: number;
+  target?: string;
+}
+
+function printRows(rows: Row[]): void {
+  console.log(
+    `${"".padEnd(34)}${"timewarp".padStart(11)}${"shadow git".padStart(12)}${"cp -a".padStart(11)}${"tw/git".padStart(9)}${"tw/cp".padStart(8)}  target`,
+  );
+  for (const r of rows) {
+    console.log(
+      `${r.what.padEnd(34)}${fmt(r.tw).padStart(11)}${fmt(r.git).padStart(12)}${fmt(r.cp).padStart(11)}` +
+        `${ratio(r.tw, r.git).padStart(9)}${ratio(r.tw, r.cp).padStart(8)}  ${r.target ?? ""}`,
+    );
+  }
+}
+
+function sideBySide(base: string): void {
+  const wTw = join(base, "w-tw");
+  const wGit = join(base, "w-git");
+  const wCp = join(base, "w-cp");
+  const gitDir = join(base, "shadow.git");
+  const t0 = performance.now();
+  const fixture = generateWorkspace(wTw, { files: FILES, totalBytes: FILES * 6000 });
+  cpA(wTw, wGit);
+  cpA(wTw, wCp);
+  console.log(
+    `workspace: ${FILES} files, ${(fixture.bytes / 1e6).toFixed(1)} MB (generated in ${fmt(performance.now() - t0)}); ${REPS} repetitions, medians\n`,
+  );
+  const first = { tw: [] as number[], git: [] as number[], cp: [] as number[] };
+  for (let r = 0; r < REPS; r++) {
+    rmSync(workspacePaths(wTw).data, { recursive: true, force: true });
+    first.tw.push(time(() => createSnapshot(wTw, { excludes: EXCLUDES, maxFileBytes: 1e9 })));
+    gitInit(gitDir, wGit);
+    first.git.push(time(() => gitCommit(gitDir, wGit)));
+    const dest = join(base, `cp-first-${r}`);
+    first.cp.push(time(() => cpA(wCp, dest)));
+    rmSync(dest, { recursive: true, force: true });
+  }
+  // Bring the stat cache past the racy window of the first snapshot (files written just before it).
+  createSnapshot(wTw, { excludes: EXCLUDES, maxFileBytes: 1e9 });
+  const noop = {
+    tw: [] as number[],
+    git: [] as number[],
+    cp: [] as number[],
+    rehashed: [] as number[],
+  };
+  for (let r = 0; r < REPS; r++) {
+    noop.tw.push(
+      time(() => {
+        noop.rehashed.push(createSnapshot(wTw, { excludes: EXCLUDES, maxFileBytes: 1e9 }).rehashed);
+      }),
+    );
+    noop.git.push(time(() => gitCommit(gitDir, wGit)));
+    const dest = join(base, `cp-noop-${r}`);
+    noop.cp.push(time(() => cpA(wCp, dest)));
+    rmSync(dest, { recursive: true, force: true });
+  }
+  const change = {
+    tw: [] as number[],
+    git: [] as number[],
+    cp: [] as number[],
+    rehashed: [] as number[],
+  };
+  const restore = {
+    tw: [] as number[],
+    git: [] as number[],
+    cp: [] as number[],
+    written: [] as number[],
+  };
+  const store = createObjectStore(workspacePaths(wTw).objects);
+  for (let r = 0; r < REPS; r++) {
+    // untimed: the state to return to
+    const a: Manifest = createSnapshot(wTw, { excludes: EXCLUDES, maxFileBytes: 1e9 }).manifest;
+    gitCommit(gitDir, wGit);
+    const commitA = git(gitDir, wGit, "rev-parse", "HEAD").trim();
+    const copyA = join(base, `cp-a-${r}`);
+    cpA(wCp, copyA);
+    for (const w of [wTw, wGit, wCp]) changeFiles(w, fixture, { count: 20, round: r + 1 });
+    change.tw.push(
+      time(() => {
+        change.rehashed.push(
+          createSnapshot(wTw, { excludes: EXCLUDES, maxFileBytes: 1e9 }).rehashed,
+        );
+      }),
+    );
+    change.git.push(time(() => gitCommit(gitDir, wGit)));
+    const copyB = join(base, `cp-b-${r}`);
+    change.cp.push(time(() => cpA(wCp, copyB)));
+    restore.tw.push(
+      time(() => {
+        const res = restoreManifest(wTw, a, {
+          store,
+          excludes: EXCLUDES,
+          statCache: readStatCache(workspacePaths(wTw).statCache),
+        });
+        restore.written.push(res.written);
+      }),
+    );
+    restore.git.push(time(() => git(gitDir, wGit, "read-tree", "-u", "--reset", commitA)));
+    restore.cp.push(time(() => execFileSync("cp", ["-a", `${copyA}/.`, `${wCp}/`])));
+    rmSync(copyA, { recursive: true, force: true });
+    rmSync(copyB, { recursive: true, force: true });
+  }
+  const rows: Row[] = [
+    {
+      what: "first snapshot",
+      tw: median(first.tw),
+      git: median(first.git),
+      cp: median(first.cp),
+      target: "<= 1x git",
+    },
+    {
+      what: "snapshot, no change",
+      tw: median(noop.tw),
+      git: median(noop.git),
+      cp: median(noop.cp),
+      target: "<= 0.5x git, <= 120 ms",
+    },
+    {
+      what: "snapshot after changing 20 files",
+      tw: median(change.tw),
+      git: median(change.git),
+      cp: median(change.cp),
+      target: "<= 0.5x git, <= 120 ms",
+    },
+    {
+      what: "restore those 20 files",
+      tw: median(restore.tw),
+      git: median(restore.git),
+      cp: median(restore.cp),
+      target: "<= 50 ms",
+    },
+  ];
+  printRows(rows);
+  console.log(
+    `\n(files re-read: no change ${median(noop.rehashed)}, after 20 changes ${median(change.rehashed)}; restore wrote ${median(restore.written)} files; cp -a has no incremental mode: each row is a full copy)`,
+  );
+  console.log(
+    `store: ${(duKiB(workspacePaths(wTw).data) / 1024).toFixed(1)} MiB after ${3 * REPS + 1} snapshots; shadow git: ${(duKiB(gitDir) / 1024).toFixed(1)} MiB`,
+  );
+}
+
+function ensureBuilt(): void {
+  if (
+    existsSync(join(REPO, "dist", "cli", "entry.js")) &&
+    existsSync(join(REPO, "dist", "store", "index.js"))
+  )
+    return;
+  console.log("building the CLI (npm run build) …");
+  // tsc emits even when another folder has a type error; what matters is that the files exist.
+  spawnSync("npm", ["run", "build"], { cwd: REPO, stdio: "ignore" });
+  if (!existsSync(join(REPO, "dist", "store", "index.js")))
+    throw new Error("build failed: dist/store missing");
+}
+
+function wholeProcess(base: string): void {
+  ensureBuilt();
+  const bin = join(REPO, "bin", "timewarp.js");
+  const w = join(base, "w-tw");
+  const runs = Math.max(5, REPS * 2);
+  const sample = (args: string[]) => {
+    const xs: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const t0 = performance.now();
+      const r = spawnSync(process.execPath, args, { cwd: w, encoding: "utf8" });
+      xs.push(performance.now() - t0);
+      if (r.status !== 0) throw new Error(`${args.join(" ")} failed: ${r.stdout}${r.stderr}`);
+    }
+    return median(xs);
+  };
+  const bare = sample(["-e", "0"]);
+  const status = sample([bin, "status", "--json"]);
+  const snap = sample([bin, "snapshot", "create", "--json"]);
+  const gitDir = join(base, "shadow.git");
+  const gitXs: number[] = [];
+  for (let i = 0; i < runs; i++) gitXs.push(time(() => gitCommit(gitDir, join(base, "w-git"))));
+  console.log(
+    `\nCLI as a whole process (built dist, ${runs} runs, medians), ${FILES}-file workspace`,
+  );
+  console.log(`  node -e 0                              ${fmt(bare)}`);
+  console.log(
+    `  timewarp status --json                 ${fmt(status)}   (+${fmt(status - bare)} over node; target <= +60 ms)`,
+  );
+  console.log(
+    `  timewarp snapshot create --json (noop) ${fmt(snap)}   (+${fmt(snap - bare)} over node; shadow git add+commit ${fmt(median(gitXs))}, ${ratio(snap, median(gitXs))})`,
+  );
+}
+
+function peakRss(base: string): void {
+  if (RSS_FILES <= 0) return;
+  const w = join(base, "rss");
+  const t0 = performance.now();
+  generateWorkspace(w, { files: RSS_FILES, totalBytes: RSS_FILES * 200 });
+  console.log(
+    `\npeak RSS at ${RSS_FILES} files (tiny files; generated in ${fmt(performance.now() - t0)})`,
+  );
+  // From the built dist, in a plain node process: tsx's own loader would add ~50 MB to the RSS.
+  ensureBuilt();
+  const child = join(base, "rss-child.mjs");
+  writeFileSync(
+    child,
+    `import { createSnapshot } from ${JSON.stringify(join(REPO, "dist/store/index.js"))};
+const opts = { excludes: ${JSON.stringify(EXCLUDES)}, maxFileBytes: 1e9 };
+const t0 = performance.now(); createSnapshot(process.argv[2], opts); const first = performance.now() - t0;
+createSnapshot(process.argv[2], opts);
+const t1 = performance.now(); const again = createSnapshot(process.argv[2], opts); const noop = performance.now() - t1;
+console.log(JSON.stringify({ first, noop, rehashed: again.rehashed, maxRSS: process.resourceUsage().maxRSS }));
+`,
+  );
+  const r = spawnSync(process.execPath, ["--import", "tsx", child, w], {
+    cwd: REPO,
+    encoding: "utf8",
+  });
+  if (r.status !== 0) throw new Error(r.stderr);
+  const out = JSON.parse(r.stdout.trim().split("\n").pop() ?? "{}") as Record<string, number>;
+  const gitDir = join(base, "rss.git");
+  gitInit(gitDir, w);
+  const g = spawnSync(
+    "/usr/bin/time",
+    ["-f", "%M %e", "git", ...GIT_ID, `--git-dir=${gitDir}`, `--work-tree=${w}`, "add", "-A"],
+    {
+      encoding: "utf8",
+    },
+  );
+  const [gitRss, gitSec] = (g.stderr.trim().split("\n").pop() ?? "0 0").split(" ").map(Number);
+  console.log(
+    `  timewarp: first ${fmt(out.first ?? 0)}, no change ${fmt(out.noop ?? 0)} (re-read ${out.rehashed}), peak RSS ${((out.maxRSS ?? 0) / 1024).toFixed(0)} MiB (target <= 200 MiB)`,
+  );
+  console.log(
+    `  shadow git add -A: ${fmt((gitSec ?? 0) * 1000)}, peak RSS ${((gitRss ?? 0) / 1024).toFixed(0)} MiB`,
+  );
+  rmSync(w, { recursive: true, force: true });
+}
+
+function growth(base: string): void {
+  if (GROWTH_SNAPSHOTS <= 0) return;
+  const w = join(base, "growth");
+  const fixture = generateWorkspace(w, {
+    files: GROWTH_FILES,
+    totalBytes: GROWTH_FILES * 6000,
+    seed: 7,
+  });
+  const wsBytes = treeBytes(w);
+  const gitDir = join(base, "growth.git");
+  gitInit(gitDir, w);
+  createSnapshot(w, { excludes: EXCLUDES });
+  gitCommit(gitDir, w);
+  const storeAfterFirst = treeBytes(workspacePaths(w).data);
+  const count = Math.max(1, Math.round(GROWTH_FILES / 100));
+  for (let i = 1; i < GROWTH_SNAPSHOTS; i++) {
+    changeFiles(w, fixture, { count, round: i });
+    createSnapshot(w, { excludes: EXCLUDES });
+    gitCommit(gitDir, w);
+  }
+  const data = workspacePaths(w).data;
+  const objects = treeBytes(join(data, "objects"));
+  const records = treeBytes(join(data, "snapshots"));
+  const total = objects + records;
+  const grown = total - storeAfterFirst;
+  console.log(
+    `\nstore growth: ${GROWTH_SNAPSHOTS} snapshots of a ${GROWTH_FILES}-file, ${(wsBytes / 1e6).toFixed(1)} MB workspace, ${count} files (1%) changed each time`,
+  );
+  console.log(
+    `  timewarp: objects ${(objects / 1e6).toFixed(1)} MB + records ${(records / 1e6).toFixed(1)} MB = ${(total / 1e6).toFixed(1)} MB; growth after the first ${(grown / 1e6).toFixed(1)} MB = ${(grown / wsBytes).toFixed(2)}x the workspace (target <= 2x)`,
+  );
+  console.log(
+    `  shadow git (zlib, packs nothing without gc): ${(treeBytes(gitDir) / 1e6).toFixed(1)} MB`,
+  );
+}
+
+function main(): void {
+  const base = mkdtempSync(join(tmpdir(), "tw-bench-snapshot-"));
+  try {
+    sideBySide(base);
+    wholeProcess(base);
+    peakRss(base);
+    growth(base);
+    console.log(
+      `\nbench process peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
+    );
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}
+
+main();
