@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { planCleanup } from "./plan-cleanup.ts";
+import { initialState } from "./state.ts";
+
+const base = {
+  snapshotIds: ["s1", "s2", "s3", "s4", "s5", "new"],
+  backupIds: ["b1", "b2"],
+  issueRefs: new Set(["s1"]),
+  liveSessionRefs: new Set(["s2"]),
+  newSnapshotId: "new",
+};
+
+describe("planCleanup", () => {
+  it("deletes what nothing references; keeps issues', live sessions', the state's and the new one", () => {
+    const state = { ...initialState("/w"), session_snapshot_id: "s3" };
+    const plan = planCleanup({ ...base, state });
+    expect(plan.skipped).toBeNull();
+    expect(plan.deleteSnapshots).toEqual(["s4", "s5"]);
+    expect(plan.deleteBackups).toEqual(["b1", "b2"]);
+    expect(plan.kept.map((k) => `${k.snapshot_id}:${k.reason}`)).toEqual([
+      "s1:referenced by an issue",
+      "s2:snapshot of a live session",
+      "s3:state.session_snapshot_id",
+      "new:new session snapshot",
+    ]);
+  });
+
+  it("skips entirely while in the past or while a transition awaits recover", () => {
+    const past = {
+      ...initialState("/w"),
+      mode: "past" as const,
+      current_snapshot_id: "s4",
+      backup_path: "/w/.timewarp/present_backup/b1",
+    };
+    expect(planCleanup({ ...base, state: past })).toMatchObject({
+      skipped: "mode=past",
+      deleteSnapshots: [],
+      deleteBackups: [],
+    });
+    const interrupted = {
+      ...initialState("/w"),
+      transition: {
+        kind: "travel" as const,
+        phase: "restore" as const,
+        snapshot_id: "s5",
+        backup_id: "b2",
+        started_at: "t",
+      },
+    };
+    expect(planCleanup({ ...base, state: interrupted })).toMatchObject({
+      skipped: "a travel awaits recover",
+      deleteSnapshots: [],
+    });
+  });
+});

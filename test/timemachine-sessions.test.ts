@@ -1,0 +1,196 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { readSnapshot } from "../src/store/index.ts";
+import {
+  getIssue,
+  readStatus,
+  rememberSession,
+  reportIssue,
+  returnToPresent,
+  startSession,
+  travel,
+} from "../src/timemachine/index.ts";
+import { makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
+import { writeFiles } from "./helpers/timemachine-fixtures.ts";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0).reverse()) c();
+});
+
+function workspace(): string {
+  const t = makeTempDir("tw-sess-");
+  cleanups.push(t.cleanup);
+  writeFiles(t.dir, { "a.txt": "a\n", "src/b.ts": "export const b = 1;\n" });
+  return t.dir;
+}
+
+const snapshotDir = (root: string, id: string) => join(root, ".timewarp", "snapshots", id);
+const DEAD_PID = 2 ** 22 + 12345; // above Linux's pid_max default: never a live process
+
+describe("on_session_start", () => {
+  it("writes snapshot.json with every seed field, the env fingerprint and the task hint", async () => {
+    const root = workspace();
+    const s = await startSession({ root, sessionId: "sess_1", taskHint: "fix the slug bug" });
+    const record = JSON.parse(
+      readFileSync(join(snapshotDir(root, s.snapshot_id), "snapshot.json"), "utf8"),
+    );
+    expect(record).toMatchObject({
+      snapshot_id: s.snapshot_id,
+      session_id: "sess_1",
+      workspace_root: root,
+      initial_task_hint: "fix the slug bug",
+      files: 2,
+      bytes: 22,
+      partial: false,
+    });
+    expect(record.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(record.exclude_globs).toEqual(
+      expect.arrayContaining(["node_modules/", ".timewarp/", ".venv/", "dist/"]),
+    );
+    expect(record.env_fingerprint).toMatchObject({
+      platform: process.platform,
+      node: expect.stringMatching(/^v\d+/),
+    });
+    expect(s.snapshot_id).toMatch(/^s_\d{8}_\d{6}_[0-9a-z]{6}$/);
+    const state = JSON.parse(readFileSync(join(root, ".timewarp", "state.json"), "utf8"));
+    expect(state).toMatchObject({
+      session_id: "sess_1",
+      session_snapshot_id: s.snapshot_id,
+      mode: "present",
+    });
+    for (const k of [
+      "workspace_root",
+      "current_snapshot_id",
+      "backup_path",
+      "entered_at",
+      "guard_token",
+    ]) {
+      expect(state).toHaveProperty(k);
+    }
+  });
+
+  it("caches the env probes: the second start does not spawn them again", async () => {
+    const root = workspace();
+    await startSession({ root, sessionId: "one" });
+    const cache = join(root, ".timewarp", "cache", "env-fingerprint.json");
+    const doc = JSON.parse(readFileSync(cache, "utf8"));
+    // poison the cached answer: if the second start re-probed, the real version would come back
+    writeFileSync(
+      cache,
+      JSON.stringify({ ...doc, fingerprint: { ...doc.fingerprint, node: "v0.cached" } }),
+    );
+    const s = await startSession({ root, sessionId: "two" });
+    expect(s.env_fingerprint.node).toBe("v0.cached");
+    writeFiles(root, { ".nvmrc": "20\n" }); // a version file the shims read changes the key
+    const t = await startSession({ root, sessionId: "three" });
+    expect(t.env_fingerprint.node).not.toBe("v0.cached");
+  });
+
+  it("cleanup: deletes unreferenced snapshots and collects their objects; keeps issues', live sessions' and the new one", async () => {
+    const root = workspace();
+    const age = (id: string) => {
+      const rec = join(root, ".timewarp", "sessions", `${id}.json`);
+      writeFileSync(
+        rec,
+        readFileSync(rec, "utf8").replace(
+          /"last_seen": "[^"]+"/,
+          '"last_seen": "2000-01-01T00:00:00Z"',
+        ),
+      );
+    };
+    writeFiles(root, { "only-in-first.txt": "unique content of the first snapshot\n" });
+    const first = await startSession({ root, sessionId: "old", pid: DEAD_PID });
+    age("old"); // its process is gone and it was not seen for long
+    writeFiles(root, { "only-in-first.txt": "changed\n" });
+    const reporter = await startSession({ root, sessionId: "reporter", pid: DEAD_PID });
+    expect(reporter.cleanup.expired_sessions).toEqual(["old"]);
+    expect(reporter.cleanup.deleted_snapshots).toEqual([first.snapshot_id]);
+    expect(reporter.cleanup.removed_objects).toBe(1); // the first file's old content, nothing else
+    expect(existsSync(snapshotDir(root, first.snapshot_id))).toBe(false);
+
+    await reportIssue({
+      root,
+      sessionId: "reporter",
+      task_context: "t",
+      symptom: "s",
+      success_criteria: "c",
+    });
+    age("reporter");
+    const alive = await startSession({ root, sessionId: "alive", pid: process.pid });
+    expect(alive.cleanup.expired_sessions).toEqual(["reporter"]);
+    expect(alive.cleanup.deleted_snapshots).toEqual([]); // expired, but an issue references it
+    const now = await startSession({ root, sessionId: "now" });
+    expect(now.cleanup.deleted_snapshots).toEqual([]);
+    expect(existsSync(snapshotDir(root, reporter.snapshot_id))).toBe(true); // an issue references it
+    expect(existsSync(snapshotDir(root, alive.snapshot_id))).toBe(true); // its session is alive
+    expect(existsSync(snapshotDir(root, now.snapshot_id))).toBe(true); // the new one
+  });
+
+  it("a second session cannot delete the first one's snapshot, and issues link the reporter's own", async () => {
+    const root = workspace();
+    const agent = await startSession({ root, sessionId: "agent", pid: process.pid });
+    writeFiles(root, { "a.txt": "changed by the agent\n" });
+    const sub = await startSession({ root, sessionId: "subagent", pid: process.pid });
+    expect(sub.cleanup.deleted_snapshots).toEqual([]);
+    expect(existsSync(snapshotDir(root, agent.snapshot_id))).toBe(true);
+    const mine = await reportIssue({
+      root,
+      sessionId: "agent",
+      task_context: "t",
+      symptom: "s",
+      success_criteria: "c",
+    });
+    expect(mine.snapshot_id).toBe(agent.snapshot_id);
+    const latest = await reportIssue({
+      root,
+      task_context: "t",
+      symptom: "s",
+      success_criteria: "c",
+    });
+    expect(latest.snapshot_id).toBe(sub.snapshot_id); // no --session-id: the most recent session
+    expect(readStatus(root).session_snapshot_id).toBe(sub.snapshot_id);
+  });
+
+  it("never cleans up while in the past; never touches the snapshot travelled to", async () => {
+    const root = workspace();
+    const a = await startSession({ root, sessionId: "a", pid: DEAD_PID });
+    travel({ root, snapshotId: a.snapshot_id });
+    const b = await startSession({ root, sessionId: "b", pid: DEAD_PID });
+    expect(b.cleanup.skipped).toBe("mode=past");
+    expect(existsSync(snapshotDir(root, a.snapshot_id))).toBe(true);
+    returnToPresent({ root });
+    expect(readSnapshot(root, a.snapshot_id).snapshot_id).toBe(a.snapshot_id);
+  });
+});
+
+describe("rememberSession (the SessionStart hook's call)", () => {
+  it("remembers the transcript path for issue_report, and a refresh keeps it", async () => {
+    const root = workspace();
+    const transcript = join(REPO_ROOT, "examples", "transcripts", "claude-session.jsonl");
+    rememberSession({ root, sessionId: "7f3c2a10", transcriptPath: transcript });
+    await startSession({ root, sessionId: "7f3c2a10" });
+    rememberSession({ root, sessionId: "7f3c2a10" }); // e.g. a later hook marking it alive
+    const r = await reportIssue({
+      root,
+      task_context: "slugify",
+      symptom: "three retries",
+      success_criteria: "test passes",
+    });
+    expect(r.transcript_path).toBe(transcript);
+    const chat = readFileSync(getIssue({ root, issueId: r.issue_id }).chat_path, "utf8");
+    expect(chat).toMatch(
+      /^session_id: 7f3c2a10\ncaptured_at: \S+Z\nselection: window\(before=6, after=2\)\nredaction: applied\n\n---\n\n\[user\]/,
+    );
+    expect(chat).toContain("[tool:Bash] input:");
+    expect(chat).toContain("[tool:Bash] output: not ok 2");
+    expect(chat).not.toMatch(/ghp_9aZ3|sk-ant-api03-Zx9/);
+    expect(chat).toContain("***REDACTED***");
+  });
+
+  it("rejects a session id that could escape the sessions folder", () => {
+    const root = workspace();
+    expect(() => rememberSession({ root, sessionId: "../../etc" })).toThrow(/invalid session id/);
+  });
+});
