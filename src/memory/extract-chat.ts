@@ -111,7 +111,7 @@ const PLAN_ZH = /(建议|将|计划|可以考虑|打算|准备|接下来|下一�
 const EXT =
   "md|markdown|txt|rst|py|pyi|ts|tsx|js|jsx|mjs|cjs|json|jsonl|yaml|yml|toml|cfg|ini|go|mod|sum|rs|java|kt|kts|c|h|cc|cpp|hpp|cs|rb|php|sh|bash|sql|html|css|scss|lock|xml|gradle|ipynb|vue|svelte|swift|lua|tcl|env|properties|proto|tf|csv";
 const PATH_RE = new RegExp(
-  `(?:^|[\\s\`'"(\\[（：:，,])((?:[\\w.@-]+/)*(?:[\\w@-][\\w.@-]*\\.(?:${EXT})|Makefile|Dockerfile|LICENSE|Gemfile))(?=$|[\\s\`'")\\]，。、：:;,!?！？）])`,
+  `(?:^|[\\s\`'"(\\[（：:，,])((?:[\\w.@-]+/)*(?:[\\w@-][\\w.@-]*\\.(?:${EXT})|Makefile|Dockerfile|LICENSE|Gemfile))(?=$|\\.(?:\\s|$)|[\\s\`'")\\]，。、：:;,!?！？）])`,
   "g",
 );
 
@@ -178,6 +178,10 @@ function pathOfInfo(info: string): string | undefined {
 
 const SHELL_INFO = /^(bash|sh|shell|console|zsh|terminal|cmd|powershell|ps1|)$/i;
 
+function isShellBlock(info: string): boolean {
+  return SHELL_INFO.test(info) || /^(bash|sh|console)\b/.test(info);
+}
+
 export interface ChatExtraction {
   events: DraftEvent[];
   warnings: string[];
@@ -210,7 +214,7 @@ export function extractChatEvents(text: string): ChatExtraction {
       const b = bs[bi];
       if (b === undefined) continue;
       if (b.kind === "code") {
-        if (SHELL_INFO.test(b.info) || /^(bash|sh|console)\b/.test(b.info)) {
+        if (isShellBlock(b.info)) {
           const cmds = b.text
             .split("\n")
             .map((l) => l.replace(/^\s*[$>#]\s+/, "").trim())
@@ -236,12 +240,17 @@ export function extractChatEvents(text: string): ChatExtraction {
           cueIndex(prevText, PLAN_EN, PLAN_ZH) >= 0 &&
           cueIndex(prevText, EDIT_EN, EDIT_ZH) < 0;
         if (prevIsPlan && !turnHasEditCue) {
-          events.push({
+          // the sentence before was already a plan: it becomes this proposal, not a second event
+          const last = events[events.length - 1];
+          const proposal: DraftEvent = {
             tool: "plan",
             why: clip(`proposed change to ${path}: ${prevText}`),
             source: "chat",
             confidence: 0.4,
-          });
+          };
+          if (last?.tool === "plan" && last.why === clip(prevText))
+            events[events.length - 1] = proposal;
+          else events.push(proposal);
           continue;
         }
         const existing = edited.get(path);
@@ -289,7 +298,11 @@ export function extractChatEvents(text: string): ChatExtraction {
           const existing = edited.get(path);
           if (existing) continue;
           const block =
-            next?.kind === "code" && (pathOfInfo(next.info) ?? path) === path ? next : undefined;
+            next?.kind === "code" &&
+            !isShellBlock(next.info) &&
+            (pathOfInfo(next.info) ?? path) === path
+              ? next
+              : undefined;
           const ev: DraftEvent = {
             tool: "edit",
             where: path,
@@ -301,7 +314,7 @@ export function extractChatEvents(text: string): ChatExtraction {
           edited.set(path, ev);
           events.push(ev);
         }
-        if (next?.kind === "code" && paths.length === 1) bi++;
+        if (next?.kind === "code" && !isShellBlock(next.info) && paths.length === 1) bi++;
         continue;
       }
       if (planAt >= 0)

@@ -161,10 +161,11 @@ export async function extractRunEvents(
           drafts,
           changed.map((f) => ({
             tool: "edit",
-            where: f,
+            where: f.path,
             why: "in the changed-file list",
             confidence: 0.8,
             source: "git",
+            ...(f.added ? { change: "added" as const } : {}),
           })),
         );
       }
@@ -214,8 +215,12 @@ function stripLine(where: string): string {
   return where.replace(/:\d+(-\d+)?$/, "");
 }
 
-/** The changed-file list: `git diff --name-only HEAD` + untracked files of goal.repo, else raw/changed_files.txt. */
-function changedFiles(runDir: string, listFile: string | undefined, warnings: string[]): string[] {
+/** The changed-file list: `git diff --name-only HEAD` + untracked (added) files of goal.repo, else raw/changed_files.txt. */
+function changedFiles(
+  runDir: string,
+  listFile: string | undefined,
+  warnings: string[],
+): { path: string; added: boolean }[] {
   let repo: string | undefined;
   try {
     repo = readGoal(runPaths(runDir).goal).goal.repo;
@@ -232,11 +237,11 @@ function changedFiles(runDir: string, listFile: string | undefined, warnings: st
         })
           .split("\n")
           .filter((l) => l !== "");
+      const untracked = git(["ls-files", "--others", "--exclude-standard"]);
+      const tracked = git(["diff", "--name-only", "HEAD"]).filter((p) => !untracked.includes(p));
       return [
-        ...new Set([
-          ...git(["diff", "--name-only", "HEAD"]),
-          ...git(["ls-files", "--others", "--exclude-standard"]),
-        ]),
+        ...tracked.map((path) => ({ path, added: false })),
+        ...untracked.map((path) => ({ path, added: true })),
       ];
     } catch (error) {
       warnings.push(
@@ -248,5 +253,6 @@ function changedFiles(runDir: string, listFile: string | undefined, warnings: st
   return readFileSync(listFile, "utf8")
     .split("\n")
     .map((l) => l.trim())
-    .filter((l) => l !== "" && !l.startsWith("#"));
+    .filter((l) => l !== "" && !l.startsWith("#"))
+    .map((path) => ({ path, added: false }));
 }

@@ -70,8 +70,8 @@ function parseCardFile(
     json = JSON.parse(text);
   } catch (error) {
     const msg = error instanceof Error ? error.message : String(error);
-    const pos = Number(msg.match(/position (\d+)/)?.[1] ?? Number.NaN);
-    const line = Number.isNaN(pos) ? undefined : text.slice(0, pos).split("\n").length;
+    const pos = jsonErrorOffset(msg, text);
+    const line = pos === undefined ? undefined : text.slice(0, pos).split("\n").length;
     return {
       ok: false,
       issue: `${file}${line !== undefined ? ` line ${line}` : ""}: not valid JSON (${msg}), skipped`,
@@ -85,6 +85,25 @@ function parseCardFile(
     return { ok: false, issue: `${file}: not a pattern card (${issues}), skipped` };
   }
   return { ok: true, card: r.data };
+}
+
+/**
+ * Where JSON.parse failed: Node reports `at position N` for some errors and only a quoted
+ * context (`Unexpected token '}', ..."id": \n}" is not valid JSON`) for others.
+ */
+function jsonErrorOffset(message: string, text: string): number | undefined {
+  const pos = message.match(/position (\d+)/)?.[1];
+  if (pos !== undefined) return Number(pos);
+  if (/Unexpected end of JSON input/.test(message)) return text.length;
+  const m = message.match(
+    /Unexpected token '([^']*)', (?:\.\.\.)?"([\s\S]*)"(?:\.\.\.)? is not valid JSON/,
+  );
+  if (m === null) return undefined;
+  const context = m[2] ?? "";
+  const at = text.indexOf(context);
+  if (at < 0) return undefined;
+  const token = context.lastIndexOf(m[1] ?? "");
+  return at + Math.max(0, token);
 }
 
 /** Find a card by id in the library; CARD_NOT_FOUND listing what exists. */

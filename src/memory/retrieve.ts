@@ -1,6 +1,6 @@
 import MiniSearch from "minisearch";
 import type { PatternCard } from "./schemas.ts";
-import { tokenize } from "./tokenize.ts";
+import { tokenize, tokenizeGroups } from "./tokenize.ts";
 
 export interface RetrievedCard {
   card: PatternCard;
@@ -70,14 +70,28 @@ export function createCardIndex(cards: readonly PatternCard[]): CardIndex {
     search(objective, options = {}) {
       const q = [...new Set(tokenize(objective))];
       if (q.length === 0) return [];
+      const seen = new Set<string>();
+      const groups = tokenizeGroups(objective).filter((g) => {
+        const key = g.join(" ");
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      });
+      const weight = (g: string[]) => g.reduce((s, t) => s + idf(t), 0) / g.length;
       const needTerms = Math.min(2, q.length);
       const minCoverage = options.minCoverage ?? 0.4;
-      const total = q.reduce((s, t) => s + idf(t), 0);
+      const total = groups.reduce((s, g) => s + weight(g), 0);
       const out: RetrievedCard[] = [];
       for (const r of ms.search(q.join(" "))) {
         const matched = [...new Set(r.queryTerms)];
         if (matched.length < needTerms) continue;
-        const coverage = matched.reduce((s, t) => s + idf(t), 0) / total;
+        const hit = new Set(matched);
+        // each word (a CJK run counts as one) contributes its IDF times the share of its tokens matched
+        const coverage =
+          groups.reduce(
+            (s, g) => s + (weight(g) * g.filter((t) => hit.has(t)).length) / g.length,
+            0,
+          ) / total;
         if (coverage < minCoverage) continue;
         const card = cards[Number(r.id)];
         if (card === undefined) continue;

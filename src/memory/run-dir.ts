@@ -52,9 +52,11 @@ export function memoryPaths(root: string): {
   };
 }
 
-/** A run given as a path (any) or as an id under `.timewarp/memory/runs/`. RUN_INVALID when neither is a directory. */
+/** A run given as a path (relative to the workspace or the current directory) or as an id under `.timewarp/memory/runs/`. RUN_INVALID when neither is a directory. */
 export function resolveRunDir(root: string, ref: string): string {
-  const candidates = [resolve(root, ref), join(memoryPaths(root).runs, ref)];
+  const candidates = [
+    ...new Set([resolve(root, ref), resolve(ref), join(memoryPaths(root).runs, ref)]),
+  ];
   for (const c of candidates) {
     try {
       if (statSync(c).isDirectory()) return c;
@@ -64,7 +66,7 @@ export function resolveRunDir(root: string, ref: string): string {
   }
   throw new TimewarpError(
     ErrorCode.RUN_INVALID,
-    `run ${JSON.stringify(ref)} not found: neither ${candidates[0]} nor ${candidates[1]} is a directory`,
+    `run ${JSON.stringify(ref)} not found: none of ${candidates.join(", ")} is a directory`,
     { data: { run: ref } },
   );
 }

@@ -30,29 +30,39 @@ const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]/;
  * unigram), which is how CJK text is usually indexed without a dictionary.
  */
 export function tokenize(text: string): string[] {
-  const out: string[] = [];
+  return tokenizeGroups(text).flat();
+}
+
+/**
+ * The tokens grouped by the word they came from: a Latin word is one group of one or more tokens
+ * (camelCase parts), a CJK run is one group of its bigrams. Retrieval measures query coverage
+ * per group, so a five-character Chinese phrase weighs like one word, not four.
+ */
+export function tokenizeGroups(text: string): string[][] {
+  const groups: string[][] = [];
   // Letters/digits runs, or CJK runs; everything else separates.
   const chunks = text.match(/[\p{L}\p{N}]+/gu) ?? [];
   for (const chunk of chunks) {
     if (CJK.test(chunk)) {
-      splitMixed(chunk, out);
+      splitMixed(chunk, groups);
       continue;
     }
-    pushWords(chunk, out);
+    pushWords(chunk, groups);
   }
-  return out;
+  return groups;
 }
 
-function splitMixed(chunk: string, out: string[]): void {
+function splitMixed(chunk: string, groups: string[][]): void {
   let latin = "";
   let cjk = "";
   const flushLatin = () => {
-    if (latin !== "") pushWords(latin, out);
+    if (latin !== "") pushWords(latin, groups);
     latin = "";
   };
   const flushCjk = () => {
     if (cjk === "") return;
     const chars = [...cjk];
+    const out: string[] = [];
     if (chars.length === 1) {
       if (!CJK_STOP.has(cjk)) out.push(cjk);
     } else {
@@ -61,6 +71,7 @@ function splitMixed(chunk: string, out: string[]): void {
         if (!CJK_STOP.has(bigram)) out.push(bigram);
       }
     }
+    if (out.length > 0) groups.push(out);
     cjk = "";
   };
   for (const ch of chunk) {
@@ -76,7 +87,7 @@ function splitMixed(chunk: string, out: string[]): void {
   flushCjk();
 }
 
-function pushWords(word: string, out: string[]): void {
+function pushWords(word: string, groups: string[][]): void {
   // camelCase and digit boundaries: "parsePatchV2" → parse, patch, v2; "HTTPServer" → http, server
   const parts = word
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
@@ -86,6 +97,6 @@ function pushWords(word: string, out: string[]): void {
     const t = part.toLowerCase();
     if (t.length < 2 && !/\d/.test(t)) continue;
     if (STOP.has(t)) continue;
-    out.push(t);
+    groups.push([t]);
   }
 }

@@ -1,0 +1,242 @@
+import { resolve } from "node:path";
+import { type Command, InvalidArgumentError } from "commander";
+import type { CommandContext } from "../context.ts";
+import { style } from "../output.ts";
+import { action } from "../run.ts";
+
+/**
+ * The memory lab: `memory events|guards|card|retrieve|view|e2e|eval`. JSON output uses the seed's
+ * field names (events.jsonl / guards.jsonl / pattern card fields).
+ */
+export function registerMemoryCommands(program: Command): void {
+  const memory = () => import("../../memory/index.ts");
+  const lab = (ctx: CommandContext) => ({ root: ctx.root, clock: ctx.clock });
+  const oneOf =
+    <T extends string>(name: string, values: readonly T[]) =>
+    (value: string): T => {
+      const hit = values.find((v) => v === value);
+      if (hit === undefined) {
+        throw new InvalidArgumentError(
+          `${name} must be one of ${values.join(", ")}, got ${JSON.stringify(value)}`,
+        );
+      }
+      return hit;
+    };
+  const positiveInt = (value: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1)
+      throw new InvalidArgumentError(
+        `--limit must be a positive integer, got ${JSON.stringify(value)}`,
+      );
+    return n;
+  };
+  const warn = (warnings: string[]) => warnings.map((w) => style.yellow(`warning: ${w}`));
+
+  const group = program
+    .command("memory")
+    .description("agent memory lab: events, drift guards, pattern cards, views");
+
+  group
+    .command("events <run>")
+    .description("extract <run>/events.jsonl from raw/ (chat first, then the fallbacks)")
+    .option(
+      "--from <source>",
+      "one source only: chat|transcript|patch|term|ledger|bus",
+      oneOf("--from", ["chat", "transcript", "patch", "term", "ledger", "bus"] as const),
+    )
+    .action(
+      action(
+        async (
+          ctx,
+          run: string,
+          o: { from?: "chat" | "transcript" | "patch" | "term" | "ledger" | "bus" },
+        ) => {
+          const { extractRun } = await memory();
+          const r = await extractRun(lab(ctx), run, o.from !== undefined ? { from: o.from } : {});
+          const counts = ["edit", "plan", "shell"]
+            .map((t) => `${r.events.filter((e) => e.tool === t).length} ${t}`)
+            .join(", ");
+          return {
+            json: r,
+            human: [
+              `${style.bold(r.run_id)}: ${r.events.length} events (${counts}) from ${r.sources.join(" + ") || "nothing"}${r.fallback ? style.dim(" (fallback used)") : ""}`,
+              ...warn(r.warnings),
+              style.dim(r.path),
+            ].join("\n"),
+          };
+        },
+      ),
+    );
+
+  group
+    .command("guards <run>")
+    .description(
+      "score events against goal.json: Scope/Plan/Test/Evidence → drift_score → ok|warn|rollback",
+    )
+    .action(
+      action(async (ctx, run: string) => {
+        const { guardRun } = await memory();
+        const r = guardRun(lab(ctx), run);
+        const fired = r.records.filter((g) => g.action !== "ok");
+        const colour = (a: string) => (a === "rollback" ? style.red(a) : style.yellow(a));
+        return {
+          json: r,
+          human: [
+            `${style.bold(r.run_id)}: ${r.summary.ok} ok, ${r.summary.warn} warn, ${r.summary.rollback} rollback (max drift ${r.summary.max_drift})${r.summary.successful ? "" : style.dim(" — not successful")}`,
+            ...fired.map(
+              (g) =>
+                `  step ${g.step} ${colour(g.action)} ${g.drift_score} ${g.file ?? g.cmd ?? ""}\n    ${g.reasons.join("\n    ")}${g.fix_cmd ? `\n    fix: ${g.fix_cmd}` : ""}`,
+            ),
+            ...warn(r.warnings),
+          ].join("\n"),
+        };
+      }),
+    );
+
+  group
+    .command("card <run>")
+    .description(
+      "distill a pattern card from a successful run (reflection + card, saved to the library)",
+    )
+    .option("--force", "distill even if the run was not successful")
+    .option("--no-reflect", "skip config.memory.reflect_command even when configured")
+    .action(
+      action(async (ctx, run: string, o: { force?: boolean; reflect?: boolean }) => {
+        const { distillRun } = await memory();
+        const r = distillRun(lab(ctx), run, {
+          force: o.force === true,
+          reflect: o.reflect !== false,
+        });
+        const human =
+          r.card === null
+            ? [style.yellow(`no card: ${r.skipped}`), style.dim(r.reflection)]
+            : [
+                `${style.bold(r.card.pattern_id)} ${r.card.title}${r.saved[0]?.merged_into ? style.dim(` (merged into the existing card, similarity ${r.saved[0].similarity})`) : ""}`,
+                r.card.views.terse,
+                style.dim(r.artifact ?? ""),
+              ];
+        return { json: r, human: [...human, ...warn(r.warnings)].join("\n") };
+      }),
+    );
+
+  group
+    .command("retrieve <objective>")
+    .description(
+      "pattern cards for a task (BM25 with a relevance threshold: none rather than unrelated)",
+    )
+    .option("--limit <n>", "at most this many cards (default 5)", positiveInt)
+    .option("--no-record", "do not count this retrieval as a use")
+    .action(
+      action(async (ctx, objective: string, o: { limit?: number; record?: boolean }) => {
+        const { retrieveForTask } = await memory();
+        const r = retrieveForTask(lab(ctx), objective, {
+          limit: o.limit ?? 5,
+          record: o.record !== false,
+        });
+        return {
+          json: r,
+          human: [
+            r.cards.length === 0
+              ? style.dim(`no card fits (library: ${r.library_size} cards)`)
+              : r.cards
+                  .map(
+                    (c) =>
+                      `${style.bold(c.card.pattern_id)} ${c.card.title} ${style.dim(`score ${c.score}, coverage ${c.coverage}, uses ${c.card.uses}`)}`,
+                  )
+                  .join("\n"),
+            ...warn(r.warnings),
+          ].join("\n"),
+        };
+      }),
+    );
+
+  group
+    .command("view <card-id>")
+    .description("render a card terse or guided, routed by the user's profile and the difficulty")
+    .requiredOption("--user <user>", "profile .timewarp/memory/profiles/<user>.json")
+    .option("--difficulty <level>", "low|high", oneOf("--difficulty", ["low", "high"] as const))
+    .action(
+      action(async (ctx, id: string, o: { user: string; difficulty?: "low" | "high" }) => {
+        const { viewCard } = await memory();
+        const r = viewCard(lab(ctx), id, {
+          user: o.user,
+          ...(o.difficulty !== undefined ? { difficulty: o.difficulty } : {}),
+        });
+        return {
+          json: r,
+          human: `${style.dim(`view ${r.route.view}: ${r.route.reason}`)}\n${r.text}`,
+        };
+      }),
+    );
+
+  group
+    .command("e2e <run>")
+    .description("the whole chain: events → guards → reflection → card → view_preview.md")
+    .option("--user <user>", "profile for the view (default: default)")
+    .option(
+      "--difficulty <level>",
+      "low|high (default: goal.difficulty)",
+      oneOf("--difficulty", ["low", "high"] as const),
+    )
+    .action(
+      action(async (ctx, run: string, o: { user?: string; difficulty?: "low" | "high" }) => {
+        const { runE2E } = await memory();
+        const r = await runE2E(lab(ctx), run, {
+          ...(o.user !== undefined ? { user: o.user } : {}),
+          ...(o.difficulty !== undefined ? { difficulty: o.difficulty } : {}),
+        });
+        return {
+          json: r,
+          human: [
+            `${style.bold(r.run_id)}: ${r.events} events from ${r.sources.join(" + ")}; ${r.guards.ok} ok, ${r.guards.warn} warn, ${r.guards.rollback} rollback`,
+            ...r.fired.map(
+              (g) =>
+                `  step ${g.step} ${g.action} ${g.file ?? g.cmd ?? ""}${g.fix_cmd ? ` → ${g.fix_cmd}` : ""}`,
+            ),
+            r.card
+              ? `card ${style.bold(r.card.pattern_id)}${r.card.merged_into ? " (merged)" : ""}`
+              : style.yellow(`no card: ${r.card_skipped}`),
+            `view ${r.view.view} (${r.view.reason}) → ${r.artifacts.view_preview}`,
+            ...warn(r.warnings),
+          ].join("\n"),
+        };
+      }),
+    );
+
+  group
+    .command("eval [runs-dir]")
+    .description(
+      "guard precision/recall/ROC-AUC over labelled runs, card reuse rate, SWE-bench predictions.jsonl",
+    )
+    .option(
+      "--out <file>",
+      "predictions.jsonl path (default .timewarp/memory/eval/predictions.jsonl)",
+    )
+    .option("--model <name>", "model_name_or_path in the predictions (default timewarp-memory)")
+    .action(
+      action(async (ctx, runsDir: string | undefined, o: { out?: string; model?: string }) => {
+        const { evaluateRuns, memoryPaths } = await memory();
+        const dir = runsDir !== undefined ? resolve(runsDir) : memoryPaths(ctx.root).runs;
+        const r = await evaluateRuns({
+          runsDir: dir,
+          clock: ctx.clock,
+          predictionsPath:
+            o.out !== undefined
+              ? resolve(o.out)
+              : `${memoryPaths(ctx.root).eval}/predictions.jsonl`,
+          ...(o.model !== undefined ? { model: o.model } : {}),
+        });
+        const d = r.detection;
+        return {
+          json: r,
+          human: [
+            `${r.runs.length} runs · drift detection (warn or rollback): precision ${d.precision ?? "-"}, recall ${d.recall ?? "-"}, F1 ${d.f1 ?? "-"} (tp ${d.tp} fp ${d.fp} fn ${d.fn} tn ${d.tn}) · ROC-AUC ${r.roc_auc ?? "-"}`,
+            `rollback only: precision ${r.detection_rollback.precision ?? "-"}, recall ${r.detection_rollback.recall ?? "-"}`,
+            `card reuse: ${r.reuse.reused}/${r.reuse.eligible} runs (rate ${r.reuse.rate ?? "-"}), right card ${r.reuse.correct}/${r.reuse.judged}`,
+            `predictions: ${r.predictions.count}${r.predictions.path ? ` → ${r.predictions.path}` : ""}`,
+            ...warn(r.warnings),
+          ].join("\n"),
+        };
+      }),
+    );
+}

@@ -1,0 +1,125 @@
+import { z } from "zod";
+import { defineTool, type ToolDefinition } from "../define-tool.ts";
+
+const Action = z.enum(["ok", "warn", "rollback"]);
+
+/** `memory_retrieve` and `guard_check`: the memory lab for agents. */
+export function defineMemoryTools(): ToolDefinition[] {
+  return [
+    defineTool({
+      name: "memory_retrieve",
+      title: "Pattern cards for a task",
+      description:
+        "Find pattern cards distilled from earlier successful runs that fit this task (BM25 over objectives and triggers, " +
+        "thresholded: an empty list means nothing relevant, not an error), rendered terse or guided for the user " +
+        "(profile .timewarp/memory/profiles/<user>.json; difficulty=high or a novice gets the guided view). " +
+        "Call it at the start of a task and follow the steps and invariants.",
+      inputSchema: z.object({
+        objective: z.string().min(1).describe("the task, in the user's words"),
+        user: z.string().optional().describe("profile id (default: default)"),
+        difficulty: z.enum(["low", "high"]).optional(),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(20)
+          .optional()
+          .describe("at most this many cards (default 3)"),
+      }),
+      outputSchema: z.object({
+        objective: z.string(),
+        view: z.enum(["terse", "guided"]),
+        reason: z.string(),
+        cards: z.array(
+          z.object({
+            pattern_id: z.string(),
+            title: z.string(),
+            score: z.number(),
+            coverage: z.number(),
+            uses: z.number(),
+            text: z.string(),
+          }),
+        ),
+        library_size: z.number(),
+        warnings: z.array(z.string()),
+      }),
+      handler: async (input, ctx) => {
+        const { readProfile, retrieveForTask, renderView, routeView } = await import(
+          "../../memory/index.ts"
+        );
+        const r = retrieveForTask({ root: ctx.root, clock: ctx.clock }, input.objective, {
+          limit: input.limit ?? 3,
+        });
+        const { profile } = readProfile(ctx.root, input.user ?? "default");
+        const route = routeView({ profile, difficulty: input.difficulty });
+        return {
+          objective: r.objective,
+          view: route.view,
+          reason: route.reason,
+          cards: r.cards.map((c) => ({
+            pattern_id: c.card.pattern_id,
+            title: c.card.title,
+            score: c.score,
+            coverage: c.coverage,
+            uses: c.card.uses,
+            text: renderView(c.card, route.view),
+          })),
+          library_size: r.library_size,
+          warnings: r.warnings,
+        };
+      },
+    }),
+    defineTool({
+      name: "guard_check",
+      title: "Check a proposed edit against the goal",
+      description:
+        "Score a proposed edit against the active goal (.timewarp/memory/goal.json, or a run's goal.json) before making it: " +
+        "Scope (whitelist/blacklist/protected tests, tamper markers such as skip or exit(0)) and Plan guards give a drift_score " +
+        "and an action: ok, warn (re-check against the goal) or rollback (do not make this edit; fix_cmd undoes one already made).",
+      inputSchema: z.object({
+        paths: z
+          .array(z.string().min(1))
+          .min(1)
+          .describe("files the edit touches (workspace-relative or absolute)"),
+        tool: z.string().optional().describe("the edit tool, e.g. Edit, Write, apply_patch"),
+        diff: z.string().optional().describe("unified diff of the edit, if known"),
+        content: z.string().optional().describe("the new text (new_string / content), if no diff"),
+        plans: z.array(z.string()).optional().describe("plans stated so far in the session"),
+        run: z.string().optional().describe("a run directory or id whose goal.json to use"),
+      }),
+      outputSchema: z.object({
+        action: Action,
+        drift_score: z.number(),
+        scores: z.object({
+          scope: z.number(),
+          plan: z.number(),
+          test: z.number(),
+          evidence: z.number(),
+        }),
+        reasons: z.array(z.string()),
+        auto_fixable: z.boolean(),
+        fix_cmd: z.string().optional(),
+        files: z.array(
+          z.object({
+            path: z.string(),
+            drift_score: z.number(),
+            action: Action,
+            reasons: z.array(z.string()),
+            fix_cmd: z.string().optional(),
+          }),
+        ),
+        goal_file: z.string(),
+      }),
+      annotations: { readOnlyHint: true },
+      handler: async (input, ctx) => {
+        const { checkProposedEdit } = await import("../../memory/index.ts");
+        const { run, ...edit } = input;
+        return checkProposedEdit(
+          { root: ctx.root, clock: ctx.clock },
+          edit,
+          run !== undefined ? { run } : {},
+        );
+      },
+    }),
+  ];
+}

@@ -1,0 +1,110 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createFixedClock } from "../src/core/index.ts";
+import { distillCard, parseGoal, runGuards } from "../src/memory/index.ts";
+import { makeTempDir } from "./helpers/cli.ts";
+import { connectMcp } from "./helpers/mcp.ts";
+
+describe("memory MCP tools over stdio", () => {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  it("memory_retrieve renders fitting cards for the user; guard_check scores proposed edits against the active goal", async () => {
+    const tmp = makeTempDir("tw-mem-mcp-");
+    cleanups.push(tmp.cleanup);
+    const root = tmp.dir;
+    execFileSync("git", ["init", "-q", root]);
+    const mem = join(root, ".timewarp/memory");
+    mkdirSync(join(mem, "patterns"), { recursive: true });
+    mkdirSync(join(mem, "profiles"), { recursive: true });
+    const goalInput = {
+      objective: "Translate README.md to Chinese",
+      whitelist: ["README.md", "docs/"],
+      blacklist: ["requirements*.txt"],
+      protected: ["tests/"],
+    };
+    writeFileSync(join(mem, "goal.json"), JSON.stringify(goalInput));
+    const parsed = parseGoal(goalInput);
+    if (!parsed.ok) throw new Error("goal");
+    const events = [
+      {
+        run_id: "r1",
+        step: 0,
+        phase: "modify" as const,
+        tool: "edit" as const,
+        where: "README.md",
+        source: "patch" as const,
+      },
+    ];
+    const card = distillCard({
+      run_id: "r1",
+      goal: parsed.value.goal,
+      events,
+      guards: runGuards(parsed.value.goal, events),
+      clock: createFixedClock(new Date(0)),
+    });
+    writeFileSync(join(mem, "patterns", `${card.pattern_id}.json`), JSON.stringify(card));
+    writeFileSync(
+      join(mem, "profiles/nina.json"),
+      JSON.stringify({ user_id: "nina", self_report: "novice" }),
+    );
+
+    const { client, close } = await connectMcp(root);
+    cleanups.push(close);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(["memory_retrieve", "guard_check"]));
+
+    const hit = await client.callTool({
+      name: "memory_retrieve",
+      arguments: { objective: "translate the README into Chinese", user: "nina" },
+    });
+    expect(hit.isError).toBeFalsy();
+    expect(hit.structuredContent).toMatchObject({
+      view: "guided",
+      reason: "self_report=novice",
+      cards: [{ pattern_id: "pc_translate_readme_chinese", uses: 1 }],
+    });
+    const text = (hit.structuredContent as { cards: { text: string }[] }).cards[0]?.text ?? "";
+    expect(text).toContain("### Steps");
+    const miss = await client.callTool({
+      name: "memory_retrieve",
+      arguments: { objective: "tune the postgres vacuum settings" },
+    });
+    expect(miss.structuredContent).toMatchObject({ cards: [], library_size: 1 });
+
+    const bad = await client.callTool({
+      name: "guard_check",
+      arguments: { paths: [join(root, "requirements.txt")], tool: "Edit" },
+    });
+    expect(bad.isError).toBeFalsy();
+    expect(bad.structuredContent).toMatchObject({
+      action: "rollback",
+      auto_fixable: true,
+      fix_cmd: "git checkout -- requirements.txt",
+    });
+    const good = await client.callTool({
+      name: "guard_check",
+      arguments: { paths: ["docs/guide.md"], tool: "Write", content: "# 指南" },
+    });
+    expect(good.structuredContent).toMatchObject({ action: "ok", drift_score: 0 });
+    const tamper = await client.callTool({
+      name: "guard_check",
+      arguments: { paths: ["tests/test_docs.py"], diff: "@@ -1 +1 @@\n+@pytest.mark.skip" },
+    });
+    expect(tamper.structuredContent).toMatchObject({ action: "rollback" });
+    expect(
+      readFileSync(join(root, ".timewarp/events.jsonl"), "utf8").match(/"guard.checked"/g),
+    ).toHaveLength(3);
+
+    const invalid = await client.callTool({
+      name: "guard_check",
+      arguments: { paths: ["a"], run: "no-such-run" },
+    });
+    expect(invalid.isError).toBe(true);
+    expect(invalid.structuredContent).toMatchObject({ error: { code: "RUN_INVALID" } });
+  });
+});
