@@ -151,8 +151,13 @@ describe("timewarp hook (Claude Code payloads, real CLI)", () => {
     const notJson = runRaw("post-tool-use", "{not json", dir);
     expect(notJson.status).toBe(0);
     expect(notJson.stderr).toContain("not valid JSON");
+    // A stale or foreign wiring (unknown event, unknown flag) must not block either: commander's
+    // usage error would exit 2, which the agent reads as "block".
+    const stale = runCli(["hook", "stop", "--matcher", "x"], { input: "{}", cwd: dir });
+    expect(stale.status).toBe(0);
+    expect(stale.stderr).toContain('unknown hook event "stop"');
     const failed = events(dir).filter((e) => e.type === "hook.failed");
-    expect(failed.map((e) => e.data.event)).toEqual(["pre-tool-use", "post-tool-use"]);
+    expect(failed.map((e) => e.data.event)).toEqual(["pre-tool-use", "post-tool-use", "stop"]);
   });
 
   it("drift guards: rollback blocks the edit (exit 2, reason on stderr); a warning passes with context", () => {

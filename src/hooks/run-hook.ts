@@ -4,6 +4,8 @@ import { appendEvent, type Clock, DATA_DIR, type Random, workspacePaths } from "
 import { formatHookResponse, type HookOutcome, type HookResponse } from "./hook-outcome.ts";
 import {
   detectAgent,
+  HOOK_AGENTS,
+  HOOK_EVENTS,
   type HookAgent,
   type HookEvent,
   type HookPayload,
@@ -21,13 +23,14 @@ export interface HookContext {
 }
 
 export interface RunHookOptions {
-  event: HookEvent;
+  /** One of HOOK_EVENTS; anything else is reported (exit 0), never a block. */
+  event: string;
   /** The raw stdin text. */
   input: string;
   /** An explicit workspace root (`--cwd`); otherwise found from the payload's `cwd`. */
   root?: string;
-  /** Who calls (`--agent`); otherwise guessed from the payload. */
-  agent?: HookAgent;
+  /** Who calls (`--agent`, one of HOOK_AGENTS); otherwise guessed from the payload. */
+  agent?: string;
   /** Print the CLI's one JSON document instead of the agent's protocol. */
   json?: boolean;
   clock: Clock;
@@ -51,11 +54,22 @@ export interface HookRun extends HookResponse {
  *   process.stdout.write(run.stdout); process.stderr.write(run.stderr); process.exitCode = run.exitCode;
  */
 export async function runHook(options: RunHookOptions): Promise<HookRun> {
-  const parsed = parseHookPayload(options.input, options.event);
   const fallbackRoot = options.root ?? findWorkspaceRoot(process.cwd());
+  const asked = (HOOK_AGENTS as readonly string[]).includes(options.agent ?? "")
+    ? (options.agent as HookAgent)
+    : undefined;
+  if (!(HOOK_EVENTS as readonly string[]).includes(options.event)) {
+    return finish(options, fallbackRoot, asked ?? "claude-code", {
+      kind: "failed",
+      summary: "unknown event",
+      message: `unknown hook event ${JSON.stringify(options.event)}: expected one of ${HOOK_EVENTS.join(", ")}`,
+    });
+  }
+  const event = options.event as HookEvent;
+  const parsed = parseHookPayload(options.input, event);
   if (!parsed.ok) {
-    const message = `invalid ${options.event} payload: ${parsed.issues.join("; ")}`;
-    return finish(options, fallbackRoot, options.agent ?? "claude-code", {
+    const message = `invalid ${event} payload: ${parsed.issues.join("; ")}`;
+    return finish(options, fallbackRoot, asked ?? "claude-code", {
       kind: "failed",
       summary: "payload rejected",
       message,
@@ -63,10 +77,10 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
   }
   const payload = parsed.value;
   const root = options.root ?? resolveRoot(payload.cwd ?? process.cwd(), process.env);
-  const agent = options.agent ?? detectAgent(payload);
+  const agent = asked ?? detectAgent(payload);
   const ctx: HookContext = {
     root,
-    event: options.event,
+    event,
     payload,
     agent,
     clock: options.clock,
@@ -107,7 +121,10 @@ function finish(
   if (outcome.kind === "failed") recordFailure(root, options, outcome.message);
   const response = formatHookResponse(outcome, {
     agent,
-    event: options.event,
+    // An unknown event only ever fails, and a failure's form does not depend on the event.
+    event: (HOOK_EVENTS as readonly string[]).includes(options.event)
+      ? (options.event as HookEvent)
+      : "pre-tool-use",
     json: options.json === true,
   });
   return { ...response, outcome, root };

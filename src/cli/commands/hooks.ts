@@ -1,4 +1,4 @@
-import { Argument, type Command, Option } from "commander";
+import type { Command } from "commander";
 import { ErrorCode, TimewarpError } from "../../core/index.ts";
 import { createCommandContext, type GlobalOptions } from "../context.ts";
 import { printError, style } from "../output.ts";
@@ -17,44 +17,41 @@ async function readStdin(): Promise<string> {
 
 /** `timewarp hook <event>` (agent hooks) and `timewarp install <agent>` (their wiring). */
 export function registerHookCommands(program: Command): void {
+  // Never commander's own validation here: its usage error exits 2, which every agent reads as
+  // "block this tool call". A hook called wrongly (a stale install, a newer agent) must pass.
   program
     .command("hook")
     .description("run an agent hook: reads the hook payload (JSON) on stdin")
-    .addArgument(new Argument("<event>", EVENTS.join(" | ")).choices(EVENTS))
-    .addOption(
-      new Option("--agent <agent>", "who calls (default: guessed from the payload)").choices(
-        HOOK_AGENTS,
-      ),
+    .argument("[event]", EVENTS.join(" | "))
+    .option(
+      "--agent <agent>",
+      `who calls: ${HOOK_AGENTS.join(" | ")} (default: guessed from the payload)`,
     )
-    .action(
-      async (
-        event: (typeof EVENTS)[number],
-        options: { agent?: (typeof HOOK_AGENTS)[number] },
-        command: Command,
-      ) => {
-        const globals = command.optsWithGlobals<GlobalOptions>();
-        const ctx = createCommandContext(globals);
-        try {
-          const { runHook } = await import("../../hooks/index.ts");
-          const run = await runHook({
-            event,
-            input: await readStdin(),
-            ...(globals.cwd !== undefined ? { root: ctx.root } : {}),
-            ...(options.agent !== undefined ? { agent: options.agent } : {}),
-            json: ctx.json,
-            clock: ctx.clock,
-            random: ctx.random,
-          });
-          if (run.stdout !== "") process.stdout.write(run.stdout);
-          if (run.stderr !== "") process.stderr.write(run.stderr);
-          process.exitCode = run.exitCode;
-        } catch (error) {
-          // runHook handles its own failures; reaching here is a bug, and still must not block.
-          printError(error, ctx.json);
-          process.exitCode = 0;
-        }
-      },
-    );
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(async (event: string | undefined, options: { agent?: string }, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const ctx = createCommandContext(globals);
+      try {
+        const { runHook } = await import("../../hooks/index.ts");
+        const run = await runHook({
+          event: event ?? "",
+          input: await readStdin(),
+          ...(globals.cwd !== undefined ? { root: ctx.root } : {}),
+          ...(options.agent !== undefined ? { agent: options.agent } : {}),
+          json: ctx.json,
+          clock: ctx.clock,
+          random: ctx.random,
+        });
+        if (run.stdout !== "") process.stdout.write(run.stdout);
+        if (run.stderr !== "") process.stderr.write(run.stderr);
+        process.exitCode = run.exitCode;
+      } catch (error) {
+        // runHook handles its own failures; reaching here is a bug, and still must not block.
+        printError(error, ctx.json);
+        process.exitCode = 0;
+      }
+    });
 
   program
     .command("install")

@@ -1,0 +1,126 @@
+/**
+ * `npm run bench:hooks [FILES] [RUNS]` — hook latency, each sample a whole process start of the
+ * BUILT CLI (`node bin/timewarp.js hook …`, as an agent runs it), on a workspace of FILES files
+ * (default 10 000), RUNS samples per event (default 20). Side by side: bare `node -e 0` (the floor
+ * of any Node hook) and a shadow-git commit (`git add -A && git commit`) on the same workspace,
+ * the alternative a user would otherwise run after each tool call to catch shell edits.
+ * Env: HOOKS_BENCH_FILES, HOOKS_BENCH_RUNS. Prints p50/p95 and peak RSS per child.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const REPO = resolve(import.meta.dirname, "..");
+const BIN = join(REPO, "bin", "timewarp.js");
+const FILES = Number(process.argv[2] ?? process.env.HOOKS_BENCH_FILES ?? 10_000);
+const RUNS = Number(process.argv[3] ?? process.env.HOOKS_BENCH_RUNS ?? 20);
+const TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
+
+function ensureBuilt(): void {
+  if (existsSync(join(REPO, "dist", "hooks", "run-hook.js")) && existsSync(join(REPO, "dist", "cli", "entry.js"))) return;
+  console.log("building the CLI (npm run build) …");
+  // tsc emits even when another folder has a type error; what matters is that the files exist.
+  spawnSync("npm", ["run", "build"], { cwd: REPO, stdio: "inherit" });
+  if (!existsSync(join(REPO, "dist", "hooks", "run-hook.js"))) throw new Error("build failed: dist/hooks missing");
+}
+
+interface Sample {
+  ms: number;
+  rssKiB: number | null;
+}
+
+function run(cmd: string, args: string[], options: { cwd: string; input?: string }): Sample {
+  const argv = TIME ? ["-f", "%M", cmd, ...args] : args;
+  const t0 = performance.now();
+  const r = spawnSync(TIME ?? cmd, argv, { cwd: options.cwd, input: options.input ?? "", encoding: "utf8" });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+  const last = TIME ? r.stderr.trim().split("\n").pop() : undefined;
+  return { ms, rssKiB: last !== undefined && /^\d+$/.test(last) ? Number(last) : null };
+}
+
+function makeWorkspace(dir: string, files: number): void {
+  for (let i = 0; i < files; i++) {
+    const sub = join(dir, "src", `m${Math.floor(i / 100)}`);
+    if (i % 100 === 0) mkdirSync(sub, { recursive: true });
+    writeFileSync(join(sub, `f${i}.ts`), `export const v${i} = ${i};\n// ${"x".repeat(120)}\n`);
+  }
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? Number.NaN;
+};
+
+function main(): void {
+  ensureBuilt();
+  const dir = mkdtempSync(join(tmpdir(), "tw-bench-hooks-"));
+  const shadow = mkdtempSync(join(tmpdir(), "tw-bench-shadow-"));
+  try {
+    console.log(`workspace: ${FILES} files, ${RUNS} samples per row, node ${process.version}`);
+    makeWorkspace(dir, FILES);
+    const git = (...args: string[]) => ["--git-dir", shadow, "--work-tree", dir, ...args];
+    spawnSync("git", ["init", "-q", "--bare", shadow]);
+    spawnSync("git", [...git("add", "-A")]);
+    spawnSync("git", [...git("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "base")]);
+
+    const sid = "bench-session";
+    const hook = (event: string, payload: Record<string, unknown>) =>
+      run("node", [BIN, "hook", event, "--agent", "claude-code"], {
+        cwd: dir,
+        input: JSON.stringify({ session_id: sid, cwd: dir, transcript_path: null, ...payload }),
+      });
+    const rows: Record<string, Sample[]> = {
+      "node -e 0": [],
+      "session-start": [],
+      "pre-tool-use (Edit)": [],
+      "post-tool-use (Edit)": [],
+      "pre-tool-use (Bash)": [],
+      "post-tool-use (Bash)": [],
+      "shadow git add -A && commit": [],
+    };
+    // Warm-up: the first session snapshot hashes everything once (not a hook's steady state).
+    const warm = hook("session-start", { source: "startup" });
+    console.log(`first session-start (full hash of ${FILES} files): ${warm.ms.toFixed(0)} ms`);
+    hook("pre-tool-use", { tool_name: "Bash", tool_use_id: "warm", tool_input: { command: "true" } });
+    hook("post-tool-use", { tool_name: "Bash", tool_use_id: "warm", tool_input: { command: "true" } });
+
+    for (let i = 0; i < RUNS; i++) {
+      rows["node -e 0"]?.push(run("node", ["-e", "0"], { cwd: dir }));
+      rows["session-start"]?.push(hook("session-start", { source: "startup" }));
+      const file = join(dir, "src", `m${i % Math.max(1, Math.floor(FILES / 100))}`, `f${(i % Math.max(1, Math.floor(FILES / 100))) * 100}.ts`);
+      const edit = { tool_name: "Edit", tool_use_id: `e${i}`, tool_input: { file_path: file, old_string: "x", new_string: "y" } };
+      rows["pre-tool-use (Edit)"]?.push(hook("pre-tool-use", edit));
+      writeFileSync(file, `export const edited = ${i};\n`);
+      rows["post-tool-use (Edit)"]?.push(hook("post-tool-use", edit));
+      const bash = { tool_name: "Bash", tool_use_id: `b${i}`, tool_input: { command: `echo ${i} >> src/m0/f1.ts` } };
+      rows["pre-tool-use (Bash)"]?.push(hook("pre-tool-use", bash));
+      writeFileSync(join(dir, "src", "m0", "f1.ts"), `export const shell = ${i};\n`);
+      rows["post-tool-use (Bash)"]?.push(hook("post-tool-use", bash));
+      writeFileSync(join(dir, "src", "m0", "f2.ts"), `export const git = ${i};\n`);
+      rows["shadow git add -A && commit"]?.push(
+        run("sh", ["-c", `git --git-dir '${shadow}' --work-tree '${dir}' add -A && git --git-dir '${shadow}' --work-tree '${dir}' -c user.name=b -c user.email=b@b commit -qm s${i}`], { cwd: dir }),
+      );
+    }
+
+    const floor = pct(rows["node -e 0"]?.map((s) => s.ms) ?? [], 50);
+    const gitP50 = pct(rows["shadow git add -A && commit"]?.map((s) => s.ms) ?? [], 50);
+    console.log("");
+    console.log(`${"row".padEnd(30)} ${"p50 ms".padStart(8)} ${"p95 ms".padStart(8)} ${"×node".padStart(7)} ${"×git".padStart(6)} ${"peak RSS".padStart(10)}`);
+    for (const [name, samples] of Object.entries(rows)) {
+      const ms = samples.map((s) => s.ms);
+      const rss = Math.max(...samples.map((s) => s.rssKiB ?? 0));
+      const p50 = pct(ms, 50);
+      console.log(
+        `${name.padEnd(30)} ${p50.toFixed(1).padStart(8)} ${pct(ms, 95).toFixed(1).padStart(8)} ${(p50 / floor).toFixed(2).padStart(7)} ${(p50 / gitP50).toFixed(2).padStart(6)} ${rss > 0 ? `${(rss / 1024).toFixed(0)} MiB`.padStart(10) : "n/a".padStart(10)}`,
+      );
+    }
+    console.log(`\nbench process peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(shadow, { recursive: true, force: true });
+  }
+}
+
+main();

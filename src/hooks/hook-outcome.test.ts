@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { formatHookResponse } from "./hook-outcome.ts";
+
+const warn = { kind: "warn", summary: "s", reason: "out of scope" } as const;
+
+describe("formatHookResponse", () => {
+  it("blocks with exit 2 and the reason on stderr, for every agent", () => {
+    for (const agent of ["claude-code", "gemini", "codex"] as const) {
+      const r = formatHookResponse(
+        { kind: "block", summary: "s", reason: "no" },
+        { agent, event: "pre-tool-use", json: false },
+      );
+      expect(r).toEqual({ exitCode: 2, stdout: "", stderr: "no\n" });
+    }
+  });
+
+  it("warns in each agent's own JSON", () => {
+    const cc = JSON.parse(
+      formatHookResponse(warn, { agent: "claude-code", event: "pre-tool-use", json: false }).stdout,
+    );
+    expect(cc).toEqual({
+      hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: "out of scope" },
+    });
+    const gem = JSON.parse(
+      formatHookResponse(warn, { agent: "gemini", event: "pre-tool-use", json: false }).stdout,
+    );
+    expect(gem.systemMessage).toBe("out of scope");
+    expect(gem.hookSpecificOutput.hookEventName).toBe("BeforeTool");
+  });
+
+  it("never blocks on a failure, and --json gives one document with the block's exit code", () => {
+    const f = formatHookResponse(
+      { kind: "failed", summary: "s", message: "disk full" },
+      { agent: "codex", event: "post-tool-use", json: false },
+    );
+    expect(f).toEqual({ exitCode: 0, stdout: "", stderr: "timewarp hook: disk full\n" });
+    const j = formatHookResponse(
+      { kind: "block", summary: "s", reason: "no" },
+      { agent: "opencode", event: "pre-tool-use", json: true },
+    );
+    expect(j.exitCode).toBe(2);
+    expect(JSON.parse(j.stdout)).toEqual({
+      event: "pre-tool-use",
+      kind: "block",
+      summary: "s",
+      reason: "no",
+    });
+  });
+});

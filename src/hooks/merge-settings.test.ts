@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { hooksFor } from "./agent-wiring.ts";
+import { mergeEntry, mergeHooks, removeEntry, removeHooks } from "./merge-settings.ts";
+
+const ours = hooksFor("claude-code", "timewarp");
+
+describe("mergeHooks / removeHooks", () => {
+  it("adds our groups beside the user's, is a no-op the second time, and removes only ours", () => {
+    const user = {
+      model: "opus",
+      hooks: {
+        PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "./guard.sh" }] }],
+      },
+    };
+    const once = mergeHooks(user, ours);
+    expect(once.changes).toEqual([
+      "+hooks.SessionStart",
+      "+hooks.PreToolUse",
+      "+hooks.PostToolUse",
+      "+hooks.SessionEnd",
+    ]);
+    expect((once.value.hooks as Record<string, unknown[]>).PreToolUse).toHaveLength(2);
+    const twice = mergeHooks(once.value, ours);
+    expect(twice.changes).toEqual([]);
+    expect(twice.value).toBe(once.value);
+    const removed = removeHooks(once.value);
+    expect(removed.value).toEqual(user);
+  });
+
+  it("replaces an older group of ours (another matcher or command prefix) in place", () => {
+    const old = mergeHooks({}, hooksFor("claude-code", "npx timewarp")).value;
+    const updated = mergeHooks(old, ours);
+    expect(updated.changes).toEqual([
+      "~hooks.SessionStart",
+      "~hooks.PreToolUse",
+      "~hooks.PostToolUse",
+      "~hooks.SessionEnd",
+    ]);
+    expect(updated.value.hooks).toEqual(ours);
+  });
+
+  it("keeps a user's handler that shares a group with ours", () => {
+    const shared = {
+      hooks: {
+        SessionEnd: [
+          {
+            hooks: [
+              { type: "command", command: "./notify.sh" },
+              { type: "command", command: "timewarp hook session-end --agent claude-code" },
+            ],
+          },
+        ],
+      },
+    };
+    expect(removeHooks(shared).value).toEqual({
+      hooks: { SessionEnd: [{ hooks: [{ type: "command", command: "./notify.sh" }] }] },
+    });
+  });
+});
+
+describe("mergeEntry / removeEntry", () => {
+  it("sets a nested entry once and removes it only while it is still ours", () => {
+    const server = { command: "timewarp", args: ["mcp"] };
+    const a = mergeEntry({ mcpServers: { other: {} } }, ["mcpServers", "timewarp"], server);
+    expect(a.changes).toEqual(["+mcpServers.timewarp"]);
+    expect(mergeEntry(a.value, ["mcpServers", "timewarp"], server).changes).toEqual([]);
+    expect(removeEntry(a.value, ["mcpServers", "timewarp"], server).value).toEqual({
+      mcpServers: { other: {} },
+    });
+    const theirs = { mcpServers: { timewarp: { command: "tw" } } };
+    expect(removeEntry(theirs, ["mcpServers", "timewarp"], server).changes).toEqual([]);
+    expect(
+      removeEntry({ mcpServers: { timewarp: server } }, ["mcpServers", "timewarp"], server).value,
+    ).toEqual({});
+  });
+});
