@@ -384,6 +384,11 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
       missing: validation.missing,
       empty: validation.empty,
     });
+    for (const check of validation.checks) {
+      if (check.matched.length > 0 && check.empty.length === 0) {
+        findings.push(`${check.path}: ${check.matched.join(", ")}`);
+      }
+    }
     if (validation.failure) {
       notes.push(
         `missing: ${validation.missing.join(", ") || "none"}`,
@@ -391,8 +396,6 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
       );
       throw new JobFailureError(validation.failure);
     }
-    for (const check of validation.checks)
-      findings.push(`${check.path}: ${check.matched.join(", ")}`);
     leave({ checks: validation.checks.length });
   } catch (error) {
     failure = toFailure(error);
@@ -477,7 +480,7 @@ function finishJob(o: {
     design: { enc_path: manifest.design.enc_path, enc_dat_path: manifest.design.enc_dat_path },
     skill: { name: manifest.skill.name, version: manifest.skill.version },
     metrics: failure ? {} : readMetrics(paths),
-    findings: o.findings,
+    findings: failure ? o.findings.map((f) => `present: ${f}`) : o.findings,
     risks: failure ? [failure.message, ...o.risks] : o.risks,
     evidence: {
       run_dir: paths.runDir,

@@ -17,8 +17,13 @@ export function formatSummaryMarkdown(summary: Summary): string {
   );
   lines.push("## Key findings", "");
   const findings = summary.findings ?? [];
-  if (summary.status === "PASS" && findings.length === 0)
-    lines.push("- all required outputs present and non-empty");
+  if (findings.length === 0) {
+    lines.push(
+      summary.status === "PASS"
+        ? "- all required outputs present and non-empty"
+        : "- none: the job failed before producing evidence (see Conclusion)",
+    );
+  }
   for (const f of findings) lines.push(`- ${f}`);
   const metrics = Object.entries(summary.metrics);
   if (metrics.length > 0) {
