@@ -1,0 +1,151 @@
+/**
+ * createFilePatch (in process) side by side with `git diff --no-index` (child process) on the
+ * same files: median wall time over repetitions, git's time minus a `git --version` baseline
+ * (its process start), peak RSS of both, and the cost of diff + reverse for one edit in 1 MB.
+ *
+ *   npm run bench:diff            full size
+ *   npm run bench:diff -- 0.1     a tenth of the lines (quick check while developing)
+ *   BENCH_REPS=11 npm run bench:diff
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createFilePatch, reversePatchText } from "../src/diff/index.ts";
+
+const scale = Number(process.argv[2] ?? process.env.BENCH_SCALE ?? 1);
+const reps = Number(process.env.BENCH_REPS ?? 7);
+const dir = mkdtempSync(join(tmpdir(), "tw-bench-diff-"));
+
+function line(i: number, tag = "value"): string {
+  return `  const ${tag}${i} = compute(${i}, "${((i * 2654435761) >>> 0).toString(16)}"); // line ${i}\n`;
+}
+function file(n: number, changed: (i: number) => boolean): Buffer {
+  const parts: string[] = [];
+  for (let i = 0; i < n; i++) parts.push(line(i, changed(i) ? "changed" : "value"));
+  return Buffer.from(parts.join(""));
+}
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+}
+const n10k = Math.max(10, Math.round(10_000 * scale));
+const n100k = Math.max(100, Math.round(100_000 * scale));
+const cases: { name: string; a: Buffer; b: Buffer }[] = [
+  {
+    name: `${n10k} lines, 10 changed`,
+    a: file(n10k, () => false),
+    b: file(n10k, (i) => i % Math.floor(n10k / 10) === 5),
+  },
+  {
+    name: `${n10k} lines, every other changed`,
+    a: file(n10k, () => false),
+    b: file(n10k, (i) => i % 2 === 1),
+  },
+  { name: `${n10k} lines, fully rewritten`, a: file(n10k, () => false), b: file(n10k, () => true) },
+  {
+    name: `${n100k} lines, 100 changed`,
+    a: file(n100k, () => false),
+    b: file(n100k, (i) => i % Math.floor(n100k / 100) === 7),
+  },
+];
+
+/** Wall time and peak RSS (KiB) of one child, measured by /usr/bin/time around it. */
+function runChild(args: string[]): { ms: number; rssKiB: number } {
+  const t0 = performance.now();
+  const r = spawnSync("/usr/bin/time", ["-f", "%M", ...args], {
+    encoding: "utf8",
+    maxBuffer: 1 << 30,
+  });
+  const ms = performance.now() - t0;
+  const rss = Number(r.stderr.trim().split("\n").pop());
+  return { ms, rssKiB: rss };
+}
+function runGit(args: string[]): { ms: number; rssKiB: number } {
+  const t0 = performance.now();
+  const r = spawnSync("git", args, { encoding: "utf8", maxBuffer: 1 << 30 });
+  if (r.status !== 0 && r.status !== 1) throw new Error(`git ${args.join(" ")}: ${r.stderr}`);
+  return { ms: performance.now() - t0, rssKiB: 0 };
+}
+
+const gitVersion = median(Array.from({ length: reps }, () => runGit(["--version"]).ms));
+const rows: string[][] = [];
+for (const c of cases) {
+  const fa = join(dir, "a.txt");
+  const fb = join(dir, "b.txt");
+  writeFileSync(fa, c.a);
+  writeFileSync(fb, c.b);
+  const gitArgs = ["diff", "--no-index", "--no-color", "--full-index", fa, fb];
+  runGit(gitArgs); // warm the page cache
+  const gitMs = median(Array.from({ length: reps }, () => runGit(gitArgs).ms));
+  const gitRss = runChild(["git", ...gitArgs]).rssKiB;
+  let size = 0;
+  createFilePatch({ oldPath: "a.txt", newPath: "a.txt", before: c.a, after: c.b }); // warm the JIT
+  const ours = median(
+    Array.from({ length: reps }, () => {
+      const t0 = performance.now();
+      size = createFilePatch({
+        oldPath: "a.txt",
+        newPath: "a.txt",
+        before: c.a,
+        after: c.b,
+      }).length;
+      return performance.now() - t0;
+    }),
+  );
+  const netGit = Math.max(gitMs - gitVersion, 0.01);
+  rows.push([
+    c.name,
+    ours.toFixed(2),
+    gitMs.toFixed(2),
+    netGit.toFixed(2),
+    (ours / gitMs).toFixed(2),
+    (ours / netGit).toFixed(2),
+    String(Math.round(process.resourceUsage().maxRSS / 1024)),
+    String(Math.round(gitRss / 1024)),
+    String(size),
+  ]);
+}
+
+// One edit in a 1 MB file: create the diff and its reverse.
+const big = file(Math.round((1_000_000 / line(500).length) * Math.min(scale, 1)), () => false);
+const mid = big.indexOf("value500 ");
+const bigEdited = Buffer.concat([big.subarray(0, mid), Buffer.from("EDITED"), big.subarray(mid)]);
+const oneEdit = median(
+  Array.from({ length: Math.max(reps, 11) }, () => {
+    const t0 = performance.now();
+    const fwd = createFilePatch({
+      oldPath: "big.txt",
+      newPath: "big.txt",
+      before: big,
+      after: bigEdited,
+    });
+    reversePatchText(fwd);
+    return performance.now() - t0;
+  }),
+);
+
+const header = [
+  "case",
+  "ours ms",
+  "git ms",
+  "git-start ms",
+  "ours/git",
+  "ours/(git-start)",
+  "our RSS MiB",
+  "git RSS MiB",
+  "patch bytes",
+];
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+const fmt = (r: string[]) =>
+  r.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join("  ");
+console.log(
+  `createFilePatch vs git diff --no-index (median of ${reps}; git --version baseline ${gitVersion.toFixed(2)} ms)`,
+);
+console.log(fmt(header));
+for (const r of rows) console.log(fmt(r));
+console.log(
+  `\none edit in a ${(big.length / 1e6).toFixed(2)} MB file, diff + reverse: ${oneEdit.toFixed(2)} ms median (target <= 10 ms)`,
+);
+console.log(`peak RSS of this process: ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`);
+rmSync(dir, { recursive: true, force: true });
