@@ -276,8 +276,16 @@ describe("failures: one error_type everywhere and a debug bundle", () => {
   it("an abort (SIGINT/SIGTERM) ends the job FAIL / INTERRUPTED, never RUNNING, with the session ended", async () => {
     writeSkill(cwd, "hang", { script: "while 1 {}\n" });
     const controller = new AbortController();
-    setTimeout(() => controller.abort("SIGTERM"), 400);
-    const { summary, manifest } = await run({ skill: "hang", signal: controller.signal });
+    // abort once the never-ending script is running
+    const onProgress = (m: string) => {
+      if (m.startsWith("run scripts")) setTimeout(() => controller.abort("SIGTERM"), 150);
+    };
+    const { summary, manifest } = await run({
+      skill: "hang",
+      signal: controller.signal,
+      onProgress,
+    });
+    expect(readdirSync(join(manifest.runtime.run_dir, "ack"))).toHaveLength(2);
     expect(summary).toMatchObject({
       status: "FAIL",
       error_type: "INTERNAL_ERROR",
