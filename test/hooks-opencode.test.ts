@@ -1,0 +1,132 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { systemClock, workspacePaths } from "../src/core/index.ts";
+import { installAgent } from "../src/hooks/index.ts";
+import { parseTranscript, readStatus } from "../src/timemachine/index.ts";
+import { cliCommand, makeTempDir } from "./helpers/cli.ts";
+import { imageText, ledgerRecords } from "./hooks-helpers.ts";
+
+// The real OpenCode plugin module, as `timewarp install opencode` writes it, loaded the way
+// OpenCode loads it (an ES module exporting plugin functions), driving the real CLI. The client
+// is a stand-in for OpenCode's SDK client: only `session.messages` is used.
+interface Hooks {
+  tool: Record<string, unknown>;
+  event: (input: { event: { type: string; properties: unknown } }) => Promise<void>;
+  "tool.execute.before": (
+    input: Record<string, unknown>,
+    output: { args: Record<string, unknown> },
+  ) => Promise<void>;
+  "tool.execute.after": (
+    input: Record<string, unknown>,
+    output: Record<string, unknown>,
+  ) => Promise<void>;
+}
+
+let dir: string;
+let cleanup: () => void;
+beforeEach(() => {
+  ({ dir, cleanup } = makeTempDir("tw-opencode-"));
+  writeFileSync(join(dir, "a.txt"), "one\n");
+});
+afterEach(() => cleanup());
+
+const messages = [
+  { info: { role: "user", id: "m1" }, parts: [{ type: "text", text: "rename one to two" }] },
+  {
+    info: { role: "assistant", id: "m2" },
+    parts: [
+      { type: "text", text: "Editing a.txt." },
+      {
+        type: "tool",
+        tool: "edit",
+        callID: "call_1",
+        state: { status: "completed", input: { filePath: "a.txt" }, output: "Edit applied" },
+      },
+    ],
+  },
+];
+
+async function loadPlugin(): Promise<Hooks> {
+  const { command, args } = cliCommand();
+  installAgent({
+    root: dir,
+    agent: "opencode",
+    command: [command, ...args].join(" "),
+    clock: systemClock,
+  });
+  const mod = (await import(
+    pathToFileURL(join(dir, ".opencode", "plugins", "timewarp.js")).href
+  )) as {
+    TimewarpPlugin: (ctx: unknown) => Promise<Hooks>;
+  };
+  const client = {
+    session: {
+      messages: async ({ path }: { path: { id: string } }) => ({
+        data: path.id === "ses_1" ? messages : [],
+      }),
+    },
+  };
+  return mod.TimewarpPlugin({ client, directory: dir, worktree: dir, project: {}, $: undefined });
+}
+
+describe("the OpenCode plugin module", () => {
+  it("session.created snapshots; an edit between tool.execute.before/after lands in the ledger; issue_report gets the chat", async () => {
+    const plugin = await loadPlugin();
+    // Without OpenCode's @opencode-ai/plugin at hand the module offers no tools of its own
+    // (the MCP server in opencode.json provides them) and still does all of its hook work.
+    expect(plugin.tool).toEqual({});
+    await plugin.event({
+      event: { type: "session.created", properties: { info: { id: "ses_1" } } },
+    });
+    expect(readStatus(dir).session_id).toBe("ses_1");
+
+    const input = { tool: "edit", sessionID: "ses_1", callID: "call_1" };
+    await plugin["tool.execute.before"](input, {
+      args: { filePath: join(dir, "a.txt"), oldString: "one", newString: "two" },
+    });
+    writeFileSync(join(dir, "a.txt"), "two\n");
+    await plugin["tool.execute.after"](input, {
+      title: "a.txt",
+      output: "Edit applied",
+      metadata: {},
+    });
+    const [record] = ledgerRecords(dir);
+    expect(record?.tool).toBe("Edit");
+    expect(imageText(dir, record?.files[0]?.before ?? null)).toBe("one\n");
+    expect(imageText(dir, record?.files[0]?.after ?? null)).toBe("two\n");
+
+    // Before the MCP server's issue_report runs, the session's chat is exported where the
+    // session record's transcript_path points.
+    await plugin["tool.execute.before"](
+      { tool: "timewarp_issue_report", sessionID: "ses_1", callID: "c9" },
+      { args: {} },
+    );
+    const session = JSON.parse(
+      readFileSync(join(workspacePaths(dir).sessions, "ses_1.json"), "utf8"),
+    ) as { transcript_path: string };
+    const entries = parseTranscript(readFileSync(session.transcript_path, "utf8"));
+    expect(entries).toEqual([
+      { kind: "user", text: "rename one to two" },
+      { kind: "assistant", text: "Editing a.txt." },
+      expect.objectContaining({ kind: "tool_input", tool: "edit" }),
+      expect.objectContaining({ kind: "tool_output", text: "Edit applied" }),
+    ]);
+  });
+
+  it("a drift guard's block becomes a thrown error that stops the tool", async () => {
+    mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
+    writeFileSync(
+      join(dir, ".timewarp", "memory", "goal.json"),
+      JSON.stringify({ objective: "x", blacklist: ["a.txt"], checkpoints: [] }),
+    );
+    const plugin = await loadPlugin();
+    await expect(
+      plugin["tool.execute.before"](
+        { tool: "write", sessionID: "ses_2", callID: "call_2" },
+        { args: { filePath: join(dir, "a.txt"), content: "x" } },
+      ),
+    ).rejects.toThrow(/a\.txt is blacklisted/);
+  });
+});
