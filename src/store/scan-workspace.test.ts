@@ -170,29 +170,29 @@ describe("scanWorkspace", () => {
   it("applies git's racy rule: a cached file whose mtime is not older than the last scan start is re-read", () => {
     const root = tmp();
     writeFileSync(join(root, "f"), "real");
-    const st = lstatSync(join(root, "f"), { bigint: true });
+    const st = lstatSync(join(root, "f"));
     const lie = "0".repeat(40);
-    const cacheAt = (scanStartNs: bigint): StatCache => ({
-      scanStartNs,
+    const cacheAt = (scanStartMs: number): StatCache => ({
+      scanStartMs,
       entries: new Map([
         [
           "f",
           {
             size: 4,
-            mtimeNs: st.mtimeNs,
-            ctimeNs: st.ctimeNs,
+            mtimeMs: st.mtimeMs,
+            ctimeMs: st.ctimeMs,
             ino: st.ino,
-            mode: Number(st.mode),
+            mode: st.mode,
             oid: lie,
           },
         ],
       ]),
     });
     // cache older than the file's mtime: racy, re-read, real id
-    const racy = scanWorkspace(root, { excludes: EX, statCache: cacheAt(st.mtimeNs) });
+    const racy = scanWorkspace(root, { excludes: EX, statCache: cacheAt(st.mtimeMs) });
     expect(racy.manifest.entries[0]?.oid).toBe(gitBlobId(Buffer.from("real")));
     // cache taken strictly after: trusted (which is what makes a hit cheap; the test proves it is used)
-    const trusted = scanWorkspace(root, { excludes: EX, statCache: cacheAt(st.mtimeNs + 1n) });
+    const trusted = scanWorkspace(root, { excludes: EX, statCache: cacheAt(st.mtimeMs + 0.001) });
     expect(trusted.manifest.entries[0]?.oid).toBe(lie);
   });
 

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import {
-  type BigIntStats,
   closeSync,
   constants,
   type Dirent,
@@ -10,6 +9,7 @@ import {
   readdirSync,
   readlinkSync,
   readSync,
+  type Stats,
   statSync,
   writeFileSync,
 } from "node:fs";
@@ -83,7 +83,7 @@ const MAX_READ_ATTEMPTS = 3;
  * Without a marker file, the wall clock stands in for the file-system clock; timestamps can lag
  * it by a coarse-clock tick (Linux) or be truncated to 1–2 s (FAT, HFS+), hence the margin.
  */
-const WALL_CLOCK_MARGIN_NS = 2_000_000_000n;
+const WALL_CLOCK_MARGIN_MS = 2000;
 
 type FsPath = string | Buffer;
 
@@ -93,20 +93,20 @@ function childPath(parent: FsPath, name: Buffer, text: string, exact: boolean): 
   return Buffer.concat([p, Buffer.from("/"), name]);
 }
 
-function fsClockNs(clockDir: string | undefined): bigint {
+function fsClockMs(clockDir: string | undefined): number {
   if (clockDir !== undefined) {
     try {
       const marker = join(clockDir, "scan-clock");
       writeFileSync(marker, `${process.pid} ${Date.now()}\n`);
-      return lstatSync(marker, { bigint: true }).mtimeNs;
+      return lstatSync(marker).mtimeMs;
     } catch {
       // fall through to the wall clock
     }
   }
-  return BigInt(Date.now()) * 1_000_000n - WALL_CLOCK_MARGIN_NS;
+  return Date.now() - WALL_CLOCK_MARGIN_MS;
 }
 
-type ReadOutcome = { bytes: Buffer; stat: BigIntStats } | { skip: SkipReason; detail: string };
+type ReadOutcome = { bytes: Buffer; stat: Stats } | { skip: SkipReason; detail: string };
 
 /**
  * Read a file so that its bytes match one stat: lstat before, fstat on the same descriptor after;
@@ -115,7 +115,7 @@ type ReadOutcome = { bytes: Buffer; stat: BigIntStats } | { skip: SkipReason; de
  */
 function readStable(
   path: FsPath,
-  first: BigIntStats,
+  first: Stats,
   rel: string,
   beforeRead: ((relPath: string) => void) | undefined,
 ): ReadOutcome | undefined {
@@ -125,7 +125,7 @@ function readStable(
     try {
       beforeRead?.(rel);
       fd = openSync(path, OPEN_FLAGS);
-      const size = Number(before.size);
+      const size = before.size;
       const bytes = Buffer.allocUnsafe(size);
       let off = 0;
       while (off < size) {
@@ -133,12 +133,12 @@ function readStable(
         if (n === 0) break;
         off += n;
       }
-      const after = fstatSync(fd, { bigint: true });
+      const after = fstatSync(fd);
       if (
         off === size &&
         after.size === before.size &&
-        after.mtimeNs === before.mtimeNs &&
-        after.ctimeNs === before.ctimeNs &&
+        after.mtimeMs === before.mtimeMs &&
+        after.ctimeMs === before.ctimeMs &&
         after.ino === before.ino
       ) {
         return { bytes, stat: after };
@@ -158,7 +158,7 @@ function readStable(
       };
     }
     try {
-      before = lstatSync(path, { bigint: true });
+      before = lstatSync(path);
     } catch (error) {
       if (errnoCode(error) === "ENOENT") return undefined;
       return { skip: "unreadable", detail: errnoCode(error) ?? String(error) };
@@ -167,7 +167,7 @@ function readStable(
   }
 }
 
-function specialKind(d: Dirent<Buffer> | BigIntStats): string {
+function specialKind(d: Stats): string {
   if (d.isFIFO()) return "fifo";
   if (d.isSocket()) return "socket";
   if (d.isCharacterDevice()) return "character device";
@@ -197,8 +197,8 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
   const excluded = createExcludeMatcher(options.excludes);
   const maxBytes = options.maxFileBytes ?? Number.POSITIVE_INFINITY;
   const oldCache = options.statCache ?? emptyStatCache();
-  const scanStartNs = fsClockNs(options.clockDir);
-  const newCache: StatCache = { scanStartNs, entries: new Map() };
+  const scanStartMs = fsClockMs(options.clockDir);
+  const newCache: StatCache = { scanStartMs, entries: new Map() };
   const store = options.store;
   const entries: ManifestEntry[] = [];
   const skipped: SkippedPath[] = [];
@@ -216,9 +216,17 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
   ];
   while (stack.length > 0) {
     const dir = stack.pop()!;
-    let dirents: Dirent<Buffer>[];
+    // Names are read as strings (the fast path); only a directory holding a name that did not
+    // decode (U+FFFD), or below such a name, is read again as bytes.
+    let dirents: (Dirent<string> | Dirent<Buffer>)[];
     try {
-      dirents = readdirSync(dir.fs, { withFileTypes: true, encoding: "buffer" });
+      dirents =
+        dir.raw === undefined && typeof dir.fs === "string"
+          ? readdirSync(dir.fs, { withFileTypes: true })
+          : readdirSync(dir.fs, { withFileTypes: true, encoding: "buffer" });
+      if (dirents.some((d) => typeof d.name === "string" && d.name.includes("\uFFFD"))) {
+        dirents = readdirSync(dir.fs, { withFileTypes: true, encoding: "buffer" });
+      }
     } catch (error) {
       if (dir.rel === "") throw fromSystemError(error, `reading workspace root ${root}`);
       const code = errnoCode(error);
@@ -232,15 +240,23 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       continue;
     }
     for (const d of dirents) {
-      const { text, exact } = decodeName(d.name);
+      let text: string;
+      let raw: Buffer | undefined;
+      let fsPath: FsPath;
+      if (typeof d.name === "string") {
+        text = d.name;
+        fsPath = `${dir.fs as string}/${text}`;
+      } else {
+        const decoded = decodeName(d.name);
+        text = decoded.text;
+        if (!decoded.exact || dir.raw !== undefined) {
+          const parentRaw = dir.raw ?? Buffer.from(dir.rel, "utf8");
+          raw = dir.rel === "" ? d.name : Buffer.concat([parentRaw, Buffer.from("/"), d.name]);
+        }
+        fsPath = childPath(dir.fs, d.name, text, decoded.exact);
+      }
       if (dir.rel === "" && text === ".timewarp") continue;
       const rel = dir.rel === "" ? text : `${dir.rel}/${text}`;
-      let raw: Buffer | undefined;
-      if (!exact || dir.raw !== undefined) {
-        const parentRaw = dir.raw ?? Buffer.from(dir.rel, "utf8");
-        raw = dir.rel === "" ? d.name : Buffer.concat([parentRaw, Buffer.from("/"), d.name]);
-      }
-      const fsPath = childPath(dir.fs, d.name, text, exact);
       const isDir = d.isDirectory();
       if (excluded(rel, text, isDir)) continue;
       if (++seen % 500 === 0) options.onProgress?.({ entries: seen, rehashed });
@@ -251,9 +267,9 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
           reason,
           detail,
         });
-      let st: BigIntStats;
+      let st: Stats;
       try {
-        st = lstatSync(fsPath, { bigint: true });
+        st = lstatSync(fsPath);
       } catch (error) {
         const code = errnoCode(error);
         if (code === "ENOENT") continue;
@@ -264,8 +280,8 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
         path: rel,
         ...(raw === undefined ? {} : { path_b64: raw.toString("base64") }),
       };
-      const mode = Number(st.mode) & 0o7777;
-      const mtime_ms = Number(st.mtimeMs);
+      const mode = st.mode & 0o7777;
+      const mtime_ms = st.mtimeMs;
       if (st.isDirectory()) {
         // A directory that matched no dir-only pattern as a file type hint may still match now.
         if (!isDir && excluded(rel, text, true)) continue;
@@ -298,12 +314,12 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
         const cached = oldCache.entries.get(key);
         if (
           cached !== undefined &&
-          cached.size === Number(st.size) &&
-          cached.mtimeNs === st.mtimeNs &&
-          cached.ctimeNs === st.ctimeNs &&
+          cached.size === st.size &&
+          cached.mtimeMs === st.mtimeMs &&
+          cached.ctimeMs === st.ctimeMs &&
           cached.ino === st.ino &&
-          cached.mode === Number(st.mode) &&
-          st.mtimeNs < oldCache.scanStartNs
+          cached.mode === st.mode &&
+          st.mtimeMs < oldCache.scanStartMs
         ) {
           // Fast path: nothing to read, the cache entry carries over as it is.
           newCache.entries.set(key, cached);
@@ -331,7 +347,7 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
           );
           continue;
         }
-        if (Number(st.size) > maxBytes) {
+        if (st.size > maxBytes) {
           skip("too_large", `${st.size} bytes > max_file_bytes ${maxBytes}`);
           continue;
         }
@@ -348,13 +364,13 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
           .update(got.bytes)
           .digest("hex");
         if (store?.writeKnown(oid, got.bytes)) objectsWritten++;
-        const size = Number(stat.size);
+        const size = stat.size;
         const entry: CachedStat = {
           size,
-          mtimeNs: stat.mtimeNs,
-          ctimeNs: stat.ctimeNs,
+          mtimeMs: stat.mtimeMs,
+          ctimeMs: stat.ctimeMs,
           ino: stat.ino,
-          mode: Number(stat.mode),
+          mode: stat.mode,
           oid,
         };
         newCache.entries.set(key, entry);
@@ -363,9 +379,9 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
         entries.push({
           ...base,
           type: "file",
-          mode: Number(stat.mode) & 0o7777,
+          mode: stat.mode & 0o7777,
           size,
-          mtime_ms: Number(stat.mtimeMs),
+          mtime_ms: stat.mtimeMs,
           oid,
         });
       } else {
