@@ -294,6 +294,25 @@ describe("failures: one error_type everywhere and a debug bundle", () => {
     expect(manifest.runtime.session?.pgid).toBeDefined();
   });
 
+  it("an abort while a farm launcher is still queueing ends the job promptly (INTERRUPTED)", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort("SIGINT"), 300);
+    const t = performance.now();
+    const { summary } = await run({
+      skill: "summary_health",
+      adapter: "dsub-i",
+      settings: settings({ dsub_template: "sh -c 'sleep 30' {cmd_q}" }),
+      timings: { ...FAST, readyTimeoutMs: 20_000 },
+      signal: controller.signal,
+    });
+    expect(summary).toMatchObject({
+      status: "FAIL",
+      error_type: "INTERNAL_ERROR",
+      detail_code: "INTERRUPTED",
+    });
+    expect(performance.now() - t).toBeLessThan(5_000);
+  });
+
   it.each([
     ["the subskill's request", /_0002_run\.json\.tw-tmp-/, 1],
     ["the manifest, after the session started", /job_manifest\.json$/, 4],

@@ -323,6 +323,7 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
       clock,
       io,
       ...(options.env ? { env: options.env } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
     });
     manifest.runtime.session = {
       pgid: session.pgid,
@@ -399,8 +400,9 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
     leave({ checks: validation.checks.length });
   } catch (error) {
     failure = toFailure(error);
-    if (interruptedBy !== undefined && failure.detail_code !== "INTERRUPTED") {
-      notes.push(`underlying: ${failure.error_type} ${failure.message}`);
+    if (interruptedBy !== undefined) {
+      if (failure.detail_code !== "INTERRUPTED")
+        notes.push(`underlying: ${failure.error_type} ${failure.message}`);
       failure = {
         error_type: "INTERNAL_ERROR",
         detail_code: "INTERRUPTED",

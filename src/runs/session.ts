@@ -52,6 +52,8 @@ export interface StartSessionOptions {
   io: ProtocolIo;
   /** Extra environment for the tool (tests put a fake `innovus` on PATH this way). */
   env?: NodeJS.ProcessEnv;
+  /** Stop waiting for ready.json (a farm queue can take minutes) when the job is interrupted. */
+  signal?: AbortSignal;
 }
 
 /** One request to run: a script under scripts/. */
@@ -156,6 +158,15 @@ function readHeartbeat(path: string): number | undefined {
   }
 }
 
+/** session/ready.json when present and valid (it is written atomically, so a bad one is foreign). */
+function readReady(path: string): Ready | undefined {
+  try {
+    return ReadySchema.parse(JSON.parse(readFileSync(path, "utf8")));
+  } catch {
+    return undefined;
+  }
+}
+
 function tail(path: string, bytes = 2000): string {
   try {
     const text = readFileSync(path, "utf8");
@@ -173,8 +184,14 @@ function tail(path: string, bytes = 2000): string {
 export async function startSession(options: StartSessionOptions): Promise<ToolSession> {
   const paths = runPathsFor(options.runDir);
   const { timings } = options;
-  const log = (message: string) =>
-    options.io.appendLine(paths.supervisorLog, `${options.clock.now().toISOString()} ${message}`);
+  // supervisor.log is diagnostics: a failed append (disk full, run dir removed) never fails the job
+  const log = (message: string) => {
+    try {
+      options.io.appendLine(paths.supervisorLog, `${options.clock.now().toISOString()} ${message}`);
+    } catch {
+      // nothing better to do with it
+    }
+  };
   options.io.writeFile(
     paths.boot,
     formatBootScript({
@@ -238,20 +255,25 @@ export async function startSession(options: StartSessionOptions): Promise<ToolSe
         "SPAWN_FAILED",
       );
     }
-    if (existsSync(paths.ready)) {
-      try {
-        ready = ReadySchema.parse(JSON.parse(readFileSync(paths.ready, "utf8")));
-        break;
-      } catch {
-        // written atomically, so this is a foreign file; keep waiting until the deadline
-      }
+    const found = readReady(paths.ready);
+    if (found) {
+      ready = found;
+      break;
     }
     if (exit) {
+      // ready.json may land just before a quick exit; give it one more look
       await sleep(20);
-      if (existsSync(paths.ready)) continue;
+      ready = readReady(paths.ready);
+      if (ready) break;
       return fail(
         `${command[0]} exited (code ${exit.code}, signal ${exit.signal}) before the session was ready; stderr: ${tail(paths.toolStderr, 400).trim()}`,
         "EXITED_BEFORE_READY",
+      );
+    }
+    if (options.signal?.aborted) {
+      return fail(
+        `interrupted while waiting for the session (${String(options.signal.reason)})`,
+        "INTERRUPTED",
       );
     }
     if (performance.now() > readyBy) {
