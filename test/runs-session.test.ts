@@ -14,6 +14,7 @@ import {
   type AdapterName,
   createRunDir,
   defaultProtocolIo,
+  exampleDesignDir,
   processGroupAlive,
   type SessionTimings,
   startSession,
@@ -27,10 +28,17 @@ let sessions: ToolSession[] = [];
 beforeEach(() => {
   tmp = makeTempDir("tw-runs-session-");
 });
+const runDirs: string[] = [];
 afterEach(async () => {
   for (const s of sessions) await s.stop();
+  // invariants: no process left, exactly one ack per request that reached queue/, no temp file
   for (const s of sessions) expect(processGroupAlive(s.pgid)).toBe(false);
+  for (const runDir of runDirs) {
+    for (const id of requestIds(runDir)) expect(acksFor(runDir, id)).toHaveLength(1);
+    expect(readdirSync(join(runDir, "ack")).filter((n) => n.includes(".tw-tmp-"))).toEqual([]);
+  }
   sessions = [];
+  runDirs.length = 0;
   tmp.cleanup();
 });
 
@@ -94,6 +102,7 @@ async function open(
     ...(env ? { env } : {}),
   });
   sessions.push(session);
+  runDirs.push(paths.runDir);
   return { session, runDir: paths.runDir, jobId };
 }
 
@@ -268,6 +277,30 @@ describe("queue processor: claims, acks, re-entry", () => {
         detail_code: "REQUEST_MALFORMED",
       });
     }
+  });
+
+  it("the Innovus stub restores with restoreDesign or read_db and writes reports", async () => {
+    const { session, runDir } = await open();
+    const dat = join(exampleDesignDir(), "AAA.enc.dat");
+    const ack = await session.request({
+      requestId: "stub",
+      script: script(
+        runDir,
+        "stub.tcl",
+        `read_db ${JSON.stringify(dat)}\nreport_area -out_file reports/area.rpt\nsummaryReport -outfile reports/summary.rpt\n`,
+      ),
+    });
+    expect(ack.status).toBe("PASS");
+    expect(readFileSync(join(runDir, "reports", "area.rpt"), "utf8")).toMatch(/AAA\s+AAA\s+1842/);
+    expect(readFileSync(join(runDir, "reports", "summary.rpt"), "utf8")).toContain(
+      "Number of cells: 1842",
+    );
+    const missing = await session.request({
+      requestId: "nodb",
+      script: script(runDir, "nodb.tcl", "restoreDesign /nonexistent.dat X\n"),
+    });
+    expect(missing).toMatchObject({ status: "FAIL", error_type: "CMD_FAIL" });
+    expect(missing.message).toContain("IMPDB-1");
   });
 
   it("writes a heartbeat counter that moves while idle", async () => {
