@@ -23,13 +23,14 @@ const read = (rel: string) => readFileSync(join(dir, rel), "utf8");
 const install = (agent: InstallAgent, extra: { dryRun?: boolean; command?: string } = {}) =>
   installAgent({ root: dir, agent, clock: systemClock, ...extra });
 const uninstall = (agent: InstallAgent) => uninstallAgent({ root: dir, agent, clock: systemClock });
+// The install module itself is synchronous; the index loads it lazily (off the hook path).
 
 function snapshotFiles(paths: string[]): Record<string, string | null> {
   return Object.fromEntries(paths.map((p) => [p, existsSync(join(dir, p)) ? read(p) : null]));
 }
 
 describe("timewarp install (real CLI)", () => {
-  it("claude-code: writes hooks, .mcp.json and the skill; a second run changes nothing and says so", () => {
+  it("claude-code: writes hooks, .mcp.json and the skill; a second run changes nothing and says so", async () => {
     const first = runCli(["install", "claude-code", "--json"], { cwd: dir });
     expect(first.status).toBe(0);
     const report = first.json() as {
@@ -72,11 +73,11 @@ describe("timewarp install (real CLI)", () => {
 });
 
 describe("installAgent / uninstallAgent", () => {
-  it("merges into an existing .claude/settings.json keeping the user's keys and hooks; uninstall restores the bytes", () => {
+  it("merges into an existing .claude/settings.json keeping the user's keys and hooks; uninstall restores the bytes", async () => {
     mkdirSync(join(dir, ".claude"));
     const original = `{\n  "permissions": { "allow": ["Bash(npm test)"] },\n  "hooks": {\n    "PostToolUse": [{ "matcher": "Write", "hooks": [{ "type": "command", "command": "prettier --write" }] }]\n  }\n}\n`;
     writeFileSync(join(dir, ".claude", "settings.json"), original);
-    const report = install("claude-code");
+    const report = await install("claude-code");
     expect(report.files[0]).toMatchObject({ path: ".claude/settings.json", action: "updated" });
     expect(report.files[0]?.changes).toEqual([
       "+hooks.SessionStart",
@@ -93,23 +94,23 @@ describe("installAgent / uninstallAgent", () => {
       "prettier --write",
       "timewarp hook post-tool-use --agent claude-code",
     ]);
-    expect(install("claude-code").changed).toBe(false);
-    uninstall("claude-code");
+    expect((await install("claude-code")).changed).toBe(false);
+    await uninstall("claude-code");
     expect(read(".claude/settings.json")).toBe(original);
   });
 
-  it("uninstall after the user edited the file removes only timewarp's entries", () => {
-    install("claude-code");
+  it("uninstall after the user edited the file removes only timewarp's entries", async () => {
+    await install("claude-code");
     const edited = JSON.parse(read(".claude/settings.json")) as Record<string, unknown>;
     edited.model = "opus";
     writeFileSync(join(dir, ".claude", "settings.json"), JSON.stringify(edited));
-    const report = uninstall("claude-code");
+    const report = await uninstall("claude-code");
     expect(report.files[0]).toMatchObject({ action: "updated" });
     expect(JSON.parse(read(".claude/settings.json"))).toEqual({ model: "opus" });
     expect(existsSync(join(dir, ".mcp.json"))).toBe(false);
   });
 
-  it("gemini: hooks and mcpServers merge into .gemini/settings.json beside the user's settings", () => {
+  it("gemini: hooks and mcpServers merge into .gemini/settings.json beside the user's settings", async () => {
     mkdirSync(join(dir, ".gemini"));
     const original = JSON.stringify(
       { theme: "GitHub", mcpServers: { other: { command: "x" } } },
@@ -117,10 +118,10 @@ describe("installAgent / uninstallAgent", () => {
       2,
     );
     writeFileSync(join(dir, ".gemini", "settings.json"), original);
-    const dry = install("gemini", { dryRun: true });
+    const dry = await install("gemini", { dryRun: true });
     expect(dry.changed).toBe(true);
     expect(read(".gemini/settings.json")).toBe(original); // dry run wrote nothing
-    install("gemini");
+    await install("gemini");
     const s = JSON.parse(read(".gemini/settings.json")) as {
       theme: string;
       mcpServers: Record<string, unknown>;
@@ -134,17 +135,17 @@ describe("installAgent / uninstallAgent", () => {
       "timewarp hook pre-tool-use --agent gemini",
     );
     const again = snapshotFiles([".gemini/settings.json"]);
-    expect(install("gemini").changed).toBe(false);
+    expect((await install("gemini")).changed).toBe(false);
     expect(snapshotFiles([".gemini/settings.json"])).toEqual(again);
-    uninstall("gemini");
+    await uninstall("gemini");
     expect(read(".gemini/settings.json")).toBe(original);
   });
 
-  it("codex: .codex/hooks.json plus a marked MCP block appended to the user's config.toml, and back", () => {
+  it("codex: .codex/hooks.json plus a marked MCP block appended to the user's config.toml, and back", async () => {
     mkdirSync(join(dir, ".codex"));
     const toml = 'model = "gpt-5-codex"\n\n[features]\nweb_search = true\n';
     writeFileSync(join(dir, ".codex", "config.toml"), toml);
-    install("codex");
+    await install("codex");
     const config = read(".codex/config.toml");
     expect(config.startsWith(toml)).toBe(true);
     expect(config).toContain('[mcp_servers.timewarp]\ncommand = "timewarp"\nargs = ["mcp"]\n');
@@ -152,30 +153,30 @@ describe("installAgent / uninstallAgent", () => {
       hooks: Record<string, { matcher?: string }[]>;
     };
     expect(hooks.hooks.PreToolUse?.[0]?.matcher).toBe("^(apply_patch|Bash)$");
-    expect(install("codex").changed).toBe(false);
+    expect((await install("codex")).changed).toBe(false);
     // Edited since: the structural removal still takes out exactly the block.
     writeFileSync(
       join(dir, ".codex", "config.toml"),
       `${read(".codex/config.toml")}\n[profiles.fast]\nmodel = "o4-mini"\n`,
     );
-    uninstall("codex");
+    await uninstall("codex");
     expect(read(".codex/config.toml")).toBe(`${toml}\n[profiles.fast]\nmodel = "o4-mini"\n`);
     expect(existsSync(join(dir, ".codex", "hooks.json"))).toBe(false);
   });
 
-  it("codex: refuses to shadow a user's own [mcp_servers.timewarp], writing nothing", () => {
+  it("codex: refuses to shadow a user's own [mcp_servers.timewarp], writing nothing", async () => {
     mkdirSync(join(dir, ".codex"));
     writeFileSync(join(dir, ".codex", "config.toml"), '[mcp_servers.timewarp]\ncommand = "tw"\n');
-    expect(() => install("codex")).toThrow(/already defines/);
+    await expect(install("codex")).rejects.toThrow(/already defines/);
     expect(existsSync(join(dir, ".codex", "hooks.json"))).toBe(false);
   });
 
-  it("opencode: the plugin module (command filled in) and the MCP server in opencode.json", () => {
+  it("opencode: the plugin module (command filled in) and the MCP server in opencode.json", async () => {
     writeFileSync(
       join(dir, "opencode.json"),
       JSON.stringify({ model: "anthropic/claude-sonnet-4" }),
     );
-    install("opencode", { command: "npx timewarp" });
+    await install("opencode", { command: "npx timewarp" });
     const plugin = read(".opencode/plugins/timewarp.js");
     expect(plugin).toContain('const TIMEWARP_COMMAND = ["npx","timewarp"];');
     const config = JSON.parse(read("opencode.json")) as {
@@ -188,15 +189,15 @@ describe("installAgent / uninstallAgent", () => {
       command: ["npx", "timewarp", "mcp"],
       enabled: true,
     });
-    uninstall("opencode");
+    await uninstall("opencode");
     expect(read("opencode.json")).toBe(JSON.stringify({ model: "anthropic/claude-sonnet-4" }));
     expect(existsSync(join(dir, ".opencode", "plugins", "timewarp.js"))).toBe(false);
   });
 
-  it("an invalid settings file is refused with INVALID_INPUT and nothing is written", () => {
+  it("an invalid settings file is refused with INVALID_INPUT and nothing is written", async () => {
     mkdirSync(join(dir, ".claude"));
     writeFileSync(join(dir, ".claude", "settings.json"), "{ not json");
-    expect(() => install("claude-code")).toThrow(/not valid JSON/);
+    await expect(install("claude-code")).rejects.toThrow(/not valid JSON/);
     expect(existsSync(join(dir, ".mcp.json"))).toBe(false);
   });
 });
@@ -204,7 +205,7 @@ describe("installAgent / uninstallAgent", () => {
 describe("the wiring shipped in plugins/", () => {
   const plugin = (rel: string) => readFileSync(join(REPO_ROOT, "plugins", rel), "utf8");
 
-  it("every JSON file parses, and hooks.json is exactly the Claude Code wiring", () => {
+  it("every JSON file parses, and hooks.json is exactly the Claude Code wiring", async () => {
     const manifest = JSON.parse(plugin("claude-code/.claude-plugin/plugin.json")) as {
       name: string;
       version: string;
@@ -223,7 +224,7 @@ describe("the wiring shipped in plugins/", () => {
     expect(hooks.hooks).toEqual(hooksFor("claude-code", "timewarp"));
   });
 
-  it("hooks.json names commands the CLI really has", () => {
+  it("hooks.json names commands the CLI really has", async () => {
     const hooks = JSON.parse(plugin("claude-code/hooks/hooks.json")) as {
       hooks: Record<string, { hooks: { command: string }[] }[]>;
     };
@@ -239,7 +240,7 @@ describe("the wiring shipped in plugins/", () => {
         }
   });
 
-  it("the skill teaches the 7-step protocol with the MCP tool names", () => {
+  it("the skill teaches the 7-step protocol with the MCP tool names", async () => {
     const skill = plugin("claude-code/skills/timewarp-optimize/SKILL.md");
     expect(skill).toMatch(/^---\nname: timewarp-optimize\ndescription: .+\n---\n/);
     for (const step of [

@@ -5,14 +5,14 @@ import { diffStatCaches, readHookStatCache, writeHookStatCache } from "./hook-st
 
 const stat = (oid: string): CachedStat => ({
   size: 1,
-  mtimeNs: 5n,
-  ctimeNs: 6n,
-  ino: 7n,
+  mtimeMs: 5.25,
+  ctimeMs: 6.5,
+  ino: 7,
   mode: 0o100644,
   oid,
 });
-const cache = (entries: Record<string, string>, start = 1n): StatCache => ({
-  scanStartNs: start,
+const cache = (entries: Record<string, string>, start = 1): StatCache => ({
+  scanStartMs: start,
   entries: new Map(Object.entries(entries).map(([k, v]) => [k, stat(v)])),
 });
 
@@ -27,15 +27,15 @@ describe("hook stat cache", () => {
     ]);
   });
 
-  it("round-trips through its file, bigints included; a torn file reads as absent", async () => {
+  it("round-trips through its file, fractional milliseconds included; a torn file reads as absent", async () => {
     const { dir, cleanup } = makeTempDir();
     try {
       const file = `${dir}/c.json`;
-      const c = cache({ "src/a b.ts": "aa" }, 123456789012345678n);
+      const c = cache({ "src/a b.ts": "aa" }, 1763884800123.4567);
       writeHookStatCache(file, c);
       expect(readHookStatCache(file)).toEqual(c);
       const { writeFileSync } = await import("node:fs");
-      writeFileSync(file, '{"schema_version":1,"scan_start_ns":"1","entries":[["x"');
+      writeFileSync(file, '{"schema_version":2,"scan_start_ms":1,"entries":[["x"');
       expect(readHookStatCache(file)).toBeNull();
     } finally {
       cleanup();

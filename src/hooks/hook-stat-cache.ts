@@ -17,49 +17,36 @@ export function readHookStatCache(path: string): StatCache | null {
     return null;
   }
   if (typeof doc !== "object" || doc === null) return null;
-  const { schema_version, scan_start_ns, entries } = doc as Record<string, unknown>;
-  if (schema_version !== 1 || typeof scan_start_ns !== "string" || !Array.isArray(entries))
+  const { schema_version, scan_start_ms, entries } = doc as Record<string, unknown>;
+  if (schema_version !== 2 || typeof scan_start_ms !== "number" || !Array.isArray(entries))
     return null;
   const map = new Map<string, CachedStat>();
-  try {
-    for (const row of entries) {
-      if (!Array.isArray(row) || row.length !== 7) return null;
-      const [key, size, mtime, ctime, ino, mode, oid] = row as unknown[];
-      if (
-        typeof key !== "string" ||
-        typeof size !== "number" ||
-        typeof mtime !== "string" ||
-        typeof ctime !== "string" ||
-        typeof ino !== "string" ||
-        typeof mode !== "number" ||
-        typeof oid !== "string"
-      )
-        return null;
-      map.set(key, {
-        size,
-        mtimeNs: BigInt(mtime),
-        ctimeNs: BigInt(ctime),
-        ino: BigInt(ino),
-        mode,
-        oid,
-      });
-    }
-  } catch {
-    return null;
+  for (const row of entries) {
+    if (!Array.isArray(row) || row.length !== 7) return null;
+    const [key, size, mtimeMs, ctimeMs, ino, mode, oid] = row as unknown[];
+    if (
+      typeof key !== "string" ||
+      typeof size !== "number" ||
+      typeof mtimeMs !== "number" ||
+      typeof ctimeMs !== "number" ||
+      typeof ino !== "number" ||
+      typeof mode !== "number" ||
+      typeof oid !== "string"
+    )
+      return null;
+    map.set(key, { size, mtimeMs, ctimeMs, ino, mode, oid });
   }
-  return { scanStartNs: BigInt(scan_start_ns), entries: map };
+  return { scanStartMs: scan_start_ms, entries: map };
 }
 
 /** Write the cache atomically, without fsync (losing it only costs a re-hash). */
 export function writeHookStatCache(path: string, cache: StatCache): void {
   const rows: string[] = [];
   for (const [key, c] of cache.entries)
-    rows.push(
-      JSON.stringify([key, c.size, `${c.mtimeNs}`, `${c.ctimeNs}`, `${c.ino}`, c.mode, c.oid]),
-    );
+    rows.push(JSON.stringify([key, c.size, c.mtimeMs, c.ctimeMs, c.ino, c.mode, c.oid]));
   writeFileAtomic(
     path,
-    `{"schema_version":1,"scan_start_ns":"${cache.scanStartNs}","entries":[\n${rows.join(",\n")}\n]}\n`,
+    `{"schema_version":2,"scan_start_ms":${JSON.stringify(cache.scanStartMs)},"entries":[\n${rows.join(",\n")}\n]}\n`,
     { durable: false },
   );
 }

@@ -3,15 +3,35 @@
  * (and the OpenCode plugin, which speaks the same payloads) — and `timewarp install <agent>`,
  * which wires it into a project. Invariants: a hook never breaks the agent (an internal failure
  * exits 0 with a message and a `hook.failed` event; only a drift guard's rollback blocks), and
- * the hook path loads only what its event needs.
+ * the hook path loads only what its event needs — which is why the install functions below load
+ * their module on first call instead of with this index.
  */
+
+import type { InstallOptions, InstallReport } from "./install-agent.ts";
 
 export type { HookGroup, HookHandler, HooksTable, InstallAgent } from "./agent-wiring.ts";
 export { hooksFor, INSTALL_AGENTS, mcpServerFor } from "./agent-wiring.ts";
 export type { HookOutcome, HookResponse } from "./hook-outcome.ts";
 export type { InstallFileReport, InstallOptions, InstallReport } from "./install-agent.ts";
-export { installAgent, uninstallAgent } from "./install-agent.ts";
 export type { HookAgent, HookEvent, HookPayload } from "./payload.ts";
 export { HOOK_AGENTS, HOOK_EVENTS, HookPayloadSchema } from "./payload.ts";
 export type { HookRun, RunHookOptions } from "./run-hook.ts";
 export { runHook } from "./run-hook.ts";
+
+/**
+ * Wire timewarp into a project for one agent (hooks and MCP server merged into the agent's
+ * settings, the skill or plugin module copied); idempotent, `dryRun` writes nothing. Throws
+ * INVALID_INPUT, before writing anything, when a settings file it must merge into is not JSON.
+ *
+ * @example
+ *   const report = await installAgent({ root: "/work/app", agent: "claude-code", clock: systemClock });
+ *   report.changed; // false on a second run
+ */
+export async function installAgent(options: InstallOptions): Promise<InstallReport> {
+  return (await import("./install-agent.ts")).installAgent(options);
+}
+
+/** Undo `installAgent`: restore untouched files byte for byte, else remove only timewarp's entries. */
+export async function uninstallAgent(options: InstallOptions): Promise<InstallReport> {
+  return (await import("./install-agent.ts")).uninstallAgent(options);
+}

@@ -51,7 +51,7 @@ function lastScan(root: string): StatCache {
 export function scanBaseline(root: string): ShellScan {
   const scan = scanNow(root, lastScan(root));
   writeHookStatCache(cacheFile(root), scan.cache);
-  return { id: `${scan.cache.scanStartNs}`, files: scan.files, rehashed: scan.rehashed };
+  return { id: `${scan.cache.scanStartMs}`, files: scan.files, rehashed: scan.rehashed };
 }
 
 export interface ShellRescan extends ShellScan {
@@ -68,12 +68,12 @@ export function rescanAfterShell(root: string, expectedBaseline: string | null):
   writeHookStatCache(cacheFile(root), scan.cache);
   // No baseline at all (no snapshot, no earlier hook scan): this scan becomes the baseline;
   // calling every file of the workspace "changed by the shell" would be a lie.
-  const known = before.scanStartNs !== 0n || before.entries.size > 0;
+  const known = before.scanStartMs !== 0 || before.entries.size > 0;
   return {
-    id: `${scan.cache.scanStartNs}`,
+    id: `${scan.cache.scanStartMs}`,
     files: scan.files,
     rehashed: scan.rehashed,
     changes: known ? diffStatCaches(before, scan.cache) : [],
-    baselineMoved: expectedBaseline !== `${before.scanStartNs}`,
+    baselineMoved: expectedBaseline !== `${before.scanStartMs}`,
   };
 }

@@ -74,7 +74,7 @@ export function registerHookCommands(program: Command): void {
             );
           const { installAgent, uninstallAgent } = await import("../../hooks/index.ts");
           const run = options.uninstall === true ? uninstallAgent : installAgent;
-          const report = run({
+          const report = await run({
             root: ctx.root,
             agent: agent as (typeof INSTALL_AGENTS)[number],
             command: options.command,
