@@ -1,6 +1,5 @@
 import { createReadStream } from "node:fs";
 import { isAbsolute, relative } from "node:path";
-import { createInterface } from "node:readline";
 import { fromSystemError } from "../core/index.ts";
 import type { DraftEvent } from "./phases.ts";
 import { parseTestOutput, testFramework } from "./test-output.ts";
@@ -58,8 +57,8 @@ function resultText(content: unknown): string {
  * Events from a Claude Code transcript (JSONL), exactly: assistant `tool_use` blocks for
  * Edit/MultiEdit/Write/NotebookEdit become edits (dropped when their `tool_result` is an error),
  * Bash test commands become test events with counts from their result, TodoWrite/ExitPlanMode
- * become plans. Assistant prose is ignored (no guessing). Streams line by line: memory is
- * bounded by the number of events, not the file size. A torn line is a warning with its number.
+ * become plans. Assistant prose is ignored (no guessing). Streams in 1 MiB chunks, line by line: memory is bounded by
+ * the chunk, the longest line and the number of events, not by the file size. A torn line is a warning with its number.
  */
 export async function extractTranscriptEvents(
   path: string,
@@ -70,30 +69,39 @@ export async function extractTranscriptEvents(
   const warnings: string[] = [];
   const plans = new Set<string>();
   let n = 0;
+  let rest = "";
+  /** A result line matters only when it answers a call we are waiting for. */
+  const awaitedResult = (raw: string): boolean => {
+    for (const m of raw.matchAll(/"tool_use_id"\s*:\s*"([^"]+)"/g))
+      if (pending.has(m[1] ?? "")) return true;
+    return false;
+  };
   const stream = createReadStream(path, { encoding: "utf8", highWaterMark: 1 << 20 });
-  const rl = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
   try {
-    for await (const raw of rl) {
+    const handle = (raw0: string): void => {
+      const raw = raw0.endsWith("\r") ? raw0.slice(0, -1) : raw0;
       n++;
-      if (raw.trim() === "") continue;
-      // Cheap skip: only lines carrying tool calls or results matter (most bytes are prose and results of reads).
-      if (!raw.includes('"tool_use"') && !raw.includes('"tool_result"')) {
+      if (raw.trim() === "") return;
+      // Cheap skip: only lines carrying tool calls, or results of calls we wait for, matter (most
+      // bytes are prose and the results of reads).
+      const hasUse = raw.includes('"tool_use"');
+      if (!hasUse && !(raw.includes('"tool_result"') && awaitedResult(raw))) {
         if (!raw.trimEnd().endsWith("}"))
           warnings.push(`line ${n}: not valid JSON (torn line?), skipped`);
-        continue;
+        return;
       }
       let line: Record<string, unknown> | undefined;
       try {
         line = asRecord(JSON.parse(raw));
       } catch {
         warnings.push(`line ${n}: not valid JSON (torn line?), skipped`);
-        continue;
+        return;
       }
-      if (line === undefined) continue;
+      if (line === undefined) return;
       const cwd = str(line.cwd) ?? options.root;
       const message = asRecord(line.message);
       const content = message?.content;
-      if (!Array.isArray(content)) continue;
+      if (!Array.isArray(content)) return;
       for (const part of content) {
         const block = asRecord(part);
         if (block === undefined) continue;
@@ -171,11 +179,20 @@ export async function extractTranscriptEvents(
           };
         }
       }
+    };
+    for await (const chunk of stream) {
+      const text = rest + (typeof chunk === "string" ? chunk : chunk.toString("utf8"));
+      let start = 0;
+      for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+        handle(text.slice(start, nl));
+        start = nl + 1;
+      }
+      rest = text.slice(start);
     }
+    if (rest !== "") handle(rest);
   } catch (error) {
     throw fromSystemError(error, `reading transcript ${path}`);
   } finally {
-    rl.close();
     stream.destroy();
   }
   for (const [, p] of pending) {

@@ -96,28 +96,38 @@ export function compileGoal(goal: Goal): CompiledGoal {
   const black = matcher(goal.blacklist);
   const prot = matcher(goal.protected);
   const baseline = new Set(goal.baseline.map((p) => normalizePath(p).path));
+  // a run edits few distinct paths many times: classify each once
+  const cache = new Map<string, PathClass>();
+  const classify = (raw: string): PathClass => {
+    const { path, outside } = normalizePath(raw);
+    if (outside || path === "") {
+      return {
+        path,
+        whitelisted: null,
+        blacklisted: null,
+        protectedBy: null,
+        baseline: false,
+        outside: true,
+      };
+    }
+    return {
+      path,
+      whitelisted: white(path),
+      blacklisted: black(path),
+      protectedBy: prot(path),
+      baseline: baseline.has(path),
+      outside: false,
+    };
+  };
   return {
     goal,
     classify(raw) {
-      const { path, outside } = normalizePath(raw);
-      if (outside || path === "") {
-        return {
-          path,
-          whitelisted: null,
-          blacklisted: null,
-          protectedBy: null,
-          baseline: false,
-          outside: true,
-        };
+      let hit = cache.get(raw);
+      if (hit === undefined) {
+        hit = classify(raw);
+        if (cache.size < 100_000) cache.set(raw, hit);
       }
-      return {
-        path,
-        whitelisted: white(path),
-        blacklisted: black(path),
-        protectedBy: prot(path),
-        baseline: baseline.has(path),
-        outside: false,
-      };
+      return hit;
     },
   };
 }

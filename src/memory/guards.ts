@@ -176,17 +176,66 @@ function scopeOf(
   return { scope, reasons, path, outOfScope };
 }
 
-function mentions(text: string, path: string): boolean {
-  const lower = text.toLowerCase();
+interface PathKeys {
+  p: string;
+  base: string;
+  stem: RegExp | null;
+  dir: string;
+}
+
+function pathKeys(path: string): PathKeys {
   const p = path.toLowerCase();
-  if (lower.includes(p)) return true;
   const base = p.split("/").pop() ?? p;
-  if (base.length >= 3 && lower.includes(base)) return true;
   const stem = base.replace(/\.[^.]+$/, "");
-  if (stem.length >= 4 && new RegExp(`(^|[^a-z0-9])${escapeRe(stem)}([^a-z0-9]|$)`).test(lower))
-    return true;
-  const dir = p.split("/").slice(0, -1).join("/");
-  return dir.length >= 3 && lower.includes(`${dir}/`);
+  return {
+    p,
+    base: base.length >= 3 ? base : "",
+    stem: stem.length >= 4 ? new RegExp(`(^|[^a-z0-9])${escapeRe(stem)}([^a-z0-9]|$)`) : null,
+    dir:
+      p.includes("/") && p.split("/").slice(0, -1).join("/").length >= 3
+        ? `${p.split("/").slice(0, -1).join("/")}/`
+        : "",
+  };
+}
+
+/** Does a (lowercased) plan text name the file: its path, base name, stem as a word, or its folder? */
+function mentions(lower: string, k: PathKeys): boolean {
+  return (
+    lower.includes(k.p) ||
+    (k.base !== "" && lower.includes(k.base)) ||
+    (k.stem !== null && k.stem.test(lower)) ||
+    (k.dir !== "" && lower.includes(k.dir))
+  );
+}
+
+/**
+ * Plans seen so far, searched incrementally: each (path, plan) pair is tested at most once, so
+ * a long run costs O(distinct paths × plans), not O(edits × plans).
+ */
+function createPlanIndex(objective: string) {
+  const texts: string[] = [objective.toLowerCase()];
+  let plans = 0;
+  const seen = new Map<string, { keys: PathKeys; checked: number; hit: boolean }>();
+  return {
+    add(text: string): void {
+      texts.push(text.toLowerCase());
+      plans++;
+    },
+    get plans(): number {
+      return plans;
+    },
+    mentioned(path: string): boolean {
+      let entry = seen.get(path);
+      if (entry === undefined) {
+        entry = { keys: pathKeys(path), checked: 0, hit: false };
+        seen.set(path, entry);
+      }
+      for (; !entry.hit && entry.checked < texts.length; entry.checked++) {
+        if (mentions(texts[entry.checked] ?? "", entry.keys)) entry.hit = true;
+      }
+      return entry.hit;
+    },
+  };
 }
 
 function escapeRe(s: string): string {
@@ -217,7 +266,7 @@ export function runGuards(
 ): GuardRecord[] {
   const compiled = "classify" in goal ? goal : compileGoal(goal);
   const g = compiled.goal;
-  const planTexts: string[] = [];
+  const planIndex = createPlanIndex(g.objective);
   const out: GuardRecord[] = [];
   // For the flaky rule: the index of the next edit after each position, and the commands that pass later.
   const nextEditAt = new Array<number>(events.length + 1).fill(Number.POSITIVE_INFINITY);
@@ -239,7 +288,7 @@ export function runGuards(
     if (e === undefined) continue;
     const base = { run_id: e.run_id, step: e.step, tool: e.tool, phase: e.phase };
     if (e.tool === "plan") {
-      if (e.why) planTexts.push(e.why);
+      if (e.why) planIndex.add(e.why);
       out.push({
         ...base,
         scope_guard: 0,
@@ -257,13 +306,10 @@ export function runGuards(
       const s = scopeOf(compiled, rawPath, e.evidence);
       const reasons = [...s.reasons];
       let plan = 0;
-      if (planTexts.length === 0) reasons.push("plan: no plan stated before this edit");
-      else if (
-        s.path !== undefined &&
-        (mentions(g.objective, s.path) || planTexts.some((t) => mentions(t, s.path ?? "")))
-      ) {
+      if (planIndex.plans === 0) reasons.push("plan: no plan stated before this edit");
+      else if (s.path !== undefined && planIndex.mentioned(s.path))
         reasons.push("plan: the edit was planned");
-      } else {
+      else {
         plan = 0.5;
         reasons.push(
           `plan: ${s.path ?? "this edit"} is not mentioned by the objective or any plan so far`,
@@ -311,9 +357,9 @@ export function runGuards(
       reasons.push(`test: tampering — ${masked.join(", ")}`);
     } else if (f === true) {
       const n = e.result?.failed ?? 0;
-      const passesLater = (laterPass.get(normCmd(e.cmd)) ?? []).some(
-        (j) => j > i && (nextEditAt[i + 1] ?? Number.POSITIVE_INFINITY) > j,
-      );
+      const next = firstAfter(laterPass.get(normCmd(e.cmd)) ?? [], i);
+      const passesLater =
+        next !== undefined && (nextEditAt[i + 1] ?? Number.POSITIVE_INFINITY) > next;
       if (e.phase === "reproduce") reasons.push(`test: ${n} failed while reproducing (expected)`);
       else if (passesLater) {
         test = 0.25;
@@ -339,6 +385,18 @@ export function runGuards(
     });
   }
   return out;
+}
+
+/** The first element greater than `i` in an ascending list (binary search). */
+function firstAfter(sorted: readonly number[], i: number): number | undefined {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] ?? 0) <= i) lo = mid + 1;
+    else hi = mid;
+  }
+  return sorted[lo];
 }
 
 function shellQuote(s: string): string {
