@@ -10,6 +10,7 @@ import {
   indexEntryAt,
   loadIndex,
   parseIndexText,
+  positionOf,
   writeIndex,
 } from "./history-index.ts";
 
@@ -39,13 +40,13 @@ describe("history index", () => {
     expect(indexEntryAt(data, 0)).toEqual(e);
   });
 
-  it("skips a torn last line, and the next append fences it off", () => {
+  it("skips a torn last line, and the next append cuts it off", () => {
     const path = tmp();
     appendIndexEntries(path, [entry(1)]);
     appendFileSync(path, "op00000002\t17000"); // a writer killed mid-line
     expect(loadIndex(path).ids).toEqual(["op00000001"]);
     appendIndexEntries(path, [entry(3)]);
-    expect(readFileSync(path, "utf8").split("\n")).toHaveLength(4);
+    expect(readFileSync(path, "utf8")).toBe(formatIndexLine(entry(1)) + formatIndexLine(entry(3)));
     expect(loadIndex(path).ids).toEqual(["op00000001", "op00000003"]);
   });
 
@@ -61,12 +62,16 @@ describe("history index", () => {
     expect(loadIndex(path).ids).toEqual(["op00000003"]);
   });
 
-  it("ignores malformed lines and duplicate ids", () => {
+  it("ignores malformed lines; a duplicate id resolves to its first line", () => {
     const path = tmp();
     writeFileSync(
       path,
-      `garbage\n${formatIndexLine(entry(1))}${formatIndexLine(entry(1))}x\ty\tz\tw\n`,
+      `garbage\n${formatIndexLine(entry(1))}x\ty\tz\tw\nop00000009\tnot-a-time\tEdit\t1\n${formatIndexLine(entry(2))}${formatIndexLine(entry(1))}`,
     );
-    expect(loadIndex(path).ids).toEqual(["op00000001"]);
+    const index = loadIndex(path);
+    expect(index.ids).toEqual(["op00000001", "op00000002", "op00000001"]);
+    expect(positionOf(index, "op00000001")).toBe(0);
+    expect(positionOf(index, "op00000002")).toBe(1);
+    expect(positionOf(index, "op00000009")).toBeUndefined();
   });
 });

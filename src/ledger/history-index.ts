@@ -1,4 +1,13 @@
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { errnoCode, fromSystemError, writeFileAtomic } from "../core/index.ts";
 import { OPERATION_ID_PATTERN } from "./schema.ts";
 
@@ -27,12 +36,38 @@ export interface IndexData {
   ts: number[];
   tools: string[];
   linesChanged: number[];
-  files: string[][];
-  byId: Map<string, number>;
+  /** The paths field of each line as written (TAB-separated, escaped); see `filesAt`. */
+  filesRaw: string[];
+  /** id → position, built on first use (a history page by time/tool never needs it). */
+  byId: Map<string, number> | undefined;
 }
 
 export function emptyIndex(): IndexData {
-  return { ids: [], ts: [], tools: [], linesChanged: [], files: [], byId: new Map() };
+  return { ids: [], ts: [], tools: [], linesChanged: [], filesRaw: [], byId: undefined };
+}
+
+/** The position of operation `id` in the index (its first line), if listed. */
+export function positionOf(index: IndexData, id: string): number | undefined {
+  if (index.byId === undefined) {
+    const map = new Map<string, number>();
+    for (let i = 0; i < index.ids.length; i++) {
+      const key = index.ids[i] ?? "";
+      if (!map.has(key)) map.set(key, i);
+    }
+    index.byId = map;
+  }
+  return index.byId.get(id);
+}
+
+/** The paths of the operation at position `i`. */
+export function filesAt(index: IndexData, i: number): string[] {
+  return splitFiles(index.filesRaw[i] ?? "");
+}
+
+/** Split a raw paths field. */
+export function splitFiles(raw: string): string[] {
+  if (raw === "") return [];
+  return raw.includes("\t") || raw.includes("\\") ? raw.split("\t").map(unescapeField) : [raw];
 }
 
 export function indexEntryAt(index: IndexData, i: number): IndexEntry {
@@ -41,7 +76,7 @@ export function indexEntryAt(index: IndexData, i: number): IndexEntry {
     ts: index.ts[i] ?? 0,
     tool: index.tools[i] ?? "",
     linesChanged: index.linesChanged[i] ?? 0,
-    files: index.files[i] ?? [],
+    files: filesAt(index, i),
   };
 }
 
@@ -67,7 +102,8 @@ export function formatIndexLine(entry: IndexEntry): string {
 /**
  * Parse complete lines of `text` into `into`; returns how many characters were consumed (up to
  * and including the last LF). Malformed lines (a torn write fenced off by a later append) are
- * skipped; a duplicate id keeps its first line.
+ * skipped. Fields are cut with indexOf, not split, and paths stay one raw slice per line until
+ * asked for: 100k lines parse in tens of milliseconds.
  */
 export function parseIndexText(text: string, into: IndexData): number {
   const tools = new Map<string, string>();
@@ -76,29 +112,32 @@ export function parseIndexText(text: string, into: IndexData): number {
   for (;;) {
     const end = text.indexOf("\n", pos);
     if (end < 0) break;
-    const line = text.slice(pos, end);
+    const lineStart = pos;
     pos = end + 1;
-    const f = line.split("\t");
-    if (f.length < 4) continue;
-    const id = f[0] ?? "";
-    const ts = Number(f[1]);
-    const lines = Number(f[3]);
-    if (!OPERATION_ID_PATTERN.test(id) || !Number.isFinite(ts) || !Number.isFinite(lines)) continue;
-    if (into.byId.has(id)) continue;
-    const rawTool = unescapeField(f[2] ?? "");
+    const t1 = text.indexOf("\t", lineStart);
+    if (t1 !== lineStart + 10 || t1 > end) continue;
+    const t2 = text.indexOf("\t", t1 + 1);
+    const t3 = t2 < 0 ? -1 : text.indexOf("\t", t2 + 1);
+    if (t2 < 0 || t3 < 0 || t3 > end) continue;
+    let t4 = text.indexOf("\t", t3 + 1);
+    if (t4 < 0 || t4 > end) t4 = end;
+    const id = text.slice(lineStart, t1);
+    if (!OPERATION_ID_PATTERN.test(id)) continue;
+    const ts = Number(text.slice(t1 + 1, t2));
+    const lines = Number(text.slice(t3 + 1, t4));
+    if (!Number.isFinite(ts) || !Number.isFinite(lines)) continue;
+    const rawTool = text.slice(t2 + 1, t3);
     let tool = tools.get(rawTool);
     if (tool === undefined) {
-      tool = rawTool;
-      tools.set(tool, tool);
+      tool = unescapeField(rawTool);
+      tools.set(rawTool, tool);
     }
-    const files: string[] = [];
-    for (let k = 4; k < f.length; k++) files.push(unescapeField(f[k] ?? ""));
-    into.byId.set(id, into.ids.length);
+    if (into.byId !== undefined && !into.byId.has(id)) into.byId.set(id, into.ids.length);
     into.ids.push(id);
     into.ts.push(ts);
     into.tools.push(tool);
     into.linesChanged.push(lines);
-    into.files.push(files);
+    into.filesRaw.push(t4 < end ? text.slice(t4 + 1, end) : "");
   }
   return pos;
 }
@@ -166,27 +205,40 @@ function readRange(path: string, start: number, end: number): Buffer {
 
 /**
  * Append entries in one write (callers hold the ledger lock). If the file does not end in LF (a
- * writer was killed mid-line), an LF is written first so the torn fragment stays a line of its
- * own that readers skip.
+ * writer was killed mid-line), the torn fragment is cut off first: readers never parse past the
+ * last LF, so it was never visible, and it must not become a valid-looking line.
  */
 export function appendIndexEntries(indexPath: string, entries: IndexEntry[]): void {
   let fd: number | undefined;
   try {
     fd = openSync(indexPath, "a+", 0o644);
     const size = fstatSync(fd).size;
-    let prefix = "";
     if (size > 0) {
       const last = Buffer.alloc(1);
       readSync(fd, last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) prefix = "\n";
+      if (last[0] !== 0x0a) ftruncateSync(fd, lastLineEnd(fd, size));
     }
-    writeSync(fd, prefix + entries.map(formatIndexLine).join(""));
+    writeSync(fd, entries.map(formatIndexLine).join(""));
     fsyncSync(fd);
   } catch (error) {
     throw fromSystemError(error, `appending to ${indexPath}`);
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** The size of the file up to and including its last LF (0 if none), read backwards in chunks. */
+function lastLineEnd(fd: number, size: number): number {
+  const chunk = Buffer.alloc(65536);
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - chunk.length);
+    const n = readSync(fd, chunk, 0, end - start, start);
+    const at = chunk.subarray(0, n).lastIndexOf(0x0a);
+    if (at >= 0) return start + at + 1;
+    end = start;
+  }
+  return 0;
 }
 
 /** Replace the whole index atomically (retention, repair). */

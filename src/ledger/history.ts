@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ErrorCode, isTimewarpError, readJsonFile, TimewarpError } from "../core/index.ts";
 import { formatPatch, type PatchFormat, parsePatch } from "../diff/index.ts";
-import { loadIndex } from "./history-index.ts";
+import { filesAt, loadIndex } from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
 import { ledgerPaths, recordRelativePath } from "./ledger-paths.ts";
 import { readOperation } from "./operation-store.ts";
@@ -90,7 +90,7 @@ export function getEditHistory(ctx: LedgerContext, params: GetEditHistoryParams 
         timestamp: new Date(ts).toISOString(),
         description: "(record missing)",
         tool: index.tools[i] ?? "",
-        affectedFiles: index.files[i] ?? [],
+        affectedFiles: filesAt(index, i),
         metadata: { linesChanged: index.linesChanged[i] ?? 0, executionTimeMs: 0 },
         recordPresent: false,
       };

@@ -1,5 +1,5 @@
 import { appendEvent, ErrorCode, readEvents, systemClock, TimewarpError } from "../core/index.ts";
-import { loadIndex } from "./history-index.ts";
+import { filesAt, loadIndex } from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
 import { ledgerPaths } from "./ledger-paths.ts";
 import { listMilestones } from "./milestone-store.ts";
@@ -37,7 +37,7 @@ export function listMilestoneProposals(
   for (let i = 0; i < index.ids.length; i++) {
     const id = index.ids[i] ?? "";
     if (taken.has(id)) continue;
-    ops.push({ id, ts: index.ts[i] ?? 0, tool: index.tools[i] ?? "", files: index.files[i] ?? [] });
+    ops.push({ id, ts: index.ts[i] ?? 0, tool: index.tools[i] ?? "", files: filesAt(index, i) });
   }
   const signals: MilestoneSignal[] = [];
   for (const e of readEvents(paths.events).events) {

@@ -1,7 +1,7 @@
 import { appendEvent, ErrorCode, systemClock, TimewarpError } from "../core/index.ts";
 import { type CreateFilePatchOptions, createPatch } from "../diff/index.ts";
 import { createObjectStore } from "../store/index.ts";
-import { loadIndex } from "./history-index.ts";
+import { loadIndex, positionOf } from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
 import { withLedgerLock } from "./ledger-lock.ts";
 import { type LedgerPaths, ledgerPaths } from "./ledger-paths.ts";
@@ -79,7 +79,7 @@ function operationsInOrder(paths: LedgerPaths, ids: string[]): OperationRecord[]
   const index = loadIndex(paths.index);
   const unique = [...new Set(ids)];
   const ops = unique.map((id) => readOperation(paths, id));
-  const pos = (id: string) => index.byId.get(id) ?? Number.MAX_SAFE_INTEGER;
+  const pos = (id: string) => positionOf(index, id) ?? Number.MAX_SAFE_INTEGER;
   return ops.sort((a, b) => pos(a.id) - pos(b.id) || a.timestamp.localeCompare(b.timestamp));
 }
 

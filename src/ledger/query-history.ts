@@ -1,6 +1,6 @@
 import picomatch from "picomatch";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
-import type { IndexData } from "./history-index.ts";
+import { type IndexData, positionOf, splitFiles } from "./history-index.ts";
 
 /** Filters of GetEditHistory, already validated. Times are epoch ms, inclusive. */
 export interface HistoryFilters {
@@ -30,7 +30,7 @@ function parseCursor(cursor: string, index: IndexData): number {
   const id = cursor.startsWith(CURSOR_PREFIX)
     ? Buffer.from(cursor.slice(CURSOR_PREFIX.length), "base64url").toString("utf8")
     : "";
-  const at = index.byId.get(id);
+  const at = positionOf(index, id);
   if (at === undefined) {
     throw new TimewarpError(
       ErrorCode.INVALID_INPUT,
@@ -55,30 +55,28 @@ export function queryHistoryIndex(
   const tools = filters.tools && filters.tools.length > 0 ? new Set(filters.tools) : undefined;
   const isMatch =
     filters.fileGlob === undefined ? undefined : picomatch(filters.fileGlob, { dot: true });
+  // Keyed by the raw paths field: most operations touch one file, so this is one lookup per line.
   const seen = new Map<string, boolean>();
-  const fileOk = (files: string[]): boolean => {
+  const fileOk = (raw: string): boolean => {
     if (isMatch === undefined) return true;
-    for (const f of files) {
-      let m = seen.get(f);
-      if (m === undefined) {
-        m = isMatch(f);
-        seen.set(f, m);
-      }
-      if (m) return true;
+    let m = seen.get(raw);
+    if (m === undefined) {
+      m = splitFiles(raw).some((f) => isMatch(f));
+      seen.set(raw, m);
     }
-    return false;
+    return m;
   };
   const since = filters.sinceMs ?? Number.NEGATIVE_INFINITY;
   const until = filters.untilMs ?? Number.POSITIVE_INFINITY;
   const positions: number[] = [];
   let total = 0;
   let hasMore = false;
-  const { ts, tools: toolCol, files } = index;
+  const { ts, tools: toolCol, filesRaw } = index;
   for (let i = index.ids.length - 1; i >= 0; i--) {
     const t = ts[i] ?? 0;
     if (t < since || t > until) continue;
     if (tools !== undefined && !tools.has(toolCol[i] ?? "")) continue;
-    if (!fileOk(files[i] ?? [])) continue;
+    if (!fileOk(filesRaw[i] ?? "")) continue;
     total++;
     if (i > start) continue;
     if (positions.length < page.limit) positions.push(i);

@@ -9,7 +9,7 @@ import {
   persistOperation,
 } from "./record-operation.ts";
 import { resolveWorkspacePath } from "./safe-path.ts";
-import { readFileState } from "./workspace-files.ts";
+import { statMode } from "./workspace-files.ts";
 
 export interface RecordEditOptions extends LedgerContext {
   /** Workspace-relative (or absolute inside the workspace) path of the edited file. */
@@ -48,13 +48,7 @@ const bytesOf = (v: string | Uint8Array | null) =>
 export async function recordEdit(options: RecordEditOptions): Promise<RecordEditResult> {
   const started = performance.now();
   const target = resolveWorkspacePath(options.root, options.file);
-  const onDisk = (() => {
-    try {
-      return readFileState(target.abs, target.rel)?.mode;
-    } catch {
-      return undefined;
-    }
-  })();
+  const onDisk = statMode(target.abs);
   const afterMode = options.afterMode ?? onDisk ?? "100644";
   const beforeMode = options.beforeMode ?? afterMode;
   const before = bytesOf(options.before);

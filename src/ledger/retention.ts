@@ -1,7 +1,13 @@
 import { unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { errnoCode, readConfig, readJsonFile, systemClock } from "../core/index.ts";
-import { type IndexEntry, indexEntryAt, loadIndex, writeIndex } from "./history-index.ts";
+import {
+  type IndexEntry,
+  indexEntryAt,
+  loadIndex,
+  positionOf,
+  writeIndex,
+} from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
 import { withLedgerLock } from "./ledger-lock.ts";
 import { type LedgerPaths, ledgerPaths, recordRelativePath } from "./ledger-paths.ts";
@@ -32,7 +38,7 @@ export function repairIndexLocked(paths: LedgerPaths): { adopted: string[]; drop
   const orphans: IndexEntry[] = [];
   for (const file of walkRecordFiles(paths)) {
     const m = /_([0-9a-z]{10})\.json$/.exec(file);
-    if (!m?.[1] || index.byId.has(m[1])) continue;
+    if (!m?.[1] || positionOf(index, m[1]) !== undefined) continue;
     const r = readJsonFile(file, OperationRecordSchema);
     orphans.push({
       id: r.id,

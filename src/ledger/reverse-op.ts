@@ -4,7 +4,7 @@ import { ErrorCode, isTimewarpError, systemClock, TimewarpError } from "../core/
 import { applyFilePatch, type FilePatch, parsePatch } from "../diff/index.ts";
 import { createObjectStore, type ObjectStore } from "../store/index.ts";
 import { writeEdits } from "./edit-tools.ts";
-import { loadIndex } from "./history-index.ts";
+import { loadIndex, positionOf } from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
 import { withLedgerLock } from "./ledger-lock.ts";
 import { type LedgerPaths, ledgerPaths } from "./ledger-paths.ts";
@@ -99,7 +99,7 @@ function findReversePatch(patches: FilePatch[], fc: FileChange): FilePatch | und
 function selectOperations(paths: LedgerPaths, params: ReverseOpParams): string[] {
   const index = loadIndex(paths.index);
   const position = (id: string) => {
-    const at = index.byId.get(id);
+    const at = positionOf(index, id);
     if (at === undefined) {
       readOperation(paths, id); // OPERATION_NOT_FOUND with the usual message when truly absent
       throw new TimewarpError(

@@ -43,6 +43,17 @@ export function readFileState(abs: string, rel: string): FileState | null {
   }
 }
 
+/** The git mode of the regular file at `abs`, or undefined (absent, or not a regular file). */
+export function statMode(abs: string): FileState["mode"] | undefined {
+  try {
+    const st = lstatSync(abs);
+    if (!st.isFile()) return undefined;
+    return (st.mode & 0o111) !== 0 ? "100755" : "100644";
+  } catch {
+    return undefined;
+  }
+}
+
 /** True when `abs` is an existing directory (not through a symlink). */
 export function isDirectory(abs: string): boolean {
   try {

@@ -1,0 +1,257 @@
+/**
+ * Ledger benchmark.
+ *
+ * 1. GetEditHistory: a filtered page (tool + file glob + time window, limit 20) over N recorded
+ *    operations (default 100k, generated directly: index lines + record files), cold (index parsed
+ *    from disk) and warm (index cached by a long-lived process such as the MCP server).
+ * 2. Recording one edit of a 1 MB file (`recordEdit`, what the PostToolUse hook calls), side by
+ *    side with the alternative: a shadow-git commit of the same edit (`git add f && git commit`).
+ *    Also `ApplyEditBlock` end to end (read, match, write the file, record).
+ *
+ *   npm run bench:ledger                 # 100k operations, 15 recording runs
+ *   npm run bench:ledger -- 10000 5      # small (or OPS=10000 RUNS=5)
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { applyEditBlock, getEditHistory, recordEdit } from "../src/ledger/index.ts";
+
+const OPS = Number(process.argv[2] ?? process.env.OPS ?? 100_000);
+const RUNS = Number(process.argv[3] ?? process.env.RUNS ?? 15);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] ?? Number.NaN) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
+};
+const fmt = (n: number) => `${n.toFixed(2).padStart(8)} ms`;
+const time = (fn: () => unknown) => {
+  const t = performance.now();
+  fn();
+  return performance.now() - t;
+};
+const timeAsync = async (fn: () => Promise<unknown>) => {
+  const t = performance.now();
+  await fn();
+  return performance.now() - t;
+};
+
+const TOOLS = [
+  "ApplyEditBlock",
+  "ApplyWholeFileEdit",
+  "ApplyRangedEdit",
+  "ApplyUnifiedDiff",
+  "Edit",
+  "Write",
+];
+const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+
+/** Write N operations straight to disk in the ledger's format (fixture only: no fsync, no lock). */
+function generateHistory(root: string, n: number): { start: number; step: number } {
+  const history = join(root, ".timewarp", "history");
+  const start = Date.parse("2026-01-01T00:00:00Z");
+  const step = 60_000; // one operation a minute
+  const lines: string[] = [];
+  const made = new Set<string>();
+  for (let i = 0; i < n; i++) {
+    const id = i.toString(36).padStart(10, "0");
+    const ts = start + i * step;
+    const tool = TOOLS[i % TOOLS.length] ?? "Edit";
+    const file = `src/mod${i % 50}/file${i % 300}.ts`;
+    lines.push(`${id}\t${ts}\t${tool}\t4\t${file}\n`);
+    const d = new Date(ts);
+    const dir = join(
+      history,
+      "snapshots",
+      pad(d.getUTCFullYear(), 4),
+      pad(d.getUTCMonth() + 1),
+      pad(d.getUTCDate()),
+    );
+    if (!made.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      made.add(dir);
+    }
+    const diff = `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -1,2 +1,2 @@\n-old ${i}\n-x\n+new ${i}\n+x\n`;
+    const record = {
+      schema_version: 1,
+      id,
+      timestamp: d.toISOString(),
+      description: `edit ${i}`,
+      tool,
+      affectedFiles: [file],
+      diff,
+      reverseDiff: diff,
+      context: { workspacePath: root, toolParams: {} },
+      metadata: {
+        filesSizeBytes: 100,
+        linesChanged: 4,
+        linesAdded: 2,
+        linesRemoved: 2,
+        executionTimeMs: 1,
+      },
+      files: [],
+      directories: [],
+    };
+    const name = `${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}${pad(d.getUTCSeconds())}_${id}.json`;
+    writeFileSync(join(dir, name), JSON.stringify(record));
+  }
+  writeFileSync(join(history, "index.tsv"), lines.join(""));
+  return { start, step };
+}
+
+async function main(): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), "tw-bench-ledger-"));
+  try {
+    console.log(`ledger bench: ${OPS} operations, ${RUNS} runs per measurement\n`);
+    // ── 1. history page ────────────────────────────────────────────────────
+    const root = join(work, "history-ws");
+    mkdirSync(root);
+    const genMs = time(() => generateHistory(root, OPS));
+    console.log(`generated ${OPS} records + index in ${(genMs / 1000).toFixed(1)} s`);
+    const { start, step } = { start: Date.parse("2026-01-01T00:00:00Z"), step: 60_000 };
+    const params = {
+      limit: 20,
+      toolFilter: ["ApplyEditBlock", "Edit"],
+      fileFilter: "src/mod1*/**/*.ts",
+      since: new Date(start + Math.floor(OPS * 0.1) * step).toISOString(),
+      until: new Date(start + Math.floor(OPS * 0.9) * step).toISOString(),
+    };
+    const ctx = { root };
+    const index = join(root, ".timewarp/history/index.tsv");
+    const cold: number[] = [];
+    const warm: number[] = [];
+    const nextPage: number[] = [];
+    let total = 0;
+    for (let r = 0; r < RUNS; r++) {
+      // a new inode makes the process-wide cache miss: the index is parsed from disk again
+      copyFileSync(index, `${index}.copy`);
+      renameSync(`${index}.copy`, index);
+      cold.push(time(() => getEditHistory(ctx, params)));
+      let cursor: string | undefined;
+      warm.push(
+        time(() => {
+          const page = getEditHistory(ctx, params);
+          total = page.pagination.total;
+          cursor = page.pagination.nextCursor;
+        }),
+      );
+      nextPage.push(time(() => getEditHistory(ctx, { ...params, ...(cursor ? { cursor } : {}) })));
+    }
+    const unfilteredWarm = median(
+      Array.from({ length: RUNS }, () => time(() => getEditHistory(ctx, { limit: 20 }))),
+    );
+    console.log(
+      `\nGetEditHistory, filtered page (tool + glob + time window, ${total} of ${OPS} match), median:`,
+    );
+    console.log(`  cold (index parsed from disk)      ${fmt(median(cold))}   target <= 50 ms`);
+    console.log(`  warm (index cached in the process) ${fmt(median(warm))}`);
+    console.log(`  warm, next page by cursor          ${fmt(median(nextPage))}`);
+    console.log(`  warm, unfiltered first page        ${fmt(unfilteredWarm)}`);
+
+    // ── 2. recording one edit of a 1 MB file ──────────────────────────────
+    const ws = join(work, "record-ws");
+    mkdirSync(ws);
+    const lines: string[] = [];
+    for (let i = 0; lines.join("").length < 1_048_576; i++)
+      lines.push(`const value${i} = ${i * 7}; // some code on line ${i}\n`);
+    const base = lines.join("");
+    const file = join(ws, "big.ts");
+    writeFileSync(file, base);
+    const git = (...args: string[]) =>
+      execFileSync("git", args, {
+        cwd: ws,
+        env: {
+          ...process.env,
+          GIT_DIR: join(work, "shadow.git"),
+          GIT_WORK_TREE: ws,
+          GIT_AUTHOR_NAME: "b",
+          GIT_AUTHOR_EMAIL: "b@b",
+          GIT_COMMITTER_NAME: "b",
+          GIT_COMMITTER_EMAIL: "b@b",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    git("init", "-q");
+    git("add", "big.ts");
+    git("commit", "-q", "-m", "base");
+    const mid = lines.length >> 1;
+    const variantOf = (r: number) => {
+      const copy = [...lines];
+      copy[mid] = `const changed = ${r}; // edited\n`;
+      copy[mid + 100] = `const changedToo = ${r};\n`;
+      return copy.join("");
+    };
+    const rec: number[] = [];
+    const shadow: number[] = [];
+    let previous = base;
+    for (let r = 0; r < RUNS; r++) {
+      const after = variantOf(r);
+      writeFileSync(file, after);
+      rec.push(
+        await timeAsync(() =>
+          recordEdit({ root: ws, file: "big.ts", before: previous, after, tool: "Edit" }),
+        ),
+      );
+      shadow.push(
+        time(() => {
+          git("add", "big.ts");
+          git("commit", "-q", "-m", `edit ${r}`);
+        }),
+      );
+      previous = after;
+    }
+    const blockRuns: number[] = [];
+    for (let r = 0; r < RUNS; r++) {
+      const from = `const changed = ${RUNS - 1 + r}; // edited\n`;
+      const to = `const changed = ${RUNS + r}; // edited\n`;
+      blockRuns.push(
+        await timeAsync(() =>
+          applyEditBlock({ root: ws }, { path: "big.ts", searchBlock: from, replaceBlock: to }),
+        ),
+      );
+    }
+    const mr = median(rec);
+    const mg = median(shadow);
+    console.log(
+      `\nrecording one edit of a ${(base.length / 1_048_576).toFixed(2)} MB file (2 lines changed), median:`,
+    );
+    console.log(
+      `  recordEdit (diff + reverse diff + 2 objects + record + index, fsynced) ${fmt(mr)}   target <= 10 ms`,
+    );
+    console.log(
+      `  shadow git: git add + git commit (2 processes)                     ${fmt(mg)}   ratio ${(mg / mr).toFixed(2)}x`,
+    );
+    console.log(
+      `  ApplyEditBlock end to end (read, match, atomic write, record)      ${fmt(median(blockRuns))}`,
+    );
+    console.log(
+      `\npeak RSS of this process: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
+    );
+    writeFileSync(file, variantOf(RUNS * 3));
+    const gitArgs = ["--git-dir", join(work, "shadow.git"), "--work-tree", ws];
+    const rss = (args: string[]) => {
+      const r = spawnSync("/usr/bin/time", ["-v", "git", ...gitArgs, ...args], {
+        encoding: "utf8",
+        env: {
+          ...process.env,
+          GIT_AUTHOR_NAME: "b",
+          GIT_AUTHOR_EMAIL: "b@b",
+          GIT_COMMITTER_NAME: "b",
+          GIT_COMMITTER_EMAIL: "b@b",
+        },
+      });
+      return Number(
+        /Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr)?.[1] ?? Number.NaN,
+      );
+    };
+    const addKiB = rss(["add", "big.ts"]);
+    const commitKiB = rss(["commit", "-q", "-m", "rss"]);
+    console.log(
+      `peak RSS of git add / git commit (children): ${(addKiB / 1024).toFixed(0)} / ${(commitKiB / 1024).toFixed(0)} MiB`,
+    );
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+await main();
