@@ -38,6 +38,12 @@ export interface RestoreOptions {
   /** Re-hash each object as it is read (default true). */
   verify?: boolean;
   onProgress?: (progress: { done: number; total: number }) => void;
+  /**
+   * The target's current state, when the caller scanned it a moment ago under the workspace
+   * lock (travel: the present backup's `manifest` and `record.skipped`). Saves a second scan;
+   * without it the target is scanned first.
+   */
+  current?: { manifest: Manifest; skipped: SkippedPath[] };
 }
 
 /** Why a target entry could not be restored (nothing else was harmed). */
@@ -92,11 +98,13 @@ export function restoreManifest(
   } catch (error) {
     throw fromSystemError(error, `creating restore target ${root}`);
   }
-  const scan = scanWorkspace(root, {
-    excludes: options.excludes,
-    ...(options.statCache === undefined ? {} : { statCache: options.statCache }),
-    ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
-  });
+  const scan =
+    options.current ??
+    scanWorkspace(root, {
+      excludes: options.excludes,
+      ...(options.statCache === undefined ? {} : { statCache: options.statCache }),
+      ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
+    });
   const plan = planRestore(scan.manifest.entries, target.kept);
   const result: RestoreResult = {
     written: 0,

@@ -196,6 +196,26 @@ describe("snapshots", () => {
     });
   });
 
+  it("restores from a known current state (the backup just taken) without scanning again", () => {
+    const root = tmp();
+    workspace(root);
+    const past = createSnapshot(root, opts());
+    writeFileSync(join(root, "src/a.ts"), "edited in the present\n");
+    writeFileSync(join(root, "present-only.txt"), "p");
+    const backup = createSnapshot(root, { ...opts(), kind: "present_backup" });
+    const store = createObjectStore(workspacePaths(root).objects);
+    const travel = restoreManifest(root, past.manifest, {
+      store,
+      excludes: EX,
+      current: { manifest: backup.manifest, skipped: backup.record.skipped },
+    });
+    expect(travel).toMatchObject({ written: 1, deleted: 1, blocked: [] });
+    expect(verifyWorkspace(root, past.manifest, { excludes: EX }).ok).toBe(true);
+    const back = restoreManifest(root, backup.manifest, { store, excludes: EX });
+    expect(back).toMatchObject({ written: 2, deleted: 0 });
+    expect(verifyWorkspace(root, backup.manifest, { excludes: EX }).ok).toBe(true);
+  });
+
   it("verifyWorkspace names every kind of difference, exactly", () => {
     const root = tmp();
     workspace(root);
