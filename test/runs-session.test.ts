@@ -24,22 +24,25 @@ import { makeTempDir } from "./helpers/cli.ts";
 import { FAST, requestIds, settings, writeFakeInnovus } from "./runs-helpers.ts";
 
 let tmp: { dir: string; cleanup: () => void };
-let sessions: ToolSession[] = [];
+const sessions: ToolSession[] = [];
 beforeEach(() => {
   tmp = makeTempDir("tw-runs-session-");
 });
 const runDirs: string[] = [];
 afterEach(async () => {
-  for (const s of sessions) await s.stop();
-  // invariants: no process left, exactly one ack per request that reached queue/, no temp file
-  for (const s of sessions) expect(processGroupAlive(s.pgid)).toBe(false);
-  for (const runDir of runDirs) {
-    for (const id of requestIds(runDir)) expect(acksFor(runDir, id)).toHaveLength(1);
-    expect(readdirSync(join(runDir, "ack")).filter((n) => n.includes(".tw-tmp-"))).toEqual([]);
+  const open = sessions.splice(0);
+  const dirs = runDirs.splice(0);
+  try {
+    for (const s of open) await s.stop();
+    // invariants: no process left, exactly one ack per request that reached queue/, no temp file
+    for (const s of open) expect(processGroupAlive(s.pgid)).toBe(false);
+    for (const runDir of dirs) {
+      for (const id of requestIds(runDir)) expect(acksFor(runDir, id)).toHaveLength(1);
+      expect(readdirSync(join(runDir, "ack")).filter((n) => n.includes(".tw-tmp-"))).toEqual([]);
+    }
+  } finally {
+    tmp.cleanup();
   }
-  sessions = [];
-  runDirs.length = 0;
-  tmp.cleanup();
 });
 
 interface Variant {

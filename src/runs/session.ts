@@ -13,7 +13,7 @@ import {
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Clock } from "../core/index.ts";
-import { ErrorCode, errnoCode, TimewarpError, tempPathFor } from "../core/index.ts";
+import { ErrorCode, errnoCode, isTempName, TimewarpError, tempPathFor } from "../core/index.ts";
 import { formatBootScript, type LaunchSettings, planLaunch } from "./launch.ts";
 import { tclDir } from "./package-paths.ts";
 import {
@@ -146,6 +146,14 @@ export async function endProcessGroup(pgid: number, graceMs = 300): Promise<void
   for (let i = 0; i < 300 && processGroupAlive(pgid); i++) {
     killGroup(pgid, "SIGKILL");
     await sleep(10);
+  }
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
   }
 }
 
@@ -572,6 +580,21 @@ export async function startSession(options: StartSessionOptions): Promise<ToolSe
       }
       for (let i = 0; i < 100 && !exit && child.exitCode === null && child.signalCode === null; i++)
         await sleep(5);
+      // A tool killed between its ack's hard link and the unlink of the temp name leaves that
+      // temp behind; with no writer left, sweep such leftovers (readers skip them anyway).
+      if (!toolAlive() && !processGroupAlive(groupId)) {
+        for (const dir of [paths.ack, paths.queue, paths.session]) {
+          for (const name of safeReaddir(dir)) {
+            if (isTempName(name)) {
+              try {
+                unlinkSync(join(dir, name));
+              } catch {
+                // gone already
+              }
+            }
+          }
+        }
+      }
     },
   };
   return session;
