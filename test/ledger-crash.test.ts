@@ -30,6 +30,15 @@ for (;;) {
 }
 `;
 
+/** A child that records COUNT edits of its own file and exits. */
+const COUNTED = `
+import { recordEdit } from ${JSON.stringify(join(REPO_ROOT, "src/ledger/index.ts"))};
+const [root, name, count] = process.argv.slice(2);
+for (let i = 0; i < Number(count); i++) {
+  await recordEdit({ root, file: name + ".txt", before: name + i, after: name + (i + 1), tool: "Edit" });
+}
+`;
+
 describe("kill -9 while recording", () => {
   const cleanups: (() => void)[] = [];
   afterEach(() => {
@@ -91,5 +100,27 @@ describe("kill -9 while recording", () => {
       .map(String)
       .filter((f) => f.endsWith(".json") && !f.includes(".tw-tmp-"));
     expect(getEditHistory({ root }).pagination.total).toBe(files.length);
+  }, 60_000);
+
+  it("two processes recording at once lose nothing (the ledger lock serializes them)", async () => {
+    const tmp = makeTempDir("tw-ledger-two-");
+    cleanups.push(tmp.cleanup);
+    const script = join(tmp.dir, "counted.mts");
+    writeFileSync(script, COUNTED);
+    const root = join(tmp.dir, "ws");
+    const { mkdirSync } = await import("node:fs");
+    mkdirSync(root);
+    const run = (name: string) =>
+      new Promise<number | null>((resolve) => {
+        const child = spawn(process.execPath, ["--import", TSX_LOADER, script, root, name, "15"], {
+          stdio: ["ignore", "ignore", "inherit"],
+        });
+        child.on("exit", (code) => resolve(code));
+      });
+    expect(await Promise.all([run("a"), run("b")])).toEqual([0, 0]);
+    const h = getEditHistory({ root }, { limit: 100 });
+    expect(h.pagination.total).toBe(30);
+    expect(h.history.filter((x) => x.affectedFiles[0] === "a.txt")).toHaveLength(15);
+    expect((await repairIndex({ root })).adopted).toEqual([]);
   }, 60_000);
 });
