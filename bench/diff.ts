@@ -61,6 +61,27 @@ function runChild(args: string[]): { ms: number; rssKiB: number } {
   const rss = Number(r.stderr.trim().split("\n").pop());
   return { ms, rssKiB: rss };
 }
+/**
+ * CPU time (user + system) of one git run, averaged over a shell loop of `n` runs under
+ * /usr/bin/time: unlike wall time, it does not depend on how busy the machine is.
+ */
+function gitCpuMs(args: string[], n: number): number {
+  const r = spawnSync(
+    "/usr/bin/time",
+    [
+      "-f",
+      "%U %S",
+      "sh",
+      "-c",
+      `i=0; while [ $i -lt ${n} ]; do git "$@" >/dev/null; i=$((i+1)); done`,
+      "sh",
+      ...args,
+    ],
+    { encoding: "utf8" },
+  );
+  const [u = 0, s = 0] = (r.stderr.trim().split("\n").pop() ?? "").split(" ").map(Number);
+  return ((u + s) * 1000) / n;
+}
 function runGit(args: string[]): { ms: number; rssKiB: number } {
   const t0 = performance.now();
   const r = spawnSync("git", args, { encoding: "utf8", maxBuffer: 1 << 30 });
@@ -69,6 +90,9 @@ function runGit(args: string[]): { ms: number; rssKiB: number } {
 }
 
 const gitVersion = median(Array.from({ length: reps }, () => runGit(["--version"]).ms));
+const cpuLoops = Math.max(10, reps * 3);
+const gitVersionCpu = gitCpuMs(["--version"], cpuLoops);
+const cpuRows: string[][] = [];
 const rows: string[][] = [];
 for (const c of cases) {
   const fa = join(dir, "a.txt");
@@ -94,6 +118,21 @@ for (const c of cases) {
     }),
   );
   const netGit = Math.max(gitMs - gitVersion, 0.01);
+  const gitCpu = gitCpuMs(gitArgs, cpuLoops);
+  const c0 = process.cpuUsage();
+  for (let i = 0; i < cpuLoops; i++)
+    createFilePatch({ oldPath: "a.txt", newPath: "a.txt", before: c.a, after: c.b });
+  const cu = process.cpuUsage(c0);
+  const ourCpu = (cu.user + cu.system) / 1000 / cpuLoops;
+  const netGitCpu = Math.max(gitCpu - gitVersionCpu, 0.01);
+  cpuRows.push([
+    c.name,
+    ourCpu.toFixed(2),
+    gitCpu.toFixed(2),
+    netGitCpu.toFixed(2),
+    (ourCpu / gitCpu).toFixed(2),
+    (ourCpu / netGitCpu).toFixed(2),
+  ]);
   rows.push([
     c.name,
     ours.toFixed(2),
@@ -144,6 +183,22 @@ console.log(
 );
 console.log(fmt(header));
 for (const r of rows) console.log(fmt(r));
+const cpuHeader = [
+  "case",
+  "ours cpu ms",
+  "git cpu ms",
+  "git-start cpu ms",
+  "ours/git",
+  "ours/(git-start)",
+];
+const cw = cpuHeader.map((h, i) => Math.max(h.length, ...cpuRows.map((r) => (r[i] ?? "").length)));
+const cfmt = (r: string[]) =>
+  r.map((c, i) => (i === 0 ? c.padEnd(cw[i] ?? 0) : c.padStart(cw[i] ?? 0))).join("  ");
+console.log(
+  `\nCPU time (user+sys, mean of ${cpuLoops}; git --version baseline ${gitVersionCpu.toFixed(2)} ms): not skewed by a busy machine`,
+);
+console.log(cfmt(cpuHeader));
+for (const r of cpuRows) console.log(cfmt(r));
 console.log(
   `\none edit in a ${(big.length / 1e6).toFixed(2)} MB file, diff + reverse: ${oneEdit.toFixed(2)} ms median (target <= 10 ms)`,
 );

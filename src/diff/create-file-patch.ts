@@ -2,7 +2,7 @@ import { isUtf8 } from "node:buffer";
 import { gitBlobId } from "../core/index.ts";
 import { formatBinaryHunk } from "./binary-patch.ts";
 import { formatGitHeader, formatHunkHeader, NO_NEWLINE_MARKER } from "./format-git-patch.ts";
-import { type ChangeBlock, diffLines } from "./line-diff.ts";
+import { type ChangeBlock, diffLines, scanLines } from "./line-diff.ts";
 import type { CreateFilePatchOptions } from "./types.ts";
 
 const NL = 10;
@@ -165,28 +165,12 @@ function commonSuffix(a: Buffer, b: Buffer, max: number): number {
   return s;
 }
 
-function splitLines(buf: Buffer, start: number, end: number): string[] {
-  const text = buf.toString("utf8", start, end);
-  const lines: string[] = [];
-  let p = 0;
-  while (p < text.length) {
-    const i = text.indexOf("\n", p);
-    const e = i === -1 ? text.length : i + 1;
-    lines.push(text.slice(p, e));
-    p = e;
-  }
-  return lines;
-}
-
-function emit(out: string[], mark: string, line: string): void {
-  if (line.endsWith("\n")) out.push(mark, line);
-  else out.push(mark, line, "\n", NO_NEWLINE_MARKER, "\n");
-}
+const NO_NEWLINE_TAIL = Buffer.from(`\n${NO_NEWLINE_MARKER}\n`);
 
 /**
  * The `@@` hunks between two texts. Only the region between the common byte prefix and suffix
- * (widened to whole lines plus context) is split and diffed, so one edit in a large file costs
- * little more than the two scans.
+ * (widened to whole lines plus context) is scanned and diffed, so one edit in a large file costs
+ * little more than the two compares. Output is assembled as bytes and decoded once.
  */
 export function formatTextHunks(
   a: Buffer,
@@ -206,11 +190,19 @@ export function formatTextHunks(
   const weA = forwardLines(a, a.length - s, ctx);
   const weB = b.length - (a.length - weA);
   const lineOffset = countLines(a, ws);
-  const la = splitLines(a, ws, weA);
-  const lb = splitLines(b, ws, weB);
+  const la = scanLines(a, ws, weA);
+  const lb = scanLines(b, ws, weB);
   const { blocks, timedOut } = diffLines(la, lb, { timeCapMs: opts.timeCapMs });
-  const out: string[] = [];
+
+  // Pass 1 plans the hunks and sizes the output; pass 2 copies bytes into one buffer.
+  const plan: { head: Buffer; aStart: number; aEnd: number; first: number; last: number }[] = [];
+  let size = 0;
   let changedBytes = 0;
+  const lineBytes = (l: typeof la, k: number) => {
+    const e = l.starts[k + 1] ?? 0;
+    const n = e - (l.starts[k] ?? 0);
+    return 1 + n + (l.buf[e - 1] === NL ? 0 : NO_NEWLINE_TAIL.length);
+  };
   let k = 0;
   while (k < blocks.length) {
     let last = k;
@@ -222,34 +214,58 @@ export function formatTextHunks(
     const first = blocks[k] as ChangeBlock;
     const end = blocks[last] as ChangeBlock;
     const aStart = Math.max(0, first.aStart - ctx);
-    const aEnd = Math.min(la.length, end.aEnd + ctx);
+    const aEnd = Math.min(la.count, end.aEnd + ctx);
     const bStart = first.bStart - (first.aStart - aStart);
     const bEnd = end.bEnd + (aEnd - end.aEnd);
     const oldLines = aEnd - aStart;
     const newLines = bEnd - bStart;
-    out.push(
-      formatHunkHeader({
+    const head = Buffer.from(
+      `${formatHunkHeader({
         oldStart: lineOffset + aStart + (oldLines === 0 ? 0 : 1),
         oldLines,
         newStart: lineOffset + bStart + (newLines === 0 ? 0 : 1),
         newLines,
-      }),
-      "\n",
+      })}\n`,
     );
+    size += head.length;
     let pos = aStart;
     for (let j = k; j <= last; j++) {
       const blk = blocks[j] as ChangeBlock;
-      for (let i = pos; i < blk.aStart; i++) emit(out, " ", la[i] ?? "");
+      for (let i = pos; i < blk.aStart; i++) size += lineBytes(la, i);
       for (let i = blk.aStart; i < blk.aEnd; i++) {
-        const line = la[i] ?? "";
-        changedBytes += line.length;
-        emit(out, "-", line);
+        const n = lineBytes(la, i);
+        size += n;
+        changedBytes += n - 1;
       }
-      for (let i = blk.bStart; i < blk.bEnd; i++) emit(out, "+", lb[i] ?? "");
+      for (let i = blk.bStart; i < blk.bEnd; i++) size += lineBytes(lb, i);
       pos = blk.aEnd;
     }
-    for (let i = pos; i < aEnd; i++) emit(out, " ", la[i] ?? "");
+    for (let i = pos; i < aEnd; i++) size += lineBytes(la, i);
+    plan.push({ head, aStart, aEnd, first: k, last });
     k = last + 1;
   }
-  return { hunks: out.join(""), changedBytes, timedOut };
+  const out = Buffer.allocUnsafe(size);
+  let o = 0;
+  const put = (mark: number, l: typeof la, i: number) => {
+    out[o++] = mark;
+    const st = l.starts[i] ?? 0;
+    const e = l.starts[i + 1] ?? 0;
+    // A byte loop beats a native copy call for lines this short.
+    const src = l.buf;
+    for (let x = st; x < e; x++) out[o++] = src[x]!;
+    if (l.buf[e - 1] !== NL) o += NO_NEWLINE_TAIL.copy(out, o);
+  };
+  for (const h of plan) {
+    o += h.head.copy(out, o);
+    let pos = h.aStart;
+    for (let j = h.first; j <= h.last; j++) {
+      const blk = blocks[j] as ChangeBlock;
+      for (let i = pos; i < blk.aStart; i++) put(0x20, la, i);
+      for (let i = blk.aStart; i < blk.aEnd; i++) put(0x2d, la, i);
+      for (let i = blk.bStart; i < blk.bEnd; i++) put(0x2b, lb, i);
+      pos = blk.aEnd;
+    }
+    for (let i = pos; i < h.aEnd; i++) put(0x20, la, i);
+  }
+  return { hunks: out.toString("utf8", 0, o), changedBytes, timedOut };
 }

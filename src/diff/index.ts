@@ -11,7 +11,7 @@
  */
 
 export { applyFilePatch, checkFilePatch } from "./apply-file-patch.ts";
-export { createFilePatch, createPatch, isBinaryContent } from "./create-file-patch.ts";
+export { createFilePatch, createPatch } from "./create-file-patch.ts";
 export { formatPatch } from "./format-patch.ts";
 export { cleanDiffTimestamps, parsePatch } from "./parse-patch.ts";
 export { patchStats } from "./patch-stats.ts";

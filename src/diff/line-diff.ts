@@ -28,53 +28,114 @@ export interface ChangeBlock {
   bEnd: number;
 }
 
+/** The lines of `buf[start, end)`: line k is `buf[starts[k], starts[k + 1])`, terminator included. */
+export interface Lines {
+  buf: Buffer;
+  starts: number[];
+  hashes: number[];
+  count: number;
+}
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** Split into lines (native newline search) and hash each (FNV-1a); no strings are made. */
+export function scanLines(buf: Buffer, start: number, end: number): Lines {
+  const starts: number[] = [];
+  const hashes: number[] = [];
+  let ls = start;
+  while (ls < end) {
+    const nl = buf.indexOf(10, ls);
+    const e = nl === -1 || nl >= end ? end : nl + 1;
+    let h = FNV_OFFSET;
+    for (let i = ls; i < e; i++) h = Math.imul(h ^ buf[i]!, FNV_PRIME);
+    starts.push(ls);
+    hashes.push(h);
+    ls = e;
+  }
+  const count = starts.length;
+  starts.push(end);
+  return { buf, starts, hashes, count };
+}
+
+function sameBytes(a: Buffer, as: number, ae: number, b: Buffer, bs: number, be: number): boolean {
+  if (ae - as !== be - bs) return false;
+  for (let i = 0; i < ae - as; i++) if (a[as + i]! !== b[bs + i]!) return false;
+  return true;
+}
+
+/**
+ * Give equal lines equal integer ids, in an open-addressing table keyed by the line hash. The
+ * hash finds candidates; the bytes decide, so colliding lines simply probe on to their own slot.
+ */
+function intern(a: Lines, b: Lines): { idA: Int32Array; idB: Int32Array; ids: number } {
+  let cap = 16;
+  while (cap < 2 * (a.count + b.count)) cap *= 2;
+  const mask = cap - 1;
+  const keys = new Int32Array(cap);
+  const vals = new Int32Array(cap); // id + 1; 0 is empty
+  const repSide: Lines[] = [];
+  const repLine: number[] = [];
+  const idOf = (side: Lines, k: number): number => {
+    const h = side.hashes[k]!;
+    const s = side.starts[k]!;
+    const e = side.starts[k + 1]!;
+    let slot = (h ^ (h >>> 16)) & mask;
+    for (;;) {
+      const v = vals[slot]!;
+      if (v === 0) {
+        const id = repLine.length;
+        keys[slot] = h;
+        vals[slot] = id + 1;
+        repSide.push(side);
+        repLine.push(k);
+        return id;
+      }
+      if (keys[slot] === h) {
+        const rs = repSide[v - 1]!;
+        const rk = repLine[v - 1]!;
+        if (sameBytes(rs.buf, rs.starts[rk]!, rs.starts[rk + 1]!, side.buf, s, e)) return v - 1;
+      }
+      slot = (slot + 1) & mask;
+    }
+  };
+  const idA = new Int32Array(a.count);
+  for (let k = 0; k < a.count; k++) idA[k] = idOf(a, k);
+  const idB = new Int32Array(b.count);
+  for (let k = 0; k < b.count; k++) idB[k] = idOf(b, k);
+  return { idA, idB, ids: repLine.length };
+}
+
 const TIMED_OUT = Symbol("line-diff timed out");
 
 /**
- * The changed regions between two line arrays. Lines are interned to integers, and lines absent
+ * The changed regions between two line lists. Lines are interned to integers, and lines absent
  * from the other side are dropped before the linear-space Myers runs: they can never be part of
  * a common subsequence, and dropping them is what makes "every other line changed" and "fully
  * rewritten" cheap (git's xdiff does the same). Past `timeCapMs` the whole input is one block.
  */
 export function diffLines(
-  a: readonly string[],
-  b: readonly string[],
+  a: Lines,
+  b: Lines,
   opts: { timeCapMs: number },
 ): { blocks: ChangeBlock[]; timedOut: boolean } {
-  const ids = new Map<string, number>();
-  const idA = new Int32Array(a.length);
-  const idB = new Int32Array(b.length);
-  for (let i = 0; i < a.length; i++) {
-    const line = a[i] ?? "";
-    let id = ids.get(line);
-    if (id === undefined) {
-      id = ids.size;
-      ids.set(line, id);
-    }
-    idA[i] = id;
-  }
-  const inA = ids.size;
-  const seenA = new Uint8Array(inA);
-  for (let i = 0; i < a.length; i++) seenA[idA[i] ?? 0] = 1;
-  const seenB = new Uint8Array(inA);
-  for (let j = 0; j < b.length; j++) {
-    const id = ids.get(b[j] ?? "");
-    // Ids >= inA exist only in b; -1 marks them without growing the map.
-    idB[j] = id === undefined ? -1 : id;
-    if (id !== undefined) seenB[id] = 1;
-  }
+  const { idA, idB, ids } = intern(a, b);
+  const inA = new Uint8Array(ids);
+  for (let k = 0; k < idA.length; k++) inA[idA[k] ?? 0] = 1;
+  const inB = new Uint8Array(ids);
+  for (let k = 0; k < idB.length; k++) inB[idB[k] ?? 0] = 1;
   const keepA: number[] = [];
-  for (let i = 0; i < a.length; i++) if (seenB[idA[i] ?? 0]) keepA.push(i);
+  for (let k = 0; k < idA.length; k++) if (inB[idA[k] ?? 0]) keepA.push(k);
   const keepB: number[] = [];
-  for (let j = 0; j < b.length; j++) {
-    const id = idB[j] ?? -1;
-    if (id >= 0 && seenA[id]) keepB.push(j);
-  }
-  const fa = Int32Array.from(keepA, (i) => idA[i] ?? 0);
-  const fb = Int32Array.from(keepB, (j) => idB[j] ?? 0);
+  for (let k = 0; k < idB.length; k++) if (inA[idB[k] ?? 0]) keepB.push(k);
+  const fa = new Int32Array(keepA.length);
+  for (let k = 0; k < keepA.length; k++) fa[k] = idA[keepA[k]!]!;
+  const fb = new Int32Array(keepB.length);
+  for (let k = 0; k < keepB.length; k++) fb[k] = idB[keepB[k]!]!;
 
-  const matchA: number[] = [];
-  const matchB: number[] = [];
+  const blocks: ChangeBlock[] = [];
+  let pa = 0;
+  let pb = 0;
   const deadline = performance.now() + opts.timeCapMs;
   let calls = 0;
   try {
@@ -87,32 +148,23 @@ export function diffLines(
       },
       (n, ai, bj) => {
         for (let k = 0; k < n; k++) {
-          matchA.push(keepA[ai + k] ?? 0);
-          matchB.push(keepB[bj + k] ?? 0);
+          const x = keepA[ai + k] ?? 0;
+          const y = keepB[bj + k] ?? 0;
+          if (x > pa || y > pb) blocks.push({ aStart: pa, aEnd: x, bStart: pb, bEnd: y });
+          pa = x + 1;
+          pb = y + 1;
         }
       },
     );
   } catch (error) {
     if (error !== TIMED_OUT) throw error;
-    return { blocks: wholeBlock(a.length, b.length), timedOut: true };
+    const whole =
+      a.count === 0 && b.count === 0
+        ? []
+        : [{ aStart: 0, aEnd: a.count, bStart: 0, bEnd: b.count }];
+    return { blocks: whole, timedOut: true };
   }
-
-  const blocks: ChangeBlock[] = [];
-  let pa = 0;
-  let pb = 0;
-  for (let k = 0; k < matchA.length; k++) {
-    const ai = matchA[k] ?? 0;
-    const bj = matchB[k] ?? 0;
-    if (ai > pa || bj > pb) blocks.push({ aStart: pa, aEnd: ai, bStart: pb, bEnd: bj });
-    pa = ai + 1;
-    pb = bj + 1;
-  }
-  if (pa < a.length || pb < b.length) {
-    blocks.push({ aStart: pa, aEnd: a.length, bStart: pb, bEnd: b.length });
-  }
+  if (pa < a.count || pb < b.count)
+    blocks.push({ aStart: pa, aEnd: a.count, bStart: pb, bEnd: b.count });
   return { blocks, timedOut: false };
-}
-
-function wholeBlock(na: number, nb: number): ChangeBlock[] {
-  return na === 0 && nb === 0 ? [] : [{ aStart: 0, aEnd: na, bStart: 0, bEnd: nb }];
 }
