@@ -18,7 +18,7 @@ import {
   runPathsFor,
   runsRootFor,
 } from "./run-dir.ts";
-import { endProcessGroup, pidAlive, processGroupAlive } from "./session.ts";
+import { endProcessGroup, pidAlive, processGroupAlive, sweepTempFiles } from "./session.ts";
 import { formatSummaryMarkdown } from "./summary.ts";
 
 /** One line of `skill runs`. */
@@ -74,6 +74,7 @@ export async function closeStaleJobs(options: {
     const paths = runPathsFor(runDir);
     const pgid = m.runtime.session?.pgid;
     if (pgid !== undefined && processGroupAlive(pgid)) await endProcessGroup(pgid);
+    if (pgid === undefined || !processGroupAlive(pgid)) sweepTempFiles(paths);
     const reason = `runner pid ${m.runtime.pid ?? "?"} is gone; the job was closed by a later timewarp run`;
     const failure = {
       error_type: "INTERNAL_ERROR" as const,

@@ -149,6 +149,23 @@ export async function endProcessGroup(pgid: number, graceMs = 300): Promise<void
   }
 }
 
+/**
+ * Remove temp names (`.…tw-tmp-…`) from ack/, queue/ and session/. Only safe once no writer is
+ * left: a tool killed between an ack's hard link and the unlink of its temp name leaves one.
+ */
+export function sweepTempFiles(paths: RunPaths): void {
+  for (const dir of [paths.ack, paths.queue, paths.session]) {
+    for (const name of safeReaddir(dir)) {
+      if (!isTempName(name)) continue;
+      try {
+        unlinkSync(join(dir, name));
+      } catch {
+        // gone already
+      }
+    }
+  }
+}
+
 function safeReaddir(dir: string): string[] {
   try {
     return readdirSync(dir);
@@ -582,19 +599,7 @@ export async function startSession(options: StartSessionOptions): Promise<ToolSe
         await sleep(5);
       // A tool killed between its ack's hard link and the unlink of the temp name leaves that
       // temp behind; with no writer left, sweep such leftovers (readers skip them anyway).
-      if (!toolAlive() && !processGroupAlive(groupId)) {
-        for (const dir of [paths.ack, paths.queue, paths.session]) {
-          for (const name of safeReaddir(dir)) {
-            if (isTempName(name)) {
-              try {
-                unlinkSync(join(dir, name));
-              } catch {
-                // gone already
-              }
-            }
-          }
-        }
-      }
+      if (!toolAlive() && !processGroupAlive(groupId)) sweepTempFiles(paths);
     },
   };
   return session;
