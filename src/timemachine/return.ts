@@ -89,7 +89,7 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
     step(ctx, "return:journal-restore");
     let done: ReturnType<typeof restorePresent>;
     try {
-      done = restorePresent(ctx, state, t);
+      done = restorePresent(ctx, state, t, backup);
     } catch (error) {
       if (isTimewarpError(error, ErrorCode.RETURN_VERIFY_FAILED)) throw error;
       const e = isTimewarpError(error)

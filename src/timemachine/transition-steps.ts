@@ -7,7 +7,7 @@ import {
   TimewarpError,
   type WorkspacePaths,
 } from "../core/index.ts";
-import { deleteSnapshot, readManifest, readSnapshot } from "../store/index.ts";
+import { deleteSnapshot, type Manifest, readManifest, readSnapshot } from "../store/index.ts";
 import { faultPoint } from "./fault-points.ts";
 import type { State, Transition } from "./state.ts";
 import { writeState } from "./state-file.ts";
@@ -44,14 +44,16 @@ export function finishTravel(
   ctx: StepContext,
   state: State,
   t: Transition,
+  /** What travel() already has in hand; recover reads them from disk. */
+  loaded?: { manifest: Manifest; excludes: readonly string[] },
 ): { state: State; written: number; deleted: number; unchanged: number } {
   if (t.backup_id === null)
     throw new TimewarpError(ErrorCode.INTERNAL, "travel restore without a backup");
-  const backup = readBackup(ctx.paths.root, t.backup_id);
-  const snapshot = readSnapshot(ctx.paths.root, t.snapshot_id);
-  const manifest = readManifest(ctx.paths.root, snapshot);
+  const excludes = loaded?.excludes ?? readBackup(ctx.paths.root, t.backup_id).record.exclude_globs;
+  const manifest =
+    loaded?.manifest ?? readManifest(ctx.paths.root, readSnapshot(ctx.paths.root, t.snapshot_id));
   step(ctx, "travel:restore");
-  const restored = restoreExactly(ctx.paths.root, manifest, backup.record.exclude_globs);
+  const restored = restoreExactly(ctx.paths.root, manifest, excludes);
   step(ctx, "travel:restored");
   const past: State = {
     ...state,
@@ -96,9 +98,14 @@ export interface PresentRestored {
  * backup stays, and RETURN_VERIFY_FAILED lists the differing paths. On success state.json says
  * `present` and the backup is deleted (its objects go at the next gc).
  */
-export function restorePresent(ctx: StepContext, state: State, t: Transition): PresentRestored {
+export function restorePresent(
+  ctx: StepContext,
+  state: State,
+  t: Transition,
+  loaded?: ReturnType<typeof readBackup>,
+): PresentRestored {
   if (t.backup_id === null) throw new TimewarpError(ErrorCode.INTERNAL, "restore without a backup");
-  const backup = readBackup(ctx.paths.root, t.backup_id);
+  const backup = loaded ?? readBackup(ctx.paths.root, t.backup_id);
   const excludes = backup.record.exclude_globs;
   step(ctx, `${t.kind}:restore-present`);
   const restored = restoreExactly(ctx.paths.root, backup.manifest, excludes);

@@ -128,7 +128,7 @@ export function travel(options: TravelOptions): TravelResult {
 
     let done: ReturnType<typeof finishTravel>;
     try {
-      done = finishTravel(ctx, state, t);
+      done = finishTravel(ctx, state, t, { manifest, excludes });
     } catch (error) {
       throw rollBack(ctx, state, t, error);
     }
