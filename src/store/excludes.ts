@@ -1,4 +1,10 @@
-import ignore from "ignore";
+import { createRequire } from "node:module";
+import type IgnoreFactory from "ignore";
+
+// Loaded only when a pattern needs the general engine: the default list never does, and every
+// hook-driven CLI start pays for what it imports.
+const require = createRequire(import.meta.url);
+const loadIgnore = (): typeof IgnoreFactory => require("ignore") as typeof IgnoreFactory;
 
 /** Is this workspace-relative path excluded? `name` is its last segment. */
 export type ExcludeMatcher = (relPath: string, name: string, isDir: boolean) => boolean;
@@ -46,6 +52,6 @@ export function createExcludeMatcher(globs: readonly string[]): ExcludeMatcher {
       return false;
     };
   }
-  const ig = ignore().add(lines);
+  const ig = loadIgnore()().add(lines);
   return (rel, _name, isDir) => ig.ignores(isDir ? `${rel}/` : rel);
 }

@@ -13,14 +13,18 @@ export function registerSnapshotCommands(program: Command): void {
     .option("--session-id <id>", "the session this snapshot belongs to")
     .action(
       action(async (ctx, opts: { sessionId?: string }) => {
-        const { acquireLock, workspacePaths } = await import("../../core/index.ts");
+        const { acquireLock, effectiveExcludes, workspacePaths } = await import(
+          "../../core/index.ts"
+        );
         const { createSnapshot, initWorkspace } = await import("../../store/index.ts");
-        initWorkspace(ctx.root, { clock: ctx.clock });
+        const { config } = initWorkspace(ctx.root, { clock: ctx.clock });
         const lock = acquireLock(workspacePaths(ctx.root).lock, { command: "snapshot create" });
         let made: ReturnType<typeof createSnapshot>;
         try {
           made = createSnapshot(ctx.root, {
             sessionId: opts.sessionId ?? null,
+            excludes: effectiveExcludes(config),
+            maxFileBytes: config.max_file_bytes,
             clock: ctx.clock,
             random: ctx.random,
             onProgress: (p) => ctx.progress(`scanned ${p.entries} entries, read ${p.rehashed}`),
