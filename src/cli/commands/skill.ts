@@ -53,7 +53,7 @@ export function registerSkillCommands(program: Command): void {
         process.on("SIGINT", onSignal);
         process.on("SIGTERM", onSignal);
         try {
-          const { summary } = await runSkill({
+          const { summary, manifest } = await runSkill({
             cwd: ctx.root,
             skill: name,
             design: flags.design,
@@ -70,6 +70,11 @@ export function registerSkillCommands(program: Command): void {
             `${pass ? style.green("PASS") : style.red("FAIL")} ${summary.error_type}${summary.detail_code ? ` (${summary.detail_code})` : ""}  ${summary.skill.name} ${summary.skill.version}  job ${summary.job_id}`,
           ];
           if (!pass && summary.message) lines.push(`  ${summary.message}`);
+          const candidates =
+            summary.error_type === "LOCATOR_FAIL" ? (manifest.design.locator.candidates ?? []) : [];
+          candidates.forEach((c, i) => {
+            lines.push(`  --select ${i + 1}: ${c.path}  (${c.mtime}, ${c.size} bytes)`);
+          });
           for (const [k, v] of Object.entries(summary.metrics))
             lines.push(`  ${k}: ${JSON.stringify(v)}`);
           lines.push(`  run_dir: ${summary.evidence.run_dir}`);
@@ -86,6 +91,7 @@ export function registerSkillCommands(program: Command): void {
                     error_type: summary.error_type,
                     ...(summary.detail_code ? { detail_code: summary.detail_code } : {}),
                     run_dir: summary.evidence.run_dir,
+                    ...(candidates.length > 0 ? { candidates } : {}),
                   },
                 },
               ).toJSON();

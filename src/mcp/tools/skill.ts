@@ -42,7 +42,7 @@ export function defineSkillTools(): ToolDefinition[] {
       outputSchema: SummaryOut,
       handler: async (input, ctx) => {
         const { runSkill } = await import("../../runs/index.ts");
-        const { summary } = await runSkill({
+        const { summary, manifest } = await runSkill({
           cwd: ctx.root,
           skill: input.skill,
           design: input.design,
@@ -51,7 +51,10 @@ export function defineSkillTools(): ToolDefinition[] {
           clock: ctx.clock,
           random: ctx.random,
         });
-        return summary;
+        // an agent answers LOCATOR_FAIL with `select`: hand it the candidates right away
+        const candidates =
+          summary.error_type === "LOCATOR_FAIL" ? manifest.design.locator.candidates : undefined;
+        return candidates && candidates.length > 0 ? { ...summary, candidates } : summary;
       },
     }),
     defineTool({
