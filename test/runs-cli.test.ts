@@ -153,9 +153,20 @@ describe("timewarp skill …", () => {
       expect(tools.map((t) => t.name)).toEqual(
         expect.arrayContaining(["skill_run", "skill_list", "skill_show"]),
       );
-      const run = await client.callTool({
+      // a second design makes the name ambiguous: the FAIL hands over the candidates, select picks one
+      copyDesign(cwd, "old");
+      const ambiguous = await client.callTool({
         name: "skill_run",
         arguments: { skill: "summary_health", design: "AAA" },
+      });
+      expect(ambiguous.structuredContent).toMatchObject({
+        status: "FAIL",
+        error_type: "LOCATOR_FAIL",
+        candidates: [{ path: join(cwd, "AAA.enc") }, { path: join(cwd, "old", "AAA.enc") }],
+      });
+      const run = await client.callTool({
+        name: "skill_run",
+        arguments: { skill: "summary_health", design: "AAA", select: 1 },
       });
       expect(run.isError).toBeFalsy();
       const summary = run.structuredContent as {
@@ -172,7 +183,7 @@ describe("timewarp skill …", () => {
       expect(manifest.status).toBe("PASS");
       const failed = await client.callTool({
         name: "skill_run",
-        arguments: { skill: "missing_report", design: "AAA" },
+        arguments: { skill: "missing_report", design: "./AAA.enc" },
       });
       expect(failed.structuredContent).toMatchObject({
         status: "FAIL",
