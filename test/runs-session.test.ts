@@ -148,6 +148,15 @@ for (const variant of VARIANTS) {
       const info = readFileSync(join(runDir, "session", "errors", "r_err.txt"), "utf8");
       expect(info).toContain('invoked from within\n"boom"');
 
+      // a script that changes directory (as restore_wrapper.tcl does, §6.2) does not move the next one
+      const moved = await session.request({
+        requestId: "r_cd",
+        script: script(runDir, "cd.tcl", "cd [file dirname $::skillpilot::run_dir]\n"),
+      });
+      expect(moved.status).toBe("PASS");
+      await session.request({ requestId: "r_pwd", script: "scripts/ok.tcl" });
+      expect(readFileSync(join(runDir, "reports", "ok.txt"), "utf8").trim()).toBe(runDir);
+
       const exit = await session.request({
         requestId: "r_exit",
         script: script(runDir, "exit.tcl", "exit 3\n"),
