@@ -438,6 +438,21 @@ describe("supervisor faults", () => {
     expect(acksFor(runDir, "die")).toHaveLength(1);
   });
 
+  it("an ack on disk wins over the tool's death right after it; the next request is INNOVUS_CRASH", async () => {
+    const { session, runDir } = await open();
+    // the processor publishes the ack, then the event loop runs the kill
+    const ack = await session.request({
+      requestId: "last",
+      script: script(runDir, "last.tcl", "after 0 {exec kill -9 [pid]}\n"),
+    });
+    expect(ack).toMatchObject({ status: "PASS", by: "queue_processor" });
+    for (let i = 0; i < 200 && session.alive(); i++) await new Promise((r) => setTimeout(r, 10));
+    const next = await session.request({ requestId: "next", script: "scripts/last.tcl" });
+    expect(next).toMatchObject({ status: "FAIL", error_type: "INNOVUS_CRASH", by: "supervisor" });
+    // the request was written (and never claimed), so it still has exactly one ack
+    expect(existsSync(join(runDir, "queue", "next.json"))).toBe(true);
+  });
+
   it("a stale heartbeat while idle is HEARTBEAT_LOST (tool frozen between requests)", async () => {
     const { session, runDir } = await open(undefined, {
       heartbeatStaleMs: 150,

@@ -425,26 +425,9 @@ export async function startSession(options: StartSessionOptions): Promise<ToolSe
       );
     }
     usedIds.add(requestId);
+    // Judged while idle, before the request exists; acted on after it is written, so that every
+    // request in queue/ has its one ack even when the session is already gone.
     const health = stopped ? "INNOVUS_CRASH" : session.checkHealth();
-    if (health) {
-      log(`${health} before request ${requestId}`);
-      await session.stop();
-      return publishSupervisorAck(
-        requestId,
-        health === "HEARTBEAT_LOST"
-          ? {
-              error_type: health,
-              detail_code: "HEARTBEAT_STALE",
-              message: `no heartbeat for more than ${timings.heartbeatStaleMs} ms while idle; the session was ended`,
-            }
-          : {
-              error_type: health,
-              detail_code: "TOOL_EXITED",
-              message: `the tool exited (${exit ? `code ${exit.code}, signal ${exit.signal}` : "pid gone"}) before request ${requestId}`,
-            },
-        startedAt,
-      );
-    }
     const timeout = timeoutMs ?? timings.requestTimeoutMs;
     const request = {
       schema_version: SCHEMA_VERSION,
@@ -474,6 +457,25 @@ export async function startSession(options: StartSessionOptions): Promise<ToolSe
       }
     }
     log(`submitted ${requestId}: ${script}`);
+    if (health) {
+      log(`${health} before request ${requestId}`);
+      await session.stop();
+      return publishSupervisorAck(
+        requestId,
+        health === "HEARTBEAT_LOST"
+          ? {
+              error_type: health,
+              detail_code: "HEARTBEAT_STALE",
+              message: `no heartbeat for more than ${timings.heartbeatStaleMs} ms while idle; the session was ended`,
+            }
+          : {
+              error_type: health,
+              detail_code: "TOOL_EXITED",
+              message: `the tool exited (${exit ? `code ${exit.code}, signal ${exit.signal}` : "pid gone"}) before request ${requestId}`,
+            },
+        startedAt,
+      );
+    }
     const deadline = performance.now() + timeout;
     for (;;) {
       if (interrupted !== undefined) {
