@@ -207,4 +207,31 @@ describe("patches we create", () => {
       expect(gitApplyCached(b, Buffer.from(reversePatchText(text)), [])).toBe(treeOf(a));
     });
   }
+
+  it("renames (text and binary, with a mode change) that we create are accepted by git apply", () => {
+    const t0 = trees[0] as Tree;
+    const txt = t0.get("to-rename.txt")?.data ?? Buffer.alloc(0);
+    const bin = t0.get("bin.dat")?.data ?? Buffer.alloc(0);
+    const newTxt = Buffer.concat([txt, Buffer.from("one more\n")]);
+    const newBin = Buffer.concat([bin.subarray(0, 100), Buffer.from([0, 7, 7])]);
+    const text = createPatch([
+      { oldPath: "to-rename.txt", newPath: "sub dir/renamed.txt", before: txt, after: newTxt },
+      {
+        oldPath: "bin.dat",
+        newPath: "bin2.dat",
+        before: bin,
+        after: newBin,
+        oldMode: "100644",
+        newMode: "100755",
+      },
+    ]);
+    expect(text).toContain("rename from to-rename.txt\nrename to sub dir/renamed.txt\n");
+    const tree = readTree(repo, gitApplyCached(0, Buffer.from(text), []));
+    expect(tree.has("to-rename.txt") || tree.has("bin.dat")).toBe(false);
+    expect(tree.get("sub dir/renamed.txt")?.data.equals(newTxt)).toBe(true);
+    expect(tree.get("bin2.dat")).toMatchObject({ mode: "100755" });
+    expect(tree.get("bin2.dat")?.data.equals(newBin)).toBe(true);
+    const ours = applyToTree(t0, parsePatch(text));
+    expectSameTree(ours, tree);
+  });
 });

@@ -74,7 +74,6 @@ function createOneFilePatch(opts: CreateFilePatchOptions): string {
   let similarity: number | undefined;
   if (!sameContent && binary) {
     body = `GIT binary patch\n${formatBinaryHunk({ kind: "literal", size: (after ?? empty).length, data: after ?? empty })}${formatBinaryHunk({ kind: "literal", size: (before ?? empty).length, data: before ?? empty })}`;
-    if (isRename) similarity = 0;
   } else if (!sameContent) {
     const r = formatTextHunks(before ?? empty, after ?? empty, {
       context: opts.context ?? 3,
@@ -82,8 +81,10 @@ function createOneFilePatch(opts: CreateFilePatchOptions): string {
     });
     body = r.hunks;
     if (isRename) {
+      // Roughly git's measure: the share of the larger side that both sides keep.
+      const kept = (before ?? empty).length - r.changedBytes;
       const total = Math.max((before ?? empty).length, (after ?? empty).length, 1);
-      similarity = Math.max(0, Math.floor(((total - r.changedBytes) * 100) / total));
+      similarity = Math.max(0, Math.min(99, Math.floor((kept * 100) / total)));
     }
   } else {
     similarity = 100;
