@@ -58,10 +58,10 @@ function run(
   args: string[],
   cwd: string,
   env: NodeJS.ProcessEnv = {},
-): { ms: number; rssKiB: number } {
+): { ms: number; cpu: number; rssKiB: number } {
   const t0 = performance.now();
   const r = hasTime
-    ? spawnSync("/usr/bin/time", ["-f", "%M", cmd, ...args], {
+    ? spawnSync("/usr/bin/time", ["-f", "%M %U %S", cmd, ...args], {
         cwd,
         encoding: "utf8",
         env: { ...process.env, ...env },
@@ -69,8 +69,14 @@ function run(
     : spawnSync(cmd, args, { cwd, encoding: "utf8", env: { ...process.env, ...env } });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${r.stderr}`);
-  const rss = hasTime ? Number(r.stderr.trim().split("\n").pop()) : 0;
-  return { ms, rssKiB: Number.isFinite(rss) ? rss : 0 };
+  const [rss, user, sys] = hasTime
+    ? (r.stderr.trim().split("\n").pop() ?? "").split(" ").map(Number)
+    : [0, 0, 0];
+  return {
+    ms,
+    cpu: ((user ?? 0) + (sys ?? 0)) * 1000,
+    rssKiB: Number.isFinite(rss) ? (rss ?? 0) : 0,
+  };
 }
 
 function median(xs: number[]): number {
@@ -79,11 +85,65 @@ function median(xs: number[]): number {
   return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
 }
 
+interface Stat {
+  travel: number;
+  ret: number;
+  travelCpu: number;
+  retCpu: number;
+  rss: number;
+}
+
 interface Row {
   files: number;
-  tm: { travel: number; ret: number };
-  git: { travel: number; ret: number; rss: number };
-  cp: { travel: number; ret: number; rss: number };
+  tm: Stat;
+  git: Stat;
+  cp: Stat;
+}
+
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/** Measure `reps` rounds of travel then return; each side reports wall ms and CPU ms. */
+function rounds(
+  travelOnce: (r: number) => { ms: number; cpu: number; rss: number },
+  returnOnce: (r: number) => { ms: number; cpu: number; rss: number },
+): Stat {
+  const t: number[] = [];
+  const tc: number[] = [];
+  const b: number[] = [];
+  const bc: number[] = [];
+  let rss = 0;
+  for (let r = 0; r < reps; r++) {
+    const a = travelOnce(r);
+    t.push(a.ms);
+    tc.push(a.cpu);
+    const c = returnOnce(r);
+    b.push(c.ms);
+    bc.push(c.cpu);
+    rss = Math.max(rss, a.rss, c.rss);
+  }
+  return { travel: median(t), ret: median(b), travelCpu: median(tc), retCpu: median(bc), rss };
+}
+
+function inProcess(fn: () => void): { ms: number; cpu: number; rss: number } {
+  const c0 = cpuMs();
+  const t0 = performance.now();
+  fn();
+  return { ms: performance.now() - t0, cpu: cpuMs() - c0, rss: process.resourceUsage().maxRSS };
+}
+
+function sum(parts: { ms: number; cpu: number; rssKiB: number }[]): {
+  ms: number;
+  cpu: number;
+  rss: number;
+} {
+  return {
+    ms: parts.reduce((a, p) => a + p.ms, 0),
+    cpu: parts.reduce((a, p) => a + p.cpu, 0),
+    rss: Math.max(...parts.map((p) => p.rssKiB)),
+  };
 }
 
 async function benchSize(n: number): Promise<Row> {
@@ -94,16 +154,10 @@ async function benchSize(n: number): Promise<Row> {
   generate(tm, n);
   const { snapshot_id } = await startSession({ root: tm, sessionId: "bench" });
   mutate(tm, n, 1);
-  const tmTravel: number[] = [];
-  const tmReturn: number[] = [];
-  for (let r = 0; r < reps; r++) {
-    let t0 = performance.now();
-    travel({ root: tm, snapshotId: snapshot_id });
-    tmTravel.push(performance.now() - t0);
-    t0 = performance.now();
-    returnToPresent({ root: tm });
-    tmReturn.push(performance.now() - t0);
-  }
+  const tmStat = rounds(
+    () => inProcess(() => travel({ root: tm, snapshotId: snapshot_id })),
+    () => inProcess(() => returnToPresent({ root: tm })),
+  );
 
   // ── shadow git ──
   const gw = join(base, "git");
@@ -123,19 +177,16 @@ async function benchSize(n: number): Promise<Row> {
   run("git", ["commit", "-q", "-m", "snapshot"], gw, genv);
   run("git", ["tag", "snapshot"], gw, genv);
   mutate(gw, n, 1);
-  const gitTravel: number[] = [];
-  const gitReturn: number[] = [];
-  let gitRss = 0;
-  for (let r = 0; r < reps; r++) {
-    const a = run("git", ["add", "-A"], gw, genv);
-    const b = run("git", ["commit", "-q", "--allow-empty", "-m", `backup ${r}`], gw, genv);
-    const c = run("git", ["branch", "-f", "backup"], gw, genv);
-    const d = run("git", ["reset", "-q", "--hard", "snapshot"], gw, genv);
-    gitTravel.push(a.ms + b.ms + c.ms + d.ms);
-    const e = run("git", ["reset", "-q", "--hard", "backup"], gw, genv);
-    gitReturn.push(e.ms);
-    gitRss = Math.max(gitRss, a.rssKiB, b.rssKiB, d.rssKiB, e.rssKiB);
-  }
+  const gitStat = rounds(
+    (r) =>
+      sum([
+        run("git", ["add", "-A"], gw, genv),
+        run("git", ["commit", "-q", "--allow-empty", "-m", `backup ${r}`], gw, genv),
+        run("git", ["branch", "-f", "backup"], gw, genv),
+        run("git", ["reset", "-q", "--hard", "snapshot"], gw, genv),
+      ]),
+    () => sum([run("git", ["reset", "-q", "--hard", "backup"], gw, genv)]),
+  );
 
   // ── the seed's copy layout ──
   const cw = join(base, "cp");
@@ -146,29 +197,23 @@ async function benchSize(n: number): Promise<Row> {
   mkdirSync(snapCopy, { recursive: true });
   run("cp", ["-a", `${cw}/.`, snapCopy], base);
   mutate(cw, n, 1);
-  const cpTravel: number[] = [];
-  const cpReturn: number[] = [];
-  let cpRss = 0;
-  for (let r = 0; r < reps; r++) {
-    rmSync(backup, { recursive: true, force: true });
-    let t0 = performance.now();
-    const a = run("cp", ["-a", `${cw}/.`, backup], base);
-    rmSync(cw, { recursive: true, force: true });
-    const b = run("cp", ["-a", `${snapCopy}/.`, cw], base);
-    cpTravel.push(performance.now() - t0);
-    t0 = performance.now();
-    rmSync(cw, { recursive: true, force: true });
-    const c = run("cp", ["-a", `${backup}/.`, cw], base);
-    cpReturn.push(performance.now() - t0);
-    cpRss = Math.max(cpRss, a.rssKiB, b.rssKiB, c.rssKiB);
-  }
+  const cpStat = rounds(
+    () => {
+      rmSync(backup, { recursive: true, force: true });
+      const a = run("cp", ["-a", `${cw}/.`, backup], base);
+      const rm = inProcess(() => rmSync(cw, { recursive: true, force: true }));
+      const b = run("cp", ["-a", `${snapCopy}/.`, cw], base);
+      const s = sum([a, b]);
+      return { ms: s.ms + rm.ms, cpu: s.cpu + rm.cpu, rss: s.rss };
+    },
+    () => {
+      const rm = inProcess(() => rmSync(cw, { recursive: true, force: true }));
+      const c = run("cp", ["-a", `${backup}/.`, cw], base);
+      return { ms: c.ms + rm.ms, cpu: c.cpu + rm.cpu, rss: c.rssKiB };
+    },
+  );
   rmSync(base, { recursive: true, force: true });
-  return {
-    files: n,
-    tm: { travel: median(tmTravel), ret: median(tmReturn) },
-    git: { travel: median(gitTravel), ret: median(gitReturn), rss: gitRss },
-    cp: { travel: median(cpTravel), ret: median(cpReturn), rss: cpRss },
-  };
+  return { files: n, tm: tmStat, git: gitStat, cp: cpStat };
 }
 
 const rows: Row[] = [];
@@ -181,19 +226,26 @@ try {
   rmSync(scratch, { recursive: true, force: true });
 }
 
-const f = (ms: number) => ms.toFixed(1).padStart(8);
-const x = (a: number, b: number) => `${(a / b).toFixed(2)}x`.padStart(7);
-console.log(`\ntravel/return medians (ms), ${diffs} files differing, ${reps} rounds each`);
-console.log(
-  "files  | timewarp travel  return | shadow git travel  return | cp -a travel  return | ratio vs git (travel, return) | ratio vs cp (travel, return)",
-);
-for (const r of rows) {
+const f = (ms: number) => ms.toFixed(1).padStart(7);
+const x = (a: number, b: number) => `${(a / b).toFixed(2)}x`.padStart(6);
+console.log(`\nmedians over ${reps} rounds, ${diffs} files differing; wall ms (CPU ms = user+sys)`);
+for (const [label, pick, pickCpu] of [
+  ["travel", (s: Stat) => s.travel, (s: Stat) => s.travelCpu],
+  ["return", (s: Stat) => s.ret, (s: Stat) => s.retCpu],
+] as const) {
+  console.log(`\n${label}`);
   console.log(
-    `${String(r.files).padStart(6)} | ${f(r.tm.travel)} ${f(r.tm.ret)} | ${f(r.git.travel)}   ${f(r.git.ret)} | ${f(r.cp.travel)} ${f(r.cp.ret)} |` +
-      ` ${x(r.tm.travel, r.git.travel)} ${x(r.tm.ret, r.git.ret)}                | ${x(r.tm.travel, r.cp.travel)} ${x(r.tm.ret, r.cp.ret)}`,
+    "  files |  timewarp (cpu)   | shadow git (cpu)  |    cp -a (cpu)    | vs git wall  cpu | vs cp wall  cpu",
   );
+  for (const r of rows) {
+    console.log(
+      `${String(r.files).padStart(7)} | ${f(pick(r.tm))} (${f(pickCpu(r.tm))}) | ${f(pick(r.git))} (${f(pickCpu(r.git))}) | ${f(pick(r.cp))} (${f(pickCpu(r.cp))}) |` +
+        `  ${x(pick(r.tm), pick(r.git))} ${x(pickCpu(r.tm), pickCpu(r.git))} | ${x(pick(r.tm), pick(r.cp))} ${x(pickCpu(r.tm), pickCpu(r.cp))}`,
+    );
+  }
 }
+const mib = (k: number) => Math.round(k / 1024);
 console.log(
-  `\npeak RSS: timewarp (this process) ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB; ` +
-    `git ${Math.round(Math.max(...rows.map((r) => r.git.rss)) / 1024)} MiB; cp ${Math.round(Math.max(...rows.map((r) => r.cp.rss)) / 1024)} MiB (children, /usr/bin/time)`,
+  `\npeak RSS: timewarp (this process) ${mib(process.resourceUsage().maxRSS)} MiB; ` +
+    `git ${mib(Math.max(...rows.map((r) => r.git.rss)))} MiB; cp ${mib(Math.max(...rows.map((r) => r.cp.rss)))} MiB (children, /usr/bin/time)`,
 );

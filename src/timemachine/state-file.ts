@@ -15,11 +15,26 @@ export function readState(paths: WorkspacePaths): State {
   return readJsonFile(paths.state, StateSchema);
 }
 
-/** Replace state.json atomically (temp + fsync + rename): a reader or a crash sees old or new. */
-export function writeState(paths: WorkspacePaths, state: State): void {
+/**
+ * Replace state.json atomically (temp + rename): a reader or a kill -9 sees old or new.
+ * `durable` (default) adds the fsyncs a power cut needs. Transitions skip them where losing the
+ * write is harmless: a lost "backup" journal or "past" state only replays an idempotent step
+ * (the workspace is untouched, or recover restores the snapshot again). The journal that
+ * precedes rewriting the workspace and the "present" written before a backup is deleted stay
+ * durable.
+ */
+export function writeState(
+  paths: WorkspacePaths,
+  state: State,
+  options: { durable?: boolean } = {},
+): void {
   mkdirSync(paths.data, { recursive: true });
   faultPoint("state-write");
-  writeJsonAtomic(paths.state, { ...state, schema_version: 1 });
+  writeJsonAtomic(
+    paths.state,
+    { ...state, schema_version: 1 },
+    { durable: options.durable ?? true },
+  );
 }
 
 /** Every command but `recover` refuses while a travel/return journal is open. */

@@ -64,7 +64,7 @@ export function finishTravel(
     guard_token: randomBytes(8).toString("hex"),
     transition: null,
   };
-  writeState(ctx.paths, past);
+  writeState(ctx.paths, past, { durable: false });
   step(ctx, "travel:done");
   appendEvent(
     ctx.paths.events,

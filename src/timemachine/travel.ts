@@ -105,7 +105,7 @@ export function travel(options: TravelOptions): TravelResult {
       started_at: nowIso(clock),
       pid: process.pid,
     };
-    writeState(paths, { ...state, transition: t });
+    writeState(paths, { ...state, transition: t }, { durable: false });
     let backup: ReturnType<typeof createSnapshot>;
     try {
       step(ctx, "travel:backup");
