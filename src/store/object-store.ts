@@ -161,3 +161,64 @@ export function createObjectStore(dir: string): ObjectStore {
     },
   };
 }
+
+/**
+ * An in-memory object store with the same contract (the conformance suite in
+ * object-store.test.ts runs against both): for tests of code that only needs objects.
+ */
+export function createMemoryObjectStore(): ObjectStore & {
+  /** Replace an object's bytes without changing its id (to test verification). */
+  tamper(oid: string, bytes: Uint8Array): void;
+} {
+  const objects = new Map<string, Buffer>();
+  const check = (oid: string) => {
+    if (!OID.test(oid)) {
+      throw new TimewarpError(ErrorCode.INVALID_INPUT, `not an object id: ${JSON.stringify(oid)}`);
+    }
+  };
+  const writeKnown = (oid: string, bytes: Uint8Array): boolean => {
+    check(oid);
+    if (objects.has(oid)) return false;
+    objects.set(oid, Buffer.from(bytes));
+    return true;
+  };
+  return {
+    dir: ":memory:",
+    pathOf: (oid) => {
+      check(oid);
+      return `:memory:/${oid.slice(0, 2)}/${oid.slice(2)}`;
+    },
+    has: (oid) => objects.has(oid),
+    writeKnown,
+    write(bytes) {
+      const oid = gitBlobId(bytes);
+      writeKnown(oid, bytes);
+      return oid;
+    },
+    read(oid, options = {}) {
+      check(oid);
+      const bytes = objects.get(oid);
+      if (bytes === undefined) {
+        throw new TimewarpError(ErrorCode.OBJECT_NOT_FOUND, `object ${oid} not found in memory`, {
+          data: { oid },
+        });
+      }
+      if (options.verify === true && gitBlobId(bytes) !== oid) {
+        throw new TimewarpError(ErrorCode.OBJECT_CORRUPT, `object ${oid} is corrupt`, {
+          data: { oid, got: gitBlobId(bytes) },
+        });
+      }
+      return Buffer.from(bytes);
+    },
+    list: () => [...objects.keys()].sort(),
+    remove(oid) {
+      const bytes = objects.get(oid);
+      objects.delete(oid);
+      return bytes?.length ?? 0;
+    },
+    listTemp: () => [],
+    tamper(oid, bytes) {
+      objects.set(oid, Buffer.from(bytes));
+    },
+  };
+}
