@@ -273,6 +273,11 @@ describe("disk full mid-travel", () => {
       reportIssue({ root, task_context: "t", symptom: "s", success_criteria: "c" }),
       "TRANSITION_INTERRUPTED",
     );
+    expectCode(() => listIssues({ root }), "TRANSITION_INTERRUPTED");
+    expectCode(
+      () => fixIssue({ root, issueId: "i_20260101_000000_abcdef" }),
+      "TRANSITION_INTERRUPTED",
+    );
     expect(readStatus(root).transition).toMatchObject({ kind: "travel", rolling_back: true });
     const r = recover({ root });
     expect(r).toMatchObject({ outcome: "travel_rolled_back", mode: "present" });

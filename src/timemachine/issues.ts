@@ -337,6 +337,7 @@ export function listIssues(options: {
   status?: "open" | "fixed" | "all";
 }): IssueSummary[] {
   const paths = workspacePaths(options.root);
+  assertNoTransition(readState(paths), paths);
   const status = options.status ?? "open";
   return listIssueIds(paths)
     .map((id) => readIssue(paths, id))
@@ -365,6 +366,7 @@ export type IssueDetail = Issue & {
 export function getIssue(options: { root: string; issueId: string }): IssueDetail {
   assertIssueId(options.issueId);
   const paths = workspacePaths(options.root);
+  assertNoTransition(readState(paths), paths);
   const issue = readIssue(paths, options.issueId);
   const dir = join(paths.issues, options.issueId);
   return {
