@@ -17,12 +17,46 @@ const FILES = Number(process.argv[2] ?? process.env.HOOKS_BENCH_FILES ?? 10_000)
 const RUNS = Number(process.argv[3] ?? process.env.HOOKS_BENCH_RUNS ?? 20);
 const TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
 
+/**
+ * The same CLI as one esbuild bundle with code splitting (dynamic imports stay lazy chunks): how
+ * much of a hook's time is module loading that a bundled bin would save. Null without esbuild.
+ */
+async function bundleCli(): Promise<string | null> {
+  try {
+    const { build } = await import("esbuild");
+    const outdir = join(REPO, "bench", ".out", "hooks-bundle");
+    rmSync(outdir, { recursive: true, force: true });
+    await build({
+      entryPoints: [join(REPO, "src", "cli", "entry.ts")],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      splitting: true,
+      target: "node20",
+      minify: true,
+      outdir,
+      banner: {
+        js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+      },
+      logLevel: "error",
+    });
+    return join(outdir, "entry.js");
+  } catch {
+    return null;
+  }
+}
+
 function ensureBuilt(): void {
-  if (existsSync(join(REPO, "dist", "hooks", "run-hook.js")) && existsSync(join(REPO, "dist", "cli", "entry.js"))) return;
+  if (
+    existsSync(join(REPO, "dist", "hooks", "run-hook.js")) &&
+    existsSync(join(REPO, "dist", "cli", "entry.js"))
+  )
+    return;
   console.log("building the CLI (npm run build) …");
   // tsc emits even when another folder has a type error; what matters is that the files exist.
   spawnSync("npm", ["run", "build"], { cwd: REPO, stdio: "inherit" });
-  if (!existsSync(join(REPO, "dist", "hooks", "run-hook.js"))) throw new Error("build failed: dist/hooks missing");
+  if (!existsSync(join(REPO, "dist", "hooks", "run-hook.js")))
+    throw new Error("build failed: dist/hooks missing");
 }
 
 interface Sample {
@@ -33,7 +67,11 @@ interface Sample {
 function run(cmd: string, args: string[], options: { cwd: string; input?: string }): Sample {
   const argv = TIME ? ["-f", "%M", cmd, ...args] : args;
   const t0 = performance.now();
-  const r = spawnSync(TIME ?? cmd, argv, { cwd: options.cwd, input: options.input ?? "", encoding: "utf8" });
+  const r = spawnSync(TIME ?? cmd, argv, {
+    cwd: options.cwd,
+    input: options.input ?? "",
+    encoding: "utf8",
+  });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
   const last = TIME ? r.stderr.trim().split("\n").pop() : undefined;
@@ -53,8 +91,9 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? Number.NaN;
 };
 
-function main(): void {
+async function main(): Promise<void> {
   ensureBuilt();
+  const bundle = await bundleCli();
   const dir = mkdtempSync(join(tmpdir(), "tw-bench-hooks-"));
   const shadow = mkdtempSync(join(tmpdir(), "tw-bench-shadow-"));
   try {
@@ -63,7 +102,9 @@ function main(): void {
     const git = (...args: string[]) => ["--git-dir", shadow, "--work-tree", dir, ...args];
     spawnSync("git", ["init", "-q", "--bare", shadow]);
     spawnSync("git", [...git("add", "-A")]);
-    spawnSync("git", [...git("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "base")]);
+    spawnSync("git", [
+      ...git("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "base"),
+    ]);
 
     const sid = "bench-session";
     const hook = (event: string, payload: Record<string, unknown>) =>
@@ -76,6 +117,7 @@ function main(): void {
       "session-start": [],
       "pre-tool-use (Edit)": [],
       "post-tool-use (Edit)": [],
+      "pre-tool-use (Edit), bundled": [],
       "pre-tool-use (Bash)": [],
       "post-tool-use (Bash)": [],
       "shadow git add -A && commit": [],
@@ -83,32 +125,70 @@ function main(): void {
     // Warm-up: the first session snapshot hashes everything once (not a hook's steady state).
     const warm = hook("session-start", { source: "startup" });
     console.log(`first session-start (full hash of ${FILES} files): ${warm.ms.toFixed(0)} ms`);
-    hook("pre-tool-use", { tool_name: "Bash", tool_use_id: "warm", tool_input: { command: "true" } });
-    hook("post-tool-use", { tool_name: "Bash", tool_use_id: "warm", tool_input: { command: "true" } });
+    hook("pre-tool-use", {
+      tool_name: "Bash",
+      tool_use_id: "warm",
+      tool_input: { command: "true" },
+    });
+    hook("post-tool-use", {
+      tool_name: "Bash",
+      tool_use_id: "warm",
+      tool_input: { command: "true" },
+    });
 
     for (let i = 0; i < RUNS; i++) {
       rows["node -e 0"]?.push(run("node", ["-e", "0"], { cwd: dir }));
       rows["session-start"]?.push(hook("session-start", { source: "startup" }));
-      const file = join(dir, "src", `m${i % Math.max(1, Math.floor(FILES / 100))}`, `f${(i % Math.max(1, Math.floor(FILES / 100))) * 100}.ts`);
-      const edit = { tool_name: "Edit", tool_use_id: `e${i}`, tool_input: { file_path: file, old_string: "x", new_string: "y" } };
+      const file = join(
+        dir,
+        "src",
+        `m${i % Math.max(1, Math.floor(FILES / 100))}`,
+        `f${(i % Math.max(1, Math.floor(FILES / 100))) * 100}.ts`,
+      );
+      const edit = {
+        tool_name: "Edit",
+        tool_use_id: `e${i}`,
+        tool_input: { file_path: file, old_string: "x", new_string: "y" },
+      };
       rows["pre-tool-use (Edit)"]?.push(hook("pre-tool-use", edit));
+      if (bundle !== null)
+        rows["pre-tool-use (Edit), bundled"]?.push(
+          run("node", [bundle, "hook", "pre-tool-use", "--agent", "claude-code"], {
+            cwd: dir,
+            input: JSON.stringify({ session_id: sid, cwd: dir, ...edit, tool_use_id: `eb${i}` }),
+          }),
+        );
       writeFileSync(file, `export const edited = ${i};\n`);
       rows["post-tool-use (Edit)"]?.push(hook("post-tool-use", edit));
-      const bash = { tool_name: "Bash", tool_use_id: `b${i}`, tool_input: { command: `echo ${i} >> src/m0/f1.ts` } };
+      const bash = {
+        tool_name: "Bash",
+        tool_use_id: `b${i}`,
+        tool_input: { command: `echo ${i} >> src/m0/f1.ts` },
+      };
       rows["pre-tool-use (Bash)"]?.push(hook("pre-tool-use", bash));
       writeFileSync(join(dir, "src", "m0", "f1.ts"), `export const shell = ${i};\n`);
       rows["post-tool-use (Bash)"]?.push(hook("post-tool-use", bash));
       writeFileSync(join(dir, "src", "m0", "f2.ts"), `export const git = ${i};\n`);
       rows["shadow git add -A && commit"]?.push(
-        run("sh", ["-c", `git --git-dir '${shadow}' --work-tree '${dir}' add -A && git --git-dir '${shadow}' --work-tree '${dir}' -c user.name=b -c user.email=b@b commit -qm s${i}`], { cwd: dir }),
+        run(
+          "sh",
+          [
+            "-c",
+            `git --git-dir '${shadow}' --work-tree '${dir}' add -A && git --git-dir '${shadow}' --work-tree '${dir}' -c user.name=b -c user.email=b@b commit -qm s${i}`,
+          ],
+          { cwd: dir },
+        ),
       );
     }
 
     const floor = pct(rows["node -e 0"]?.map((s) => s.ms) ?? [], 50);
     const gitP50 = pct(rows["shadow git add -A && commit"]?.map((s) => s.ms) ?? [], 50);
     console.log("");
-    console.log(`${"row".padEnd(30)} ${"p50 ms".padStart(8)} ${"p95 ms".padStart(8)} ${"×node".padStart(7)} ${"×git".padStart(6)} ${"peak RSS".padStart(10)}`);
+    console.log(
+      `${"row".padEnd(30)} ${"p50 ms".padStart(8)} ${"p95 ms".padStart(8)} ${"×node".padStart(7)} ${"×git".padStart(6)} ${"peak RSS".padStart(10)}`,
+    );
     for (const [name, samples] of Object.entries(rows)) {
+      if (samples.length === 0) continue;
       const ms = samples.map((s) => s.ms);
       const rss = Math.max(...samples.map((s) => s.rssKiB ?? 0));
       const p50 = pct(ms, 50);
@@ -116,11 +196,13 @@ function main(): void {
         `${name.padEnd(30)} ${p50.toFixed(1).padStart(8)} ${pct(ms, 95).toFixed(1).padStart(8)} ${(p50 / floor).toFixed(2).padStart(7)} ${(p50 / gitP50).toFixed(2).padStart(6)} ${rss > 0 ? `${(rss / 1024).toFixed(0)} MiB`.padStart(10) : "n/a".padStart(10)}`,
       );
     }
-    console.log(`\nbench process peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+    console.log(
+      `\nbench process peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
     rmSync(shadow, { recursive: true, force: true });
   }
 }
 
-main();
+await main();

@@ -35,16 +35,8 @@ export async function onPreToolUse(ctx: HookContext): Promise<HookOutcome> {
   }
 
   const targets = editTargets(ctx.payload, ctx.root);
-  const { checkGoal } = await import("./goal-guard.ts");
-  const verdict = await checkGoal(ctx, targets.paths);
-  if (verdict.action === "rollback") {
-    removePendingCapture(file);
-    return {
-      kind: "block",
-      summary: `${tool}: blocked by the drift guards`,
-      reason: `timewarp blocked this ${tool} on ${targets.paths.join(", ")}: ${verdict.reasons.join("; ")}`,
-    };
-  }
+  // The pre-image first: if the guard then fails (an invalid goal.json), the hook reports that
+  // without blocking, and the edit is still recorded by PostToolUse.
   writePendingCapture({
     file,
     capture: {
@@ -56,12 +48,23 @@ export async function onPreToolUse(ctx: HookContext): Promise<HookOutcome> {
     },
     clock: ctx.clock,
   });
+  const { checkGoal } = await import("./goal-guard.ts");
+  const verdict = await checkGoal(ctx, targets.paths);
+  const where = targets.paths.length > 0 ? targets.paths.join(", ") : "(no file in the workspace)";
+  if (verdict.action === "rollback") {
+    removePendingCapture(file);
+    return {
+      kind: "block",
+      summary: `${tool}: blocked by the drift guards`,
+      reason: `timewarp blocked this ${tool} on ${where}: ${verdict.reasons.join("; ")}`,
+    };
+  }
   const captured = `${tool}: pre-image of ${targets.paths.length} file(s)`;
   if (verdict.action === "warn")
     return {
       kind: "warn",
       summary: `${captured}; drift warning`,
-      reason: `timewarp drift warning for ${targets.paths.join(", ")}: ${verdict.reasons.join("; ")}`,
+      reason: `timewarp drift warning for ${where}: ${verdict.reasons.join("; ")}`,
     };
   return { kind: "ok", summary: captured };
 }
