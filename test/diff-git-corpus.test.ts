@@ -27,16 +27,18 @@ function applyToTree(tree: Tree, patches: FilePatch[]): Tree {
   const removes: string[] = [];
   const writes: [string, { mode: string; data: Buffer }][] = [];
   for (const p of patches) {
-    const src = p.oldPathBytes === null ? undefined : tree.get(key(p.oldPathBytes));
-    const before = p.oldPathBytes === null ? null : (src?.data ?? null);
+    // parsePatch always sets the byte names.
+    const oldB = p.oldPathBytes ?? null;
+    const newB = p.newPathBytes ?? null;
+    const src = oldB === null ? undefined : tree.get(key(oldB));
+    const before = oldB === null ? null : (src?.data ?? null);
     const out = applyFilePatch(before, p);
-    if (p.oldPathBytes !== null && (p.newPathBytes === null || p.isRename))
-      removes.push(key(p.oldPathBytes));
-    if (p.newPathBytes !== null) {
+    if (oldB !== null && (newB === null || p.isRename)) removes.push(key(oldB));
+    if (newB !== null) {
       if (out === null) throw new Error("apply returned null for a file that stays");
       const mode = p.newMode ?? src?.mode;
       if (mode === undefined) throw new Error(`no mode for ${p.newPath}`);
-      writes.push([key(p.newPathBytes), { mode, data: Buffer.from(out) }]);
+      writes.push([key(newB), { mode, data: Buffer.from(out) }]);
     }
   }
   for (const r of removes) result.delete(r);
@@ -100,7 +102,9 @@ describe("git's own diffs, replayed", () => {
     expect(all.some((p) => p.encoding === "latin1")).toBe(true);
     expect(all.some((p) => p.oldPath === null && p.hunks.length === 0 && !p.isBinary)).toBe(true);
     expect(all.some((p) => p.newPath === null)).toBe(true);
-    const names = all.flatMap((p) => [p.oldPathBytes, p.newPathBytes]).filter((b) => b !== null);
+    const names = all
+      .flatMap((p) => [p.oldPathBytes, p.newPathBytes])
+      .filter((b): b is Uint8Array => b !== null && b !== undefined);
     expect(names.some((b) => key(b) === "tab\there.txt")).toBe(true);
     expect(names.some((b) => key(b) === 'quote"name.txt')).toBe(true);
     expect(names.some((b) => key(b) === "back\\slash.txt")).toBe(true);

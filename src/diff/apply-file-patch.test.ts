@@ -164,4 +164,29 @@ describe("applyFilePatch: strict by default", () => {
     });
     expect(dec(applyFilePatch(enc("x\n"), p as FilePatch))).toBe("x\n");
   });
+
+  it("works on a FilePatch built by hand with only the core fields", () => {
+    const hunk = {
+      oldStart: 1,
+      oldLines: 2,
+      newStart: 1,
+      newLines: 2,
+      header: "@@ -1,2 +1,2 @@",
+      section: "",
+      lines: ["-a", "+A", " b"],
+    };
+    const p: FilePatch = {
+      oldPath: "x.txt",
+      newPath: "x.txt",
+      hunks: [hunk],
+      headerLines: [],
+      text: "",
+    };
+    expect(dec(applyFilePatch(enc("a\nb\n"), p))).toBe("A\nb\n");
+    const r = reverseFilePatch(p);
+    expect(r.text).toBe(
+      "diff --git a/x.txt b/x.txt\n--- a/x.txt\n+++ b/x.txt\n@@ -1,2 +1,2 @@\n-A\n+a\n b\n",
+    );
+    expect(dec(applyFilePatch(enc("A\nb\n"), r))).toBe("a\nb\n");
+  });
 });

@@ -156,11 +156,10 @@ export function checkFilePatch(
     return finish(creating ? new Uint8Array(0) : base, true);
   }
 
-  const enc = patch.encoding === "utf8" && isUtf8(base) ? "utf8" : "latin1";
+  const patchEnc = patch.encoding ?? "utf8";
+  const enc = patchEnc === "utf8" && isUtf8(base) ? "utf8" : "latin1";
   const convert =
-    enc === patch.encoding
-      ? (s: string) => s
-      : (s: string) => Buffer.from(s, "utf8").toString("latin1");
+    enc === patchEnc ? (s: string) => s : (s: string) => Buffer.from(s, "utf8").toString("latin1");
   const file = splitKeepingNewlines(base.toString(enc));
   const out: string[] = [];
   const fuzz = Math.max(0, opts.fuzz ?? 0);

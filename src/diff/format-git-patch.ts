@@ -18,6 +18,14 @@ export interface GitHeaderFields {
   similarity?: number | undefined;
 }
 
+/** A side's name as bytes: the exact bytes when known, else the UTF-8 of the string. */
+export function pathBytesOf(p: FilePatch, side: "old" | "new"): Uint8Array | null {
+  const bytes = side === "old" ? p.oldPathBytes : p.newPathBytes;
+  if (bytes !== undefined) return bytes;
+  const path = side === "old" ? p.oldPath : p.newPath;
+  return path === null ? null : Buffer.from(path, "utf8");
+}
+
 /** `a/` + name, C-quoted as a whole when git would quote it. */
 function prefixed(prefix: string, bytes: Uint8Array): string {
   return quotePath(Buffer.concat([Buffer.from(prefix), bytes]));
@@ -95,12 +103,14 @@ export function formatHunkBody(h: Hunk): string {
 /** Serialise a FilePatch in git's format (used for patches made in memory, e.g. a reverse). */
 export function formatFilePatchGit(p: FilePatch): string {
   const binary = p.binary !== undefined || (p.isBinary === true && p.hunks.length === 0);
-  let out = formatGitHeader(p, p.hunks.length > 0 && !binary);
+  const oldPathBytes = pathBytesOf(p, "old");
+  const newPathBytes = pathBytesOf(p, "new");
+  let out = formatGitHeader({ ...p, oldPathBytes, newPathBytes }, p.hunks.length > 0 && !binary);
   if (p.binary !== undefined) {
     out += `GIT binary patch\n${formatBinaryHunk(p.binary.forward)}`;
     if (p.binary.reverse !== undefined) out += formatBinaryHunk(p.binary.reverse);
   } else if (binary) {
-    out += `Binary files ${p.oldPathBytes === null ? "/dev/null" : prefixed("a/", p.oldPathBytes)} and ${p.newPathBytes === null ? "/dev/null" : prefixed("b/", p.newPathBytes)} differ\n`;
+    out += `Binary files ${oldPathBytes === null ? "/dev/null" : prefixed("a/", oldPathBytes)} and ${newPathBytes === null ? "/dev/null" : prefixed("b/", newPathBytes)} differ\n`;
   }
   for (const h of p.hunks) out += `${h.header}\n${formatHunkBody(h)}`;
   return out;

@@ -1,5 +1,5 @@
 import { quotePath } from "./c-quote.ts";
-import { formatHunkBody, NO_NEWLINE_MARKER } from "./format-git-patch.ts";
+import { formatHunkBody, NO_NEWLINE_MARKER, pathBytesOf } from "./format-git-patch.ts";
 import type { FilePatch, Hunk, PatchFormat } from "./types.ts";
 
 function name(prefix: string, bytes: Uint8Array | null): string {
@@ -11,8 +11,8 @@ function name(prefix: string, bytes: Uint8Array | null): string {
  * "Binary files … differ" line; a change of mode or name alone has no unified form and is omitted.
  */
 export function formatUnifiedFilePatch(p: FilePatch): string {
-  const a = name("a/", p.oldPathBytes);
-  const b = name("b/", p.newPathBytes);
+  const a = name("a/", pathBytesOf(p, "old"));
+  const b = name("b/", pathBytesOf(p, "new"));
   if (p.isBinary || p.binary !== undefined) return `Binary files ${a} and ${b} differ\n`;
   if (p.hunks.length === 0) return "";
   let out = `--- ${a}\n+++ ${b}\n`;
@@ -64,8 +64,8 @@ function formatContextHunk(h: Hunk): string {
 }
 
 function formatContextFilePatch(p: FilePatch): string {
-  const a = name("a/", p.oldPathBytes);
-  const b = name("b/", p.newPathBytes);
+  const a = name("a/", pathBytesOf(p, "old"));
+  const b = name("b/", pathBytesOf(p, "new"));
   if (p.isBinary || p.binary !== undefined) return `Binary files ${a} and ${b} differ\n`;
   if (p.hunks.length === 0) return "";
   return `*** ${a}\n--- ${b}\n${p.hunks.map(formatContextHunk).join("")}`;

@@ -1,5 +1,5 @@
 import { ErrorCode, TimewarpError } from "../core/index.ts";
-import { formatFilePatchGit, formatHunkHeader } from "./format-git-patch.ts";
+import { formatFilePatchGit, formatHunkHeader, pathBytesOf } from "./format-git-patch.ts";
 import { formatUnifiedFilePatch } from "./format-patch.ts";
 import { parsePatch } from "./parse-patch.ts";
 import type { FilePatch, Hunk } from "./types.ts";
@@ -55,13 +55,13 @@ export function reverseFilePatch(patch: FilePatch): FilePatch {
   const r: FilePatch = {
     oldPath: patch.newPath,
     newPath: patch.oldPath,
-    oldPathBytes: patch.newPathBytes,
-    newPathBytes: patch.oldPathBytes,
+    oldPathBytes: pathBytesOf(patch, "new"),
+    newPathBytes: pathBytesOf(patch, "old"),
     hunks: patch.hunks.map(reverseHunk),
-    isGit: patch.isGit,
+    isGit: patch.isGit !== false,
     headerLines: [],
     text: "",
-    encoding: patch.encoding,
+    encoding: patch.encoding ?? "utf8",
   };
   if (patch.newMode !== undefined) r.oldMode = patch.newMode;
   if (patch.oldMode !== undefined) r.newMode = patch.oldMode;
@@ -79,7 +79,7 @@ export function reverseFilePatch(patch: FilePatch): FilePatch {
   }
   if (patch.noNewlineNew) r.noNewlineOld = true;
   if (patch.noNewlineOld) r.noNewlineNew = true;
-  r.text = patch.isGit ? formatFilePatchGit(r) : formatUnifiedFilePatch(r);
+  r.text = patch.isGit !== false ? formatFilePatchGit(r) : formatUnifiedFilePatch(r);
   const firstHunk = r.text.indexOf("\n@@ ");
   const head = r.text.slice(0, firstHunk === -1 ? r.text.length : firstHunk + 1);
   const binaryAt = head.indexOf("GIT binary patch\n");

@@ -36,9 +36,12 @@ export interface FilePatch {
   oldPath: string | null;
   /** Path without its `b/` prefix; null for a delete. */
   newPath: string | null;
-  /** The exact bytes of `oldPath` (git's C-quoting decoded), for names that are not UTF-8. */
-  oldPathBytes: Uint8Array | null;
-  newPathBytes: Uint8Array | null;
+  /**
+   * The exact bytes of `oldPath` (git's C-quoting decoded), for names that are not UTF-8. Always
+   * set by parsePatch; when absent, the UTF-8 encoding of `oldPath` is meant.
+   */
+  oldPathBytes?: Uint8Array | null;
+  newPathBytes?: Uint8Array | null;
   /** "100644" | "100755" | "120000" | … as written. */
   oldMode?: string;
   newMode?: string;
@@ -62,8 +65,8 @@ export interface FilePatch {
   /** Mirrors of the last hunk's markers: the old/new file ends without a newline. */
   noNewlineOld?: boolean;
   noNewlineNew?: boolean;
-  /** The diff had a `diff --git` header (else it is a plain unified diff). */
-  isGit: boolean;
+  /** The diff had a `diff --git` header (false: a plain unified diff). Absent means true. */
+  isGit?: boolean;
   /** The header lines (from `diff --git` or `---` up to the first hunk), as written. */
   headerLines: string[];
   /** This file's diff text exactly as written: the record. */
@@ -72,7 +75,7 @@ export interface FilePatch {
    * How `text` maps to bytes. "utf8" normally; "latin1" when parsePatch got bytes that are not
    * valid UTF-8 (each char is one byte), so non-UTF-8 content survives.
    */
-  encoding: "utf8" | "latin1";
+  encoding?: "utf8" | "latin1";
 }
 
 /** One hunk that does not apply. */
