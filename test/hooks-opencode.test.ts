@@ -50,7 +50,7 @@ const messages = [
 
 async function loadPlugin(): Promise<Hooks> {
   const { command, args } = cliCommand();
-  installAgent({
+  await installAgent({
     root: dir,
     agent: "opencode",
     command: [command, ...args].join(" "),
