@@ -112,6 +112,8 @@ interface ScopeVerdict {
   reasons: string[];
   path?: string;
   outOfScope: boolean;
+  /** The verdict does not depend on the edit's content (no tamper check applied): cacheable per path. */
+  pathOnly?: boolean;
 }
 
 function scopeOf(
@@ -164,7 +166,8 @@ function scopeOf(
       `scope: ${path} is a protected test (${JSON.stringify(c.protectedBy)}): editing it is test tampering`,
     );
   }
-  if (evidence !== undefined && (c.protectedBy !== null || isTestPath(path))) {
+  const testLike = c.protectedBy !== null || isTestPath(path);
+  if (evidence !== undefined && testLike) {
     const markers = findTamperMarkers(addedText(evidence));
     if (markers.length > 0) {
       scope = 1;
@@ -173,6 +176,7 @@ function scopeOf(
     }
   }
   if (scope === 0) reasons.push(`scope: ${path} is in scope`);
+  if (!testLike) return { scope, reasons, path, outOfScope, pathOnly: true };
   return { scope, reasons, path, outOfScope };
 }
 
@@ -267,6 +271,8 @@ export function runGuards(
   const compiled = "classify" in goal ? goal : compileGoal(goal);
   const g = compiled.goal;
   const planIndex = createPlanIndex(g.objective);
+  const scopeCache = new Map<string, ScopeVerdict>();
+  const maskedCache = new Map<string, string[]>();
   const out: GuardRecord[] = [];
   // For the flaky rule: the index of the next edit after each position, and the commands that pass later.
   const nextEditAt = new Array<number>(events.length + 1).fill(Number.POSITIVE_INFINITY);
@@ -286,11 +292,15 @@ export function runGuards(
   for (let i = 0; i < events.length; i++) {
     const e = events[i];
     if (e === undefined) continue;
-    const base = { run_id: e.run_id, step: e.step, tool: e.tool, phase: e.phase };
+    // Records are built as literals, not spreads: an object spread per event was the largest cost
+    // of scoring 100k events (see bench/memory.ts).
     if (e.tool === "plan") {
       if (e.why) planIndex.add(e.why);
       out.push({
-        ...base,
+        run_id: e.run_id,
+        step: e.step,
+        tool: e.tool,
+        phase: e.phase,
         scope_guard: 0,
         plan_guard: 0,
         test_guard: 0,
@@ -303,8 +313,12 @@ export function runGuards(
     }
     if (e.tool === "edit") {
       const rawPath = pathOfWhere(e.where);
-      const s = scopeOf(compiled, rawPath, e.evidence);
-      const reasons = [...s.reasons];
+      let s = rawPath === undefined ? undefined : scopeCache.get(rawPath);
+      if (s === undefined) {
+        s = scopeOf(compiled, rawPath, e.evidence);
+        if (s.pathOnly === true && rawPath !== undefined) scopeCache.set(rawPath, s);
+      }
+      const reasons = s.reasons.slice();
       let plan = 0;
       if (planIndex.plans === 0) reasons.push("plan: no plan stated before this edit");
       else if (s.path !== undefined && planIndex.mentioned(s.path))
@@ -327,22 +341,32 @@ export function runGuards(
         evidence = 1;
         reasons.push("evidence: none (claimed, not shown)");
       }
-      const scores = { scope: s.scope, plan, test: 0, evidence };
-      const drift = driftScore(scores, g.weights, ["scope", "plan", "evidence"]);
+      // driftScore() inlined for the three edit guards
+      const w = g.weights;
+      const unit = Math.max(w.scope, w.plan, w.evidence);
+      const drift =
+        unit === 0
+          ? 0
+          : round(Math.min(1, (w.scope * s.scope + w.plan * plan + w.evidence * evidence) / unit));
       const action = actionFor(drift, g.thresholds);
       const record: GuardRecord = {
-        ...base,
+        run_id: e.run_id,
+        step: e.step,
+        tool: e.tool,
+        phase: e.phase,
         scope_guard: s.scope,
         plan_guard: plan,
         test_guard: 0,
         evidence_guard: evidence,
         drift_score: drift,
         action,
-        ...(s.path !== undefined ? { file: s.path } : {}),
         reasons,
       };
+      if (s.path !== undefined) record.file = s.path;
       if (action === "rollback" && s.outOfScope && s.path !== undefined) {
-        Object.assign(record, fixFor({ path: s.path, event: e, options }));
+        const fix = fixFor({ path: s.path, event: e, options });
+        record.auto_fixable = fix.auto_fixable;
+        if (fix.fix_cmd !== undefined) record.fix_cmd = fix.fix_cmd;
       }
       out.push(record);
       continue;
@@ -350,7 +374,12 @@ export function runGuards(
     // shell: only test commands become events
     const reasons: string[] = [];
     let test = 0;
-    const masked = isMaskedCmd(e.cmd ?? "");
+    const cmd = e.cmd ?? "";
+    let masked = maskedCache.get(cmd);
+    if (masked === undefined) {
+      masked = isMaskedCmd(cmd);
+      maskedCache.set(cmd, masked);
+    }
     const f = failed(e);
     if (masked.length > 0) {
       test = 1;
@@ -370,19 +399,22 @@ export function runGuards(
       }
     } else if (f === false) reasons.push(`test: passed (${e.result?.passed ?? 0})`);
     else reasons.push("test: result unknown");
-    const scores = { scope: 0, plan: 0, test, evidence: 0 };
-    const drift = driftScore(scores, g.weights, ["test"]);
-    out.push({
-      ...base,
+    const drift = g.weights.test === 0 ? 0 : round(Math.min(1, test));
+    const record: GuardRecord = {
+      run_id: e.run_id,
+      step: e.step,
+      tool: e.tool,
+      phase: e.phase,
       scope_guard: 0,
       plan_guard: 0,
       test_guard: test,
       evidence_guard: 0,
       drift_score: drift,
       action: actionFor(drift, g.thresholds),
-      ...(e.cmd !== undefined ? { cmd: e.cmd } : {}),
       reasons,
-    });
+    };
+    if (e.cmd !== undefined) record.cmd = e.cmd;
+    out.push(record);
   }
   return out;
 }

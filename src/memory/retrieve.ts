@@ -28,36 +28,51 @@ export interface CardIndex {
   size: number;
 }
 
+/** Two fields, not one per card field: MiniSearch scores each (term, field) posting list, and search time grows with their number. */
 interface Doc {
   id: number;
-  title: string;
-  triggers: string;
-  steps: string;
-  invariants: string;
+  /** title + triggers: what the card is for. */
+  head: string;
+  /** steps + invariants + anti-patterns: how it is done. */
+  body: string;
 }
 
-/** Build the index; the tokenizer splits paths, camelCase, snake_case and CJK bigrams (tokenize.ts). */
+/** Build the index (title and triggers boosted ×3 over steps and invariants); the tokenizer splits paths, camelCase, snake_case and CJK bigrams (tokenize.ts). */
 export function createCardIndex(cards: readonly PatternCard[]): CardIndex {
+  // Document frequency per token (for the IDF-weighted coverage threshold), counted while
+  // MiniSearch tokenizes: extractField sees the document, tokenize the text, once each.
+  const df = new Map<string, number>();
+  const lastDoc = new Map<string, number>();
+  let current = -1;
+  let indexing = true;
   const ms = new MiniSearch<Doc>({
-    fields: ["title", "triggers", "steps", "invariants"],
-    tokenize: (text) => tokenize(text),
+    fields: ["head", "body"],
+    extractField: (doc, field) => {
+      current = doc.id;
+      const v = doc[field as keyof Doc];
+      return typeof v === "number" ? String(v) : v;
+    },
+    tokenize: (text) => {
+      const tokens = tokenize(text);
+      if (indexing) {
+        for (const t of tokens) {
+          if (lastDoc.get(t) === current) continue;
+          lastDoc.set(t, current);
+          df.set(t, (df.get(t) ?? 0) + 1);
+        }
+      }
+      return tokens;
+    },
     processTerm: (t) => t,
-    searchOptions: { boost: { title: 2, triggers: 3 }, combineWith: "OR" },
+    searchOptions: { boost: { head: 3 }, combineWith: "OR" },
   });
   const docs = cards.map((c, id) => ({
     id,
-    title: c.title,
-    triggers: c.triggers.join("\n"),
-    steps: c.steps.join("\n"),
-    invariants: [...c.invariants, ...c.anti_patterns].join("\n"),
+    head: [c.title, ...c.triggers].join("\n"),
+    body: [...c.steps, ...c.invariants, ...c.anti_patterns].join("\n"),
   }));
   ms.addAll(docs);
-  // Document frequency per token, for the IDF-weighted coverage threshold.
-  const df = new Map<string, number>();
-  for (const d of docs) {
-    for (const t of new Set(tokenize(`${d.title}\n${d.triggers}\n${d.steps}\n${d.invariants}`)))
-      df.set(t, (df.get(t) ?? 0) + 1);
-  }
+  indexing = false;
   const n = cards.length;
   // A token no card has weighs as a rare one (df = 1): it should lower coverage, but a query in
   // two languages against cards in one should not be ruled out by its untranslatable half alone.
