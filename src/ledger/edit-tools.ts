@@ -59,7 +59,7 @@ async function runEdit(ctx: LedgerContext, options: RunEditOptions): Promise<Edi
   }
   const paths = ledgerPaths(ctx.root);
   return withLedgerLock(ctx.root, options.tool, () => {
-    const plan = options.plan();
+    const plan = withCreatedParents(ctx.root, options.plan());
     const edits = plan.edits.filter(isRealChange);
     if (edits.length === 0 && plan.directories.length === 0) {
       return {
@@ -96,6 +96,30 @@ async function runEdit(ctx: LedgerContext, options: RunEditOptions): Promise<Edi
       dryRun: false,
     };
   });
+}
+
+/**
+ * Record the directories a file creation brings into being, so that reverting the creation
+ * removes them again instead of leaving empty folders behind.
+ */
+function withCreatedParents(root: string, plan: EditPlan): EditPlan {
+  const planned = new Set(
+    plan.directories.filter((d) => d.action === "created").map((d) => d.path),
+  );
+  const extra: DirectoryChange[] = [];
+  for (const e of plan.edits) {
+    if (e.newPath === null || e.after === null) continue;
+    const parts = e.newPath.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const rel = parts.slice(0, i).join("/");
+      if (planned.has(rel) || isDirectory(join(root, rel))) continue;
+      planned.add(rel);
+      extra.push({ path: rel, action: "created" });
+    }
+  }
+  if (extra.length === 0) return plan;
+  extra.sort((a, b) => a.path.split("/").length - b.path.split("/").length);
+  return { ...plan, directories: [...extra, ...plan.directories] };
 }
 
 function affectedOf(edits: FileEdit[], dirs: DirectoryChange[]): string[] {

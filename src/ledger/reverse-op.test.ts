@@ -252,6 +252,15 @@ describe("ReverseOp", () => {
     expect(treeOf(root, { data: false })).toEqual(before);
   });
 
+  it("reverting a file created in new folders removes the folders too", async () => {
+    const root = workspace({ "keep.txt": "k\n" });
+    const before = treeOf(root, { data: false });
+    const r = await applyWholeFileEdit({ root }, { path: "n/m/new.txt", content: "x\n" });
+    expect(r.affectedFiles).toEqual(["n/m/new.txt", "n", "n/m"]);
+    await reverseOp({ root }, { snapshotId: r.snapshotId ?? "" });
+    expect(treeOf(root, { data: false })).toEqual(before);
+  });
+
   it("reverts a whole milestone", async () => {
     const root = workspace({ "a.txt": lines(20), "b.txt": "b\n" });
     const one = await applyEditBlock(
