@@ -207,7 +207,7 @@ function mentions(lower: string, k: PathKeys): boolean {
   return (
     lower.includes(k.p) ||
     (k.base !== "" && lower.includes(k.base)) ||
-    (k.stem !== null && k.stem.test(lower)) ||
+    k.stem?.test(lower) === true ||
     (k.dir !== "" && lower.includes(k.dir))
   );
 }
