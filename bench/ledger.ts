@@ -28,12 +28,17 @@ const fmt = (n: number) => `${n.toFixed(2).padStart(8)} ms`;
 /** CPU time of this process per measurement, beside wall time: the machine may be shared. */
 const cpu: Record<string, number[]> = {};
 const cpuMs = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1000;
+const note = (label: string, ms: number) => {
+  const list = cpu[label] ?? [];
+  list.push(ms);
+  cpu[label] = list;
+};
 const time = (fn: () => unknown, label?: string) => {
   const c = process.cpuUsage();
   const t = performance.now();
   fn();
   const wall = performance.now() - t;
-  if (label) (cpu[label] ??= []).push(cpuMs(process.cpuUsage(c)));
+  if (label) note(label, cpuMs(process.cpuUsage(c)));
   return wall;
 };
 const timeAsync = async (fn: () => Promise<unknown>, label?: string) => {
@@ -41,7 +46,7 @@ const timeAsync = async (fn: () => Promise<unknown>, label?: string) => {
   const t = performance.now();
   await fn();
   const wall = performance.now() - t;
-  if (label) (cpu[label] ??= []).push(cpuMs(process.cpuUsage(c)));
+  if (label) note(label, cpuMs(process.cpuUsage(c)));
   return wall;
 };
 const cpuOf = (label: string) => `(cpu ${median(cpu[label] ?? []).toFixed(2)} ms)`;
