@@ -39,9 +39,41 @@ function cacheFile(root: string): string {
   return join(hookPaths(root).dir, "stat-cache.json");
 }
 
-/** The last hook scan, else the snapshots' stat cache (the session-start scan). */
-function lastScan(root: string): StatCache {
-  return readHookStatCache(cacheFile(root)) ?? readStatCache(workspacePaths(root).statCache);
+/** The last hook scan (`own`), else the snapshots' stat cache (the session-start scan). */
+function lastScan(root: string): { cache: StatCache; own: boolean } {
+  const own = readHookStatCache(cacheFile(root));
+  return own !== null
+    ? { cache: own, own: true }
+    : { cache: readStatCache(workspacePaths(root).statCache), own: false };
+}
+
+/**
+ * Scan through the last cache and keep the result as the new baseline — unless every file was a
+ * cache hit and none came or went: then the cache on disk already says exactly this, and the
+ * write (a megabyte at 10k files) is skipped. Returns the id of the cache now on disk.
+ */
+function scanAndKeep(root: string): {
+  before: StatCache;
+  after: StatCache;
+  id: string;
+  files: number;
+  rehashed: number;
+  unchanged: boolean;
+} {
+  const last = lastScan(root);
+  const scan = scanNow(root, last.cache);
+  const unchanged =
+    last.own && scan.rehashed === 0 && scan.cache.entries.size === last.cache.entries.size;
+  if (!unchanged) writeHookStatCache(cacheFile(root), scan.cache);
+  const kept = unchanged ? last.cache : scan.cache;
+  return {
+    before: last.cache,
+    after: scan.cache,
+    id: `${kept.scanStartMs}`,
+    files: scan.files,
+    rehashed: scan.rehashed,
+    unchanged,
+  };
 }
 
 /**
@@ -49,9 +81,8 @@ function lastScan(root: string): StatCache {
  * data changed are read) and keep the result as the baseline of this command.
  */
 export function scanBaseline(root: string): ShellScan {
-  const scan = scanNow(root, lastScan(root));
-  writeHookStatCache(cacheFile(root), scan.cache);
-  return { id: `${scan.cache.scanStartMs}`, files: scan.files, rehashed: scan.rehashed };
+  const { id, files, rehashed } = scanAndKeep(root);
+  return { id, files, rehashed };
 }
 
 export interface ShellRescan extends ShellScan {
@@ -63,17 +94,15 @@ export interface ShellRescan extends ShellScan {
 
 /** PostToolUse of a shell tool: scan again and diff against the baseline. */
 export function rescanAfterShell(root: string, expectedBaseline: string | null): ShellRescan {
-  const before = lastScan(root);
-  const scan = scanNow(root, before);
-  writeHookStatCache(cacheFile(root), scan.cache);
+  const scan = scanAndKeep(root);
   // No baseline at all (no snapshot, no earlier hook scan): this scan becomes the baseline;
   // calling every file of the workspace "changed by the shell" would be a lie.
-  const known = before.scanStartMs !== 0 || before.entries.size > 0;
+  const known = scan.before.scanStartMs !== 0 || scan.before.entries.size > 0;
   return {
-    id: `${scan.cache.scanStartMs}`,
+    id: scan.id,
     files: scan.files,
     rehashed: scan.rehashed,
-    changes: known ? diffStatCaches(before, scan.cache) : [],
-    baselineMoved: expectedBaseline !== `${before.scanStartMs}`,
+    changes: known && !scan.unchanged ? diffStatCaches(scan.before, scan.after) : [],
+    baselineMoved: expectedBaseline !== `${scan.before.scanStartMs}`,
   };
 }
