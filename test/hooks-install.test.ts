@@ -64,6 +64,7 @@ describe("timewarp install (real CLI)", () => {
     expect(snapshotFiles(files)).toEqual(before);
     const undo = runCli(["install", "--uninstall", "claude-code"], { cwd: dir });
     expect(undo.status).toBe(0);
+    expect(existsSync(join(dir, ".claude"))).toBe(false); // the directories it created, too
     expect(snapshotFiles(files)).toEqual({
       ".claude/settings.json": null,
       ".mcp.json": null,
@@ -97,6 +98,7 @@ describe("installAgent / uninstallAgent", () => {
     expect((await install("claude-code")).changed).toBe(false);
     await uninstall("claude-code");
     expect(read(".claude/settings.json")).toBe(original);
+    expect(existsSync(join(dir, ".claude", "skills"))).toBe(false);
   });
 
   it("uninstall after the user edited the file removes only timewarp's entries", async () => {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -59,6 +59,8 @@ const InstallRecordSchema = z.object({
       installed_sha1: z.string(),
     }),
   ),
+  /** Project-relative directories the install created (`.claude/skills/…`); uninstall removes them when empty. */
+  created_dirs: z.array(z.string()).default([]),
 });
 type InstallRecord = z.infer<typeof InstallRecordSchema>;
 
@@ -88,6 +90,17 @@ export function readInstallAssets(): InstallAssets {
     ),
     opencodePlugin: readFileSync(join(plugins, "opencode", "timewarp.js"), "utf8"),
   };
+}
+
+/** The parent directories of `rel` that do not exist yet (project-relative, outermost first). */
+function missingDirs(root: string, rel: string): string[] {
+  const parts = rel.split("/").slice(0, -1);
+  const out: string[] = [];
+  for (let i = 1; i <= parts.length; i++) {
+    const dir = parts.slice(0, i).join("/");
+    if (!existsSync(join(root, dir))) out.push(dir);
+  }
+  return out;
 }
 
 const sha1 = (text: string): string => createHash("sha1").update(text).digest("hex");
@@ -175,6 +188,12 @@ export function installAgent(options: InstallOptions): InstallReport {
           installed_sha1: sha1(next.text),
         };
       }),
+      created_dirs: [
+        ...new Set([
+          ...(previous?.created_dirs ?? []),
+          ...planned.flatMap(({ spec }) => missingDirs(options.root, spec.path)),
+        ]),
+      ],
     };
     // The record goes first: a crash between files leaves a record whose hashes do not match,
     // and uninstall then removes timewarp's entries structurally instead of restoring bytes.
@@ -243,6 +262,15 @@ export function uninstallAgent(options: InstallOptions): InstallReport {
   const changed = files.some((f) => f.action !== "unchanged");
   if (options.dryRun !== true) {
     for (const w of writes) writeText(w.abs, w.text);
+    // Deepest first, and only while empty: a directory the user has since put files in stays.
+    const dirs = [...(record?.created_dirs ?? [])].sort((a, b) => b.length - a.length);
+    for (const d of dirs) {
+      try {
+        rmdirSync(join(options.root, d));
+      } catch {
+        // not empty, or already gone
+      }
+    }
     if (record !== null) rmSync(recordPath(options.root, options.agent), { force: true });
   }
   return {
