@@ -107,6 +107,26 @@ describe("ledger tools over MCP stdio", () => {
       milestones: [{ id: "milestone_001", title: "y" }],
     });
 
+    const proposals = await client.callTool({
+      name: "timewarp_milestone_proposals",
+      arguments: {},
+    });
+    const offered = (
+      proposals.structuredContent as { proposals: { id: string; snapshotIds: string[] }[] }
+    ).proposals;
+    // the edit is in milestone_001; only the forced revert that followed is left to propose
+    expect(offered.flatMap((p) => p.snapshotIds)).toEqual([
+      (forced.structuredContent as { newSnapshotId: string }).newSnapshotId,
+    ]);
+    const accepted = await client.callTool({
+      name: "timewarp_milestone_accept",
+      arguments: { proposalId: offered[0]?.id ?? "", title: "revert" },
+    });
+    expect(accepted.structuredContent).toMatchObject({
+      success: true,
+      milestoneId: "milestone_002",
+    });
+
     const missing = await client.callTool({
       name: "ReadSnapshotDiff",
       arguments: { snapshotId: "nope" },

@@ -294,5 +294,60 @@ export function defineLedgerTools(): ToolDefinition[] {
       annotations: { readOnlyHint: true },
       handler: async (input, ctx) => (await ledger()).getMilestones(lctx(ctx), input),
     }),
+    defineTool({
+      name: "timewarp_milestone_proposals",
+      title: "Proposed milestones",
+      description:
+        "Milestones the ledger suggests over operations not yet in one: a group ends when tests passed or the user " +
+        "said a stage is done (signals), after a long pause, or when the work moves to other modules. Accept one with " +
+        "timewarp_milestone_accept.",
+      inputSchema: z.object({
+        pauseMinutes: z
+          .number()
+          .positive()
+          .optional()
+          .describe("A gap this long ends a group (default 30)"),
+      }),
+      outputSchema: z.object({
+        success: z.boolean(),
+        proposals: z.array(
+          z.object({
+            id: z.string(),
+            snapshotIds: z.array(z.string()),
+            reason: z.enum(["tests_passed", "explicit", "pause", "module_switch", "end"]),
+            suggestedTitle: z.string(),
+            affectedFiles: z.array(z.string()),
+            startedAt: z.string(),
+            endedAt: z.string(),
+          }),
+        ),
+      }),
+      annotations: { readOnlyHint: true },
+      handler: async (input, ctx) => {
+        const { listMilestoneProposals } = await ledger();
+        const proposals = listMilestoneProposals(
+          lctx(ctx),
+          input.pauseMinutes === undefined ? {} : { pauseMs: input.pauseMinutes * 60_000 },
+        );
+        return { success: true, proposals };
+      },
+    }),
+    defineTool({
+      name: "timewarp_milestone_accept",
+      title: "Accept a proposed milestone",
+      description: "Create the milestone a proposal (from timewarp_milestone_proposals) suggests.",
+      inputSchema: z.object({
+        proposalId: z.string(),
+        title: z.string().optional(),
+        description: z.string().optional(),
+        tags: z.array(z.string()).optional(),
+      }),
+      outputSchema: z.object({
+        success: z.boolean(),
+        milestoneId: z.string().optional(),
+        summary: SummarySchema.optional(),
+      }),
+      handler: async (input, ctx) => (await ledger()).acceptMilestoneProposal(lctx(ctx), input),
+    }),
   ];
 }
