@@ -1,6 +1,6 @@
 import picomatch from "picomatch";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
-import { type IndexData, positionOf, splitFiles } from "./history-index.ts";
+import { type IndexData, splitFiles } from "./history-index.ts";
 
 /** Filters of GetEditHistory, already validated. Times are epoch ms, inclusive. */
 export interface HistoryFilters {
@@ -30,7 +30,9 @@ function parseCursor(cursor: string, index: IndexData): number {
   const id = cursor.startsWith(CURSOR_PREFIX)
     ? Buffer.from(cursor.slice(CURSOR_PREFIX.length), "base64url").toString("utf8")
     : "";
-  const at = positionOf(index, id);
+  // Cursors point near the newest end: a backward scan beats building the whole id map.
+  const found = id === "" ? -1 : index.ids.lastIndexOf(id);
+  const at = found < 0 ? undefined : found;
   if (at === undefined) {
     throw new TimewarpError(
       ErrorCode.INVALID_INPUT,
