@@ -9,7 +9,6 @@ import {
   writeSync,
 } from "node:fs";
 import { errnoCode, fromSystemError, writeFileAtomic } from "../core/index.ts";
-import { OPERATION_ID_PATTERN } from "./schema.ts";
 
 /**
  * The history index: `history/index.tsv`, append-only, one line per operation:
@@ -106,40 +105,62 @@ export function formatIndexLine(entry: IndexEntry): string {
  * asked for: 100k lines parse in tens of milliseconds.
  */
 export function parseIndexText(text: string, into: IndexData): number {
-  const tools = new Map<string, string>();
-  for (const t of into.tools) tools.set(t, t);
+  // Tools are few: compare in place against the ones seen instead of slicing every line's.
+  const known: string[] = [...new Set(into.tools)];
   let pos = 0;
   for (;;) {
     const end = text.indexOf("\n", pos);
     if (end < 0) break;
-    const lineStart = pos;
+    const start = pos;
     pos = end + 1;
-    const t1 = text.indexOf("\t", lineStart);
-    if (t1 !== lineStart + 10 || t1 > end) continue;
-    const t2 = text.indexOf("\t", t1 + 1);
-    const t3 = t2 < 0 ? -1 : text.indexOf("\t", t2 + 1);
-    if (t2 < 0 || t3 < 0 || t3 > end) continue;
-    let t4 = text.indexOf("\t", t3 + 1);
-    if (t4 < 0 || t4 > end) t4 = end;
-    const id = text.slice(lineStart, t1);
-    if (!OPERATION_ID_PATTERN.test(id)) continue;
-    const ts = Number(text.slice(t1 + 1, t2));
-    const lines = Number(text.slice(t3 + 1, t4));
-    if (!Number.isFinite(ts) || !Number.isFinite(lines)) continue;
-    const rawTool = text.slice(t2 + 1, t3);
-    let tool = tools.get(rawTool);
-    if (tool === undefined) {
-      tool = unescapeField(rawTool);
-      tools.set(rawTool, tool);
+    const t1 = start + 10;
+    if (t1 >= end || text.charCodeAt(t1) !== 9 || !isIdAt(text, start)) continue;
+    const ts = digitsAt(text, t1 + 1);
+    const t2 = ts.next;
+    if (ts.value < 0 || text.charCodeAt(t2) !== 9) continue;
+    const t3 = text.indexOf("\t", t2 + 1);
+    if (t3 < 0 || t3 > end) continue;
+    let tool: string | undefined;
+    for (const k of known) {
+      if (k.length === t3 - t2 - 1 && text.startsWith(k, t2 + 1)) {
+        tool = k;
+        break;
+      }
     }
+    if (tool === undefined) {
+      tool = unescapeField(text.slice(t2 + 1, t3));
+      if (!known.includes(tool)) known.push(tool);
+    }
+    const lines = digitsAt(text, t3 + 1);
+    const t4 = lines.next;
+    if (lines.value < 0 || (t4 !== end && text.charCodeAt(t4) !== 9)) continue;
+    const id = text.slice(start, t1);
     if (into.byId !== undefined && !into.byId.has(id)) into.byId.set(id, into.ids.length);
     into.ids.push(id);
-    into.ts.push(ts);
+    into.ts.push(ts.value);
     into.tools.push(tool);
-    into.linesChanged.push(lines);
+    into.linesChanged.push(lines.value);
     into.filesRaw.push(t4 < end ? text.slice(t4 + 1, end) : "");
   }
   return pos;
+}
+
+/** True if the 10 characters at `at` form an operation id ([0-9a-z]). */
+function isIdAt(text: string, at: number): boolean {
+  for (let k = at; k < at + 10; k++) {
+    const c = text.charCodeAt(k);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 122))) return false;
+  }
+  return true;
+}
+
+/** The decimal number at `at` (value -1 if there is no digit) and the position after it. */
+function digitsAt(text: string, at: number): { value: number; next: number } {
+  let value = 0;
+  let k = at;
+  for (let c = text.charCodeAt(k); c >= 48 && c <= 57; c = text.charCodeAt(++k))
+    value = value * 10 + (c - 48);
+  return { value: k === at ? -1 : value, next: k };
 }
 
 interface CacheEntry {
