@@ -14,7 +14,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createFixedClock } from "../src/core/index.ts";
 import {
@@ -127,10 +127,14 @@ const goal = goalR.value.goal;
   const compiled = compileGoal(goal);
   const ours: number[] = [];
   let records: GuardRecord[] = [];
+  const oursCpu: number[] = [];
   for (let k = 0; k < reps; k++) {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     records = runGuards(compiled, events, { gitWorkTree: true });
     ours.push(performance.now() - t0);
+    const c1 = process.cpuUsage(c0);
+    oursCpu.push((c1.user + c1.system) / 1000);
   }
   // The seed's formula: binary guards, plain weighted sum; its ceiling for an edit is 0.4+0.3+0.1.
   const original = (e: MemoryEvent, planned: boolean): number => {
@@ -162,7 +166,7 @@ const goal = goalR.value.goal;
   const count = (a: string) => records.filter((r) => r.action === a).length;
   console.log(`\n## guards over ${n} events (${reps} reps)`);
   console.log(
-    `  runGuards (ours)            median ${ms(median(ours))}  (${((n / median(ours)) * 1000).toFixed(0)} events/s)`,
+    `  runGuards (ours)            median ${ms(median(ours))}  (${((n / median(ours)) * 1000).toFixed(0)} events/s, CPU ${ms(median(oursCpu))})`,
   );
   console.log(
     `  seed's plain weighted sum   median ${ms(median(theirs))}  ratio ours/seed ${(median(ours) / median(theirs)).toFixed(1)}x`,
@@ -265,21 +269,34 @@ const goal = goalR.value.goal;
   const scan: number[] = [];
   let hits = 0;
   let agree = 0;
+  // CPU time as well as wall time: on a shared, loaded machine wall time includes waiting for a core.
+  const cpu = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  const oursCpu: number[] = [];
+  const scanCpu: number[] = [];
   for (const q of queries) {
+    let c = cpu();
     let t = performance.now();
     const a = index.search(q, { limit: 5 });
     ours.push(performance.now() - t);
+    oursCpu.push(cpu() - c);
+    c = cpu();
     t = performance.now();
     const b = linearScanSearch(cards, q, 5);
     scan.push(performance.now() - t);
+    scanCpu.push(cpu() - c);
     if (a.length > 0) hits++;
     if (a[0] !== undefined && b.some((x) => x.card.pattern_id === a[0]?.card.pattern_id)) agree++;
   }
   console.log(`\n## retrieval over ${cards.length} cards (${queries.length} queries)`);
   console.log(`  index build                 ${ms(build)}`);
-  console.log(`  MiniSearch BM25 (ours)      p50 ${ms(median(ours))}  p95 ${ms(pct(ours, 0.95))}`);
   console.log(
-    `  linear token-overlap scan   p50 ${ms(median(scan))}  p95 ${ms(pct(scan, 0.95))}  ratio scan/ours ${(median(scan) / median(ours)).toFixed(0)}x`,
+    `  MiniSearch BM25 (ours)      p50 ${ms(median(ours))}  p95 ${ms(pct(ours, 0.95))}  CPU p50 ${ms(median(oursCpu))}`,
+  );
+  console.log(
+    `  linear token-overlap scan   p50 ${ms(median(scan))}  p95 ${ms(pct(scan, 0.95))}  CPU p50 ${ms(median(scanCpu))}  ratio scan/ours ${(median(scan) / median(ours)).toFixed(0)}x`,
   );
   console.log(
     `  queries answered above the threshold: ${hits}/${queries.length}; our top card in the scan's top 5: ${agree}/${hits}`,
@@ -397,5 +414,7 @@ const goal = goalR.value.goal;
   );
 }
 
-console.log(`\npeak RSS of this process: ${rssMiB()} MiB`);
+console.log(
+  `\npeak RSS of this process: ${rssMiB()} MiB; 1-min load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} cores`,
+);
 rmSync(dir, { recursive: true, force: true });
