@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import {
@@ -144,8 +144,8 @@ export interface CardResult {
 }
 
 /**
- * `memory card`: reflection + pattern card from a run whose guards have been computed (they are,
- * when guards.jsonl is missing). Only a successful run yields a card unless `force`. The card is
+ * `memory card`: reflection + pattern card from a run whose guards have been computed (they are
+ * scored again when guards.jsonl is missing or older than events.jsonl). Only a successful run yields a card unless `force`. The card is
  * written to `artifacts/pattern.<id>.json` and saved (merged when near-duplicate) in the project
  * library and the user-level one. `reflect` runs config.memory.reflect_command when configured.
  */
@@ -158,7 +158,11 @@ export function distillRun(
   const paths = runPaths(dir);
   const { goal, events, warnings } = readRunInputs(dir);
   let records: GuardRecord[];
-  if (existsSync(paths.guards)) {
+  // guards.jsonl older than events.jsonl was scored on other events: score again
+  if (
+    existsSync(paths.guards) &&
+    statSync(paths.guards).mtimeMs >= statSync(paths.events).mtimeMs
+  ) {
     const r = readJsonl(paths.guards, GuardRecordSchema);
     records = r.items;
     warnings.push(...r.warnings);
