@@ -48,7 +48,12 @@ const median = (xs: number[]) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 === 1 ? (s[m] ?? Number.NaN) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
 };
+/**
+ * Time `fn` after a `sync`, so no tool pays for writing back the dirty pages another one (cp -a
+ * of the whole tree, a removal) left behind: fsync latency on ext4 depends on them.
+ */
 const time = (fn: () => void): number => {
+  execFileSync("sync");
   const t0 = performance.now();
   fn();
   return performance.now() - t0;

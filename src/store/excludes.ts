@@ -33,17 +33,21 @@ export function createExcludeMatcher(globs: readonly string[]): ExcludeMatcher {
   if (lines.every((g) => SIMPLE.test(g) && !g.includes("**"))) {
     const anyNames = new Set<string>();
     const dirNames = new Set<string>();
+    const anySuffixes: string[] = [];
     const anyGlobs: RegExp[] = [];
     const dirGlobs: RegExp[] = [];
     for (const g of lines) {
       const dirOnly = g.endsWith("/");
       const body = dirOnly ? g.slice(0, -1) : g;
       const wild = /[*?]/.test(body);
-      if (wild) (dirOnly ? dirGlobs : anyGlobs).push(globToRegExp(body));
+      // `*.log`: a suffix test, the common case, without a regex per name
+      if (wild && !dirOnly && /^\*[^*?]+$/.test(body)) anySuffixes.push(body.slice(1));
+      else if (wild) (dirOnly ? dirGlobs : anyGlobs).push(globToRegExp(body));
       else (dirOnly ? dirNames : anyNames).add(body);
     }
     return (_rel, name, isDir) => {
       if (anyNames.has(name)) return true;
+      for (const suffix of anySuffixes) if (name.endsWith(suffix)) return true;
       for (const r of anyGlobs) if (r.test(name)) return true;
       if (isDir) {
         if (dirNames.has(name)) return true;

@@ -167,6 +167,30 @@ function readStable(
   }
 }
 
+function pushSkip(
+  skipped: SkippedPath[],
+  path: string,
+  raw: Buffer | undefined,
+  reason: SkipReason,
+  detail: string,
+): void {
+  skipped.push(
+    raw === undefined
+      ? { path, reason, detail }
+      : { path, path_b64: raw.toString("base64"), reason, detail },
+  );
+}
+
+/** A manifest entry; `path_b64` only for names that are not UTF-8 (no spread on the hot path). */
+function entryOf(
+  path: string,
+  raw: Buffer | undefined,
+  rest: Omit<ManifestEntry, "path" | "path_b64">,
+): ManifestEntry {
+  if (raw === undefined) return { path, ...rest };
+  return { path, path_b64: raw.toString("base64"), ...rest };
+}
+
 function specialKind(d: Stats): string {
   if (d.isFIFO()) return "fifo";
   if (d.isSocket()) return "socket";
@@ -260,33 +284,22 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       const isDir = d.isDirectory();
       if (excluded(rel, text, isDir)) continue;
       if (++seen % 500 === 0) options.onProgress?.({ entries: seen, rehashed });
-      const skip = (reason: SkipReason, detail: string) =>
-        skipped.push({
-          path: rel,
-          ...(raw === undefined ? {} : { path_b64: raw.toString("base64") }),
-          reason,
-          detail,
-        });
       let st: Stats;
       try {
         st = lstatSync(fsPath);
       } catch (error) {
         const code = errnoCode(error);
         if (code === "ENOENT") continue;
-        skip("unreadable", code ?? String(error));
+        pushSkip(skipped, rel, raw, "unreadable", code ?? String(error));
         continue;
       }
-      const base = {
-        path: rel,
-        ...(raw === undefined ? {} : { path_b64: raw.toString("base64") }),
-      };
       const mode = st.mode & 0o7777;
       const mtime_ms = st.mtimeMs;
       if (st.isDirectory()) {
         // A directory that matched no dir-only pattern as a file type hint may still match now.
         if (!isDir && excluded(rel, text, true)) continue;
         dirs++;
-        entries.push({ ...base, type: "dir", mode, size: 0, mtime_ms });
+        entries.push(entryOf(rel, raw, { type: "dir", mode, size: 0, mtime_ms }));
         stack.push({ fs: fsPath, rel, raw });
       } else if (st.isSymbolicLink()) {
         let target: Buffer;
@@ -295,20 +308,21 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
         } catch (error) {
           const code = errnoCode(error);
           if (code === "ENOENT" || code === "EINVAL") continue;
-          skip("unreadable", code ?? String(error));
+          pushSkip(skipped, rel, raw, "unreadable", code ?? String(error));
           continue;
         }
         const t = decodeName(target);
         symlinks++;
-        entries.push({
-          ...base,
-          type: "symlink",
-          mode,
-          size: target.length,
-          mtime_ms,
-          oid: gitBlobId(target),
-          ...(t.exact ? { target: t.text } : { target_b64: target.toString("base64") }),
-        });
+        entries.push(
+          entryOf(rel, raw, {
+            type: "symlink",
+            mode,
+            size: target.length,
+            mtime_ms,
+            oid: gitBlobId(target),
+            ...(t.exact ? { target: t.text } : { target_b64: target.toString("base64") }),
+          }),
+        );
       } else if (st.isFile()) {
         const key = raw === undefined ? rel : `\0b64:${raw.toString("base64")}`;
         const cached = oldCache.entries.get(key);
@@ -326,35 +340,18 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
           files++;
           bytes += cached.size;
           entries.push(
-            raw === undefined
-              ? {
-                  path: rel,
-                  type: "file",
-                  mode: mode,
-                  size: cached.size,
-                  mtime_ms,
-                  oid: cached.oid,
-                }
-              : {
-                  path: rel,
-                  path_b64: raw.toString("base64"),
-                  type: "file",
-                  mode,
-                  size: cached.size,
-                  mtime_ms,
-                  oid: cached.oid,
-                },
+            entryOf(rel, raw, { type: "file", mode, size: cached.size, mtime_ms, oid: cached.oid }),
           );
           continue;
         }
         if (st.size > maxBytes) {
-          skip("too_large", `${st.size} bytes > max_file_bytes ${maxBytes}`);
+          pushSkip(skipped, rel, raw, "too_large", `${st.size} bytes > max_file_bytes ${maxBytes}`);
           continue;
         }
         const got = readStable(fsPath, st, rel, options.beforeRead);
         if (got === undefined) continue;
         if ("skip" in got) {
-          skip(got.skip, got.detail);
+          pushSkip(skipped, rel, raw, got.skip, got.detail);
           continue;
         }
         rehashed++;
@@ -376,16 +373,17 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
         newCache.entries.set(key, entry);
         files++;
         bytes += size;
-        entries.push({
-          ...base,
-          type: "file",
-          mode: stat.mode & 0o7777,
-          size,
-          mtime_ms: stat.mtimeMs,
-          oid,
-        });
+        entries.push(
+          entryOf(rel, raw, {
+            type: "file",
+            mode: stat.mode & 0o7777,
+            size,
+            mtime_ms: stat.mtimeMs,
+            oid,
+          }),
+        );
       } else {
-        skip("special_file", specialKind(st));
+        pushSkip(skipped, rel, raw, "special_file", specialKind(st));
       }
     }
   }
