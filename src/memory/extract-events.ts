@@ -41,7 +41,7 @@ export interface ExtractResult {
 
 /**
  * Extract `<run>/events.jsonl` from the raw sources. Default chain (seed): a Claude Code
- * transcript when present (exact); else the chat, and when its confidence is below 0.6, it is
+ * transcript when present (exact), followed by the test runs of `term.log` when there is one; else the chat, and when its confidence is below 0.6, it is
  * truncated or it shows no edit, the changed-file list (git work tree named by goal.repo, or
  * raw/changed_files.txt) and `patch.diff`; `term.log` supplies the tests the chat did not show.
  * RUN_INVALID when the run has no raw source at all.
@@ -129,6 +129,10 @@ export async function extractRunEvents(
     warnings.push(...r.warnings.map((w) => `raw/transcript.jsonl: ${w}`));
     sources.push("transcript");
     drafts = r.events;
+    // The terminal log holds the test runs made outside the agent's session (the user's own
+    // `npm test`, a CI log): they come after what the transcript recorded.
+    if (raw.term !== undefined)
+      drafts.push(...fromTerm(raw.term).filter((d) => d.tool === "shell"));
   } else {
     if (
       raw.chat === undefined &&

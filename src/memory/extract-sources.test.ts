@@ -1,6 +1,6 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { extractPatchEvents } from "./extract-patch.ts";
 import { extractTermEvents } from "./extract-term.ts";
@@ -167,5 +167,58 @@ describe("patch.diff", () => {
     const r = extractPatchEvents("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n");
     expect(r.events).toEqual([]);
     expect(r.warnings[0]).toMatch(/line|hunk/i);
+  });
+});
+
+describe("node --test output (real runs of examples/demo-project)", () => {
+  const fixture = (name: string) =>
+    readFileSync(resolve(import.meta.dirname, "../../test/fixtures/memory", name), "utf8");
+
+  it("TAP: counts and each named test; the later of two runs wins; a `# label` is not the command", () => {
+    const log = fixture("runs/r08-node-test-slugify/raw/term.log");
+    const { events, warnings } = extractTermEvents(log);
+    expect(warnings).toEqual([]);
+    expect(events.map((e) => [e.cmd, e.why])).toEqual([
+      ["npm test", "after the agent's first attempt"],
+      ["npm test", "fix re-applied in the present"],
+    ]);
+    expect(events[0]?.result).toMatchObject({ framework: "node", passed: 2, failed: 1 });
+    expect(events[0]?.result?.tests).toEqual([
+      { name: "ascii titles", status: "pass" },
+      { name: "accented titles keep their letters", status: "fail" },
+      { name: "paths", status: "pass" },
+    ]);
+    expect(events[1]?.result).toMatchObject({ passed: 3, failed: 0 });
+    // both runs in one output: the last summary and its names
+    expect(parseTestOutput(log)?.tests?.[1]).toEqual({
+      name: "accented titles keep their letters",
+      status: "pass",
+    });
+  });
+
+  it("spec reporter: ✔/✖ lines and ℹ summary; the repeated failure list is not counted twice", () => {
+    const r = parseTestOutput(fixture("node-test/spec-fail.log"));
+    expect(r).toMatchObject({ framework: "node", passed: 2, failed: 1, skipped: 0 });
+    expect(r?.tests).toEqual([
+      { name: "ascii titles", status: "pass" },
+      { name: "accented titles keep their letters", status: "fail" },
+      { name: "paths", status: "pass" },
+    ]);
+    expect(parseTestOutput(fixture("node-test/spec-pass.log"))).toMatchObject({
+      passed: 3,
+      failed: 0,
+    });
+    expect(testFramework("node --test")).toBe("node");
+    expect(testFramework("node --test-reporter=spec --test test/")).toBe("node");
+    expect(testFramework("node server.js")).toBeUndefined();
+  });
+
+  it("skips and todos count as skipped; no summary, no result", () => {
+    const r = parseTestOutput(
+      "ok 1 - a\nok 2 - b # SKIP not on CI\nnot ok 3 - c # TODO later\n1..3\n# tests 3\n# pass 1\n# fail 0\n# skipped 1\n# todo 1\n",
+    );
+    expect(r).toMatchObject({ passed: 1, failed: 0, skipped: 2 });
+    expect(r?.tests?.map((t) => t.status)).toEqual(["pass", "skip", "skip"]);
+    expect(parseTestOutput("ok 1 - a\nok 2 - b\n", "node")).toBeUndefined();
   });
 });

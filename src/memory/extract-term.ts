@@ -12,14 +12,16 @@ export interface TermExtraction {
 
 /**
  * Test events from a terminal log: each prompt line (`$ cmd`, `user@host:~/x$ cmd`, `❯ cmd`)
- * starts a command; test commands (pytest, npm/vitest/jest, go test, mvn, cargo test) become
- * events with pass/fail counts parsed from their output. A log without prompts is read as one
+ * starts a command (a trailing `# comment` is its label, kept as `why`); test commands (pytest,
+ * npm/vitest/jest, node --test, go test, mvn, cargo test) become events with pass/fail counts —
+ * and, for `node --test`, each named test's outcome — parsed from their output. A log without prompts is read as one
  * run of whichever framework its output shows. Pure.
  */
 export function extractTermEvents(text: string): TermExtraction {
   const lines = text.replace(/\r\n/g, "\n").split("\n");
-  const sections: { cmd: string | undefined; line: number; output: string[] }[] = [];
-  let current: { cmd: string | undefined; line: number; output: string[] } = {
+  type Section = { cmd: string | undefined; line: number; output: string[]; label?: string };
+  const sections: Section[] = [];
+  let current: Section = {
     cmd: undefined,
     line: 1,
     output: [],
@@ -27,10 +29,16 @@ export function extractTermEvents(text: string): TermExtraction {
   for (let i = 0; i < lines.length; i++) {
     const l = stripAnsi(lines[i] ?? "");
     const m = l.match(PROMPT);
-    const cmd = (m?.[1] ?? m?.[2])?.trim();
+    // a trailing shell comment (`$ npm test   # after the fix`) labels the run, it is not the command
+    const full = (m?.[1] ?? m?.[2])?.trim();
+    const cmd = full?.replace(/\s+#(?:\s.*)?$/, "").trim();
     if (cmd !== undefined && cmd !== "") {
       sections.push(current);
-      current = { cmd, line: i + 1, output: [] };
+      const label = full
+        ?.slice(cmd.length)
+        .replace(/^\s*#\s*/, "")
+        .trim();
+      current = { cmd, line: i + 1, output: [], ...(label ? { label } : {}) };
     } else current.output.push(l);
   }
   sections.push(current);
@@ -62,6 +70,7 @@ export function extractTermEvents(text: string): TermExtraction {
     events.push({
       tool: "shell",
       cmd: s.cmd,
+      ...(s.label !== undefined ? { why: s.label } : {}),
       source: "term",
       confidence: parsed !== undefined ? 1 : 0.7,
       ...(parsed !== undefined || exit !== null

@@ -262,3 +262,59 @@ describe("checkEdit (PreToolUse)", () => {
     expect((performance.now() - t0) / 200).toBeLessThan(100);
   });
 });
+
+describe("required tests by name (node --test)", () => {
+  const named = (
+    cmd: string,
+    status: "pass" | "fail",
+    phase: MemoryEvent["phase"] = "test",
+  ): MemoryEvent => ({
+    ...test(cmd, 0, 0, phase),
+    source: "term",
+    result: {
+      framework: "node",
+      passed: status === "pass" ? 2 : 1,
+      failed: status === "pass" ? 0 : 1,
+      skipped: 0,
+      exit_code: null,
+      tests: [
+        { name: "ascii titles", status: "pass" },
+        { name: "accented titles keep their letters", status },
+      ],
+    },
+  });
+
+  it("a required test name counts as run and passed when the last run that listed it passed it", () => {
+    const g = goal({ required_tests: ["accented titles keep their letters"] });
+    const pass = [
+      named("npm test", "fail", "reproduce"),
+      edit("src/a.js"),
+      named("npm test", "pass"),
+    ];
+    expect(summarizeGuards(g, pass, runGuards(g, pass)).required_tests).toEqual([
+      { test: "accented titles keep their letters", ran: true, passed: true },
+    ]);
+    const stillFailing = [...pass, named("npm test", "fail")];
+    const s = summarizeGuards(g, stillFailing, runGuards(g, stillFailing));
+    expect(s.required_tests[0]).toMatchObject({ ran: true, passed: false });
+    expect(s.successful).toBe(false);
+    const other = goal({ required_tests: ["no such test"] });
+    expect(summarizeGuards(other, pass, runGuards(other, pass)).required_tests[0]).toMatchObject({
+      ran: false,
+      passed: false,
+    });
+  });
+
+  it("term runs beside a transcript: a fail then pass is not called flaky (an edit between them is unseen)", () => {
+    const g = goal({});
+    const tr = edit("src/a.js", { source: "transcript" });
+    const rs = runGuards(g, [tr, named("npm test", "fail"), named("npm test", "pass", "regress")]);
+    expect(rs[1]?.reasons).toEqual(["test: 1 failed in test"]);
+    const termOnly = runGuards(g, [
+      edit("src/a.js"),
+      named("npm test", "fail"),
+      named("npm test", "pass", "regress"),
+    ]);
+    expect(termOnly[1]?.reasons[0]).toContain("(flaky)");
+  });
+});

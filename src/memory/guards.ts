@@ -280,6 +280,9 @@ export function runGuards(
     nextEditAt[i] =
       events[i]?.tool === "edit" ? i : (nextEditAt[i + 1] ?? Number.POSITIVE_INFINITY);
   }
+  // Test runs from a terminal log beside a transcript happened outside the session it records:
+  // an edit between two of them would not be seen, so a fail-then-pass there is not called flaky.
+  const termBesideTranscript = events.some((e) => e.source === "transcript");
   const laterPass = new Map<string, number[]>();
   events.forEach((e, i) => {
     if (e.tool === "shell" && failed(e) === false) {
@@ -388,7 +391,9 @@ export function runGuards(
       const n = e.result?.failed ?? 0;
       const next = firstAfter(laterPass.get(normCmd(e.cmd)) ?? [], i);
       const passesLater =
-        next !== undefined && (nextEditAt[i + 1] ?? Number.POSITIVE_INFINITY) > next;
+        next !== undefined &&
+        (nextEditAt[i + 1] ?? Number.POSITIVE_INFINITY) > next &&
+        !(termBesideTranscript && e.source === "term");
       if (e.phase === "reproduce") reasons.push(`test: ${n} failed while reproducing (expected)`);
       else if (passesLater) {
         test = 0.25;
@@ -475,10 +480,18 @@ export function summarizeGuards(
   const count = (a: GuardAction) => records.filter((r) => r.action === a).length;
   const reached = new Set(events.filter((e) => e.tool !== "plan").map((e) => e.phase));
   const tests = events.filter((e) => e.tool === "shell");
+  // A required test is a command (or part of one) or the name of a test the output lists
+  // (`node --test`); the last run that ran it decides.
   const required = goal.required_tests.map((t) => {
-    const runs = tests.filter((e) => (e.cmd ?? "").includes(t));
+    const runs = tests.filter(
+      (e) => (e.cmd ?? "").includes(t) || e.result?.tests?.some((n) => n.name === t) === true,
+    );
     const last = runs[runs.length - 1];
-    return { test: t, ran: runs.length > 0, passed: last !== undefined && failed(last) === false };
+    const named = last?.result?.tests?.find((n) => n.name === t);
+    const passed =
+      last !== undefined &&
+      (named !== undefined ? named.status === "pass" : failed(last) === false);
+    return { test: t, ran: runs.length > 0, passed };
   });
   const lastTest = tests[tests.length - 1];
   const rollback = count("rollback");

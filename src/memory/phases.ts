@@ -5,27 +5,21 @@ export type DraftEvent = Omit<MemoryEvent, "run_id" | "step" | "phase">;
 
 /**
  * Number the events and give each its checkpoint: edits and plans are `modify`; a test before
- * any edit is `reproduce`, after an edit `test`, and after a test has passed since the last edit
- * `regress` (re-running the suite once the fix holds). Pure.
+ * any edit is `reproduce`, the first test after an edit `test`, and a further test run with no
+ * edit in between `regress` (the suite run again once the change was tested: confirming it holds,
+ * or retrying it). Pure.
  */
 export function assignPhases(runId: string, drafts: readonly DraftEvent[]): MemoryEvent[] {
   let edited = false;
-  let passedSinceEdit = false;
+  let testedSinceEdit = false;
   return drafts.map((d, step) => {
     let phase: MemoryEvent["phase"] = "modify";
     if (d.tool === "edit") {
       edited = true;
-      passedSinceEdit = false;
+      testedSinceEdit = false;
     } else if (d.tool === "shell") {
-      phase = !edited ? "reproduce" : passedSinceEdit ? "regress" : "test";
-      const r = d.result;
-      if (
-        edited &&
-        r !== undefined &&
-        r.failed === 0 &&
-        (r.exit_code === null || r.exit_code === 0)
-      )
-        passedSinceEdit = true;
+      phase = !edited ? "reproduce" : testedSinceEdit ? "regress" : "test";
+      if (edited) testedSinceEdit = true;
     }
     return { run_id: runId, step, phase, ...d };
   });

@@ -23,6 +23,10 @@ export const TestResultSchema = z.object({
   skipped: z.number().int().nonnegative().default(0),
   /** The command's exit code when the source says it (transcripts, logs with `exit N`). */
   exit_code: z.number().int().nullable().default(null),
+  /** Per-test outcomes when the output names its tests (`node --test`), so a required test can be matched by name. */
+  tests: z
+    .array(z.object({ name: z.string(), status: z.enum(["pass", "fail", "skip"]) }))
+    .optional(),
 });
 export type TestResult = z.infer<typeof TestResultSchema>;
 
@@ -121,7 +125,7 @@ export const GoalSchema = z
       .refine((list) => list.every((c, i) => i === 0 || order(list[i - 1] ?? c) < order(c)), {
         message: "checkpoints must be in the order reproduce → modify → test → regress, each once",
       }),
-    /** Test commands (or substrings of them) that must have run and passed. */
+    /** Test commands (or substrings of them), or test names a runner lists (`node --test`), that must have run and passed. */
     required_tests: StringList.default([]),
     /** Files already modified before the run started: a baseline, never drift. */
     baseline: StringList.default([]),

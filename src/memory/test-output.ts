@@ -5,6 +5,7 @@ const RUNNERS: { re: RegExp; framework: string }[] = [
   { re: /\b(python3?\s+-m\s+)?pytest\b|\bpy\.test\b|\btox\b/, framework: "pytest" },
   { re: /\bvitest\b/, framework: "vitest" },
   { re: /\bjest\b/, framework: "jest" },
+  { re: /\bnode\b[^|;&\n]*\s--test\b/, framework: "node" },
   { re: /\b(npm|pnpm|yarn|bun)\s+(run\s+)?test\b|\bnpm\s+t\b/, framework: "npm" },
   { re: /\bgo\s+test\b/, framework: "go" },
   { re: /\b(mvn|mvnw|\.\/mvnw)\b[^|;&\n]*\b(test|verify)\b/, framework: "maven" },
@@ -27,22 +28,53 @@ export function testFramework(cmd: string): string | undefined {
 
 /** A regex finding a test command inside prose (`run pytest -q tests/` → `pytest -q tests/`). */
 export const TEST_CMD_IN_TEXT =
-  /\b(?:python3?\s+-m\s+pytest|pytest|npx\s+(?:vitest|jest)|vitest|jest|(?:npm|pnpm|yarn)\s+(?:run\s+)?test|go\s+test|mvn\s+(?:-\S+\s+)*(?:test|verify)|cargo\s+test|make\s+test)(?:\s+(?:-{1,2}[\w-]+(?:=\S+)?|[\w./:*-]+(?:::[\w.]+)?))*/;
+  /\b(?:python3?\s+-m\s+pytest|pytest|npx\s+(?:vitest|jest)|vitest|jest|node\s+--test|(?:npm|pnpm|yarn)\s+(?:run\s+)?test|go\s+test|mvn\s+(?:-\S+\s+)*(?:test|verify)|cargo\s+test|make\s+test)(?:\s+(?:-{1,2}[\w-]+(?:=\S+)?|[\w./:*-]+(?:::[\w.]+)?))*/;
 
 const num = (s: string | undefined) => (s === undefined ? 0 : Number.parseInt(s, 10));
 
 /**
  * Pass/fail counts from a test runner's output (pytest, jest, vitest, mocha, go test, maven,
- * cargo). Returns undefined when no summary line is found. When a log holds several summaries
- * (a retry), the last one wins.
+ * cargo, `node --test` in its TAP and spec reporters). Returns undefined when no summary line is
+ * found. When a log holds several summaries (a retry), the last one wins. `node --test` output
+ * also yields the outcome of each named test (`tests`).
  */
 export function parseTestOutput(output: string, hint?: string): TestResult | undefined {
   let found: TestResult | undefined;
   const set = (r: Omit<TestResult, "exit_code">) => {
     found = { ...r, exit_code: null };
   };
+  // node --test: test lines seen since the last summary; the spec reporter repeats failures
+  // after "✖ failing tests:", so a name's first outcome in a run is kept.
+  let named = new Map<string, "pass" | "fail" | "skip">();
+  let repeating = false;
+  let nodeRun: TestResult | undefined;
   for (const line of output.split("\n")) {
     const l = stripAnsi(line);
+    const nodeTest = parseNodeTestLine(l);
+    if (nodeTest !== undefined) {
+      if (!repeating && !named.has(nodeTest.name)) named.set(nodeTest.name, nodeTest.status);
+      continue;
+    }
+    if (/^\s*✖ failing tests:\s*$/.test(l)) {
+      repeating = true;
+      continue;
+    }
+    // node --test summary: "# tests 3" / "ℹ tests 3" opens it, "# pass 2", "# fail 1", … follow
+    const nodeSum = l.match(/^(?:#|ℹ) (tests|pass|fail|skipped|todo|cancelled) (\d+)\s*$/);
+    if (nodeSum) {
+      const [, key, n] = nodeSum;
+      if (key === "tests" || nodeRun === undefined || found !== nodeRun) {
+        nodeRun = { framework: "node", passed: 0, failed: 0, skipped: 0, exit_code: null };
+        if (named.size > 0) nodeRun.tests = [...named].map(([name, status]) => ({ name, status }));
+        found = nodeRun;
+        named = new Map();
+        repeating = false;
+      }
+      if (key === "pass") nodeRun.passed = num(n);
+      else if (key === "fail" || key === "cancelled") nodeRun.failed += num(n);
+      else if (key === "skipped" || key === "todo") nodeRun.skipped += num(n);
+      continue;
+    }
     // pytest: "==== 3 passed, 1 failed, 2 skipped in 0.12s ====" or "1 failed, 3 passed in 0.1s"
     if (/\b\d+ (passed|failed|error|errors)\b.*\bin [\d.]+s\b/.test(l) && !/Tests?:/.test(l)) {
       set({
@@ -117,6 +149,27 @@ export function parseTestOutput(output: string, hint?: string): TestResult | und
   }
   if (found !== undefined) return found;
   return parseGoTest(output, hint);
+}
+
+const TAP_LINE = /^\s*(not )?ok \d+ - (.+?)(?:\s+#\s*(SKIP|TODO)\b.*)?$/i;
+const SPEC_LINE = /^\s*([✔✖﹣])\s+(.+?)(?:\s+\([\d.]+m?s\))?(?:\s+#\s*(SKIP|TODO)\b.*)?$/;
+
+/** One `node --test` test line: TAP `ok 1 - name` / `not ok 2 - name`, spec `✔ name (1.2ms)` / `✖ name`. */
+function parseNodeTestLine(
+  l: string,
+): { name: string; status: "pass" | "fail" | "skip" } | undefined {
+  const tap = l.match(TAP_LINE);
+  if (tap) {
+    const status = tap[3] !== undefined ? "skip" : tap[1] !== undefined ? "fail" : "pass";
+    return { name: (tap[2] ?? "").trim(), status };
+  }
+  const spec = l.match(SPEC_LINE);
+  if (spec && !/^failing tests:/.test(spec[2] ?? "")) {
+    const status =
+      spec[3] !== undefined || spec[1] === "﹣" ? "skip" : spec[1] === "✖" ? "fail" : "pass";
+    return { name: (spec[2] ?? "").trim(), status };
+  }
+  return undefined;
 }
 
 /** `go test`: count `--- PASS/FAIL/SKIP` lines, else package lines (`ok  pkg`, `FAIL pkg`). */
