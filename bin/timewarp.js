@@ -1,14 +1,14 @@
 #!/usr/bin/env node
-// Runs the built CLI (dist/, from `npm run build`); in a source checkout without a build it
-// falls back to tsx so the bin works during development too.
+// The `timewarp` command. Runs the bundled CLI (dist/bin/, from `npm run build`); in a source
+// checkout without a build it runs the sources through tsx, so the bin works during development.
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const built = join(root, "dist", "cli", "entry.js");
-if (existsSync(built)) {
-  await import(pathToFileURL(built).href);
+const bundled = join(root, "dist", "bin", "timewarp.js");
+if (existsSync(bundled)) {
+  await import(pathToFileURL(bundled).href);
 } else {
   const { register } = await import("tsx/esm/api");
   register();
