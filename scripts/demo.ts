@@ -65,9 +65,6 @@ function fail(message: string): never {
   console.error(red(`demo failed: ${message}`));
   process.exit(1);
 }
-function rel(path: string): string {
-  return relative(demoDir, path);
-}
 
 /** The CLI, as a hook or a person runs it, from source. */
 function cli(

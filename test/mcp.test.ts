@@ -18,7 +18,11 @@ describe("timewarp mcp over stdio", () => {
     expect(status?.outputSchema).toBeDefined();
     const result = await client.callTool({ name: "timewarp_status", arguments: {} });
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toMatchObject({ mode: "present", initialized: false, lock: null });
+    expect(result.structuredContent).toMatchObject({
+      mode: "present",
+      initialized: false,
+      lock: null,
+    });
   });
 
   it("turns a TimewarpError into an isError result carrying its code", async () => {
