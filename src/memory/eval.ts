@@ -8,6 +8,7 @@ import {
   readJsonFile,
   TimewarpError,
 } from "../core/index.ts";
+import { withRunBaseline } from "./baseline.ts";
 import { cardSimilarity, distillCard, mergeCards, NEAR_DUPLICATE } from "./card.ts";
 import { extractRunEvents } from "./extract-events.ts";
 import { compileGoal, readGoal } from "./goal.ts";
@@ -152,7 +153,8 @@ export async function evaluateRuns(options: {
     let goal: ReturnType<typeof readGoal>;
     let extracted: Awaited<ReturnType<typeof extractRunEvents>>;
     try {
-      goal = readGoal(paths.goal);
+      const read = readGoal(paths.goal);
+      goal = { ...read, goal: withRunBaseline(dir, read.goal).goal };
       extracted = await extractRunEvents(dir, { write: false });
     } catch (error) {
       warnings.push(`${name}: ${error instanceof Error ? error.message : String(error)} (skipped)`);

@@ -96,6 +96,12 @@ export function compileGoal(goal: Goal): CompiledGoal {
   const black = matcher(goal.blacklist);
   const prot = matcher(goal.protected);
   const baseline = new Set(goal.baseline.map((p) => normalizePath(p).path));
+  // `dir/` (an untracked directory in `git status`) covers the files below it
+  const baselineDirs = goal.baseline
+    .filter((p) => p.trim().endsWith("/"))
+    .map((p) => `${normalizePath(p).path}/`);
+  const inBaseline = (path: string) =>
+    baseline.has(path) || baselineDirs.some((d) => path.startsWith(d));
   // a run edits few distinct paths many times: classify each once
   const cache = new Map<string, PathClass>();
   const classify = (raw: string): PathClass => {
@@ -115,7 +121,7 @@ export function compileGoal(goal: Goal): CompiledGoal {
       whitelisted: white(path),
       blacklisted: black(path),
       protectedBy: prot(path),
-      baseline: baseline.has(path),
+      baseline: inBaseline(path),
       outside: false,
     };
   };

@@ -7,6 +7,12 @@
  * from the on-disk steps in run-steps.ts.
  */
 
+export type { BaselineSource } from "./baseline.ts";
+/**
+ * Files dirty before the run are a baseline, not drift: `baselineFromGitStatus(porcelain)` (pure)
+ * and `withRunBaseline(runDir, goal)` (raw/baseline.txt, else raw/git-status.txt).
+ */
+export { baselineFromGitStatus, withRunBaseline } from "./baseline.ts";
 export type { CardHints, DistillInput } from "./card.ts";
 /** Distill a pattern card from a run (pure, deterministic); near-duplicate test and merge. */
 export { cardSimilarity, classifyRun, distillCard, mergeCards, NEAR_DUPLICATE } from "./card.ts";

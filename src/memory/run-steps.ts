@@ -13,6 +13,7 @@ import {
   writeFileAtomic,
   writeJsonAtomic,
 } from "../core/index.ts";
+import { withRunBaseline } from "./baseline.ts";
 import { distillCard } from "./card.ts";
 import { type ExtractResult, type ExtractSource, extractRunEvents } from "./extract-events.ts";
 import { compileGoal, type ParsedGoal, readGoal } from "./goal.ts";
@@ -91,14 +92,15 @@ export interface GuardsResult {
   path: string;
 }
 
-/** Read a run's events.jsonl (bad lines are warnings) and its goal. */
+/** Read a run's events.jsonl (bad lines are warnings) and its goal, its baseline filled from the run (baseline.ts). */
 function readRunInputs(dir: string): {
   goal: ParsedGoal;
   events: MemoryEvent[];
   warnings: string[];
 } {
   const paths = runPaths(dir);
-  const goal = readGoal(paths.goal);
+  const read = readGoal(paths.goal);
+  const goal = { ...read, goal: withRunBaseline(dir, read.goal).goal };
   if (!existsSync(paths.events)) {
     throw new TimewarpError(
       ErrorCode.RUN_INVALID,
