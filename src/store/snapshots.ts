@@ -152,10 +152,12 @@ export function createSnapshot(
   }
   cleanStaleTmp(paths.tmp);
   const store = createObjectStore(paths.objects);
+  const oldCache = readStatCache(paths.statCache);
+  const oldCacheSize = oldCache.entries.size;
   const scan = scanWorkspace(paths.root, {
     excludes,
     maxFileBytes,
-    statCache: readStatCache(paths.statCache),
+    statCache: oldCache,
     store,
     clockDir: paths.tmp,
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
@@ -202,7 +204,11 @@ export function createSnapshot(
     rmSync(building, { recursive: true, force: true });
     throw fromSystemError(error, `writing record ${finalDir}`);
   }
-  writeStatCache(paths.statCache, scan.statCache);
+  // Nothing re-read and the same files: every entry carried over unchanged, and the old scan
+  // start stays valid (it only makes the racy rule stricter), so the file need not be rewritten.
+  if (scan.rehashed > 0 || scan.statCache.entries.size !== oldCacheSize) {
+    writeStatCache(paths.statCache, scan.statCache);
+  }
   if (kind === "snapshot") {
     appendEvent(
       paths.events,
