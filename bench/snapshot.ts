@@ -254,8 +254,9 @@ function sideBySide(base: string): void {
 }
 
 function ensureBuilt(): void {
+  // bin/timewarp.js runs the bundle in dist/bin/; the RSS child imports dist/store/ (tsc output).
   if (
-    existsSync(join(REPO, "dist", "cli", "entry.js")) &&
+    existsSync(join(REPO, "dist", "bin", "timewarp.js")) &&
     existsSync(join(REPO, "dist", "store", "index.js"))
   )
     return;
