@@ -54,13 +54,27 @@ export {
 } from "./guards.ts";
 export type { Library, SaveResult, StoredCard } from "./library.ts";
 export { findCard, loadLibrary, recordUse, saveCard } from "./library.ts";
+export type { LibraryIndex } from "./library-index.ts";
+/**
+ * A library's BM25 index persisted beside its cards (`.index.json` + `.index-stamp.json`),
+ * rebuilt only when the card files' names/sizes/mtimes change; search over several libraries.
+ */
+export {
+  INDEX_FILE,
+  openLibraryIndex,
+  STAMP_FILE,
+  searchLibraries,
+} from "./library-index.ts";
 export type { DraftEvent } from "./phases.ts";
 export { assignPhases } from "./phases.ts";
 export { profilePath, readProfile } from "./profile.ts";
 export { formatReflection, runReflectCommand } from "./reflection.ts";
-export type { CardIndex, RetrievedCard, SearchOptions } from "./retrieve.ts";
-/** BM25 (MiniSearch) over cards with a coverage threshold; the linear scan is the benchmark's baseline. */
-export { createCardIndex, linearScanSearch } from "./retrieve.ts";
+export type { CardIndex, RetrievedCard, SearchOptions, SerializedCardIndex } from "./retrieve.ts";
+/**
+ * BM25 (MiniSearch) over cards with a coverage threshold, serializable (`toJSON` /
+ * `loadCardIndex`); the linear scan is the benchmark's baseline.
+ */
+export { createCardIndex, linearScanSearch, loadCardIndex } from "./retrieve.ts";
 export type { RunPaths } from "./run-dir.ts";
 export { memoryPaths, readJsonl, resolveRunDir, runPaths } from "./run-dir.ts";
 export type {

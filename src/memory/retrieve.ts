@@ -1,4 +1,5 @@
-import MiniSearch from "minisearch";
+import MiniSearch, { type Options } from "minisearch";
+import { z } from "zod";
 import type { PatternCard } from "./schemas.ts";
 import { tokenize, tokenizeGroups } from "./tokenize.ts";
 
@@ -26,7 +27,23 @@ export interface SearchOptions {
 export interface CardIndex {
   search(objective: string, options?: SearchOptions): RetrievedCard[];
   size: number;
+  /** A plain object for JSON.stringify; `loadCardIndex` turns it back into an index. */
+  toJSON(): SerializedCardIndex;
 }
+
+/** Bumped whenever the fields, the tokenizer or the document layout change: an older file is rebuilt. */
+export const INDEX_VERSION = 2;
+
+/** What a persisted index holds: MiniSearch's own JSON and the document frequencies the coverage threshold needs. */
+const SerializedCardIndexSchema = z.object({
+  version: z.literal(INDEX_VERSION),
+  size: z.number().int().nonnegative(),
+  df: z.array(z.tuple([z.string(), z.number()])),
+  minisearch: z.custom<ReturnType<MiniSearch["toJSON"]>>(
+    (v) => typeof v === "object" && v !== null,
+  ),
+});
+export type SerializedCardIndex = z.infer<typeof SerializedCardIndexSchema>;
 
 /** Two fields, not one per card field: MiniSearch scores each (term, field) posting list, and search time grows with their number. */
 interface Doc {
@@ -37,6 +54,21 @@ interface Doc {
   body: string;
 }
 
+function miniSearchOptions(tokenizer: (text: string) => string[]): Options<Doc> & {
+  extractField: (doc: Doc, field: string) => string;
+} {
+  return {
+    fields: ["head", "body"],
+    extractField: (doc: Doc, field: string) => {
+      const v = doc[field as keyof Doc];
+      return typeof v === "number" ? String(v) : v;
+    },
+    tokenize: tokenizer,
+    processTerm: (t: string) => t,
+    searchOptions: { boost: { head: 3 }, combineWith: "OR" },
+  };
+}
+
 /** Build the index (title and triggers boosted ×3 over steps and invariants); the tokenizer splits paths, camelCase, snake_case and CJK bigrams (tokenize.ts). */
 export function createCardIndex(cards: readonly PatternCard[]): CardIndex {
   // Document frequency per token (for the IDF-weighted coverage threshold), counted while
@@ -44,36 +76,63 @@ export function createCardIndex(cards: readonly PatternCard[]): CardIndex {
   const df = new Map<string, number>();
   const lastDoc = new Map<string, number>();
   let current = -1;
+  // MiniSearch tokenizes queries with the same function: only documents count
   let indexing = true;
+  const base = miniSearchOptions((text) => {
+    const tokens = tokenize(text);
+    if (!indexing) return tokens;
+    for (const t of tokens) {
+      if (lastDoc.get(t) === current) continue;
+      lastDoc.set(t, current);
+      df.set(t, (df.get(t) ?? 0) + 1);
+    }
+    return tokens;
+  });
   const ms = new MiniSearch<Doc>({
-    fields: ["head", "body"],
+    ...base,
     extractField: (doc, field) => {
       current = doc.id;
-      const v = doc[field as keyof Doc];
-      return typeof v === "number" ? String(v) : v;
+      return base.extractField(doc, field);
     },
-    tokenize: (text) => {
-      const tokens = tokenize(text);
-      if (indexing) {
-        for (const t of tokens) {
-          if (lastDoc.get(t) === current) continue;
-          lastDoc.set(t, current);
-          df.set(t, (df.get(t) ?? 0) + 1);
-        }
-      }
-      return tokens;
-    },
-    processTerm: (t) => t,
-    searchOptions: { boost: { head: 3 }, combineWith: "OR" },
   });
-  const docs = cards.map((c, id) => ({
-    id,
-    head: [c.title, ...c.triggers].join("\n"),
-    body: [...c.steps, ...c.invariants, ...c.anti_patterns].join("\n"),
-  }));
-  ms.addAll(docs);
+  ms.addAll(
+    cards.map((c, id) => ({
+      id,
+      head: [c.title, ...c.triggers].join("\n"),
+      body: [...c.steps, ...c.invariants, ...c.anti_patterns].join("\n"),
+    })),
+  );
   indexing = false;
-  const n = cards.length;
+  return cardIndex(ms, df, cards.length, (id) => cards[id]);
+}
+
+/**
+ * An index from `CardIndex.toJSON()` (no card is read or tokenized); `cardAt(i)` returns the
+ * i-th card of the list it was built from, read only for the hits. Undefined when the object
+ * is not a serialized index of this version.
+ */
+export function loadCardIndex(
+  json: unknown,
+  cardAt: (id: number) => PatternCard | undefined,
+): CardIndex | undefined {
+  const r = SerializedCardIndexSchema.safeParse(json);
+  if (!r.success) return undefined;
+  const j = r.data;
+  let ms: MiniSearch<Doc>;
+  try {
+    ms = MiniSearch.loadJS<Doc>(j.minisearch, miniSearchOptions(tokenize));
+  } catch {
+    return undefined; // written by another MiniSearch version, or damaged
+  }
+  return cardIndex(ms, new Map(j.df), j.size, cardAt);
+}
+
+function cardIndex(
+  ms: MiniSearch<Doc>,
+  df: Map<string, number>,
+  n: number,
+  cardAt: (id: number) => PatternCard | undefined,
+): CardIndex {
   // A token no card has weighs as a rare one (df = 1): it should lower coverage, but a query in
   // two languages against cards in one should not be ruled out by its untranslatable half alone.
   const idf = (t: string) => {
@@ -81,7 +140,8 @@ export function createCardIndex(cards: readonly PatternCard[]): CardIndex {
     return Math.log(1 + (n - f + 0.5) / (f + 0.5));
   };
   return {
-    size: cards.length,
+    size: n,
+    toJSON: () => ({ version: INDEX_VERSION, size: n, df: [...df], minisearch: ms.toJSON() }),
     search(objective, options = {}) {
       const q = [...new Set(tokenize(objective))];
       if (q.length === 0) return [];
@@ -108,7 +168,7 @@ export function createCardIndex(cards: readonly PatternCard[]): CardIndex {
             0,
           ) / total;
         if (coverage < minCoverage) continue;
-        const card = cards[Number(r.id)];
+        const card = cardAt(Number(r.id));
         if (card === undefined) continue;
         out.push({
           card,

@@ -25,9 +25,10 @@ import {
   summarizeGuards,
 } from "./guards.ts";
 import { findCard, loadLibrary, recordUse, type SaveResult, saveCard } from "./library.ts";
+import { openLibraryIndex, searchLibraries } from "./library-index.ts";
 import { readProfile } from "./profile.ts";
 import { formatReflection, runReflectCommand } from "./reflection.ts";
-import { createCardIndex, type RetrievedCard } from "./retrieve.ts";
+import type { RetrievedCard } from "./retrieve.ts";
 import { memoryPaths, readJsonl, resolveRunDir, runPaths, writeJsonl } from "./run-dir.ts";
 import {
   type GuardRecord,
@@ -238,25 +239,39 @@ export interface RetrieveResult {
   objective: string;
   cards: RetrievedCard[];
   library_size: number;
+  /** Each library's persisted search index: reused, or rebuilt because its cards changed. */
+  index: { dir: string; rebuilt: boolean }[];
   warnings: string[];
 }
 
-/** `memory retrieve`: BM25 over the libraries, thresholded; each card returned counts one use (unless `record: false`). */
+/**
+ * `memory retrieve`: BM25 over the libraries, thresholded; each card returned counts one use
+ * (unless `record: false`). Each library's index is persisted beside it and rebuilt only when
+ * its card files changed (library-index.ts); counting a use re-stamps it instead.
+ */
 export function retrieveForTask(
   ctx: LabContext,
   objective: string,
   options: { limit?: number; record?: boolean } = {},
 ): RetrieveResult {
-  const library = loadLibrary(libraryDirs(ctx));
-  const index = createCardIndex(library.cards.map((c) => c.card));
-  const hits = index.search(objective, { limit: options.limit ?? 5 });
+  const libraries = libraryDirs(ctx).map((d) => openLibraryIndex(d));
+  const { hits, size } = searchLibraries(libraries, objective, { limit: options.limit ?? 5 });
   if (options.record !== false) {
+    const written: string[] = [];
     for (const h of hits) {
-      const stored = library.cards.find((c) => c.card.pattern_id === h.card.pattern_id);
-      if (stored !== undefined) h.card = recordUse(stored, ctx.clock);
+      if (h.stored === undefined) continue;
+      h.card = recordUse(h.stored, ctx.clock);
+      written.push(h.stored.file);
     }
+    for (const lib of libraries) lib.touched(written);
   }
-  return { objective, cards: hits, library_size: library.cards.length, warnings: library.warnings };
+  return {
+    objective,
+    cards: hits.map(({ stored: _, ...h }) => h),
+    library_size: size,
+    index: libraries.map((l) => ({ dir: l.dir, rebuilt: l.rebuilt })),
+    warnings: libraries.flatMap((l) => l.warnings),
+  };
 }
 
 export interface ViewResult {
