@@ -27,7 +27,7 @@ import {
  * other half after a random delay, i.e. anywhere inside a restore.
  */
 
-const FILES = 200;
+const FILES = 120;
 const RUNS = Number(process.env.TW_CRASH_RUNS ?? 64);
 
 let tmp: { dir: string; cleanup: () => void };
