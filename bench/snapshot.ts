@@ -13,15 +13,7 @@
  * SNAPSHOT_BENCH_GROWTH_FILES files (default 2 000) each time. Not a test; never gates.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import {
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdtempSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { DEFAULT_EXCLUDES, workspacePaths } from "../src/core/index.ts";
