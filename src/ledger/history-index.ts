@@ -4,11 +4,21 @@ import {
   fsyncSync,
   ftruncateSync,
   openSync,
+  readFileSync,
   readSync,
+  rmSync,
   statSync,
   writeSync,
 } from "node:fs";
+import { dirname, join } from "node:path";
 import { errnoCode, fromSystemError, writeFileAtomic } from "../core/index.ts";
+import {
+  decodeIndexCache,
+  encodeIndexCache,
+  fingerprintOf,
+  probeRanges,
+  readCacheKey,
+} from "./index-cache.ts";
 
 /**
  * The history index: `history/index.tsv`, append-only, one line per operation:
@@ -29,28 +39,95 @@ export interface IndexEntry {
   files: string[];
 }
 
-/** The parsed index, column by column, in append order (oldest first). */
+/**
+ * The parsed index, column by column, in append order (oldest first). Columns are typed arrays
+ * (capacity >= count) with tools and paths fields interned in tables, so 100k operations are a
+ * few megabytes and no object per line, and the on-disk cache maps onto them without a loop.
+ * Read it through `idAt`, `toolAt`, `filesRawAt`, `filesAt` and `index.ts[i]`.
+ */
 export interface IndexData {
-  ids: string[];
-  ts: number[];
+  count: number;
+  ts: Float64Array;
+  linesChanged: Float64Array;
+  toolIds: Uint32Array;
+  pathIds: Uint32Array;
+  /** Operation ids, ID_LEN latin1 bytes each. */
+  ids: Uint8Array;
+  /** Distinct tools; `toolIds` point here. */
   tools: string[];
-  linesChanged: number[];
-  /** The paths field of each line as written (TAB-separated, escaped); see `filesAt`. */
-  filesRaw: string[];
+  /** Distinct paths fields as written (TAB-separated, escaped); `pathIds` point here. */
+  paths: string[];
+  /** Reverse maps of the tables, built when a line is parsed into a loaded table. */
+  toolIndex: Map<string, number> | undefined;
+  pathIndex: Map<string, number> | undefined;
   /** id → position, built on first use (a history page by time/tool never needs it). */
   byId: Map<string, number> | undefined;
 }
 
-export function emptyIndex(): IndexData {
-  return { ids: [], ts: [], tools: [], linesChanged: [], filesRaw: [], byId: undefined };
+/** Length of an operation id ([0-9a-z]). */
+export const ID_LEN = 10;
+
+export function emptyIndex(capacity = 64): IndexData {
+  return {
+    count: 0,
+    ts: new Float64Array(capacity),
+    linesChanged: new Float64Array(capacity),
+    toolIds: new Uint32Array(capacity),
+    pathIds: new Uint32Array(capacity),
+    ids: new Uint8Array(capacity * ID_LEN),
+    tools: [],
+    paths: [],
+    toolIndex: new Map(),
+    pathIndex: new Map(),
+    byId: undefined,
+  };
+}
+
+/** The id of the operation at position `i`. */
+export function idAt(index: IndexData, i: number): string {
+  return Buffer.from(index.ids.buffer, index.ids.byteOffset + i * ID_LEN, ID_LEN).toString(
+    "latin1",
+  );
+}
+
+/** The tool of the operation at position `i`. */
+export function toolAt(index: IndexData, i: number): string {
+  return index.tools[index.toolIds[i] ?? 0] ?? "";
+}
+
+/** The raw (escaped, TAB-separated) paths field of the operation at position `i`. */
+export function filesRawAt(index: IndexData, i: number): string {
+  return index.paths[index.pathIds[i] ?? 0] ?? "";
+}
+
+/** Every id, oldest first (tests, small indexes). */
+export function allIds(index: IndexData): string[] {
+  return Array.from({ length: index.count }, (_, i) => idAt(index, i));
+}
+
+/**
+ * The position of the last line listing `id`, searching back from `before` (exclusive): cursors
+ * point near the newest end, so this beats building the id map.
+ */
+export function lastPositionOf(index: IndexData, id: string, before = index.count): number {
+  if (id.length !== ID_LEN) return -1;
+  const ids = Buffer.from(index.ids.buffer, index.ids.byteOffset, index.count * ID_LEN);
+  let from = before * ID_LEN - 1;
+  while (from >= 0) {
+    const at = ids.lastIndexOf(id, from, "latin1");
+    if (at < 0) return -1;
+    if (at % ID_LEN === 0) return at / ID_LEN;
+    from = at - 1;
+  }
+  return -1;
 }
 
 /** The position of operation `id` in the index (its first line), if listed. */
 export function positionOf(index: IndexData, id: string): number | undefined {
   if (index.byId === undefined) {
     const map = new Map<string, number>();
-    for (let i = 0; i < index.ids.length; i++) {
-      const key = index.ids[i] ?? "";
+    for (let i = 0; i < index.count; i++) {
+      const key = idAt(index, i);
       if (!map.has(key)) map.set(key, i);
     }
     index.byId = map;
@@ -60,7 +137,7 @@ export function positionOf(index: IndexData, id: string): number | undefined {
 
 /** The paths of the operation at position `i`. */
 export function filesAt(index: IndexData, i: number): string[] {
-  return splitFiles(index.filesRaw[i] ?? "");
+  return splitFiles(filesRawAt(index, i));
 }
 
 /** Split a raw paths field. */
@@ -71,12 +148,44 @@ export function splitFiles(raw: string): string[] {
 
 export function indexEntryAt(index: IndexData, i: number): IndexEntry {
   return {
-    id: index.ids[i] ?? "",
+    id: idAt(index, i),
     ts: index.ts[i] ?? 0,
-    tool: index.tools[i] ?? "",
+    tool: toolAt(index, i),
     linesChanged: index.linesChanged[i] ?? 0,
     files: filesAt(index, i),
   };
+}
+
+/** Make room for one more line (columns double when full). */
+function reserve(index: IndexData): void {
+  if (index.count < index.ts.length) return;
+  const cap = Math.max(64, index.ts.length * 2);
+  const n = index.count;
+  const ts = new Float64Array(cap);
+  ts.set(index.ts.subarray(0, n));
+  index.ts = ts;
+  const lines = new Float64Array(cap);
+  lines.set(index.linesChanged.subarray(0, n));
+  index.linesChanged = lines;
+  const toolIds = new Uint32Array(cap);
+  toolIds.set(index.toolIds.subarray(0, n));
+  index.toolIds = toolIds;
+  const pathIds = new Uint32Array(cap);
+  pathIds.set(index.pathIds.subarray(0, n));
+  index.pathIds = pathIds;
+  const ids = new Uint8Array(cap * ID_LEN);
+  ids.set(index.ids.subarray(0, n * ID_LEN));
+  index.ids = ids;
+}
+
+function intern(table: string[], map: Map<string, number>, value: string): number {
+  let at = map.get(value);
+  if (at === undefined) {
+    at = table.length;
+    table.push(value);
+    map.set(value, at);
+  }
+  return at;
 }
 
 const escapeField = (s: string) =>
@@ -105,42 +214,51 @@ export function formatIndexLine(entry: IndexEntry): string {
  * asked for: 100k lines parse in tens of milliseconds.
  */
 export function parseIndexText(text: string, into: IndexData): number {
+  into.toolIndex ??= new Map(into.tools.map((t, i) => [t, i]));
+  into.pathIndex ??= new Map(into.paths.map((p, i) => [p, i]));
+  const toolIndex = into.toolIndex;
+  const pathIndex = into.pathIndex;
   // Tools are few: compare in place against the ones seen instead of slicing every line's.
-  const known: string[] = [...new Set(into.tools)];
+  const known = into.tools;
   let pos = 0;
   for (;;) {
     const end = text.indexOf("\n", pos);
     if (end < 0) break;
     const start = pos;
     pos = end + 1;
-    const t1 = start + 10;
+    const t1 = start + ID_LEN;
     if (t1 >= end || text.charCodeAt(t1) !== 9 || !isIdAt(text, start)) continue;
     const ts = digitsAt(text, t1 + 1);
     const t2 = ts.next;
     if (ts.value < 0 || text.charCodeAt(t2) !== 9) continue;
     const t3 = text.indexOf("\t", t2 + 1);
     if (t3 < 0 || t3 > end) continue;
-    let tool: string | undefined;
-    for (const k of known) {
-      if (k.length === t3 - t2 - 1 && text.startsWith(k, t2 + 1)) {
-        tool = k;
+    let toolId = -1;
+    for (let k = 0; k < known.length; k++) {
+      const name = known[k] ?? "";
+      if (name.length === t3 - t2 - 1 && text.startsWith(name, t2 + 1)) {
+        toolId = k;
         break;
       }
-    }
-    if (tool === undefined) {
-      tool = unescapeField(text.slice(t2 + 1, t3));
-      if (!known.includes(tool)) known.push(tool);
     }
     const lines = digitsAt(text, t3 + 1);
     const t4 = lines.next;
     if (lines.value < 0 || (t4 !== end && text.charCodeAt(t4) !== 9)) continue;
-    const id = text.slice(start, t1);
-    if (into.byId !== undefined && !into.byId.has(id)) into.byId.set(id, into.ids.length);
-    into.ids.push(id);
-    into.ts.push(ts.value);
-    into.tools.push(tool);
-    into.linesChanged.push(lines.value);
-    into.filesRaw.push(t4 < end ? text.slice(t4 + 1, end) : "");
+    if (toolId < 0) toolId = intern(known, toolIndex, unescapeField(text.slice(t2 + 1, t3)));
+    const pathId = intern(into.paths, pathIndex, t4 < end ? text.slice(t4 + 1, end) : "");
+    reserve(into);
+    const i = into.count;
+    const idBase = i * ID_LEN;
+    for (let k = 0; k < ID_LEN; k++) into.ids[idBase + k] = text.charCodeAt(start + k);
+    into.ts[i] = ts.value;
+    into.toolIds[i] = toolId;
+    into.linesChanged[i] = lines.value;
+    into.pathIds[i] = pathId;
+    into.count = i + 1;
+    if (into.byId !== undefined) {
+      const id = text.slice(start, t1);
+      if (!into.byId.has(id)) into.byId.set(id, i);
+    }
   }
   return pos;
 }
@@ -168,15 +286,29 @@ interface CacheEntry {
   dev: number;
   /** Bytes of the file already parsed (always at a line boundary). */
   parsed: number;
+  /** Bytes of the file the on-disk cache (index.cache) covers as far as this process knows. */
+  onDisk: number;
   data: IndexData;
 }
 
 const cache = new Map<string, CacheEntry>();
 
+/** Below this many operations parsing is cheap enough that no on-disk cache is written. */
+const CACHE_MIN_LINES = 2000;
+/** The on-disk cache is rewritten once this many bytes were appended after what it covers. */
+const CACHE_REFRESH_BYTES = 256 * 1024;
+
+/** `index.cache` beside `index.tsv`: the derived columnar copy (see index-cache.ts). */
+export function indexCachePath(indexPath: string): string {
+  return join(dirname(indexPath), "index.cache");
+}
+
 /**
  * Load the index, reusing what this process parsed before: an unchanged file costs one stat,
- * a grown one only the parse of its new lines (the MCP server is long-lived). A file replaced
- * by retention (new inode) or shrunk is parsed again from the start.
+ * a grown one only the parse of its new lines (the MCP server is long-lived). A fresh process
+ * starts from the on-disk cache when it is valid for a prefix of this very file, and parses
+ * only the lines after that prefix. A file replaced by retention (new inode) or shrunk is read
+ * again from the start.
  */
 export function loadIndex(indexPath: string): IndexData {
   let st: { ino: number; dev: number; size: number };
@@ -191,7 +323,13 @@ export function loadIndex(indexPath: string): IndexData {
   }
   let entry = cache.get(indexPath);
   if (!entry || entry.ino !== st.ino || entry.dev !== st.dev || st.size < entry.parsed) {
-    entry = { ino: st.ino, dev: st.dev, parsed: 0, data: emptyIndex() };
+    entry = loadCachedPrefix(indexPath, st) ?? {
+      ino: st.ino,
+      dev: st.dev,
+      parsed: 0,
+      onDisk: 0,
+      data: emptyIndex(),
+    };
     cache.set(indexPath, entry);
   }
   if (st.size > entry.parsed) {
@@ -201,9 +339,85 @@ export function loadIndex(indexPath: string): IndexData {
     if (lastLf >= 0) {
       parseIndexText(bytes.toString("utf8", 0, lastLf + 1), entry.data);
       entry.parsed += lastLf + 1;
+      indexLoadStats.parsedBytes += lastLf + 1;
     }
   }
+  if (
+    entry.data.count >= CACHE_MIN_LINES &&
+    (entry.onDisk === 0 || entry.parsed - entry.onDisk >= CACHE_REFRESH_BYTES)
+  ) {
+    writeCachedPrefix(indexPath, entry);
+  }
   return entry.data;
+}
+
+/** What loads did since `forgetLoadedIndexes` (tests: proof the cache was or was not used). */
+export const indexLoadStats = { fromCache: 0, parsedBytes: 0, cacheWrites: 0 };
+
+/** Forget what this process parsed, as a fresh process would (tests). */
+export function forgetLoadedIndexes(): void {
+  cache.clear();
+  indexLoadStats.fromCache = 0;
+  indexLoadStats.parsedBytes = 0;
+  indexLoadStats.cacheWrites = 0;
+}
+
+function keyFor(indexPath: string, st: { ino: number; dev: number }, covered: number) {
+  const { head, tail } = probeRanges(covered);
+  const fingerprint = fingerprintOf(
+    readRange(indexPath, head[0], head[1]),
+    readRange(indexPath, tail[0], tail[1]),
+  );
+  return { ino: st.ino, dev: st.dev, covered, fingerprint };
+}
+
+/** The on-disk cache as a starting point, if it describes a prefix of this very file. */
+function loadCachedPrefix(
+  indexPath: string,
+  st: { ino: number; dev: number; size: number },
+): CacheEntry | undefined {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(indexCachePath(indexPath));
+  } catch {
+    return undefined; // absent or unreadable: it is only a cache
+  }
+  const claimed = readCacheKey(buf);
+  if (
+    claimed === undefined ||
+    claimed.ino !== st.ino ||
+    claimed.dev !== st.dev ||
+    claimed.covered <= 0 ||
+    claimed.covered > st.size ||
+    keyFor(indexPath, st, claimed.covered).fingerprint !== claimed.fingerprint
+  ) {
+    return undefined;
+  }
+  const decoded = decodeIndexCache(buf);
+  if (decoded === undefined) return undefined;
+  indexLoadStats.fromCache++;
+  return {
+    ino: st.ino,
+    dev: st.dev,
+    parsed: claimed.covered,
+    onDisk: claimed.covered,
+    data: decoded.data,
+  };
+}
+
+/**
+ * Write the cache for what this process parsed. Not fsynced and failures ignored: it is derived,
+ * checked on every load, and rebuilt from index.tsv whenever it does not check out.
+ */
+function writeCachedPrefix(indexPath: string, entry: CacheEntry): void {
+  entry.onDisk = entry.parsed;
+  try {
+    const buf = encodeIndexCache(entry.data, keyFor(indexPath, entry, entry.parsed));
+    writeFileAtomic(indexCachePath(indexPath), buf, { durable: false });
+    indexLoadStats.cacheWrites++;
+  } catch {
+    // a read-only or full disk costs the next process a full parse, nothing more
+  }
 }
 
 function readRange(path: string, start: number, end: number): Buffer {
@@ -264,6 +478,8 @@ function lastLineEnd(fd: number, size: number): number {
 
 /** Replace the whole index atomically (retention, repair). */
 export function writeIndex(indexPath: string, entries: IndexEntry[]): void {
+  // The old cache would be refused anyway (new inode); removing it saves the next reader a read.
+  rmSync(indexCachePath(indexPath), { force: true });
   writeFileAtomic(indexPath, entries.map(formatIndexLine).join(""));
   cache.delete(indexPath);
 }

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ErrorCode, isTimewarpError, readJsonFile, TimewarpError } from "../core/index.ts";
 import { formatPatch, type PatchFormat, parsePatch } from "../diff/index.ts";
-import { filesAt, loadIndex } from "./history-index.ts";
+import { filesAt, idAt, loadIndex, toolAt } from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
 import { ledgerPaths, recordRelativePath } from "./ledger-paths.ts";
 import { readOperation } from "./operation-store.ts";
@@ -81,7 +81,7 @@ export function getEditHistory(ctx: LedgerContext, params: GetEditHistoryParams 
     { limit, ...(params.cursor === undefined ? {} : { cursor: params.cursor }) },
   );
   const history = page.positions.map((i): HistoryItem => {
-    const id = index.ids[i] ?? "";
+    const id = idAt(index, i);
     const ts = index.ts[i] ?? 0;
     const file = join(paths.history, recordRelativePath(ts, id));
     if (!existsSync(file)) {
@@ -89,7 +89,7 @@ export function getEditHistory(ctx: LedgerContext, params: GetEditHistoryParams 
         id,
         timestamp: new Date(ts).toISOString(),
         description: "(record missing)",
-        tool: index.tools[i] ?? "",
+        tool: toolAt(index, i),
         affectedFiles: filesAt(index, i),
         metadata: { linesChanged: index.linesChanged[i] ?? 0, executionTimeMs: 0 },
         recordPresent: false,

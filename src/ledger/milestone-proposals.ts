@@ -1,5 +1,5 @@
 import { appendEvent, ErrorCode, readEvents, systemClock, TimewarpError } from "../core/index.ts";
-import { filesAt, loadIndex } from "./history-index.ts";
+import { filesAt, idAt, loadIndex, toolAt } from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
 import { ledgerPaths } from "./ledger-paths.ts";
 import { listMilestones } from "./milestone-store.ts";
@@ -34,10 +34,10 @@ export function listMilestoneProposals(
   const taken = new Set(listMilestones(paths).flatMap((m) => m.snapshotIds));
   const index = loadIndex(paths.index);
   const ops: OperationSummary[] = [];
-  for (let i = 0; i < index.ids.length; i++) {
-    const id = index.ids[i] ?? "";
+  for (let i = 0; i < index.count; i++) {
+    const id = idAt(index, i);
     if (taken.has(id)) continue;
-    ops.push({ id, ts: index.ts[i] ?? 0, tool: index.tools[i] ?? "", files: filesAt(index, i) });
+    ops.push({ id, ts: index.ts[i] ?? 0, tool: toolAt(index, i), files: filesAt(index, i) });
   }
   const signals: MilestoneSignal[] = [];
   for (const e of readEvents(paths.events).events) {

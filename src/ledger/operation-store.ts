@@ -1,23 +1,53 @@
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import {
   ErrorCode,
   errnoCode,
+  fromSystemError,
   isTempName,
   isTimewarpError,
   readJsonFile,
   TimewarpError,
-  writeJsonAtomic,
+  tempPathFor,
 } from "../core/index.ts";
 import { loadIndex, positionOf } from "./history-index.ts";
 import { type LedgerPaths, recordRelativePath } from "./ledger-paths.ts";
 import { OPERATION_ID_PATTERN, type OperationRecord, OperationRecordSchema } from "./schema.ts";
 
-/** Write one record atomically at its dated path (the caller appends the index line after). */
+/**
+ * Write one record atomically at its dated path (the caller appends the index line after). Its
+ * bytes are fsynced before the rename, so nothing can ever point at a record whose content is
+ * not on disk; its directory is not fsynced: the index append that follows is, and on a
+ * journaled file system (ext4, xfs) that commits the rename with it. Elsewhere a power cut can
+ * at worst lose the rename, which readers already handle (an index line without its record).
+ */
 export function writeOperationRecord(paths: LedgerPaths, record: OperationRecord): string {
   const file = join(paths.history, recordRelativePath(Date.parse(record.timestamp), record.id));
   mkdirSync(dirname(file), { recursive: true });
-  writeJsonAtomic(file, record);
+  const temp = tempPathFor(file);
+  let fd: number | undefined;
+  try {
+    fd = openSync(temp, "wx", 0o644);
+    writeFileSync(fd, `${JSON.stringify(record, null, 2)}\n`);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(temp, file);
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    rmSync(temp, { force: true });
+    throw fromSystemError(error, `writing ${file}`);
+  }
   return file;
 }
 
@@ -42,7 +72,7 @@ export function findOperationFile(paths: LedgerPaths, id: string): string | null
 export function readOperation(paths: LedgerPaths, id: string): OperationRecord {
   const file = findOperationFile(paths, id);
   if (file === null) {
-    const total = loadIndex(paths.index).ids.length;
+    const total = loadIndex(paths.index).count;
     throw new TimewarpError(
       ErrorCode.OPERATION_NOT_FOUND,
       `operation ${JSON.stringify(id)} not found in ${paths.history} (the history has ${total} operations; see \`timewarp history\`)`,

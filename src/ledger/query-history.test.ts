@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isTimewarpError } from "../core/index.ts";
-import { emptyIndex, formatIndexLine, parseIndexText } from "./history-index.ts";
+import { emptyIndex, formatIndexLine, idAt, parseIndexText } from "./history-index.ts";
 import { queryHistoryIndex } from "./query-history.ts";
 
 function makeIndex(n: number) {
@@ -25,14 +25,14 @@ describe("queryHistoryIndex", () => {
     const filters = { tools: ["ApplyEditBlock", "Delete"], fileGlob: "src/**/*.ts" };
     const expected: string[] = [];
     for (let i = 256; i >= 0; i--) {
-      if (i % 3 !== 2 && i % 4 === 0) expected.push(index.ids[i] ?? "");
+      if (i % 3 !== 2 && i % 4 === 0) expected.push(idAt(index, i));
     }
     const seen: string[] = [];
     let cursor: string | undefined;
     for (let guard = 0; guard < 100; guard++) {
       const page = queryHistoryIndex(index, filters, { limit: 7, ...(cursor ? { cursor } : {}) });
       expect(page.total).toBe(expected.length);
-      seen.push(...page.positions.map((p) => index.ids[p] ?? ""));
+      seen.push(...page.positions.map((p) => idAt(index, p)));
       expect(page.hasMore).toBe(page.nextCursor !== undefined);
       if (!page.hasMore) break;
       cursor = page.nextCursor;

@@ -1,6 +1,6 @@
 import picomatch from "picomatch";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
-import { type IndexData, splitFiles } from "./history-index.ts";
+import { type IndexData, idAt, lastPositionOf, splitFiles } from "./history-index.ts";
 
 /** Filters of GetEditHistory, already validated. Times are epoch ms, inclusive. */
 export interface HistoryFilters {
@@ -31,7 +31,7 @@ function parseCursor(cursor: string, index: IndexData): number {
     ? Buffer.from(cursor.slice(CURSOR_PREFIX.length), "base64url").toString("utf8")
     : "";
   // Cursors point near the newest end: a backward scan beats building the whole id map.
-  const found = id === "" ? -1 : index.ids.lastIndexOf(id);
+  const found = id === "" ? -1 : lastPositionOf(index, id);
   const at = found < 0 ? undefined : found;
   if (at === undefined) {
     throw new TimewarpError(
@@ -52,33 +52,38 @@ export function queryHistoryIndex(
   filters: HistoryFilters,
   page: { limit: number; cursor?: string },
 ): HistoryPage {
-  const start =
-    page.cursor === undefined ? index.ids.length - 1 : parseCursor(page.cursor, index) - 1;
-  const tools = filters.tools && filters.tools.length > 0 ? new Set(filters.tools) : undefined;
+  const n = index.count;
+  const start = page.cursor === undefined ? n - 1 : parseCursor(page.cursor, index) - 1;
+  // Tools and paths are interned: each filter is decided once per table entry, then looked up
+  // by id per line (no string touched in the loop).
+  let toolOk: Uint8Array | undefined;
+  if (filters.tools && filters.tools.length > 0) {
+    const wanted = new Set(filters.tools);
+    toolOk = Uint8Array.from(index.tools, (t) => (wanted.has(t) ? 1 : 0));
+  }
   const isMatch =
     filters.fileGlob === undefined ? undefined : picomatch(filters.fileGlob, { dot: true });
-  // Keyed by the raw paths field: most operations touch one file, so this is one lookup per line.
-  const seen = new Map<string, boolean>();
-  const fileOk = (raw: string): boolean => {
-    if (isMatch === undefined) return true;
-    let m = seen.get(raw);
-    if (m === undefined) {
-      m = splitFiles(raw).some((f) => isMatch(f));
-      seen.set(raw, m);
-    }
-    return m;
-  };
+  // 0 = not yet tested, 1 = matches, 2 = does not
+  const pathState = isMatch === undefined ? undefined : new Uint8Array(index.paths.length);
   const since = filters.sinceMs ?? Number.NEGATIVE_INFINITY;
   const until = filters.untilMs ?? Number.POSITIVE_INFINITY;
   const positions: number[] = [];
   let total = 0;
   let hasMore = false;
-  const { ts, tools: toolCol, filesRaw } = index;
-  for (let i = index.ids.length - 1; i >= 0; i--) {
+  const { ts, toolIds, pathIds, paths } = index;
+  for (let i = n - 1; i >= 0; i--) {
     const t = ts[i] ?? 0;
     if (t < since || t > until) continue;
-    if (tools !== undefined && !tools.has(toolCol[i] ?? "")) continue;
-    if (!fileOk(filesRaw[i] ?? "")) continue;
+    if (toolOk !== undefined && toolOk[toolIds[i] ?? 0] !== 1) continue;
+    if (pathState !== undefined && isMatch !== undefined) {
+      const p = pathIds[i] ?? 0;
+      let state = pathState[p];
+      if (state === 0) {
+        state = splitFiles(paths[p] ?? "").some((f) => isMatch(f)) ? 1 : 2;
+        pathState[p] = state;
+      }
+      if (state !== 1) continue;
+    }
     total++;
     if (i > start) continue;
     if (positions.length < page.limit) positions.push(i);
@@ -89,6 +94,6 @@ export function queryHistoryIndex(
     positions,
     total,
     hasMore,
-    ...(hasMore && last !== undefined ? { nextCursor: formatCursor(index.ids[last] ?? "") } : {}),
+    ...(hasMore && last !== undefined ? { nextCursor: formatCursor(idAt(index, last)) } : {}),
   };
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { errnoCode, readConfig, readJsonFile, systemClock } from "../core/index.ts";
 import {
   type IndexEntry,
+  idAt,
   indexEntryAt,
   loadIndex,
   positionOf,
@@ -29,7 +30,7 @@ export function repairIndexLocked(paths: LedgerPaths): { adopted: string[]; drop
     const m = /_([0-9a-z]{10})\.json$/.exec(file);
     if (m?.[1]) present.add(m[1]);
   }
-  for (let i = 0; i < index.ids.length; i++) {
+  for (let i = 0; i < index.count; i++) {
     const e = indexEntryAt(index, i);
     if (present.has(e.id)) entries.push(e);
     else dropped.push(e.id);
@@ -105,25 +106,25 @@ export async function applyRetention(
     const cutoff = maxAgeDays > 0 ? now - maxAgeDays * 86_400_000 : Number.NEGATIVE_INFINITY;
     const drop = new Set<number>();
     let keptForMilestones = 0;
-    const n = index.ids.length;
+    const n = index.count;
     let excess = maxOps > 0 ? n - maxOps : 0;
     for (let i = 0; i < n; i++) {
       const old = (index.ts[i] ?? 0) < cutoff;
       const over = excess > 0;
       if (!old && !over) continue;
-      if (protectedIds.has(index.ids[i] ?? "")) {
+      if (protectedIds.has(idAt(index, i))) {
         keptForMilestones++;
         continue;
       }
       drop.add(i);
       excess--;
     }
-    const removed = [...drop].map((i) => index.ids[i] ?? "");
+    const removed = [...drop].map((i) => idAt(index, i));
     if (!dryRun && drop.size > 0) {
       const keep: IndexEntry[] = [];
       for (let i = 0; i < n; i++) if (!drop.has(i)) keep.push(indexEntryAt(index, i));
       const files = [...drop].map((i) =>
-        join(paths.history, recordRelativePath(index.ts[i] ?? 0, index.ids[i] ?? "")),
+        join(paths.history, recordRelativePath(index.ts[i] ?? 0, idAt(index, i))),
       );
       writeIndex(paths.index, keep);
       for (const f of files) {

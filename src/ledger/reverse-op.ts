@@ -4,7 +4,7 @@ import { ErrorCode, isTimewarpError, systemClock, TimewarpError } from "../core/
 import { applyFilePatch, type FilePatch, parsePatch } from "../diff/index.ts";
 import { createObjectStore, type ObjectStore } from "../store/index.ts";
 import { writeEdits } from "./edit-tools.ts";
-import { loadIndex, positionOf } from "./history-index.ts";
+import { idAt, loadIndex, positionOf } from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
 import { withLedgerLock } from "./ledger-lock.ts";
 import { type LedgerPaths, ledgerPaths } from "./ledger-paths.ts";
@@ -126,7 +126,7 @@ function selectOperations(paths: LedgerPaths, params: ReverseOpParams): string[]
     );
   }
   const ids: string[] = [];
-  for (let i = index.ids.length - 1; i > target; i--) ids.push(index.ids[i] ?? "");
+  for (let i = index.count - 1; i > target; i--) ids.push(idAt(index, i));
   return ids;
 }
 
