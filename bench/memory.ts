@@ -6,14 +6,17 @@
  *               how many edits each can send to rollback
  *   retrieval   MiniSearch BM25 over 10k cards (p50/p95 per query)  vs  a linear scan scoring
  *               every card by token overlap
+ *   cold CLI    one `memory retrieve` in a fresh process over the 10k cards on disk: the persisted
+ *               index (.index.json, read only) vs rebuilding it from the card files — p50/p95, peak RSS
  *   transcript  streaming extraction of a 10 MB Claude Code transcript  vs  readFileSync +
  *               split + JSON.parse of every line — each in its own child process, peak RSS of each
  *
  *   npm run bench:memory            full size
  *   npm run bench:memory -- 0.1     a tenth (quick check while developing)
+ *   BENCH_ONLY=retrieval npm run bench:memory      one section (guards, retrieval, transcript)
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createFixedClock } from "../src/core/index.ts";
@@ -38,6 +41,27 @@ const ms = (x: number) => `${x.toFixed(x < 10 ? 3 : 1)} ms`;
 const rssMiB = () => (process.resourceUsage().maxRSS / 1024).toFixed(0);
 
 // ── child mode: one transcript extraction, report time and peak RSS ──────────────────────────
+if (process.argv[2] === "--child" && process.argv[3]?.startsWith("retrieve-")) {
+  // one cold `memory retrieve` as the CLI runs it: a fresh process, the workspace's libraries
+  const [, , , mode, root, query] = process.argv;
+  const { retrieveForTask } = await import("../src/memory/index.ts");
+  if (mode === "retrieve-rebuild") {
+    const lib = join(root ?? "", ".timewarp", "memory", "patterns");
+    rmSync(join(lib, ".index.json"), { force: true });
+    rmSync(join(lib, ".index-stamp.json"), { force: true });
+  }
+  const t0 = performance.now();
+  const r = retrieveForTask({ root: root ?? "", clock: createFixedClock(new Date()) }, query ?? "");
+  process.stdout.write(
+    JSON.stringify({
+      ms: performance.now() - t0,
+      hits: r.cards.length,
+      rebuilt: r.index.some((i) => i.rebuilt),
+      maxRSS: process.resourceUsage().maxRSS,
+    }),
+  );
+  process.exit(0);
+}
 if (process.argv[2] === "--child") {
   const [, , , mode, file] = process.argv;
   const t0 = performance.now();
@@ -76,8 +100,11 @@ const goalR = parseGoal({
 if (!goalR.ok) throw new Error(goalR.issues.join("; "));
 const goal = goalR.value.goal;
 
+const only = process.env.BENCH_ONLY;
+const runs = (section: string) => only === undefined || only.split(",").includes(section);
+
 // ── 1. guards ────────────────────────────────────────────────────────────────────────────────
-{
+if (runs("guards")) {
   const n = Math.max(1000, Math.round(100_000 * scale));
   const files = [
     "README.md",
@@ -179,7 +206,7 @@ const goal = goalR.value.goal;
 }
 
 // ── 2. retrieval ─────────────────────────────────────────────────────────────────────────────
-{
+if (runs("retrieval")) {
   const n = Math.max(200, Math.round(10_000 * scale));
   const verbs = [
     "translate",
@@ -301,10 +328,59 @@ const goal = goalR.value.goal;
   console.log(
     `  queries answered above the threshold: ${hits}/${queries.length}; our top card in the scan's top 5: ${agree}/${hits}`,
   );
+
+  // the path an agent pays: `timewarp memory retrieve` starts a process that finds the cards on disk
+  const root = join(dir, "ws");
+  const lib = join(root, ".timewarp", "memory", "patterns");
+  mkdirSync(lib, { recursive: true });
+  // distilled ids repeat (the first words of similar objectives): one file per card, as a library of n distinct cards
+  cards.forEach((c, i) => {
+    const id = `${c.pattern_id}_${i}`;
+    writeFileSync(join(lib, `${id}.json`), JSON.stringify({ ...c, pattern_id: id }, null, 2));
+  });
+  const coldRuns = Math.max(5, reps);
+  const cold = (mode: string) => {
+    const inProc: number[] = [];
+    const wall: number[] = [];
+    const rss: number[] = [];
+    let rebuilt = 0;
+    for (let k = 0; k < coldRuns; k++) {
+      const t = performance.now();
+      const r = spawnSync(
+        process.execPath,
+        [...process.execArgv, process.argv[1] ?? "", "--child", mode, root, queries[k] ?? ""],
+        { encoding: "utf8" },
+      );
+      wall.push(performance.now() - t);
+      if (r.status !== 0) throw new Error(`child ${mode} failed: ${r.stderr}`);
+      const out = JSON.parse(r.stdout) as { ms: number; maxRSS: number; rebuilt: boolean };
+      inProc.push(out.ms);
+      rss.push(out.maxRSS / 1024);
+      if (out.rebuilt) rebuilt++;
+    }
+    return { inProc, wall, rss: median(rss), rebuilt };
+  };
+  const rebuild = cold("retrieve-rebuild");
+  const persisted = cold("retrieve-persisted"); // the last rebuild left a fresh index
+  const indexMiB = statSync(join(lib, ".index.json")).size / 1024 / 1024;
+  console.log(
+    `\n## cold \`memory retrieve\` in a fresh process over ${cards.length} card files (${coldRuns} runs each; index file ${indexMiB.toFixed(1)} MiB)`,
+  );
+  for (const [name, r] of [
+    ["persisted index (ours)    ", persisted],
+    ["rebuild from card files   ", rebuild],
+  ] as const) {
+    console.log(
+      `  ${name} retrieve p50 ${ms(median(r.inProc))}  p95 ${ms(pct(r.inProc, 0.95))}  process wall p50 ${ms(median(r.wall))}  peak RSS ${r.rss.toFixed(0)} MiB  (rebuilt ${r.rebuilt}/${coldRuns})`,
+    );
+  }
+  console.log(
+    `  ratio rebuild/persisted: retrieve ${(median(rebuild.inProc) / median(persisted.inProc)).toFixed(1)}x, process ${(median(rebuild.wall) / median(persisted.wall)).toFixed(1)}x`,
+  );
 }
 
 // ── 3. transcript extraction ─────────────────────────────────────────────────────────────────
-{
+if (runs("transcript")) {
   const target = Math.max(256 * 1024, Math.round(10 * 1024 * 1024 * scale));
   const file = join(dir, "transcript.jsonl");
   const parts: string[] = [];
