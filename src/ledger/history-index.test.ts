@@ -6,6 +6,7 @@ import {
   allIds,
   appendIndexEntries,
   emptyIndex,
+  firstPositionOf,
   formatIndexLine,
   type IndexEntry,
   indexEntryAt,
@@ -74,5 +75,11 @@ describe("history index", () => {
     expect(positionOf(index, "op00000001")).toBe(0);
     expect(positionOf(index, "op00000002")).toBe(1);
     expect(positionOf(index, "op00000009")).toBeUndefined();
+    const fresh = loadIndex(path);
+    fresh.byId = undefined;
+    expect(firstPositionOf(fresh, "op00000001")).toBe(0);
+    expect(firstPositionOf(fresh, "op00000002")).toBe(1);
+    expect(firstPositionOf(fresh, "00000001op")).toBeUndefined(); // spans two ids: not aligned
+    expect(firstPositionOf(fresh, "op00000009")).toBeUndefined();
   });
 });

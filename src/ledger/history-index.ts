@@ -111,7 +111,7 @@ export function allIds(index: IndexData): string[] {
  */
 export function lastPositionOf(index: IndexData, id: string, before = index.count): number {
   if (id.length !== ID_LEN) return -1;
-  const ids = Buffer.from(index.ids.buffer, index.ids.byteOffset, index.count * ID_LEN);
+  const ids = idBytes(index);
   let from = before * ID_LEN - 1;
   while (from >= 0) {
     const at = ids.lastIndexOf(id, from, "latin1");
@@ -122,18 +122,38 @@ export function lastPositionOf(index: IndexData, id: string, before = index.coun
   return -1;
 }
 
-/** The position of operation `id` in the index (its first line), if listed. */
+/**
+ * The position of operation `id` in the index (its first line), if listed. Builds the id map
+ * once: for callers that look up many ids (repair, reverting a range).
+ */
 export function positionOf(index: IndexData, id: string): number | undefined {
   if (index.byId === undefined) {
     const map = new Map<string, number>();
+    const text = idBytes(index).toString("latin1");
     for (let i = 0; i < index.count; i++) {
-      const key = idAt(index, i);
+      const key = text.slice(i * ID_LEN, (i + 1) * ID_LEN);
       if (!map.has(key)) map.set(key, i);
     }
     index.byId = map;
   }
   return index.byId.get(id);
 }
+
+/** `positionOf` for a single lookup (one CLI call): a native search, no map. */
+export function firstPositionOf(index: IndexData, id: string): number | undefined {
+  if (index.byId !== undefined) return index.byId.get(id);
+  if (id.length !== ID_LEN) return undefined;
+  const ids = idBytes(index);
+  for (let from = 0; ; ) {
+    const at = ids.indexOf(id, from, "latin1");
+    if (at < 0) return undefined;
+    if (at % ID_LEN === 0) return at / ID_LEN;
+    from = at + 1;
+  }
+}
+
+const idBytes = (index: IndexData) =>
+  Buffer.from(index.ids.buffer, index.ids.byteOffset, index.count * ID_LEN);
 
 /** The paths of the operation at position `i`. */
 export function filesAt(index: IndexData, i: number): string[] {

@@ -20,7 +20,7 @@ import {
   TimewarpError,
   tempPathFor,
 } from "../core/index.ts";
-import { loadIndex, positionOf } from "./history-index.ts";
+import { firstPositionOf, loadIndex } from "./history-index.ts";
 import { type LedgerPaths, recordRelativePath } from "./ledger-paths.ts";
 import { OPERATION_ID_PATTERN, type OperationRecord, OperationRecordSchema } from "./schema.ts";
 
@@ -58,7 +58,7 @@ export function writeOperationRecord(paths: LedgerPaths, record: OperationRecord
 export function findOperationFile(paths: LedgerPaths, id: string): string | null {
   if (!OPERATION_ID_PATTERN.test(id)) return null;
   const index = loadIndex(paths.index);
-  const at = positionOf(index, id);
+  const at = firstPositionOf(index, id);
   if (at !== undefined) {
     const file = join(paths.history, recordRelativePath(index.ts[at] ?? 0, id));
     if (existsSync(file)) return file;
