@@ -13,6 +13,7 @@ import {
   createObjectStore,
   listSnapshots,
   type Manifest,
+  type RestoreOptions,
   type RestoreResult,
   readManifest,
   readSnapshot,
@@ -82,12 +83,15 @@ export function restoreExactly(
   root: string,
   manifest: Manifest,
   excludes: readonly string[],
+  /** The workspace as scanned a moment ago under the lock (travel's backup): skips a re-scan. */
+  current?: RestoreOptions["current"],
 ): RestoreResult {
   const paths = workspacePaths(root);
   const result = restoreManifest(paths.root, manifest, {
     store: createObjectStore(paths.objects),
     excludes,
     statCache: readStatCache(paths.statCache),
+    ...(current === undefined ? {} : { current }),
   });
   if (result.blocked.length > 0) {
     throw new TimewarpError(

@@ -7,7 +7,13 @@ import {
   TimewarpError,
   type WorkspacePaths,
 } from "../core/index.ts";
-import { deleteSnapshot, type Manifest, readManifest, readSnapshot } from "../store/index.ts";
+import {
+  deleteSnapshot,
+  type Manifest,
+  type RestoreOptions,
+  readManifest,
+  readSnapshot,
+} from "../store/index.ts";
 import { faultPoint } from "./fault-points.ts";
 import type { State, Transition } from "./state.ts";
 import { writeState } from "./state-file.ts";
@@ -45,7 +51,7 @@ export function finishTravel(
   state: State,
   t: Transition,
   /** What travel() already has in hand; recover reads them from disk. */
-  loaded?: { manifest: Manifest; excludes: readonly string[] },
+  loaded?: { manifest: Manifest; excludes: readonly string[]; current?: RestoreOptions["current"] },
 ): { state: State; written: number; deleted: number; unchanged: number } {
   if (t.backup_id === null)
     throw new TimewarpError(ErrorCode.INTERNAL, "travel restore without a backup");
@@ -53,7 +59,7 @@ export function finishTravel(
   const manifest =
     loaded?.manifest ?? readManifest(ctx.paths.root, readSnapshot(ctx.paths.root, t.snapshot_id));
   step(ctx, "travel:restore");
-  const restored = restoreExactly(ctx.paths.root, manifest, excludes);
+  const restored = restoreExactly(ctx.paths.root, manifest, excludes, loaded?.current);
   step(ctx, "travel:restored");
   const past: State = {
     ...state,

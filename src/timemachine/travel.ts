@@ -128,7 +128,12 @@ export function travel(options: TravelOptions): TravelResult {
 
     let done: ReturnType<typeof finishTravel>;
     try {
-      done = finishTravel(ctx, state, t, { manifest, excludes });
+      done = finishTravel(ctx, state, t, {
+        manifest,
+        excludes,
+        // the backup scanned the workspace a moment ago, under the lock: no second scan
+        current: { manifest: backup.manifest, skipped: backup.record.skipped },
+      });
     } catch (error) {
       throw rollBack(ctx, state, t, error);
     }
