@@ -350,7 +350,7 @@ const g = e2e.guards as {
   rollback: number;
   successful: boolean;
 };
-const card = e2e.card as { pattern_id: string; title: string } | null;
+const card = e2e.card as { pattern_id: string } | null;
 say(
   `${e2e.events} events from ${(e2e.sources as string[]).join(", ")}; guards: ${g.ok} ok, ${g.warn} warn, ${g.rollback} rollback`,
 );

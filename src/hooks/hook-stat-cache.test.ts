@@ -31,7 +31,7 @@ describe("hook stat cache", () => {
     const { dir, cleanup } = makeTempDir();
     try {
       const file = `${dir}/c.json`;
-      const c = cache({ "src/a b.ts": "aa" }, 1763884800123.4567);
+      const c = cache({ "src/a b.ts": "aa" }, 1763884800123.4568);
       writeHookStatCache(file, c);
       expect(readHookStatCache(file)).toEqual(c);
       const { writeFileSync } = await import("node:fs");

@@ -13,6 +13,7 @@ import {
   type WorkspacePaths,
   workspacePaths,
 } from "../core/index.ts";
+import { collectLedgerOids } from "../ledger/index.ts";
 import {
   collectGarbage,
   collectReferencedOids,
@@ -194,7 +195,11 @@ function cleanUp(
     report.deleted_backups.push(id);
   }
   if (report.deleted_snapshots.length + report.deleted_backups.length > 0) {
-    const gc = collectGarbage(paths.root, { roots: collectReferencedOids(paths.root), clock });
+    // The ledger's stored before/after images are roots too: without them ReverseOp loses its
+    // exact-restore rung and milestones their net diffs.
+    const roots = collectReferencedOids(paths.root);
+    for (const oid of collectLedgerOids(paths.root)) roots.add(oid);
+    const gc = collectGarbage(paths.root, { roots, clock });
     report.removed_objects = gc.removed_objects;
     report.freed_bytes = gc.freed_bytes;
   }

@@ -167,10 +167,13 @@ export function registerSnapshotCommands(program: Command): void {
           const json = { removed_objects: 0, freed_bytes: 0, kept_objects: 0, removed_temp: 0 };
           return { json, human: "nothing to collect (no .timewarp/)" };
         }
+        const { collectLedgerOids } = await import("../../ledger/index.ts");
         const lock = acquireLock(paths.lock, { command: "gc" });
         try {
+          const roots = collectReferencedOids(ctx.root);
+          for (const oid of collectLedgerOids(ctx.root)) roots.add(oid);
           const result = collectGarbage(ctx.root, {
-            roots: collectReferencedOids(ctx.root),
+            roots,
             clock: ctx.clock,
           });
           return {
