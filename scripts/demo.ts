@@ -355,7 +355,9 @@ say(
   `${e2e.events} events from ${(e2e.sources as string[]).join(", ")}; guards: ${g.ok} ok, ${g.warn} warn, ${g.rollback} rollback`,
 );
 say(
-  card ? `pattern card ${card.pattern_id}: ${card.title}` : `no card: ${String(e2e.card_skipped)}`,
+  card
+    ? `pattern card ${card.pattern_id}, distilled from what the run did`
+    : `no card: ${String(e2e.card_skipped)}`,
 );
 const guard = await tool(client, "guard_check", { paths: ["package.json"], tool: "Edit" });
 say(
