@@ -1,3 +1,4 @@
+import { AGENT_EVENT_NAMES } from "./hook-outcome.ts";
 import type { HookAgent, HookEvent } from "./payload.ts";
 
 /** The agents `timewarp install` knows. */
@@ -35,27 +36,6 @@ const MATCHERS = {
 
 type HookFileAgent = keyof typeof MATCHERS;
 
-const EVENT_NAMES: Record<HookFileAgent, Record<HookEvent, string>> = {
-  "claude-code": {
-    "session-start": "SessionStart",
-    "pre-tool-use": "PreToolUse",
-    "post-tool-use": "PostToolUse",
-    "session-end": "SessionEnd",
-  },
-  codex: {
-    "session-start": "SessionStart",
-    "pre-tool-use": "PreToolUse",
-    "post-tool-use": "PostToolUse",
-    "session-end": "SessionEnd",
-  },
-  gemini: {
-    "session-start": "SessionStart",
-    "pre-tool-use": "BeforeTool",
-    "post-tool-use": "AfterTool",
-    "session-end": "SessionEnd",
-  },
-};
-
 /** The command line a hook runs: `<timewarp> hook <event> --agent <agent>`. */
 export function hookCommand(options: {
   command: string;
@@ -81,7 +61,7 @@ export function hooksFor(agent: HookFileAgent, command: string): HooksTable {
       command: hookCommand({ command, event, agent }),
       ...(agent === "gemini" ? { name: `timewarp-${event}`, timeout: 30_000 } : { timeout: 30 }),
     };
-    table[EVENT_NAMES[agent][event]] = [
+    table[AGENT_EVENT_NAMES[agent][event]] = [
       tool ? { matcher: MATCHERS[agent], hooks: [handler] } : { hooks: [handler] },
     ];
   }

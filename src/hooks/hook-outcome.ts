@@ -17,7 +17,8 @@ export interface HookResponse {
   stderr: string;
 }
 
-const AGENT_EVENT_NAMES: Record<HookAgent, Record<HookEvent, string>> = {
+/** Each agent's own name for each hook event (settings keys, `hookEventName` in answers). */
+export const AGENT_EVENT_NAMES: Record<HookAgent, Record<HookEvent, string>> = {
   "claude-code": {
     "session-start": "SessionStart",
     "pre-tool-use": "PreToolUse",
