@@ -1,5 +1,5 @@
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -89,4 +89,31 @@ describe("acquireLock", () => {
     lock.release();
     expect(readLockHolder(path)?.pid).toBe(1);
   });
+
+  it("is never left torn by a kill -9: the next acquire succeeds at once", async () => {
+    const dir = tmp();
+    const path = join(dir, "lock");
+    const lockModule = new URL("./lock.ts", import.meta.url).pathname;
+    const script = `import { acquireLock } from ${JSON.stringify(lockModule)};
+      process.send?.("go");
+      for (;;) { try { acquireLock(${JSON.stringify(path)}).release(); } catch {} }`;
+    for (let round = 0; round < 12; round++) {
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", "--input-type=module", "-e", script],
+        {
+          stdio: ["ignore", "ignore", "inherit", "ipc"],
+        },
+      );
+      await new Promise((resolve) => child.once("message", resolve));
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 40));
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+      // Whatever moment the kill hit, the file is absent or a whole record of a dead holder.
+      const text = existsSync(path) ? readFileSync(path, "utf8") : null;
+      if (text !== null) expect(JSON.parse(text).pid).toBe(child.pid);
+      acquireLock(path).release();
+    }
+    expect(readdirSync(dir).filter((n) => !n.includes(".tw-tmp-"))).toEqual([]);
+  }, 60_000);
 });

@@ -1,6 +1,15 @@
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { z } from "zod";
+import { tempPathFor } from "./atomic-write.ts";
 import { ErrorCode, errnoCode, fromSystemError, TimewarpError } from "./errors.ts";
 
 const LockHolderSchema = z.object({
@@ -53,27 +62,40 @@ function readHolder(path: string): LockHolder | "absent" | "unreadable" {
   }
 }
 
+/**
+ * Publish the holder record at `path` only if nothing is there. The record is written to a
+ * private temp file first and then hard-linked into place (link fails with EEXIST atomically),
+ * so a lock file is never seen empty or half-written, even when its writer is killed mid-way.
+ */
 function tryCreate(path: string, holder: LockHolder): boolean {
-  let fd: number;
+  const temp = tempPathFor(path);
   try {
-    fd = openSync(path, "wx", 0o644);
+    const fd = openSync(temp, "wx", 0o644);
+    try {
+      writeSync(fd, JSON.stringify(holder));
+    } finally {
+      closeSync(fd);
+    }
+    linkSync(temp, path);
+    return true;
   } catch (error) {
     if (errnoCode(error) === "EEXIST") return false;
     throw fromSystemError(error, `creating lock ${path}`);
-  }
-  try {
-    writeSync(fd, JSON.stringify(holder));
   } finally {
-    closeSync(fd);
+    try {
+      unlinkSync(temp);
+    } catch {
+      // never created
+    }
   }
-  return true;
 }
 
 /**
  * Take the inter-process lock at `path` (O_EXCL create; the file holds pid, host, start time).
  * A lock whose holder is provably gone (same host, no such pid) is taken over; any other held
- * lock is `LOCKED` naming the holder. A lock file that is empty or torn (its writer died between
- * create and write) counts as stale only once it is older than a few seconds.
+ * lock is `LOCKED` naming the holder. The record is published whole (see `tryCreate`); a lock
+ * file that is nonetheless unreadable (damaged by hand, or left by an older version) counts as
+ * stale only once it is older than a few seconds.
  */
 export function acquireLock(path: string, options: AcquireLockOptions = {}): LockHandle {
   const isAlive = options.isAlive ?? isProcessAlive;
