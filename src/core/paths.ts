@@ -41,7 +41,7 @@ export function workspacePaths(root: string): WorkspacePaths {
     history: join(data, "history"),
     memory: join(data, "memory"),
     events: join(data, "events.jsonl"),
-    statCache: join(data, "stat-cache.json"),
+    statCache: join(data, "stat-cache.bin"),
     sessions: join(data, "sessions"),
     tmp: join(data, "tmp"),
   };

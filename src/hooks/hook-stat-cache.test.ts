@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { makeTempDir } from "../../test/helpers/cli.ts";
 import type { CachedStat, StatCache } from "../store/index.ts";
-import { diffStatCaches, readHookStatCache, writeHookStatCache } from "./hook-stat-cache.ts";
+import { diffStatCaches } from "./hook-stat-cache.ts";
 
 const stat = (oid: string): CachedStat => ({
   size: 1,
@@ -25,20 +24,5 @@ describe("hook stat cache", () => {
       { path: "c", before: "3", after: null },
       { path: "d", before: null, after: "4" },
     ]);
-  });
-
-  it("round-trips through its file, fractional milliseconds included; a torn file reads as absent", async () => {
-    const { dir, cleanup } = makeTempDir();
-    try {
-      const file = `${dir}/c.json`;
-      const c = cache({ "src/a b.ts": "aa" }, 1763884800123.4568);
-      writeHookStatCache(file, c);
-      expect(readHookStatCache(file)).toEqual(c);
-      const { writeFileSync } = await import("node:fs");
-      writeFileSync(file, '{"schema_version":2,"scan_start_ms":1,"entries":[["x"');
-      expect(readHookStatCache(file)).toBeNull();
-    } finally {
-      cleanup();
-    }
   });
 });

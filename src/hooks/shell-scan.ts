@@ -1,14 +1,16 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { effectiveExcludes, readConfig, workspacePaths } from "../core/index.ts";
-import { createObjectStore, readStatCache, type StatCache, scanWorkspace } from "../store/index.ts";
-import { hookPaths } from "./hook-paths.ts";
 import {
-  type CachedChange,
-  diffStatCaches,
-  readHookStatCache,
-  writeHookStatCache,
-} from "./hook-stat-cache.ts";
+  createObjectStore,
+  loadStatCache,
+  readStatCache,
+  type StatCache,
+  scanWorkspace,
+  writeStatCache,
+} from "../store/index.ts";
+import { hookPaths } from "./hook-paths.ts";
+import { type CachedChange, diffStatCaches } from "./hook-stat-cache.ts";
 
 export interface ShellScan {
   /** The scan's id (its file-system start time), which PostToolUse expects to find as baseline. */
@@ -36,12 +38,12 @@ function scanNow(
 }
 
 function cacheFile(root: string): string {
-  return join(hookPaths(root).dir, "stat-cache.json");
+  return join(hookPaths(root).dir, "stat-cache.bin");
 }
 
 /** The last hook scan (`own`), else the snapshots' stat cache (the session-start scan). */
 function lastScan(root: string): { cache: StatCache; own: boolean } {
-  const own = readHookStatCache(cacheFile(root));
+  const own = loadStatCache(cacheFile(root));
   return own !== null
     ? { cache: own, own: true }
     : { cache: readStatCache(workspacePaths(root).statCache), own: false };
@@ -64,7 +66,7 @@ function scanAndKeep(root: string): {
   const scan = scanNow(root, last.cache);
   const unchanged =
     last.own && scan.rehashed === 0 && scan.cache.entries.size === last.cache.entries.size;
-  if (!unchanged) writeHookStatCache(cacheFile(root), scan.cache);
+  if (!unchanged) writeStatCache(cacheFile(root), scan.cache);
   const kept = unchanged ? last.cache : scan.cache;
   return {
     before: last.cache,

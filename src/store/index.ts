@@ -31,7 +31,7 @@ export {
   readSnapshot,
 } from "./snapshots.ts";
 export type { CachedStat, StatCache } from "./stat-cache.ts";
-export { readStatCache } from "./stat-cache.ts";
+export { loadStatCache, readStatCache, writeStatCache } from "./stat-cache.ts";
 export type {
   DifferenceKind,
   VerifyOptions,
