@@ -11,7 +11,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { fsck, readManifest } from "../src/store/index.ts";
+import { fsck, listSnapshots, readManifest } from "../src/store/index.ts";
 import {
   fixIssue,
   getIssue,
@@ -171,6 +171,27 @@ describe("a snapshot whose objects were deleted", () => {
     const status = readStatus(root);
     expect(status.mode).toBe("present");
     expect(status.transition).toBeNull();
+  });
+});
+
+describe("a present file whose stored object was lost", () => {
+  it("travel refuses before overwriting it: the backup could not bring it back", async () => {
+    const { root, snapshotId } = await prepared();
+    // a second session's snapshot caches the present's stat data, so the backup scan trusts it
+    const second = await startSession({ root, sessionId: "second" });
+    const present = readManifest(root, second.snapshot_id);
+    const victim = present.entries.find((e) => e.path === "src/m0/file0.txt");
+    const oid = victim?.oid ?? "";
+    expect(readFileSync(join(root, "src/m0/file0.txt"), "utf8")).toBe("present 0\n");
+    unlinkSync(join(root, ".timewarp", "objects", oid.slice(0, 2), oid.slice(2)));
+    const before = readTree(root);
+    const e = expectCode(() => travel({ root, snapshotId }), "OBJECT_NOT_FOUND");
+    expect(e.message).toContain("src/m0/file0.txt");
+    expect(e.message).toContain("present content");
+    expect(e.message).toContain("not touched");
+    expect(treeDiff(readTree(root), before)).toEqual([]);
+    expect(readStatus(root)).toMatchObject({ mode: "present", transition: null });
+    expect(listSnapshots(root, { kind: "present_backup" })).toEqual([]);
   });
 });
 

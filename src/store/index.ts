@@ -16,7 +16,12 @@ export type { Manifest, ManifestEntry } from "./manifest.ts";
 export { hashManifest, ManifestEntrySchema, ManifestSchema } from "./manifest.ts";
 export type { ObjectStore } from "./object-store.ts";
 export { createObjectStore } from "./object-store.ts";
-export type { BlockedPath, RestoreOptions, RestoreResult } from "./restore-manifest.ts";
+export type {
+  BlockedPath,
+  MissingObject,
+  RestoreOptions,
+  RestoreResult,
+} from "./restore-manifest.ts";
 export { restoreManifest } from "./restore-manifest.ts";
 export type { ScanOptions, ScanResult, SkippedPath, SkipReason } from "./scan-workspace.ts";
 export { scanWorkspace } from "./scan-workspace.ts";

@@ -36,6 +36,8 @@ export interface ObjectStore {
   /** The file path of an object (whether or not it exists). */
   pathOf(oid: string): string;
   has(oid: string): boolean;
+  /** The stored size of an object in bytes, or null when it is absent. */
+  sizeOf(oid: string): number | null;
   /** Store `bytes` whose id the caller already computed; returns false when it was already there. */
   writeKnown(oid: string, bytes: Uint8Array): boolean;
   /** Hash and store `bytes`; returns the id. */
@@ -100,6 +102,7 @@ export function createObjectStore(dir: string): ObjectStore {
     dir,
     pathOf,
     has: (oid) => existsSync(pathOf(oid)),
+    sizeOf: (oid) => statSync(pathOf(oid), { throwIfNoEntry: false })?.size ?? null,
     writeKnown,
     write(bytes) {
       const oid = gitBlobId(bytes);
@@ -189,6 +192,7 @@ export function createMemoryObjectStore(): ObjectStore & {
       return `:memory:/${oid.slice(0, 2)}/${oid.slice(2)}`;
     },
     has: (oid) => objects.has(oid),
+    sizeOf: (oid) => objects.get(oid)?.length ?? null,
     writeKnown,
     write(bytes) {
       const oid = gitBlobId(bytes);

@@ -17,6 +17,8 @@ export interface RestorePlan {
   chmods: ManifestEntry[];
   /** Directories whose mode must be set (applied last, deepest first). */
   dirModes: ManifestEntry[];
+  /** Present files the restore overwrites or deletes (their current entries). */
+  replaced: ManifestEntry[];
   unchanged: number;
 }
 
@@ -91,6 +93,7 @@ export function planRestore(current: ManifestEntry[], target: ManifestEntry[]): 
     writes: [],
     chmods: [],
     dirModes: [],
+    replaced: [],
     unchanged: 0,
   };
   const now = new Map<string, ManifestEntry>();
@@ -116,11 +119,16 @@ export function planRestore(current: ManifestEntry[], target: ManifestEntry[]): 
     } else if (same && c.oid === t.oid) {
       if (c.mode !== t.mode) plan.chmods.push(t);
       else plan.unchanged++;
-    } else plan.writes.push(t);
+    } else {
+      plan.writes.push(t);
+      if (c?.type === "file") plan.replaced.push(c);
+    }
+    if (c !== undefined && c.type === "file" && c.type !== t.type) plan.replaced.push(c);
   }
   for (const c of current) {
     if (wanted.has(entryKey(c))) continue;
     (c.type === "dir" ? plan.deleteDirs : plan.deleteFiles).push(c);
+    if (c.type === "file") plan.replaced.push(c);
   }
   plan.deleteDirs.sort((a, b) => depth(b.path) - depth(a.path));
   plan.dirModes.sort((a, b) => depth(b.path) - depth(a.path));

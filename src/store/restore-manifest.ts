@@ -22,7 +22,12 @@ import { fsPathOf, parentOf } from "./entry-path.ts";
 import { createExcludeMatcher } from "./excludes.ts";
 import type { Manifest, ManifestEntry } from "./manifest.ts";
 import type { ObjectStore } from "./object-store.ts";
-import { assertSafeManifest, filterExcluded, planRestore } from "./plan-restore.ts";
+import {
+  assertSafeManifest,
+  filterExcluded,
+  planRestore,
+  type RestorePlan,
+} from "./plan-restore.ts";
 import { type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
 import type { StatCache } from "./stat-cache.ts";
 
@@ -44,6 +49,20 @@ export interface RestoreOptions {
    * without it the target is scanned first.
    */
   current?: { manifest: Manifest; skipped: SkippedPath[] };
+  /**
+   * Also require the objects of the present files this restore overwrites or deletes (travel:
+   * the backup just taken must really hold what the restore is about to destroy).
+   */
+  requireReplacedObjects?: boolean;
+}
+
+/** An object a restore needs that the store lacks (or holds at the wrong size). */
+export interface MissingObject {
+  path: string;
+  oid: string;
+  problem: "missing" | "size";
+  /** `target`: content to write; `present`: content the restore would overwrite or delete. */
+  side: "target" | "present";
 }
 
 /** Why a target entry could not be restored (nothing else was harmed). */
@@ -106,6 +125,19 @@ export function restoreManifest(
       ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
     });
   const plan = planRestore(scan.manifest.entries, target.kept);
+  const missing = missingObjects(options.store, plan, options.requireReplacedObjects === true);
+  if (missing.length > 0) {
+    throw new TimewarpError(
+      missing.some((m) => m.problem === "missing")
+        ? ErrorCode.OBJECT_NOT_FOUND
+        : ErrorCode.OBJECT_CORRUPT,
+      `${missing.length} object(s) this restore needs are missing or damaged in ${options.store.dir} (${missing
+        .slice(0, 5)
+        .map((m) => `${m.path} → ${m.oid.slice(0, 12)}`)
+        .join(", ")}${missing.length > 5 ? ", …" : ""}); nothing was touched`,
+      { data: { missing, touched: false } },
+    );
+  }
   const result: RestoreResult = {
     written: 0,
     deleted: 0,
@@ -255,6 +287,24 @@ export function restoreManifest(
     }
   }
   return result;
+}
+
+/**
+ * Every object the plan reads (and, when asked, every object of a present file it replaces),
+ * checked for presence and size before anything is written: the cost is one stat per file
+ * that differs, not per file of the workspace. Contents are re-hashed as they are read.
+ */
+function missingObjects(store: ObjectStore, plan: RestorePlan, replaced: boolean): MissingObject[] {
+  const out: MissingObject[] = [];
+  const check = (e: ManifestEntry, side: MissingObject["side"]) => {
+    if (e.type !== "file" || e.oid === undefined) return;
+    const size = store.sizeOf(e.oid);
+    if (size !== e.size)
+      out.push({ path: e.path, oid: e.oid, problem: size === null ? "missing" : "size", side });
+  };
+  for (const e of plan.writes) check(e, "target");
+  if (replaced) for (const e of plan.replaced) check(e, "present");
+  return out;
 }
 
 function parentFsPath(root: string, e: ManifestEntry, dir: string): FsPath {

@@ -1,10 +1,8 @@
-import { statSync } from "node:fs";
 import { basename } from "node:path";
 import {
   type Config,
   ErrorCode,
   effectiveExcludes,
-  errnoCode,
   readConfig,
   TimewarpError,
   workspacePaths,
@@ -52,32 +50,6 @@ export function travelExcludes(config: Config, record: SnapshotRecord): string[]
   return [...new Set([...effectiveExcludes(config), ...record.exclude_globs])];
 }
 
-export interface MissingObject {
-  path: string;
-  oid: string;
-  problem: "missing" | "size";
-}
-
-/**
- * fsck of one manifest before a restore touches the workspace: every file's object exists with
- * the right size. (Contents are re-hashed as the restore reads them.)
- */
-export function checkManifestObjects(root: string, manifest: Manifest): MissingObject[] {
-  const store = createObjectStore(workspacePaths(root).objects);
-  const out: MissingObject[] = [];
-  for (const e of manifest.entries) {
-    if (e.type !== "file" || e.oid === undefined) continue;
-    try {
-      const st = statSync(store.pathOf(e.oid));
-      if (st.size !== e.size) out.push({ path: e.path, oid: e.oid, problem: "size" });
-    } catch (error) {
-      if (errnoCode(error) !== "ENOENT") throw error;
-      out.push({ path: e.path, oid: e.oid, problem: "missing" });
-    }
-  }
-  return out;
-}
-
 /** Restore `manifest` into the workspace; a restore that could not apply every entry throws. */
 export function restoreExactly(
   root: string,
@@ -85,6 +57,8 @@ export function restoreExactly(
   excludes: readonly string[],
   /** The workspace as scanned a moment ago under the lock (travel's backup): skips a re-scan. */
   current?: RestoreOptions["current"],
+  /** Travel: the objects of present files about to be overwritten must be in the store too. */
+  requireReplacedObjects = false,
 ): RestoreResult {
   const paths = workspacePaths(root);
   const result = restoreManifest(paths.root, manifest, {
@@ -92,6 +66,7 @@ export function restoreExactly(
     excludes,
     statCache: readStatCache(paths.statCache),
     ...(current === undefined ? {} : { current }),
+    requireReplacedObjects,
   });
   if (result.blocked.length > 0) {
     throw new TimewarpError(

@@ -59,7 +59,7 @@ export function finishTravel(
   const manifest =
     loaded?.manifest ?? readManifest(ctx.paths.root, readSnapshot(ctx.paths.root, t.snapshot_id));
   step(ctx, "travel:restore");
-  const restored = restoreExactly(ctx.paths.root, manifest, excludes, loaded?.current);
+  const restored = restoreExactly(ctx.paths.root, manifest, excludes, loaded?.current, true);
   step(ctx, "travel:restored");
   const past: State = {
     ...state,

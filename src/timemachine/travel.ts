@@ -12,10 +12,16 @@ import {
   TimewarpError,
   workspacePaths,
 } from "../core/index.ts";
-import { createSnapshot, readManifest, readSnapshot } from "../store/index.ts";
+import {
+  createSnapshot,
+  deleteSnapshot,
+  type MissingObject,
+  readManifest,
+  readSnapshot,
+} from "../store/index.ts";
 import type { State, Transition } from "./state.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
-import { checkManifestObjects, readConfigOf, travelExcludes } from "./store-adapter.ts";
+import { readConfigOf, travelExcludes } from "./store-adapter.ts";
 import {
   finishTravel,
   nowIso,
@@ -49,10 +55,10 @@ export interface TravelResult {
 
 /**
  * `travel(snapshot_id)` (seed §6): only from `present` (NESTED_TRAVEL otherwise), under the
- * workspace lock (LOCKED when another process holds it). Checks that every object the snapshot
- * needs exists before touching anything (OBJECT_NOT_FOUND listing them), backs the present up
- * into `present_backup/<backup_id>/` with its fingerprint, then rewrites only the files that
- * differ, never excluded paths or `.timewarp/`. A failure during the restore (disk full, a path
+ * workspace lock (LOCKED when another process holds it). Backs the present up into
+ * `present_backup/<backup_id>/` with its fingerprint, checks that every object the restore needs
+ * exists (OBJECT_NOT_FOUND listing them, before anything is touched), then rewrites only the
+ * files that differ, never excluded paths or `.timewarp/`. A failure during the restore (disk full, a path
  * that cannot be written) puts the present back before reporting; a kill -9 at any point leaves
  * a journal `timewarp recover` completes.
  *
@@ -83,18 +89,6 @@ export function travel(options: TravelOptions): TravelResult {
     }
     const snapshot = readSnapshot(paths.root, options.snapshotId);
     const manifest = readManifest(paths.root, snapshot);
-    const missing = checkManifestObjects(paths.root, manifest);
-    if (missing.length > 0) {
-      throw new TimewarpError(
-        ErrorCode.OBJECT_NOT_FOUND,
-        `snapshot ${options.snapshotId} cannot be restored: ${missing.length} object(s) missing or damaged in ` +
-          `${paths.objects} (${missing
-            .slice(0, 5)
-            .map((m) => `${m.path} → ${m.oid.slice(0, 12)}`)
-            .join(", ")}${missing.length > 5 ? ", …" : ""}); the workspace was not touched`,
-        { data: { snapshot_id: options.snapshotId, missing } },
-      );
-    }
     const excludes = travelExcludes(readConfigOf(paths.root), snapshot);
 
     let t: Transition = {
@@ -135,6 +129,13 @@ export function travel(options: TravelOptions): TravelResult {
         current: { manifest: backup.manifest, skipped: backup.record.skipped },
       });
     } catch (error) {
+      if (
+        (isTimewarpError(error, ErrorCode.OBJECT_NOT_FOUND) ||
+          isTimewarpError(error, ErrorCode.OBJECT_CORRUPT)) &&
+        error.data?.touched === false
+      ) {
+        throw refuseUntouched(ctx, state, backup.id, options.snapshotId, error);
+      }
       throw rollBack(ctx, state, t, error);
     }
     return {
@@ -156,6 +157,40 @@ export function travel(options: TravelOptions): TravelResult {
   } finally {
     lock.release();
   }
+}
+
+/**
+ * The restore found, before writing anything, that objects it needs are missing: the workspace
+ * is untouched, so close the journal, drop the backup just taken, and say what is missing.
+ */
+function refuseUntouched(
+  ctx: StepContext,
+  state: State,
+  backupId: string,
+  snapshotId: string,
+  error: TimewarpError,
+): TimewarpError {
+  writeState(ctx.paths, { ...state, transition: null });
+  try {
+    deleteSnapshot(ctx.paths.root, backupId, { kind: "present_backup", clock: ctx.clock });
+  } catch {
+    // an undeleted backup is only disk space: session-start cleanup removes unreferenced ones
+  }
+  const missing = (error.data?.missing ?? []) as MissingObject[];
+  return new TimewarpError(
+    error.code,
+    `snapshot ${snapshotId} cannot be restored: ${missing.length} object(s) missing or damaged in ` +
+      `${ctx.paths.objects} (${missing
+        .slice(0, 5)
+        .map(
+          (m) =>
+            `${m.path} → ${m.oid.slice(0, 12)}${m.side === "present" ? " (present content)" : ""}`,
+        )
+        .join(
+          ", ",
+        )}${missing.length > 5 ? ", …" : ""}); the workspace was not touched (run \`timewarp fsck\`)`,
+    { data: { snapshot_id: snapshotId, missing }, cause: error },
+  );
 }
 
 /**
