@@ -18,6 +18,7 @@ import {
   readStatCache,
   restoreManifest,
   type SnapshotRecord,
+  type StatCache,
   verifyWorkspace,
   type WorkspaceDifference,
 } from "../store/index.ts";
@@ -59,13 +60,17 @@ export function restoreExactly(
   current?: RestoreOptions["current"],
   /** Travel: the objects of present files about to be overwritten must be in the store too. */
   requireReplacedObjects = false,
+  /** The stat cache, when the caller has it in hand (read from disk otherwise). */
+  statCache?: StatCache,
 ): RestoreResult {
   const paths = workspacePaths(root);
   const result = restoreManifest(paths.root, manifest, {
     store: createObjectStore(paths.objects),
     excludes,
-    statCache: readStatCache(paths.statCache),
-    ...(current === undefined ? {} : { current }),
+    // with `current` known there is no scan, so no cache to read
+    ...(current === undefined
+      ? { statCache: statCache ?? readStatCache(paths.statCache) }
+      : { current }),
     requireReplacedObjects,
   });
   if (result.blocked.length > 0) {
@@ -86,11 +91,12 @@ export function verifyAgainst(
   root: string,
   manifest: Manifest,
   excludes: readonly string[],
+  statCache?: StatCache,
 ): { ok: boolean; differences: WorkspaceDifference[]; checked: number } {
   const paths = workspacePaths(root);
   return verifyWorkspace(paths.root, manifest, {
     excludes,
-    statCache: readStatCache(paths.statCache),
+    statCache: statCache ?? readStatCache(paths.statCache),
   });
 }
 

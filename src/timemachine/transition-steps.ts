@@ -13,6 +13,7 @@ import {
   type RestoreOptions,
   readManifest,
   readSnapshot,
+  readStatCache,
 } from "../store/index.ts";
 import { faultPoint } from "./fault-points.ts";
 import type { State, Transition } from "./state.ts";
@@ -114,9 +115,17 @@ export function restorePresent(
   const backup = loaded ?? readBackup(ctx.paths.root, t.backup_id);
   const excludes = backup.record.exclude_globs;
   step(ctx, `${t.kind}:restore-present`);
-  const restored = restoreExactly(ctx.paths.root, backup.manifest, excludes);
+  const statCache = readStatCache(ctx.paths.statCache);
+  const restored = restoreExactly(
+    ctx.paths.root,
+    backup.manifest,
+    excludes,
+    undefined,
+    false,
+    statCache,
+  );
   step(ctx, `${t.kind}:verify`);
-  const check = verifyAgainst(ctx.paths.root, backup.manifest, excludes);
+  const check = verifyAgainst(ctx.paths.root, backup.manifest, excludes, statCache);
   if (!check.ok) {
     const shown = check.differences.slice(0, 10).map((d) => `${d.path} (${d.kind})`);
     throw new TimewarpError(

@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { ManifestSchema, manifestProblem } from "./manifest.ts";
+
+const good = {
+  schema_version: 1,
+  entries: [
+    { path: "a", type: "dir", mode: 0o755, size: 0, mtime_ms: 1.5 },
+    {
+      path: "a/b",
+      type: "file",
+      mode: 0o644,
+      size: 3,
+      mtime_ms: 2,
+      oid: "0123456789abcdef0123456789abcdef01234567",
+    },
+    { path: "l", type: "symlink", mode: 0o777, size: 1, mtime_ms: 3, target: "a", extra: 1 },
+  ],
+};
+
+/** Each mutation of the good manifest, and whether the schema accepts it. */
+const cases: [string, (m: typeof good & Record<string, unknown>) => unknown][] = [
+  ["as is", (m) => m],
+  ["not an object", () => 42],
+  ["null", () => null],
+  ["other schema_version", (m) => ({ ...m, schema_version: 2 })],
+  ["entries not an array", (m) => ({ ...m, entries: {} })],
+  ["entry null", (m) => ({ ...m, entries: [null] })],
+  ["entry an array", (m) => ({ ...m, entries: [[]] })],
+  ["empty path", (m) => ({ ...m, entries: [{ ...m.entries[0], path: "" }] })],
+  ["path a number", (m) => ({ ...m, entries: [{ ...m.entries[0], path: 7 }] })],
+  ["unknown type", (m) => ({ ...m, entries: [{ ...m.entries[0], type: "fifo" }] })],
+  ["negative mode", (m) => ({ ...m, entries: [{ ...m.entries[0], mode: -1 }] })],
+  ["fractional size", (m) => ({ ...m, entries: [{ ...m.entries[0], size: 1.5 }] })],
+  ["mtime a string", (m) => ({ ...m, entries: [{ ...m.entries[0], mtime_ms: "1" }] })],
+  ["short oid", (m) => ({ ...m, entries: [{ ...m.entries[1], oid: "abc" }] })],
+  ["upper-case oid", (m) => ({ ...m, entries: [{ ...m.entries[1], oid: "A".repeat(40) }] })],
+  ["target a number", (m) => ({ ...m, entries: [{ ...m.entries[2], target: 1 }] })],
+  ["path_b64 a number", (m) => ({ ...m, entries: [{ ...m.entries[0], path_b64: 1 }] })],
+  ["missing mtime", (m) => ({ ...m, entries: [{ path: "x", type: "dir", mode: 1, size: 0 }] })],
+];
+
+describe("manifestProblem", () => {
+  it.each(cases)("agrees with ManifestSchema: %s", (_name, mutate) => {
+    const doc = mutate(structuredClone(good) as typeof good & Record<string, unknown>);
+    const schemaOk = ManifestSchema.safeParse(doc).success;
+    expect(manifestProblem(doc) === null).toBe(schemaOk);
+  });
+
+  it("accepts the good manifest and names the first bad field", () => {
+    expect(manifestProblem(good)).toBeNull();
+    expect(
+      manifestProblem({ ...good, entries: [good.entries[0], { ...good.entries[1], size: -1 }] }),
+    ).toBe("entries.1.size");
+  });
+});
