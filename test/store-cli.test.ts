@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_EXCLUDES } from "../src/core/index.ts";
@@ -136,6 +136,25 @@ describe("timewarp init / snapshot / gc (CLI)", () => {
       removed_objects: 1,
       freed_bytes: 12,
       kept_objects: 1,
+    });
+  });
+
+  it("fsck: ok on a healthy store; a lost object is named and exits 1", () => {
+    const root = tmp();
+    writeFileSync(join(root, "a.txt"), "alpha");
+    cli(root, "snapshot", "create");
+    const ok = cli(root, "fsck");
+    expect(ok.status).toBe(0);
+    expect(ok.doc).toMatchObject({ ok: true, objects: 1, records: 1, problems: [] });
+    const fans = readdirSync(join(root, ".timewarp/objects"));
+    const fan = fans[0] ?? "";
+    const name = readdirSync(join(root, ".timewarp/objects", fan))[0] ?? "";
+    rmSync(join(root, ".timewarp/objects", fan, name));
+    const bad = cli(root, "fsck");
+    expect(bad.status).toBe(1);
+    expect(bad.doc).toMatchObject({
+      ok: false,
+      problems: [{ kind: "missing_object", subject: fan + name }],
     });
   });
 });

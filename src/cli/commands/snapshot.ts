@@ -155,6 +155,24 @@ export function registerSnapshotCommands(program: Command): void {
     );
 
   program
+    .command("fsck")
+    .description("check the store: re-hash every object, read every record, find missing objects")
+    .action(
+      action(async (ctx) => {
+        const { fsck } = await import("../../store/index.ts");
+        const result = fsck(ctx.root);
+        const lines = result.problems.map((p) => `  ${p.kind} ${p.subject}: ${p.detail}`);
+        return {
+          json: result,
+          human: result.ok
+            ? `ok: ${result.objects} objects, ${result.records} records${lines.length > 0 ? `\n${lines.join("\n")}` : ""}`
+            : `${style.red("damaged")}: ${result.problems.length} problem(s) in ${result.objects} objects, ${result.records} records\n${lines.join("\n")}`,
+          exitCode: result.ok ? 0 : 1,
+        };
+      }),
+    );
+
+  program
     .command("gc")
     .description("drop objects no snapshot or backup references")
     .action(
