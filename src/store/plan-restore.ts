@@ -119,11 +119,8 @@ export function planRestore(current: ManifestEntry[], target: ManifestEntry[]): 
     } else if (same && c.oid === t.oid) {
       if (c.mode !== t.mode) plan.chmods.push(t);
       else plan.unchanged++;
-    } else {
-      plan.writes.push(t);
-      if (c?.type === "file") plan.replaced.push(c);
-    }
-    if (c !== undefined && c.type === "file" && c.type !== t.type) plan.replaced.push(c);
+    } else plan.writes.push(t);
+    if (c?.type === "file" && (t.type !== "file" || c.oid !== t.oid)) plan.replaced.push(c);
   }
   for (const c of current) {
     if (wanted.has(entryKey(c))) continue;

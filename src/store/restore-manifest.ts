@@ -133,8 +133,13 @@ export function restoreManifest(
         : ErrorCode.OBJECT_CORRUPT,
       `${missing.length} object(s) this restore needs are missing or damaged in ${options.store.dir} (${missing
         .slice(0, 5)
-        .map((m) => `${m.path} → ${m.oid.slice(0, 12)}`)
-        .join(", ")}${missing.length > 5 ? ", …" : ""}); nothing was touched`,
+        .map(
+          (m) =>
+            `${m.path} → ${m.oid.slice(0, 12)}${m.side === "present" ? " (present content)" : ""}`,
+        )
+        .join(
+          ", ",
+        )}${missing.length > 5 ? ", …" : ""}); the workspace was not touched (run \`timewarp fsck\`)`,
       { data: { missing, touched: false } },
     );
   }

@@ -56,13 +56,16 @@ export function restoreExactly(
   root: string,
   manifest: Manifest,
   excludes: readonly string[],
-  /** The workspace as scanned a moment ago under the lock (travel's backup): skips a re-scan. */
-  current?: RestoreOptions["current"],
-  /** Travel: the objects of present files about to be overwritten must be in the store too. */
-  requireReplacedObjects = false,
-  /** The stat cache, when the caller has it in hand (read from disk otherwise). */
-  statCache?: StatCache,
+  options: {
+    /** The workspace as scanned a moment ago under the lock (travel's backup): skips a re-scan. */
+    current?: RestoreOptions["current"] | undefined;
+    /** Travel: the objects of present files about to be overwritten must be in the store too. */
+    requireReplacedObjects?: boolean;
+    /** The stat cache, when the caller has it in hand (read from disk otherwise). */
+    statCache?: StatCache;
+  } = {},
 ): RestoreResult {
+  const { current, statCache, requireReplacedObjects = false } = options;
   const paths = workspacePaths(root);
   const result = restoreManifest(paths.root, manifest, {
     store: createObjectStore(paths.objects),

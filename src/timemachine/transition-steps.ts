@@ -60,7 +60,10 @@ export function finishTravel(
   const manifest =
     loaded?.manifest ?? readManifest(ctx.paths.root, readSnapshot(ctx.paths.root, t.snapshot_id));
   step(ctx, "travel:restore");
-  const restored = restoreExactly(ctx.paths.root, manifest, excludes, loaded?.current, true);
+  const restored = restoreExactly(ctx.paths.root, manifest, excludes, {
+    current: loaded?.current,
+    requireReplacedObjects: true,
+  });
   step(ctx, "travel:restored");
   const past: State = {
     ...state,
@@ -116,14 +119,7 @@ export function restorePresent(
   const excludes = backup.record.exclude_globs;
   step(ctx, `${t.kind}:restore-present`);
   const statCache = readStatCache(ctx.paths.statCache);
-  const restored = restoreExactly(
-    ctx.paths.root,
-    backup.manifest,
-    excludes,
-    undefined,
-    false,
-    statCache,
-  );
+  const restored = restoreExactly(ctx.paths.root, backup.manifest, excludes, { statCache });
   step(ctx, `${t.kind}:verify`);
   const check = verifyAgainst(ctx.paths.root, backup.manifest, excludes, statCache);
   if (!check.ok) {

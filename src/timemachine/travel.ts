@@ -12,13 +12,7 @@ import {
   TimewarpError,
   workspacePaths,
 } from "../core/index.ts";
-import {
-  createSnapshot,
-  deleteSnapshot,
-  type MissingObject,
-  readManifest,
-  readSnapshot,
-} from "../store/index.ts";
+import { createSnapshot, deleteSnapshot, readManifest, readSnapshot } from "../store/index.ts";
 import type { State, Transition } from "./state.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
 import { readConfigOf, travelExcludes } from "./store-adapter.ts";
@@ -176,20 +170,13 @@ function refuseUntouched(
   } catch {
     // an undeleted backup is only disk space: session-start cleanup removes unreferenced ones
   }
-  const missing = (error.data?.missing ?? []) as MissingObject[];
   return new TimewarpError(
     error.code,
-    `snapshot ${snapshotId} cannot be restored: ${missing.length} object(s) missing or damaged in ` +
-      `${ctx.paths.objects} (${missing
-        .slice(0, 5)
-        .map(
-          (m) =>
-            `${m.path} → ${m.oid.slice(0, 12)}${m.side === "present" ? " (present content)" : ""}`,
-        )
-        .join(
-          ", ",
-        )}${missing.length > 5 ? ", …" : ""}); the workspace was not touched (run \`timewarp fsck\`)`,
-    { data: { snapshot_id: snapshotId, missing }, cause: error },
+    `snapshot ${snapshotId} cannot be restored: ${error.message}`,
+    {
+      data: { snapshot_id: snapshotId, missing: error.data?.missing },
+      cause: error,
+    },
   );
 }
 
