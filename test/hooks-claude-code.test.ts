@@ -47,6 +47,40 @@ describe("timewarp hook (Claude Code payloads, real CLI)", () => {
     expect(session.snapshot_id).toBe(status.session_snapshot_id);
   });
 
+  it("SessionEnd marks the session ended, drops its scratch and records session.ended", () => {
+    const id = "0b7e2c1a-5d0f-4c8e-9a47-3f2a1b6c9d10";
+    expect(
+      hook("session-start", common({ hook_event_name: "SessionStart", source: "startup" }), dir)
+        .status,
+    ).toBe(0);
+    // A PreToolUse whose PostToolUse never came leaves a pending pre-image behind.
+    const pre = common({
+      hook_event_name: "PreToolUse",
+      tool_name: "Write",
+      tool_input: { file_path: join(dir, "src", "app.ts"), content: "x" },
+      tool_use_id: "toolu_1",
+    });
+    expect(hook("pre-tool-use", pre, dir).status).toBe(0);
+    const pending = join(workspacePaths(dir).data, "hooks", "pending");
+    expect(readdirSync(pending)).toHaveLength(1);
+    const run = hook(
+      "session-end",
+      common({ hook_event_name: "SessionEnd", reason: "logout" }),
+      dir,
+    );
+    expect(run.status).toBe(0);
+    expect(readdirSync(pending)).toEqual([]);
+    const session = JSON.parse(
+      readFileSync(join(workspacePaths(dir).sessions, `${id}.json`), "utf8"),
+    ) as { ended_at: string | null };
+    expect(session.ended_at).toEqual(expect.any(String));
+    expect(
+      events(dir)
+        .filter((e) => e.type === "session.ended")
+        .map((e) => e.data),
+    ).toEqual([{ session_id: id, reason: "logout" }]);
+  });
+
   it("Edit: PreToolUse keeps the pre-image, PostToolUse records the exact before/after in the ledger", () => {
     const before = readFileSync(join(dir, "src", "app.ts"), "utf8");
     const call = common({

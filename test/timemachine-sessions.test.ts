@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { readSnapshot } from "../src/store/index.ts";
 import {
+  endSession,
   getIssue,
   readStatus,
   rememberSession,
@@ -151,6 +152,26 @@ describe("on_session_start", () => {
     });
     expect(latest.snapshot_id).toBe(sub.snapshot_id); // no --session-id: the most recent session
     expect(readStatus(root).session_snapshot_id).toBe(sub.snapshot_id);
+  });
+
+  it("an ended session stops holding its snapshot even while its process lives; a resume revives it", async () => {
+    const root = workspace();
+    const ended = await startSession({ root, sessionId: "ended", pid: process.pid });
+    writeFiles(root, { "a.txt": "after the first session\n" });
+    const kept = await startSession({ root, sessionId: "kept", pid: process.pid });
+    expect(kept.cleanup.deleted_snapshots).toEqual([]); // both sessions are alive
+    expect(endSession({ root, sessionId: "ended" })?.ended_at).toEqual(expect.any(String));
+    expect(endSession({ root, sessionId: "never-started" })).toBeNull();
+    writeFiles(root, { "a.txt": "after the second session\n" });
+    const next = await startSession({ root, sessionId: "next", pid: process.pid });
+    expect(next.cleanup.expired_sessions).toEqual(["ended"]);
+    expect(next.cleanup.deleted_snapshots).toEqual([ended.snapshot_id]);
+    expect(existsSync(snapshotDir(root, kept.snapshot_id))).toBe(true); // still alive
+
+    endSession({ root, sessionId: "kept" });
+    rememberSession({ root, sessionId: "kept" }); // SessionStart with source=resume
+    const last = await startSession({ root, sessionId: "last", pid: process.pid });
+    expect(last.cleanup.deleted_snapshots).not.toContain(kept.snapshot_id);
   });
 
   it("never cleans up while in the past; never touches the snapshot travelled to", async () => {

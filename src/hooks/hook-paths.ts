@@ -8,13 +8,13 @@ export interface HookPaths {
   dir: string;
   /** Pre-images captured by PreToolUse, one folder per session. */
   pending: string;
-  /** The workspace manifest of the last hook scan (the shell-change baseline of last resort). */
-  lastScan: string;
+  /** The stat cache of the last hook scan: the baseline a shell command's changes are diffed against. */
+  statCache: string;
 }
 
 export function hookPaths(root: string): HookPaths {
   const dir = join(workspacePaths(root).data, "hooks");
-  return { dir, pending: join(dir, "pending"), lastScan: join(dir, "last-scan.json") };
+  return { dir, pending: join(dir, "pending"), statCache: join(dir, "stat-cache.bin") };
 }
 
 /** A name safe as one path component (agents' ids are uuids, but the payload is untrusted). */

@@ -6,11 +6,18 @@ import { hookPaths, safeComponent } from "./hook-paths.ts";
 import type { HookContext } from "./run-hook.ts";
 
 /**
- * SessionEnd: the session is over — its hook scratch (pre-images of calls that never got a
- * PostToolUse) goes, and `session.ended` goes on the bus so cleanup no longer counts it as live.
- * (The time machine exports no `endSession` yet; the bus event is the mark it can read.)
+ * SessionEnd: the session is over — its record is marked ended (so the next session start's
+ * cleanup no longer counts it as live and may drop its snapshot unless an issue needs it), its
+ * hook scratch (pre-images of calls that never got a PostToolUse) goes, and `session.ended` goes
+ * on the bus.
  */
 export async function onSessionEnd(ctx: HookContext): Promise<HookOutcome> {
+  const { endSession } = await import("../timemachine/index.ts");
+  const record = endSession({
+    root: ctx.root,
+    sessionId: ctx.payload.session_id,
+    clock: ctx.clock,
+  });
   rmSync(join(hookPaths(ctx.root).pending, safeComponent(ctx.payload.session_id)), {
     recursive: true,
     force: true,
@@ -21,5 +28,6 @@ export async function onSessionEnd(ctx: HookContext): Promise<HookOutcome> {
     { session_id: ctx.payload.session_id, reason: ctx.payload.reason ?? null },
     ctx.clock,
   );
-  return { kind: "ok", summary: `session ${ctx.payload.session_id} ended` };
+  const known = record === null ? " (no session record: SessionStart did not run for it)" : "";
+  return { kind: "ok", summary: `session ${ctx.payload.session_id} ended${known}` };
 }

@@ -1,5 +1,4 @@
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { effectiveExcludes, readConfig, workspacePaths } from "../core/index.ts";
 import {
   createObjectStore,
@@ -37,13 +36,9 @@ function scanNow(
   return { cache: result.statCache, files: result.files, rehashed: result.rehashed };
 }
 
-function cacheFile(root: string): string {
-  return join(hookPaths(root).dir, "stat-cache.bin");
-}
-
 /** The last hook scan (`own`), else the snapshots' stat cache (the session-start scan). */
 function lastScan(root: string): { cache: StatCache; own: boolean } {
-  const own = loadStatCache(cacheFile(root));
+  const own = loadStatCache(hookPaths(root).statCache);
   return own !== null
     ? { cache: own, own: true }
     : { cache: readStatCache(workspacePaths(root).statCache), own: false };
@@ -66,7 +61,7 @@ function scanAndKeep(root: string): {
   const scan = scanNow(root, last.cache);
   const unchanged =
     last.own && scan.rehashed === 0 && scan.cache.entries.size === last.cache.entries.size;
-  if (!unchanged) writeStatCache(cacheFile(root), scan.cache);
+  if (!unchanged) writeStatCache(hookPaths(root).statCache, scan.cache);
   const kept = unchanged ? last.cache : scan.cache;
   return {
     before: last.cache,

@@ -32,6 +32,8 @@ export const SessionRecordSchema = z
     started_at: z.string(),
     last_seen: z.string(),
     task_hint: z.string().nullable().optional(),
+    /** Set by the SessionEnd hook: the session is over and no longer holds its snapshot. */
+    ended_at: z.string().nullable().optional(),
   })
   .passthrough();
 
@@ -112,13 +114,37 @@ export function rememberSession(options: RememberSessionOptions): SessionRecord 
     started_at: prev?.started_at ?? now,
     last_seen: now,
     task_hint: options.taskHint ?? prev?.task_hint ?? null,
+    // A session that starts again (`--resume`) is alive again.
+    ended_at: null,
   };
   writeSession(paths, record);
   return record;
 }
 
-/** Alive: its process runs on this host, or it was seen within the TTL. */
+export interface EndSessionOptions {
+  root: string;
+  sessionId: string;
+  clock?: Clock;
+}
+
+/**
+ * Mark a session as over (the SessionEnd hook): from now on it is not live, so the next session
+ * start's cleanup may delete its snapshot unless an issue references it. Returns the updated
+ * record, or null when the session was never recorded (nothing to end).
+ */
+export function endSession(options: EndSessionOptions): SessionRecord | null {
+  const paths = workspacePaths(options.root);
+  const prev = readSession(paths, options.sessionId);
+  if (prev === undefined) return null;
+  const now = (options.clock ?? systemClock).now().toISOString();
+  const record: SessionRecord = { ...prev, last_seen: now, ended_at: now };
+  writeSession(paths, record);
+  return record;
+}
+
+/** Alive: not ended, and its process runs on this host or it was seen within the TTL. */
 export function isSessionLive(record: SessionRecord, now: Date): boolean {
+  if (record.ended_at) return false;
   if (record.pid !== null && record.host === hostname() && isProcessAlive(record.pid)) return true;
   return now.getTime() - Date.parse(record.last_seen) < SESSION_TTL_MS;
 }
