@@ -1,12 +1,14 @@
 import { resolve } from "node:path";
-import { McpServer } from "@modelcontextprotocol/server";
+import { McpServer, type StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+import type { z } from "zod";
 import {
   ErrorCode,
   isTimewarpError,
   systemClock,
   systemRandom,
   TimewarpError,
+  validate,
 } from "../core/index.ts";
 import type { ToolContext, ToolDefinition } from "./define-tool.ts";
 import { defineLedgerTools } from "./tools/ledger.ts";
@@ -39,6 +41,35 @@ function errorResult(error: unknown) {
   };
 }
 
+/**
+ * The input schema as the SDK sees it: the tool's own JSON Schema in `tools/list`, but a
+ * validation that lets every argument through. The SDK's own check would answer bad arguments
+ * with a bare text message; ours (in the wrapper below) answers INVALID_INPUT with the fields,
+ * like every other timewarp error. Standard Schema is the SDK's public way to plug a validator.
+ */
+function listedOnly(schema: z.ZodObject): StandardSchemaWithJSON {
+  const std = schema["~standard"];
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "timewarp",
+      validate: (value: unknown) => ({ value }),
+      jsonSchema: std.jsonSchema,
+    },
+  };
+}
+
+/** Validate a tool's arguments with its zod schema; INVALID_INPUT names each bad field. */
+function parseArguments(tool: ToolDefinition, input: unknown): unknown {
+  const result = validate(tool.inputSchema, input ?? {});
+  if (result.ok) return result.value;
+  throw new TimewarpError(
+    ErrorCode.INVALID_INPUT,
+    `invalid arguments for ${tool.name}: ${result.issues.join("; ")}`,
+    { data: { tool: tool.name, issues: result.issues } },
+  );
+}
+
 /** Build the MCP server for the workspace at `root`, with every tool registered through one wrapper. */
 export function createMcpServer(options: { root: string; tools?: ToolDefinition[] }): McpServer {
   const server = new McpServer({ name: "timewarp", version: "0.1.0" });
@@ -53,13 +84,14 @@ export function createMcpServer(options: { root: string; tools?: ToolDefinition[
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.inputSchema,
+        inputSchema: listedOnly(tool.inputSchema),
         outputSchema: tool.outputSchema,
         ...(tool.annotations ? { annotations: tool.annotations } : {}),
       },
       async (input: unknown) => {
         try {
-          const output = tool.outputSchema.parse(await tool.handler(input as never, ctx));
+          const args = parseArguments(tool, input);
+          const output = tool.outputSchema.parse(await tool.handler(args as never, ctx));
           return {
             content: [{ type: "text" as const, text: JSON.stringify(output) }],
             structuredContent: output as Record<string, unknown>,
