@@ -1,6 +1,6 @@
 /**
  * `npm run bench:hooks [FILES] [RUNS]` — hook latency, each sample a whole process start of the
- * BUILT CLI (`node bin/timewarp.js hook …`, as an agent runs it), on a workspace of FILES files
+ * BUILT CLI (`node bin/timewarp.cjs hook …`, as an agent runs it), on a workspace of FILES files
  * (default 10 000), RUNS samples per event (default 20). Side by side: bare `node -e 0` (the floor
  * of any Node hook) and a shadow-git commit (`git add -A && git commit`) on the same workspace,
  * the alternative a user would otherwise run after each tool call to catch shell edits.
@@ -12,51 +12,18 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const REPO = resolve(import.meta.dirname, "..");
-const BIN = join(REPO, "bin", "timewarp.js");
+const BIN = join(REPO, "bin", "timewarp.cjs");
 const FILES = Number(process.argv[2] ?? process.env.HOOKS_BENCH_FILES ?? 10_000);
 const RUNS = Number(process.argv[3] ?? process.env.HOOKS_BENCH_RUNS ?? 20);
 const TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
 
-/**
- * The same CLI as one esbuild bundle with code splitting (dynamic imports stay lazy chunks): how
- * much of a hook's time is module loading that a bundled bin would save. Null without esbuild.
- */
-async function bundleCli(): Promise<string | null> {
-  try {
-    const { build } = await import("esbuild");
-    const outdir = join(REPO, "bench", ".out", "hooks-bundle");
-    rmSync(outdir, { recursive: true, force: true });
-    await build({
-      entryPoints: [join(REPO, "src", "cli", "entry.ts")],
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      splitting: true,
-      target: "node20",
-      minify: true,
-      outdir,
-      banner: {
-        js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-      },
-      logLevel: "error",
-    });
-    return join(outdir, "entry.js");
-  } catch {
-    return null;
-  }
-}
-
 function ensureBuilt(): void {
-  if (
-    existsSync(join(REPO, "dist", "hooks", "run-hook.js")) &&
-    existsSync(join(REPO, "dist", "cli", "entry.js"))
-  )
-    return;
+  if (existsSync(join(REPO, "dist", "bin", "timewarp.cjs"))) return;
   console.log("building the CLI (npm run build) …");
   // tsc emits even when another folder has a type error; what matters is that the files exist.
   spawnSync("npm", ["run", "build"], { cwd: REPO, stdio: "inherit" });
-  if (!existsSync(join(REPO, "dist", "hooks", "run-hook.js")))
-    throw new Error("build failed: dist/hooks missing");
+  if (!existsSync(join(REPO, "dist", "bin", "timewarp.cjs")))
+    throw new Error("build failed: dist/bin/timewarp.cjs missing");
 }
 
 interface Sample {
@@ -64,13 +31,18 @@ interface Sample {
   rssKiB: number | null;
 }
 
-function run(cmd: string, args: string[], options: { cwd: string; input?: string }): Sample {
+function run(
+  cmd: string,
+  args: string[],
+  options: { cwd: string; input?: string; env?: NodeJS.ProcessEnv },
+): Sample {
   const argv = TIME ? ["-f", "%M", cmd, ...args] : args;
   const t0 = performance.now();
   const r = spawnSync(TIME ?? cmd, argv, {
     cwd: options.cwd,
     input: options.input ?? "",
     encoding: "utf8",
+    env: { ...process.env, ...options.env },
   });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
@@ -93,7 +65,6 @@ const pct = (xs: number[], p: number) => {
 
 async function main(): Promise<void> {
   ensureBuilt();
-  const bundle = await bundleCli();
   const dir = mkdtempSync(join(tmpdir(), "tw-bench-hooks-"));
   const shadow = mkdtempSync(join(tmpdir(), "tw-bench-shadow-"));
   try {
@@ -117,7 +88,7 @@ async function main(): Promise<void> {
       "session-start": [],
       "pre-tool-use (Edit)": [],
       "post-tool-use (Edit)": [],
-      "pre-tool-use (Edit), bundled": [],
+      "pre-tool-use (Edit), no code cache": [],
       "pre-tool-use (Bash)": [],
       "post-tool-use (Bash)": [],
       "shadow git add -A && commit": [],
@@ -151,13 +122,13 @@ async function main(): Promise<void> {
         tool_input: { file_path: file, old_string: "x", new_string: "y" },
       };
       rows["pre-tool-use (Edit)"]?.push(hook("pre-tool-use", edit));
-      if (bundle !== null)
-        rows["pre-tool-use (Edit), bundled"]?.push(
-          run("node", [bundle, "hook", "pre-tool-use", "--agent", "claude-code"], {
-            cwd: dir,
-            input: JSON.stringify({ session_id: sid, cwd: dir, ...edit, tool_use_id: `eb${i}` }),
-          }),
-        );
+      rows["pre-tool-use (Edit), no code cache"]?.push(
+        run("node", [BIN, "hook", "pre-tool-use", "--agent", "claude-code"], {
+          cwd: dir,
+          input: JSON.stringify({ session_id: sid, cwd: dir, ...edit, tool_use_id: `nc${i}` }),
+          env: { TIMEWARP_CODE_CACHE: "0" },
+        }),
+      );
       writeFileSync(file, `export const edited = ${i};\n`);
       rows["post-tool-use (Edit)"]?.push(hook("post-tool-use", edit));
       const bash = {

@@ -246,9 +246,9 @@ function sideBySide(base: string): void {
 }
 
 function ensureBuilt(): void {
-  // bin/timewarp.js runs the bundle in dist/bin/; the RSS child imports dist/store/ (tsc output).
+  // bin/timewarp.cjs runs the bundle dist/bin/timewarp.cjs; the RSS child imports dist/store/ (tsc output).
   if (
-    existsSync(join(REPO, "dist", "bin", "timewarp.js")) &&
+    existsSync(join(REPO, "dist", "bin", "timewarp.cjs")) &&
     existsSync(join(REPO, "dist", "store", "index.js"))
   )
     return;
@@ -261,7 +261,7 @@ function ensureBuilt(): void {
 
 function wholeProcess(base: string): void {
   ensureBuilt();
-  const bin = join(REPO, "bin", "timewarp.js");
+  const bin = join(REPO, "bin", "timewarp.cjs");
   const w = join(base, "w-tw");
   const runs = Math.max(5, REPS * 2);
   const sample = (args: string[]) => {

@@ -1,37 +1,78 @@
 /**
- * Bundle the `timewarp` bin into dist/bin/ (esbuild, ESM, code splitting). Agents' hooks start
- * the CLI on every tool call, and on Node 20 loading hundreds of small ES modules (zod alone is
- * ~300 files) costs more than the work a hook does; one entry plus lazily loaded chunks roughly
- * halves that. dist/bin/ sits two levels below the package root, like src/<cap>/, so code that
- * finds tcl/, plugins/ or examples/ relative to its own file works unchanged.
+ * Bundle the `timewarp` bin into one CommonJS file, dist/bin/timewarp.cjs (esbuild). Agents' hooks
+ * start the CLI on every tool call, so start-up is the product's latency floor. On Node 20, ES
+ * modules get no compile cache, and compiling zod, commander and our code costs ~20 ms on every
+ * start; a CommonJS script can be run through `vm.Script` with V8's code cache, which
+ * bin/timewarp.cjs keeps next to the bundle. Dynamic imports stay lazy (esbuild turns them into
+ * lazily initialised modules in the same file), so a command still runs only the code it needs.
+ * dist/bin/ sits two levels below the package root, like src/<cap>/, so code that finds tcl/,
+ * plugins/ or examples/ relative to its own file works unchanged.
  */
+import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
+import { builtinModules } from "node:module";
 import { join, resolve } from "node:path";
-import { build } from "esbuild";
+import { build, type Plugin } from "esbuild";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const OUT = join(ROOT, "dist", "bin");
 
+/**
+ * A script run by `vm.Script` has no ES-module loader behind it, so a real `import()` would throw.
+ * Ours are bundled; a dependency's `await import("node:fs")` becomes a lazy require here.
+ */
+const builtinDynamicImports: Plugin = {
+  name: "builtin-dynamic-imports",
+  setup(b) {
+    const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
+    b.onResolve({ filter: /.*/ }, (args) =>
+      args.kind === "dynamic-import" && builtins.has(args.path)
+        ? { path: args.path, namespace: "builtin" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "builtin" }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: "js",
+    }));
+  },
+};
+
 rmSync(OUT, { recursive: true, force: true });
 const result = await build({
-  entryPoints: { timewarp: join(ROOT, "src", "cli", "entry.ts") },
+  entryPoints: [join(ROOT, "src", "cli", "entry.ts")],
   bundle: true,
-  splitting: true,
   platform: "node",
-  format: "esm",
+  format: "cjs",
   target: "node20",
   minify: true,
   sourcemap: "linked",
-  outdir: OUT,
-  chunkNames: "chunks/[name]-[hash]",
+  outfile: join(OUT, "timewarp.cjs"),
   metafile: true,
   logLevel: "warning",
-  // CommonJS dependencies inside an ESM bundle still call require().
-  banner: {
-    js: "import { createRequire as __twCreateRequire } from 'node:module'; const require = __twCreateRequire(import.meta.url);",
-  },
+  plugins: [builtinDynamicImports],
+  // ES-module code asks import.meta for its own location; in the bundle that is the bundle file.
+  define: { "import.meta.url": "__twBundleUrl", "import.meta.dirname": "__dirname" },
+  banner: { js: "const __twBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
-const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
-console.log(
-  `bundled the CLI into ${OUT} (${Object.keys(result.metafile.outputs).length} files, ${(bytes / 1024).toFixed(0)} KiB)`,
+const dynamic = Object.values(result.metafile.outputs).flatMap((o) =>
+  o.imports.filter((i) => i.kind === "dynamic-import").map((i) => i.path),
 );
+if (dynamic.length > 0) {
+  console.error(
+    `the bundle still has import() calls, which fail under vm.Script: ${dynamic.join(", ")}`,
+  );
+  process.exit(1);
+}
+const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
+console.log(`bundled the CLI into ${OUT} (${(bytes / 1024).toFixed(0)} KiB with its source map)`);
+
+// A smoke run of the real bin on the new bundle: the build fails if the bundle cannot start.
+const smoke = spawnSync(process.execPath, [join(ROOT, "bin", "timewarp.cjs"), "--version"], {
+  // No cache from the build: the first real command writes one with the code it ran.
+  env: { ...process.env, TIMEWARP_CODE_CACHE: "0" },
+  encoding: "utf8",
+});
+if (smoke.status !== 0) {
+  console.error(`the bundled CLI does not start:\n${smoke.stderr}`);
+  process.exit(1);
+}

@@ -32,6 +32,18 @@ describe("ids", () => {
     expect([b, a].sort()).toEqual([a, b]);
   });
 
+  it("sort by time within one second too (the millisecond leads the suffix)", () => {
+    const at = (ms: number) => createFixedClock(new Date(Date.UTC(2026, 1, 28, 15, 30, 12, ms)));
+    // A seeded source that favours late letters: the random part must not decide the order.
+    const ids = [0, 1, 35, 36, 500, 999].map((ms) =>
+      createSnapshotId(at(ms), createSeededRandom(ms)),
+    );
+    expect([...ids].reverse().sort()).toEqual(ids);
+    expect(ids[0]).toMatch(/^s_20260228_153012_00[0-9a-z]{4}$/);
+    expect(ids[5]).toMatch(/^s_20260228_153012_rr[0-9a-z]{4}$/);
+    for (const id of ids) expect(id).toMatch(SNAPSHOT_ID_PATTERN);
+  });
+
   it("are reproducible from a seed and differ across seeds", () => {
     expect(createSnapshotId(clock, createSeededRandom(3))).toBe(
       createSnapshotId(clock, createSeededRandom(3)),

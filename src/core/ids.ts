@@ -18,19 +18,29 @@ function suffix(random: Random, length: number): string {
   return out;
 }
 
+/**
+ * `<prefix>_YYYYMMDD_HHMMSS_xxxxxx`: the seed's six characters are the millisecond in base 36
+ * (two characters, `00`…`rr`) and four random ones, so ids made within one second still sort in
+ * the order they were made — `snapshot list` and issue lists rely on that.
+ */
+function timeId(prefix: string, clock: Clock, random: Random): string {
+  const now = clock.now();
+  return `${prefix}_${stamp(now)}_${now.getUTCMilliseconds().toString(36).padStart(2, "0")}${suffix(random, 4)}`;
+}
+
 /** Snapshot ids as the seed writes them: `s_20260228_153012_ab12cd` (UTC, sortable). */
 export function createSnapshotId(clock: Clock, random: Random): string {
-  return `s_${stamp(clock.now())}_${suffix(random, 6)}`;
+  return timeId("s", clock, random);
 }
 
 /** Issue ids: `i_20260228_153500_ef34gh`. */
 export function createIssueId(clock: Clock, random: Random): string {
-  return `i_${stamp(clock.now())}_${suffix(random, 6)}`;
+  return timeId("i", clock, random);
 }
 
 /** Backup ids for `present_backup/<backup_id>/`: `b_…`. */
 export function createBackupId(clock: Clock, random: Random): string {
-  return `b_${stamp(clock.now())}_${suffix(random, 6)}`;
+  return timeId("b", clock, random);
 }
 
 /** SkillPilot job ids (§2.2): `YYYYMMDD_HHMMSS_<pid>_<rand4>`. */

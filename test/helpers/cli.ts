@@ -6,6 +6,14 @@ import { join, resolve } from "node:path";
 export const REPO_ROOT = resolve(import.meta.dirname, "..", "..");
 const TSX = join(REPO_ROOT, "node_modules", ".bin", "tsx");
 const CLI = join(REPO_ROOT, "src", "cli", "entry.ts");
+/**
+ * TIMEWARP_TEST_CLI=bin runs every CLI test against the built bin (`npm run build` first), the
+ * bundle agents really start; the default runs the sources through tsx.
+ */
+const VIA_BIN = process.env.TIMEWARP_TEST_CLI === "bin";
+const COMMAND = VIA_BIN
+  ? { command: process.execPath, args: [join(REPO_ROOT, "bin", "timewarp.cjs")] }
+  : { command: TSX, args: [CLI] };
 
 export interface CliRun {
   status: number | null;
@@ -15,12 +23,12 @@ export interface CliRun {
   json: () => unknown;
 }
 
-/** Run the real CLI as a child process (through tsx, from source). */
+/** Run the real CLI as a child process (through tsx, from source; see TIMEWARP_TEST_CLI). */
 export function runCli(
   args: string[],
   options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {},
 ): CliRun {
-  const result = spawnSync(TSX, [CLI, ...args], {
+  const result = spawnSync(COMMAND.command, [...COMMAND.args, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     input: options.input ?? "",
     encoding: "utf8",
@@ -43,5 +51,5 @@ export function makeTempDir(prefix = "tw-test-"): { dir: string; cleanup: () => 
 
 /** The command line that starts the CLI from source, for spawning it (e.g. an MCP server). */
 export function cliCommand(): { command: string; args: string[] } {
-  return { command: TSX, args: [CLI] };
+  return { command: COMMAND.command, args: [...COMMAND.args] };
 }

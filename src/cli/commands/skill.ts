@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import { ErrorCode, TimewarpError } from "../../core/index.ts";
 import { style } from "../output.ts";
@@ -112,7 +113,6 @@ export function registerSkillCommands(program: Command): void {
     .description("validate a subskill's contract.yaml (seed §7)")
     .action(
       action(async (ctx, dir: string) => {
-        const { resolve } = await import("node:path");
         const { readContract } = await import("../../runs/index.ts");
         const path = resolve(ctx.root, dir);
         const result = readContract(path);

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { CommandContext } from "../context.ts";
 import { style } from "../output.ts";
@@ -138,7 +140,6 @@ export function registerSnapshotCommands(program: Command): void {
     .argument("<dir>", "target directory (must not exist or be empty)")
     .action(
       action(async (ctx, id: string, dir: string) => {
-        const { resolve } = await import("node:path");
         const { exportSnapshot } = await import("../../store/index.ts");
         const out = exportSnapshot(ctx.root, id, resolve(ctx.root, dir));
         return {
@@ -180,7 +181,6 @@ export function registerSnapshotCommands(program: Command): void {
         const { acquireLock, workspacePaths } = await import("../../core/index.ts");
         const { collectGarbage, collectReferencedOids } = await import("../../store/index.ts");
         const paths = workspacePaths(ctx.root);
-        const { existsSync } = await import("node:fs");
         if (!existsSync(paths.data)) {
           const json = { removed_objects: 0, freed_bytes: 0, kept_objects: 0, removed_temp: 0 };
           return { json, human: "nothing to collect (no .timewarp/)" };

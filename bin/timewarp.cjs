@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// The `timewarp` command. Runs the bundled CLI (dist/bin/timewarp.cjs, from `npm run build`)
+// through V8's code cache; in a source checkout without a build it runs the sources through tsx,
+// so the bin works during development.
+//
+// The cache: Node 20 has no compile cache for ES modules, and hooks start this bin on every
+// agent tool call. The bundle is one CommonJS script, so it can be compiled by `vm.Script` with
+// `cachedData`: the first run writes the compiled code next to the bundle (atomically, per Node
+// version and bundle), later runs skip compiling. A missing, stale or torn cache is only slower: V8 rejects
+// it and the run writes a fresh one. An unwritable dist/ (a system-wide install) just runs
+// without a cache. TIMEWARP_CODE_CACHE=0 turns it off.
+//
+// CommonJS on purpose: an ES-module bin would start Node's ES-module loader (~5 ms) for nothing.
+"use strict";
+const {
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} = require("node:fs");
+const Module = require("node:module");
+const { basename, dirname, join } = require("node:path");
+const { pathToFileURL } = require("node:url");
+const vm = require("node:vm");
+
+const root = join(__dirname, "..");
+const bundle = join(root, "dist", "bin", "timewarp.cjs");
+
+function runBundle(file) {
+  const useCache = process.env.TIMEWARP_CODE_CACHE !== "0";
+  // V8 checks a cache against the source's length only, so the name binds it to this very bundle
+  // (size and mtime: a rebuild or reinstall gets a new cache) and to this Node.
+  const st = statSync(file);
+  const cacheFile = `${file}.${process.version}-${process.arch}-${st.size}-${Math.trunc(st.mtimeMs)}.v8cache`;
+  let cachedData;
+  if (useCache) {
+    try {
+      cachedData = readFileSync(cacheFile);
+    } catch {
+      cachedData = undefined; // first run, or no cache kept here
+    }
+  }
+  const script = new vm.Script(Module.wrap(readFileSync(file, "utf8")), {
+    filename: file,
+    ...(cachedData !== undefined ? { cachedData } : {}),
+  });
+  if (useCache && (cachedData === undefined || script.cachedDataRejected)) {
+    // After the command ran, so the cache holds the functions it compiled, not only the top level.
+    process.once("beforeExit", () => {
+      const temp = `${cacheFile}.${process.pid}.tmp`;
+      try {
+        writeFileSync(temp, script.createCachedData());
+        renameSync(temp, cacheFile);
+        // Caches of earlier bundles or other Node versions are dead weight now.
+        const name = basename(cacheFile);
+        for (const other of readdirSync(dirname(file)))
+          if (other.endsWith(".v8cache") && other !== name)
+            rmSync(join(dirname(file), other), { force: true });
+      } catch {
+        rmSync(temp, { force: true }); // read-only install or full disk: run uncached
+      }
+    });
+  }
+  const module = new Module(file);
+  module.filename = file;
+  script.runInThisContext()(
+    module.exports,
+    Module.createRequire(file),
+    module,
+    file,
+    dirname(file),
+  );
+}
+
+if (existsSync(bundle)) {
+  runBundle(bundle);
+} else {
+  import("tsx/esm/api").then(({ register }) => {
+    register();
+    return import(pathToFileURL(join(root, "src", "cli", "entry.ts")).href);
+  });
+}

@@ -1,0 +1,110 @@
+import { spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
+
+/**
+ * bin/timewarp.cjs runs the bundled CLI through V8's code cache. These tests run the real bin
+ * (copied into a temp package layout) on a small CommonJS "bundle" that reports what it saw, so
+ * they need no build: the cache is written once, then used as is; a torn or foreign cache only
+ * costs a recompile and is replaced; TIMEWARP_CODE_CACHE=0 keeps none; exit codes pass through.
+ */
+const BUNDLE = `
+const path = require("node:path");
+const lazy = () => Promise.resolve().then(() => require("node:os").EOL.length);
+lazy().then((eol) => {
+  process.stdout.write(JSON.stringify({ args: process.argv.slice(2), dir: path.basename(__dirname), eol }));
+  if (process.argv.includes("--fail")) process.exitCode = 3;
+});
+`;
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+function layout(): { bin: string; cache: () => string } {
+  const t = makeTempDir("tw-bin-");
+  cleanups.push(t.cleanup);
+  mkdirSync(join(t.dir, "bin"));
+  mkdirSync(join(t.dir, "dist", "bin"), { recursive: true });
+  copyFileSync(join(REPO_ROOT, "bin", "timewarp.cjs"), join(t.dir, "bin", "timewarp.cjs"));
+  writeFileSync(join(t.dir, "dist", "bin", "timewarp.cjs"), BUNDLE);
+  const bundle = join(t.dir, "dist", "bin", "timewarp.cjs");
+  return {
+    bin: join(t.dir, "bin", "timewarp.cjs"),
+    // Named after the Node version and the bundle's size and mtime (V8 checks only the length).
+    cache: () => {
+      const st = statSync(bundle);
+      return `${bundle}.${process.version}-${process.arch}-${st.size}-${Math.trunc(st.mtimeMs)}.v8cache`;
+    },
+  };
+}
+
+function run(bin: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, ...env },
+  });
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+describe("bin/timewarp.cjs with V8's code cache", () => {
+  it("writes the cache on the first run and uses it unchanged on the next", () => {
+    const { bin, cache } = layout();
+    const first = run(bin, ["status", "--json"]);
+    expect(first).toMatchObject({ status: 0, err: "" });
+    expect(JSON.parse(first.out)).toEqual({ args: ["status", "--json"], dir: "bin", eol: 1 });
+    expect(statSync(cache()).size).toBeGreaterThan(0);
+    const written = statSync(cache());
+    const second = run(bin, ["status", "--json"]);
+    expect(second.out).toBe(first.out);
+    // Accepted: the bin rewrites the cache (a new file, renamed in) only when V8 rejects it.
+    expect(statSync(cache()).ino).toBe(written.ino);
+    expect(statSync(cache()).mtimeMs).toBe(written.mtimeMs);
+  });
+
+  it("a torn or foreign cache costs a recompile, never a failure, and is replaced", () => {
+    const { bin, cache } = layout();
+    writeFileSync(cache(), "not a v8 code cache");
+    const r = run(bin, ["hook", "pre-tool-use"]);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.out).args).toEqual(["hook", "pre-tool-use"]);
+    expect(readFileSync(cache()).toString("latin1")).not.toContain("not a v8 code cache");
+    expect(statSync(cache()).size).toBeGreaterThan(0);
+  });
+
+  it("a rebuilt bundle gets its own cache, and the old one is removed", () => {
+    const { bin, cache } = layout();
+    run(bin, ["a"]);
+    const old = cache();
+    expect(existsSync(old)).toBe(true);
+    const bundle = join(dirname(dirname(bin)), "dist", "bin", "timewarp.cjs");
+    // Same length, new content: a cache keyed by length alone would run the old code.
+    const rebuilt = BUNDLE.replace("args:", "argv:");
+    expect(rebuilt.length).toBe(BUNDLE.length);
+    writeFileSync(bundle, rebuilt);
+    utimesSync(bundle, new Date(), new Date(Date.now() + 5000));
+    const r = run(bin, ["b"]);
+    expect(JSON.parse(r.out)).toMatchObject({ argv: ["b"] });
+    expect(existsSync(cache())).toBe(true);
+    expect(existsSync(old)).toBe(false);
+  });
+
+  it("TIMEWARP_CODE_CACHE=0 keeps no cache; exit codes pass through", () => {
+    const { bin, cache } = layout();
+    const r = run(bin, ["--fail"], { TIMEWARP_CODE_CACHE: "0" });
+    expect(r.status).toBe(3);
+    expect(JSON.parse(r.out).args).toEqual(["--fail"]);
+    expect(existsSync(cache())).toBe(false);
+  });
+});
