@@ -290,7 +290,13 @@ const FLOW: Row[] = [
     check: (b) =>
       expect(b).toMatchObject({
         mode: "present",
-        transition: { kind: "travel", phase: "restore", snapshot_id: snapshotId },
+        // The whole journal, the writer's pid included, as state.json holds it.
+        transition: {
+          kind: "travel",
+          phase: "restore",
+          snapshot_id: snapshotId,
+          pid: expect.any(Number),
+        },
       }),
   },
   {

@@ -30,10 +30,14 @@ export function defineStatusTools(): ToolDefinition[] {
         transition: z
           .object({
             kind: z.enum(["travel", "return"]),
-            phase: z.string(),
+            phase: z.enum(["backup", "restore"]),
             snapshot_id: z.string(),
             backup_id: z.string().nullable(),
+            /** A travel that failed in `restore` and is being undone. */
+            rolling_back: z.boolean().optional(),
             started_at: z.string(),
+            /** The process that wrote the journal (the lock says whether it is alive). */
+            pid: z.number().int().optional(),
           })
           .nullable()
           .optional(),
