@@ -313,7 +313,7 @@ const t1 = performance.now(); const again = createSnapshot(process.argv[2], opts
 console.log(JSON.stringify({ first, noop, rehashed: again.rehashed, maxRSS: process.resourceUsage().maxRSS }));
 `,
   );
-  const r = spawnSync(process.execPath, ["--import", "tsx", child, w], {
+  const r = spawnSync(process.execPath, [child, w], {
     cwd: REPO,
     encoding: "utf8",
   });

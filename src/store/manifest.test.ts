@@ -1,5 +1,15 @@
+import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { ManifestSchema, manifestProblem } from "./manifest.ts";
+import { gitBlobId } from "../core/index.ts";
+import {
+  decodeManifest,
+  encodeManifest,
+  formatManifest,
+  type Manifest,
+  type ManifestEntry,
+  ManifestSchema,
+  manifestProblem,
+} from "./manifest.ts";
 
 const good = {
   schema_version: 1,
@@ -51,5 +61,49 @@ describe("manifestProblem", () => {
     expect(
       manifestProblem({ ...good, entries: [good.entries[0], { ...good.entries[1], size: -1 }] }),
     ).toBe("entries.1.size");
+  });
+});
+
+describe("the canonical manifest text", () => {
+  // The reference: JSON.stringify of each entry with its keys in canonical order, one per line.
+  const reference = (m: Manifest) =>
+    `{"schema_version":${m.schema_version},"entries":[\n${m.entries
+      .map((e) => JSON.stringify(e))
+      .join(",\n")}\n]}\n`;
+  const entry = (i: number): ManifestEntry =>
+    i % 3 === 0
+      ? { path: `d${i}/é "q"\\${i}`, type: "dir", mode: 0o755, size: 0, mtime_ms: i + 0.25 }
+      : i % 3 === 1
+        ? {
+            path: `d${i}/文件${i}.txt`,
+            type: "file",
+            mode: 0o100644,
+            size: i,
+            mtime_ms: 1_795_448_141_169.123 + i,
+            oid: gitBlobId(Buffer.from(String(i))),
+          }
+        : {
+            path: `l${i}`,
+            path_b64: Buffer.from(`l${i}`).toString("base64"),
+            type: "symlink",
+            mode: 0o120777,
+            size: 2,
+            mtime_ms: i,
+            target: `t\n${i}`,
+          };
+
+  it("equals the reference for an empty manifest and across its 64 KiB pieces, multibyte names included", () => {
+    for (const n of [0, 1, 2, 3000]) {
+      const m: Manifest = {
+        schema_version: 1,
+        entries: Array.from({ length: n }, (_, i) => entry(i)),
+      };
+      const text = reference(m);
+      expect(formatManifest(m)).toBe(text);
+      const encoded = encodeManifest(m);
+      expect(gunzipSync(encoded.bytes).toString("utf8")).toBe(text);
+      expect(encoded.hash).toBe(gitBlobId(Buffer.from(text, "utf8")));
+      expect(decodeManifest(encoded.bytes, { hash: encoded.hash, source: "test" })).toEqual(m);
+    }
   });
 });
