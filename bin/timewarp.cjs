@@ -5,10 +5,10 @@
 //
 // The cache: Node 20 has no compile cache for ES modules, and hooks start this bin on every
 // agent tool call. The bundle is one CommonJS script, so it can be compiled by `vm.Script` with
-// `cachedData`: the first run writes the compiled code next to the bundle (atomically, per Node
-// version and bundle), later runs skip compiling. A missing, stale or torn cache is only slower: V8 rejects
-// it and the run writes a fresh one. An unwritable dist/ (a system-wide install) just runs
-// without a cache. TIMEWARP_CODE_CACHE=0 turns it off.
+// `cachedData`: the first run writes the compiled code next to the bundle (atomically, one per
+// Node version and bundle), later runs skip compiling. A missing, stale or torn cache is only
+// slower: V8 rejects it and the run writes a fresh one. An unwritable dist/ (a system-wide
+// install) just runs without a cache. TIMEWARP_CODE_CACHE=0 turns it off.
 //
 // CommonJS on purpose: an ES-module bin would start Node's ES-module loader (~5 ms) for nothing.
 "use strict";
