@@ -15,6 +15,60 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+export interface HookCommandOptions extends GlobalOptions {
+  event: string | undefined;
+  agent: string | undefined;
+}
+
+/**
+ * `timewarp hook <event>`: read the payload on stdin, run the hook, answer in the agent's
+ * protocol. Called by commander's action and by the entry's fast path (see `parseHookArgv`).
+ */
+export async function runHookCommand(options: HookCommandOptions): Promise<void> {
+  const ctx = createCommandContext(options);
+  try {
+    const { runHook } = await import("../../hooks/index.ts");
+    const run = await runHook({
+      event: options.event ?? "",
+      input: await readStdin(),
+      ...(options.cwd !== undefined ? { root: ctx.root } : {}),
+      ...(options.agent !== undefined ? { agent: options.agent } : {}),
+      json: ctx.json,
+      clock: ctx.clock,
+      random: ctx.random,
+    });
+    if (run.stdout !== "") process.stdout.write(run.stdout);
+    if (run.stderr !== "") process.stderr.write(run.stderr);
+    process.exitCode = run.exitCode;
+  } catch (error) {
+    // runHook handles its own failures; reaching here is a bug, and still must not block.
+    printError(error, ctx.json);
+    process.exitCode = 0;
+  }
+}
+
+/**
+ * The argv of a plain hook call (`hook <event> [--agent A] [--json] [-C|--cwd DIR]`, as the
+ * installed wirings write it), or null for anything else, which goes through commander (help,
+ * unknown options, global options before `hook`). Agents start a hook on every tool call, and
+ * building the whole program loads commander and every command group for nothing.
+ */
+export function parseHookArgv(args: readonly string[]): HookCommandOptions | null {
+  if (args[0] !== "hook") return null;
+  const out: HookCommandOptions = { event: undefined, agent: undefined };
+  for (let i = 1; i < args.length; i++) {
+    const a = args[i] as string;
+    if (a === "--json") out.json = true;
+    else if ((a === "--agent" || a === "--cwd" || a === "-C") && i + 1 < args.length) {
+      const value = args[++i] as string;
+      if (a === "--agent") out.agent = value;
+      else out.cwd = value;
+    } else if (!a.startsWith("-") && out.event === undefined) out.event = a;
+    else return null;
+  }
+  return out;
+}
+
 /** `timewarp hook <event>` (agent hooks) and `timewarp install <agent>` (their wiring). */
 export function registerHookCommands(program: Command): void {
   // Never commander's own validation here: its usage error exits 2, which every agent reads as
@@ -30,27 +84,11 @@ export function registerHookCommands(program: Command): void {
     .allowUnknownOption()
     .allowExcessArguments()
     .action(async (event: string | undefined, options: { agent?: string }, command: Command) => {
-      const globals = command.optsWithGlobals<GlobalOptions>();
-      const ctx = createCommandContext(globals);
-      try {
-        const { runHook } = await import("../../hooks/index.ts");
-        const run = await runHook({
-          event: event ?? "",
-          input: await readStdin(),
-          ...(globals.cwd !== undefined ? { root: ctx.root } : {}),
-          ...(options.agent !== undefined ? { agent: options.agent } : {}),
-          json: ctx.json,
-          clock: ctx.clock,
-          random: ctx.random,
-        });
-        if (run.stdout !== "") process.stdout.write(run.stdout);
-        if (run.stderr !== "") process.stderr.write(run.stderr);
-        process.exitCode = run.exitCode;
-      } catch (error) {
-        // runHook handles its own failures; reaching here is a bug, and still must not block.
-        printError(error, ctx.json);
-        process.exitCode = 0;
-      }
+      await runHookCommand({
+        event,
+        agent: options.agent,
+        ...command.optsWithGlobals<GlobalOptions>(),
+      });
     });
 
   program
