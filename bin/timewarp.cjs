@@ -54,10 +54,12 @@ function runBundle(file) {
       try {
         writeFileSync(temp, script.createCachedData());
         renameSync(temp, cacheFile);
-        // Caches of earlier bundles or other Node versions are dead weight now.
+        // This Node's caches of earlier bundles are dead weight now. (Other Node versions keep
+        // theirs: a machine that switches between two would otherwise rewrite both every run.)
         const name = basename(cacheFile);
+        const mine = `${basename(file)}.${process.version}-${process.arch}-`;
         for (const other of readdirSync(dirname(file)))
-          if (other.endsWith(".v8cache") && other !== name)
+          if (other.startsWith(mine) && other.endsWith(".v8cache") && other !== name)
             rmSync(join(dirname(file), other), { force: true });
       } catch {
         rmSync(temp, { force: true }); // read-only install or full disk: run uncached

@@ -83,7 +83,7 @@ describe("bin/timewarp.cjs with V8's code cache", () => {
     expect(statSync(cache()).size).toBeGreaterThan(0);
   });
 
-  it("a rebuilt bundle gets its own cache, and the old one is removed", () => {
+  it("a rebuilt bundle gets its own cache; this Node's old one is removed, others' are kept", () => {
     const { bin, cache } = layout();
     run(bin, ["a"]);
     const old = cache();
@@ -94,10 +94,14 @@ describe("bin/timewarp.cjs with V8's code cache", () => {
     expect(rebuilt.length).toBe(BUNDLE.length);
     writeFileSync(bundle, rebuilt);
     utimesSync(bundle, new Date(), new Date(Date.now() + 5000));
+    // Another Node version's cache is not this run's to remove.
+    const foreign = join(dirname(old), "timewarp.cjs.v0.0.0-x64-1-1.v8cache");
+    writeFileSync(foreign, "another node's cache");
     const r = run(bin, ["b"]);
     expect(JSON.parse(r.out)).toMatchObject({ argv: ["b"] });
     expect(existsSync(cache())).toBe(true);
     expect(existsSync(old)).toBe(false);
+    expect(existsSync(foreign)).toBe(true);
   });
 
   it("TIMEWARP_CODE_CACHE=0 keeps no cache; exit codes pass through", () => {
