@@ -13,7 +13,9 @@
 // CommonJS on purpose: an ES-module bin would start Node's ES-module loader (~5 ms) for nothing.
 "use strict";
 const {
+  closeSync,
   existsSync,
+  openSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -51,8 +53,16 @@ function runBundle(file) {
     // After the command ran, so the cache holds the functions it compiled, not only the top level.
     process.once("beforeExit", () => {
       const temp = `${cacheFile}.${process.pid}.tmp`;
+      let fd;
       try {
-        writeFileSync(temp, script.createCachedData());
+        fd = openSync(temp, "wx");
+      } catch {
+        return; // a read-only install: skip the serialisation too, not only the write
+      }
+      try {
+        writeFileSync(fd, script.createCachedData());
+        closeSync(fd);
+        fd = undefined;
         renameSync(temp, cacheFile);
         // This Node's caches of earlier bundles are dead weight now. (Other Node versions keep
         // theirs: a machine that switches between two would otherwise rewrite both every run.)
@@ -62,7 +72,8 @@ function runBundle(file) {
           if (other.startsWith(mine) && other.endsWith(".v8cache") && other !== name)
             rmSync(join(dirname(file), other), { force: true });
       } catch {
-        rmSync(temp, { force: true }); // read-only install or full disk: run uncached
+        if (fd !== undefined) closeSync(fd);
+        rmSync(temp, { force: true }); // full disk: run uncached
       }
     });
   }

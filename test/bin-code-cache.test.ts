@@ -1,8 +1,10 @@
 import { spawnSync } from "node:child_process";
 import {
+  chmodSync,
   copyFileSync,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   statSync,
   utimesSync,
@@ -103,6 +105,23 @@ describe("bin/timewarp.cjs with V8's code cache", () => {
     expect(existsSync(old)).toBe(false);
     expect(existsSync(foreign)).toBe(true);
   });
+
+  // root writes through any mode bits, so this runs only for an ordinary user.
+  it.skipIf(process.getuid?.() === 0)(
+    "a read-only install runs uncached and leaves nothing",
+    () => {
+      const { bin, cache } = layout();
+      const binDir = dirname(cache());
+      chmodSync(binDir, 0o555);
+      try {
+        const r = run(bin, ["x"]);
+        expect(r).toMatchObject({ status: 0, err: "" });
+        expect(readdirSync(binDir)).toEqual(["timewarp.cjs"]);
+      } finally {
+        chmodSync(binDir, 0o755);
+      }
+    },
+  );
 
   it("TIMEWARP_CODE_CACHE=0 keeps no cache; exit codes pass through", () => {
     const { bin, cache } = layout();
