@@ -9,11 +9,10 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createFixedClock } from "../src/core/index.ts";
-import { distillCard, parseGoal, runGuards } from "../src/memory/index.ts";
 import { makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
 import { connectMcp } from "./helpers/mcp.ts";
-import { copyDesign } from "./runs-helpers.ts";
+import { writeTranslationMemory } from "./helpers/memory-fixtures.ts";
+import { copyDesign, writeFastSkillConfig } from "./runs-helpers.ts";
 
 /**
  * Issue 7: the complete MCP server end to end. One real `timewarp mcp` over stdio, the SDK's own
@@ -721,7 +720,7 @@ const FLOW: Row[] = [
     tool: "guard_check",
     why: "an edit to a blacklisted file: rollback",
     expect: "ok",
-    before: writeMemory,
+    before: () => writeTranslationMemory(ws),
     args: () => ({ paths: [file("requirements.txt")], tool: "Edit" }),
     check: (b) => {
       expect(b).toMatchObject({
@@ -865,41 +864,6 @@ const FLOW: Row[] = [
   },
 ];
 
-/** The goal, a pattern card distilled from one run, and a novice's profile. */
-function writeMemory(): void {
-  const goalInput = {
-    objective: "Translate README.md to Chinese",
-    whitelist: ["README.md", "docs/"],
-    blacklist: ["requirements*.txt"],
-    protected: ["tests/"],
-  };
-  write(".timewarp/memory/goal.json", JSON.stringify(goalInput));
-  const parsed = parseGoal(goalInput);
-  if (!parsed.ok) throw new Error(parsed.issues.join("; "));
-  const events = [
-    {
-      run_id: "r1",
-      step: 0,
-      phase: "modify" as const,
-      tool: "edit" as const,
-      where: "README.md",
-      source: "patch" as const,
-    },
-  ];
-  const card = distillCard({
-    run_id: "r1",
-    goal: parsed.value.goal,
-    events,
-    guards: runGuards(parsed.value.goal, events),
-    clock: createFixedClock(new Date(0)),
-  });
-  write(`.timewarp/memory/patterns/${card.pattern_id}.json`, JSON.stringify(card));
-  write(
-    ".timewarp/memory/profiles/nina.json",
-    JSON.stringify({ user_id: "nina", self_report: "novice" }),
-  );
-}
-
 async function call(name: string, args: Record<string, unknown> = {}) {
   const r = await client.callTool({ name, arguments: args });
   const text = (r.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("");
@@ -913,17 +877,7 @@ beforeAll(async () => {
   ws = tmp.dir;
   copyDesign(ws);
   write("notes.txt", "past\n");
-  write(
-    ".timewarp/config.json",
-    JSON.stringify({
-      skillpilot: {
-        poll_ms: 5,
-        heartbeat_interval_ms: 40,
-        heartbeat_stale_ms: 2000,
-        request_timeout_ms: 10_000,
-      },
-    }),
-  );
+  writeFastSkillConfig(ws);
   ({ client, close } = await connectMcp(ws));
 }, 60_000);
 

@@ -1,11 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createFixedClock } from "../src/core/index.ts";
-import { distillCard, parseGoal, runGuards } from "../src/memory/index.ts";
 import { makeTempDir } from "./helpers/cli.ts";
 import { connectMcp } from "./helpers/mcp.ts";
+import { writeTranslationMemory } from "./helpers/memory-fixtures.ts";
 
 describe("memory MCP tools over stdio", () => {
   const cleanups: (() => Promise<void> | void)[] = [];
@@ -18,40 +17,7 @@ describe("memory MCP tools over stdio", () => {
     cleanups.push(tmp.cleanup);
     const root = tmp.dir;
     execFileSync("git", ["init", "-q", root]);
-    const mem = join(root, ".timewarp/memory");
-    mkdirSync(join(mem, "patterns"), { recursive: true });
-    mkdirSync(join(mem, "profiles"), { recursive: true });
-    const goalInput = {
-      objective: "Translate README.md to Chinese",
-      whitelist: ["README.md", "docs/"],
-      blacklist: ["requirements*.txt"],
-      protected: ["tests/"],
-    };
-    writeFileSync(join(mem, "goal.json"), JSON.stringify(goalInput));
-    const parsed = parseGoal(goalInput);
-    if (!parsed.ok) throw new Error("goal");
-    const events = [
-      {
-        run_id: "r1",
-        step: 0,
-        phase: "modify" as const,
-        tool: "edit" as const,
-        where: "README.md",
-        source: "patch" as const,
-      },
-    ];
-    const card = distillCard({
-      run_id: "r1",
-      goal: parsed.value.goal,
-      events,
-      guards: runGuards(parsed.value.goal, events),
-      clock: createFixedClock(new Date(0)),
-    });
-    writeFileSync(join(mem, "patterns", `${card.pattern_id}.json`), JSON.stringify(card));
-    writeFileSync(
-      join(mem, "profiles/nina.json"),
-      JSON.stringify({ user_id: "nina", self_report: "novice" }),
-    );
+    writeTranslationMemory(root);
 
     const { client, close } = await connectMcp(root);
     cleanups.push(close);

@@ -1,11 +1,16 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManifestSchema, processGroupAlive, runsRootFor } from "../src/runs/index.ts";
 import { cliCommand, makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
 import { connectMcp } from "./helpers/mcp.ts";
-import { assertJobInvariants, copyDesign, writeSkill } from "./runs-helpers.ts";
+import {
+  assertJobInvariants,
+  copyDesign,
+  writeFastSkillConfig,
+  writeSkill,
+} from "./runs-helpers.ts";
 
 let tmp: { dir: string; cleanup: () => void };
 let cwd: string;
@@ -13,18 +18,7 @@ beforeAll(() => {
   tmp = makeTempDir("tw-runs-cli-");
   cwd = join(tmp.dir, "design");
   copyDesign(cwd);
-  mkdirSync(join(cwd, ".timewarp"), { recursive: true });
-  writeFileSync(
-    join(cwd, ".timewarp", "config.json"),
-    JSON.stringify({
-      skillpilot: {
-        poll_ms: 5,
-        heartbeat_interval_ms: 40,
-        heartbeat_stale_ms: 2000,
-        request_timeout_ms: 10_000,
-      },
-    }),
-  );
+  writeFastSkillConfig(cwd);
 });
 afterAll(() => tmp.cleanup());
 

@@ -46,6 +46,25 @@ export function copyDesign(cwd: string, sub = "."): void {
   cpSync(exampleDesignDir(), into, { recursive: true });
 }
 
+/**
+ * `.timewarp/config.json` with fast SkillPilot timings, for tests that run jobs through the CLI
+ * or the MCP server (which read their settings from the workspace config).
+ */
+export function writeFastSkillConfig(cwd: string): void {
+  mkdirSync(join(cwd, ".timewarp"), { recursive: true });
+  writeFileSync(
+    join(cwd, ".timewarp", "config.json"),
+    JSON.stringify({
+      skillpilot: {
+        poll_ms: 5,
+        heartbeat_interval_ms: 40,
+        heartbeat_stale_ms: 2000,
+        request_timeout_ms: 10_000,
+      },
+    }),
+  );
+}
+
 /** A workspace subskill under `<cwd>/subskills/<name>/`. */
 export function writeSkill(
   cwd: string,
