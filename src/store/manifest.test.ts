@@ -4,10 +4,10 @@ import { gitBlobId } from "../core/index.ts";
 import {
   decodeManifest,
   encodeManifest,
-  formatManifest,
   type Manifest,
   type ManifestEntry,
   ManifestSchema,
+  manifestBytes,
   manifestProblem,
 } from "./manifest.ts";
 
@@ -99,7 +99,7 @@ describe("the canonical manifest text", () => {
         entries: Array.from({ length: n }, (_, i) => entry(i)),
       };
       const text = reference(m);
-      expect(formatManifest(m)).toBe(text);
+      expect(manifestBytes(m).toString("utf8")).toBe(text);
       const encoded = encodeManifest(m);
       expect(gunzipSync(encoded.bytes).toString("utf8")).toBe(text);
       expect(encoded.hash).toBe(gitBlobId(Buffer.from(text, "utf8")));

@@ -79,11 +79,6 @@ export function manifestBytes(manifest: Manifest): Buffer {
   return Buffer.concat(pieces, total + last.length);
 }
 
-/** The canonical JSON text of a manifest (see manifestBytes). */
-export function formatManifest(manifest: Manifest): string {
-  return manifestBytes(manifest).toString("utf8");
-}
-
 /**
  * The manifest's hash: the git blob id of its canonical text. It names exactly this list of
  * paths, types, modes, sizes, mtimes and contents; two manifests with the same hash are equal.

@@ -42,7 +42,7 @@ import {
   type SnapshotRecord,
   SnapshotRecordSchema,
 } from "./snapshot-record.ts";
-import { readStatCache, writeStatCache } from "./stat-cache.ts";
+import { readStatCache, type StatCache, writeStatCache } from "./stat-cache.ts";
 
 export const RECORD_FILE = "snapshot.json";
 export const MANIFEST_FILE = "manifest.json.gz";
@@ -152,20 +152,19 @@ export function createSnapshot(
   }
   cleanStaleTmp(paths.tmp);
   const store = createObjectStore(paths.objects);
-  let oldCacheSize = 0;
-  // The old cache is dropped as soon as the scan returns (at 100k files it is ~20 MB).
-  const scan = ((oldCache) => {
-    oldCacheSize = oldCache.entries.size;
-    return scanWorkspace(paths.root, {
-      excludes,
-      maxFileBytes,
-      statCache: oldCache,
-      store,
-      clockDir: paths.tmp,
-      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-      ...(options.beforeRead === undefined ? {} : { beforeRead: options.beforeRead }),
-    });
-  })(readStatCache(paths.statCache));
+  let oldCache: StatCache | undefined = readStatCache(paths.statCache);
+  const oldCacheSize = oldCache.entries.size;
+  const scan = scanWorkspace(paths.root, {
+    excludes,
+    maxFileBytes,
+    statCache: oldCache,
+    store,
+    clockDir: paths.tmp,
+    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+    ...(options.beforeRead === undefined ? {} : { beforeRead: options.beforeRead }),
+  });
+  // Not kept alive while the manifest is encoded and written (at 100k files it is ~20 MB).
+  oldCache = undefined;
   const createdAt = clock.now();
   let id = "";
   // The id's time stamp and created_at are the same instant.
