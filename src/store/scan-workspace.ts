@@ -59,6 +59,14 @@ export interface ScanOptions {
   onProgress?: (progress: { entries: number; rehashed: number }) => void;
   /** Test hook: runs before each file read (may throw an errno error, or change the file). */
   beforeRead?: (relPath: string) => void;
+  /**
+   * Workspace-relative paths that may have changed since the scan that built `statCache`, as a
+   * file watcher reported them (`watch-client`). When given and the cache holds a complete index
+   * of the same scope (`scanScope`), only these paths (whole subtrees for directories), the
+   * cache's racy files and its skipped paths are looked at; everything else carries over from
+   * the index. Without it, or when the index cannot vouch for the rest, the tree is walked.
+   */
+  changed?: readonly string[];
 }
 
 /** What a scan found: the manifest, what it skipped and why, counts, and the new stat cache. */
@@ -75,6 +83,8 @@ export interface ScanResult {
   /** Objects newly written to the store. */
   objects_written: number;
   statCache: StatCache;
+  /** True when only the watcher's changed paths were looked at (no walk of the tree). */
+  incremental: boolean;
 }
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -200,11 +210,60 @@ function specialKind(d: Stats): string {
 }
 
 /**
+ * The scope a stat cache's index is valid for: the excludes and the size cap of the scan that
+ * built it. A scan with another scope cannot update that index from a change list.
+ */
+export function scanScope(excludes: readonly string[], maxFileBytes: number | undefined): string {
+  return JSON.stringify([excludes, maxFileBytes ?? null]);
+}
+
+/** Is `path` one of `roots` or below one? */
+function isCovered(roots: ReadonlySet<string>, path: string): boolean {
+  let q = path;
+  for (;;) {
+    if (roots.has(q)) return true;
+    const slash = q.lastIndexOf("/");
+    if (slash < 0) return false;
+    q = q.slice(0, slash);
+  }
+}
+
+/**
+ * The paths an incremental scan must look at again: the watcher's changes, the index's racy
+ * files (modified at or after its scan began) and the paths it skipped (a full walk would try
+ * them again too). Undefined when the index cannot be updated this way: the root itself
+ * changed, or a name is not UTF-8 (those take the byte-exact walk).
+ */
+function pathsToRevisit(cache: StatCache, changed: readonly string[]): Set<string> | undefined {
+  const index = cache.index;
+  if (index === undefined) return undefined;
+  const roots = new Set<string>();
+  for (const raw of changed) {
+    const p = raw.endsWith("/") ? raw.slice(0, -1) : raw;
+    if (p === "" || p.includes("\uFFFD")) return undefined;
+    if (p === ".timewarp" || p.startsWith(".timewarp/")) continue;
+    roots.add(p);
+  }
+  for (const [key, c] of cache.entries) {
+    if (key.charCodeAt(0) === 0) return undefined;
+    if (c.mtimeMs >= cache.scanStartMs) roots.add(key);
+  }
+  for (const e of index.others) if (e.path_b64 !== undefined) return undefined;
+  for (const s of index.skipped) {
+    if (s.path_b64 !== undefined) return undefined;
+    roots.add(s.path);
+  }
+  return roots;
+}
+
+/**
  * Walk the workspace at `root`: every non-excluded file, symlink (stored as a link, never
  * followed) and directory (empty ones included), with its mode and content id. Files whose stat
  * data matches `statCache` (and are not racy) are not read; the others are read once, hashed
  * with one SHA-1, and written to `store` when absent. FIFOs, sockets and devices, unreadable
- * files and new files over `maxFileBytes` are skipped and listed in `skipped`.
+ * files and new files over `maxFileBytes` are skipped and listed in `skipped`. With `changed`
+ * (a watcher's report) and a complete index in `statCache`, only the changed paths are visited
+ * and the result is the same as the walk's.
  *
  * Throws NOT_A_DIRECTORY when `root` is not a directory.
  */
@@ -220,11 +279,17 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
   }
   const excluded = createExcludeMatcher(options.excludes);
   const maxBytes = options.maxFileBytes ?? Number.POSITIVE_INFINITY;
+  const scope = scanScope(options.excludes, options.maxFileBytes);
   const oldCache = options.statCache ?? emptyStatCache();
+  const revisit =
+    options.changed !== undefined && oldCache.index?.scope === scope
+      ? pathsToRevisit(oldCache, options.changed)
+      : undefined;
   const scanStartMs = fsClockMs(options.clockDir);
   const newCache: StatCache = { scanStartMs, entries: new Map() };
   const store = options.store;
   const entries: ManifestEntry[] = [];
+  const others: ManifestEntry[] = [];
   const skipped: SkippedPath[] = [];
   let files = 0;
   let dirs = 0;
@@ -235,159 +300,244 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
   let seen = 0;
 
   // Directories still to read: fs path, relative path, and raw relative bytes when not UTF-8.
-  const stack: { fs: FsPath; rel: string; raw: Buffer | undefined }[] = [
-    { fs: root, rel: "", raw: undefined },
-  ];
-  while (stack.length > 0) {
-    const dir = stack.pop()!;
-    // Names are read as strings (the fast path); only a directory holding a name that did not
-    // decode (U+FFFD), or below such a name, is read again as bytes.
-    let dirents: (Dirent<string> | Dirent<Buffer>)[];
+  const stack: { fs: FsPath; rel: string; raw: Buffer | undefined }[] = [];
+
+  /** Look at one path (found in a directory, or reported changed) and record what it is. */
+  const visit = (
+    fsPath: FsPath,
+    rel: string,
+    raw: Buffer | undefined,
+    text: string,
+    isDir: boolean,
+  ): void => {
+    if (excluded(rel, text, isDir)) return;
+    if (++seen % 500 === 0) options.onProgress?.({ entries: seen, rehashed });
+    let st: Stats;
     try {
-      dirents =
-        dir.raw === undefined && typeof dir.fs === "string"
-          ? readdirSync(dir.fs, { withFileTypes: true })
-          : readdirSync(dir.fs, { withFileTypes: true, encoding: "buffer" });
-      if (dirents.some((d) => typeof d.name === "string" && d.name.includes("\uFFFD"))) {
-        dirents = readdirSync(dir.fs, { withFileTypes: true, encoding: "buffer" });
-      }
+      st = lstatSync(fsPath);
     } catch (error) {
-      if (dir.rel === "") throw fromSystemError(error, `reading workspace root ${root}`);
       const code = errnoCode(error);
-      if (code === "ENOENT" || code === "ENOTDIR") continue; // vanished or replaced mid-scan
-      skipped.push({
-        path: dir.rel,
-        ...(dir.raw === undefined ? {} : { path_b64: dir.raw.toString("base64") }),
-        reason: "unreadable_directory",
-        detail: code ?? String(error),
-      });
-      continue;
+      if (code === "ENOENT" || code === "ENOTDIR") return;
+      pushSkip(skipped, rel, raw, "unreadable", code ?? String(error));
+      return;
     }
-    for (const d of dirents) {
-      let text: string;
-      let raw: Buffer | undefined;
-      let fsPath: FsPath;
-      if (typeof d.name === "string") {
-        text = d.name;
-        fsPath = `${dir.fs as string}/${text}`;
-      } else {
-        const decoded = decodeName(d.name);
-        text = decoded.text;
-        if (!decoded.exact || dir.raw !== undefined) {
-          const parentRaw = dir.raw ?? Buffer.from(dir.rel, "utf8");
-          raw = dir.rel === "" ? d.name : Buffer.concat([parentRaw, Buffer.from("/"), d.name]);
-        }
-        fsPath = childPath(dir.fs, d.name, text, decoded.exact);
-      }
-      if (dir.rel === "" && text === ".timewarp") continue;
-      const rel = dir.rel === "" ? text : `${dir.rel}/${text}`;
-      const isDir = d.isDirectory();
-      if (excluded(rel, text, isDir)) continue;
-      if (++seen % 500 === 0) options.onProgress?.({ entries: seen, rehashed });
-      let st: Stats;
+    const mode = st.mode & 0o7777;
+    const mtime_ms = st.mtimeMs;
+    if (st.isDirectory()) {
+      // A directory that matched no dir-only pattern as a file type hint may still match now.
+      if (!isDir && excluded(rel, text, true)) return;
+      dirs++;
+      const entry = entryOf(rel, raw, { type: "dir", mode, size: 0, mtime_ms });
+      entries.push(entry);
+      others.push(entry);
+      stack.push({ fs: fsPath, rel, raw });
+    } else if (st.isSymbolicLink()) {
+      let target: Buffer;
       try {
-        st = lstatSync(fsPath);
+        target = readlinkSync(fsPath, { encoding: "buffer" });
       } catch (error) {
         const code = errnoCode(error);
-        if (code === "ENOENT") continue;
+        if (code === "ENOENT" || code === "EINVAL") return;
         pushSkip(skipped, rel, raw, "unreadable", code ?? String(error));
+        return;
+      }
+      const t = decodeName(target);
+      symlinks++;
+      const entry = entryOf(rel, raw, {
+        type: "symlink",
+        mode,
+        size: target.length,
+        mtime_ms,
+        oid: gitBlobId(target),
+        ...(t.exact ? { target: t.text } : { target_b64: target.toString("base64") }),
+      });
+      entries.push(entry);
+      others.push(entry);
+    } else if (st.isFile()) {
+      const key = raw === undefined ? rel : `\0b64:${raw.toString("base64")}`;
+      const cached = oldCache.entries.get(key);
+      if (
+        cached !== undefined &&
+        cached.size === st.size &&
+        cached.mtimeMs === st.mtimeMs &&
+        cached.ctimeMs === st.ctimeMs &&
+        cached.ino === st.ino &&
+        cached.mode === st.mode &&
+        st.mtimeMs < oldCache.scanStartMs
+      ) {
+        // Fast path: nothing to read, the cache entry carries over as it is.
+        newCache.entries.set(key, cached);
+        files++;
+        bytes += cached.size;
+        entries.push(
+          entryOf(rel, raw, { type: "file", mode, size: cached.size, mtime_ms, oid: cached.oid }),
+        );
+        return;
+      }
+      if (st.size > maxBytes) {
+        pushSkip(skipped, rel, raw, "too_large", `${st.size} bytes > max_file_bytes ${maxBytes}`);
+        return;
+      }
+      const got = readStable(fsPath, st, rel, options.beforeRead);
+      if (got === undefined) return;
+      if ("skip" in got) {
+        pushSkip(skipped, rel, raw, got.skip, got.detail);
+        return;
+      }
+      rehashed++;
+      const stat = got.stat;
+      const oid = createHash("sha1")
+        .update(`blob ${got.bytes.length}\0`)
+        .update(got.bytes)
+        .digest("hex");
+      if (store?.writeKnown(oid, got.bytes)) objectsWritten++;
+      const size = stat.size;
+      const entry: CachedStat = {
+        size,
+        mtimeMs: stat.mtimeMs,
+        ctimeMs: stat.ctimeMs,
+        ino: stat.ino,
+        mode: stat.mode,
+        oid,
+      };
+      newCache.entries.set(key, entry);
+      files++;
+      bytes += size;
+      entries.push(
+        entryOf(rel, raw, {
+          type: "file",
+          mode: stat.mode & 0o7777,
+          size,
+          mtime_ms: stat.mtimeMs,
+          oid,
+        }),
+      );
+    } else {
+      pushSkip(skipped, rel, raw, "special_file", specialKind(st));
+    }
+  };
+
+  const walk = (): void => {
+    while (stack.length > 0) {
+      const dir = stack.pop()!;
+      // Names are read as strings (the fast path); only a directory holding a name that did not
+      // decode (U+FFFD), or below such a name, is read again as bytes.
+      let dirents: (Dirent<string> | Dirent<Buffer>)[];
+      try {
+        dirents =
+          dir.raw === undefined && typeof dir.fs === "string"
+            ? readdirSync(dir.fs, { withFileTypes: true })
+            : readdirSync(dir.fs, { withFileTypes: true, encoding: "buffer" });
+        if (dirents.some((d) => typeof d.name === "string" && d.name.includes("\uFFFD"))) {
+          dirents = readdirSync(dir.fs, { withFileTypes: true, encoding: "buffer" });
+        }
+      } catch (error) {
+        if (dir.rel === "") throw fromSystemError(error, `reading workspace root ${root}`);
+        const code = errnoCode(error);
+        if (code === "ENOENT" || code === "ENOTDIR") continue; // vanished or replaced mid-scan
+        skipped.push({
+          path: dir.rel,
+          ...(dir.raw === undefined ? {} : { path_b64: dir.raw.toString("base64") }),
+          reason: "unreadable_directory",
+          detail: code ?? String(error),
+        });
         continue;
       }
-      const mode = st.mode & 0o7777;
-      const mtime_ms = st.mtimeMs;
-      if (st.isDirectory()) {
-        // A directory that matched no dir-only pattern as a file type hint may still match now.
-        if (!isDir && excluded(rel, text, true)) continue;
-        dirs++;
-        entries.push(entryOf(rel, raw, { type: "dir", mode, size: 0, mtime_ms }));
-        stack.push({ fs: fsPath, rel, raw });
-      } else if (st.isSymbolicLink()) {
-        let target: Buffer;
-        try {
-          target = readlinkSync(fsPath, { encoding: "buffer" });
-        } catch (error) {
-          const code = errnoCode(error);
-          if (code === "ENOENT" || code === "EINVAL") continue;
-          pushSkip(skipped, rel, raw, "unreadable", code ?? String(error));
-          continue;
+      for (const d of dirents) {
+        let text: string;
+        let raw: Buffer | undefined;
+        let fsPath: FsPath;
+        if (typeof d.name === "string") {
+          text = d.name;
+          fsPath = `${dir.fs as string}/${text}`;
+        } else {
+          const decoded = decodeName(d.name);
+          text = decoded.text;
+          if (!decoded.exact || dir.raw !== undefined) {
+            const parentRaw = dir.raw ?? Buffer.from(dir.rel, "utf8");
+            raw = dir.rel === "" ? d.name : Buffer.concat([parentRaw, Buffer.from("/"), d.name]);
+          }
+          fsPath = childPath(dir.fs, d.name, text, decoded.exact);
         }
-        const t = decodeName(target);
-        symlinks++;
-        entries.push(
-          entryOf(rel, raw, {
-            type: "symlink",
-            mode,
-            size: target.length,
-            mtime_ms,
-            oid: gitBlobId(target),
-            ...(t.exact ? { target: t.text } : { target_b64: target.toString("base64") }),
-          }),
-        );
-      } else if (st.isFile()) {
-        const key = raw === undefined ? rel : `\0b64:${raw.toString("base64")}`;
-        const cached = oldCache.entries.get(key);
-        if (
-          cached !== undefined &&
-          cached.size === st.size &&
-          cached.mtimeMs === st.mtimeMs &&
-          cached.ctimeMs === st.ctimeMs &&
-          cached.ino === st.ino &&
-          cached.mode === st.mode &&
-          st.mtimeMs < oldCache.scanStartMs
-        ) {
-          // Fast path: nothing to read, the cache entry carries over as it is.
-          newCache.entries.set(key, cached);
-          files++;
-          bytes += cached.size;
-          entries.push(
-            entryOf(rel, raw, { type: "file", mode, size: cached.size, mtime_ms, oid: cached.oid }),
-          );
-          continue;
-        }
-        if (st.size > maxBytes) {
-          pushSkip(skipped, rel, raw, "too_large", `${st.size} bytes > max_file_bytes ${maxBytes}`);
-          continue;
-        }
-        const got = readStable(fsPath, st, rel, options.beforeRead);
-        if (got === undefined) continue;
-        if ("skip" in got) {
-          pushSkip(skipped, rel, raw, got.skip, got.detail);
-          continue;
-        }
-        rehashed++;
-        const stat = got.stat;
-        const oid = createHash("sha1")
-          .update(`blob ${got.bytes.length}\0`)
-          .update(got.bytes)
-          .digest("hex");
-        if (store?.writeKnown(oid, got.bytes)) objectsWritten++;
-        const size = stat.size;
-        const entry: CachedStat = {
-          size,
-          mtimeMs: stat.mtimeMs,
-          ctimeMs: stat.ctimeMs,
-          ino: stat.ino,
-          mode: stat.mode,
-          oid,
-        };
-        newCache.entries.set(key, entry);
-        files++;
-        bytes += size;
-        entries.push(
-          entryOf(rel, raw, {
-            type: "file",
-            mode: stat.mode & 0o7777,
-            size,
-            mtime_ms: stat.mtimeMs,
-            oid,
-          }),
-        );
-      } else {
-        pushSkip(skipped, rel, raw, "special_file", specialKind(st));
+        if (dir.rel === "" && text === ".timewarp") continue;
+        visit(fsPath, dir.rel === "" ? text : `${dir.rel}/${text}`, raw, text, d.isDirectory());
       }
     }
+  };
+
+  if (revisit === undefined) {
+    stack.push({ fs: root, rel: "", raw: undefined });
+    walk();
+  } else {
+    updateFromIndex(revisit);
   }
+
+  /**
+   * Carry over every index entry outside the paths to revisit, refresh the directories those
+   * paths sit in (their mtime moved), then visit each path (walking it when it is a directory).
+   */
+  function updateFromIndex(roots: Set<string>): void {
+    const index = oldCache.index!;
+    const parents = new Set<string>();
+    const tops: string[] = [];
+    for (const r of roots) {
+      const slash = r.lastIndexOf("/");
+      const parent = slash < 0 ? "" : r.slice(0, slash);
+      if (parent !== "" && isCovered(roots, parent)) continue;
+      tops.push(r);
+      if (parent !== "") parents.add(parent);
+    }
+    const liveDirs = new Set<string>();
+    for (const e of index.others) {
+      if (roots.size > 0 && isCovered(roots, e.path)) continue;
+      // Parents come before their children in `others` (both walks push a directory first).
+      const slash = e.path.lastIndexOf("/");
+      if (slash >= 0 && !liveDirs.has(e.path.slice(0, slash))) continue;
+      let kept = e;
+      if (e.type === "dir") {
+        if (parents.has(e.path)) {
+          try {
+            const st = lstatSync(`${root}/${e.path}`);
+            if (!st.isDirectory()) continue; // replaced: its parent's event revisits it
+            kept = { ...e, mode: st.mode & 0o7777, mtime_ms: st.mtimeMs };
+          } catch {
+            continue; // gone: its parent's event revisits it
+          }
+        }
+        liveDirs.add(e.path);
+        dirs++;
+      } else {
+        symlinks++;
+      }
+      entries.push(kept);
+      others.push(kept);
+    }
+    for (const [key, c] of oldCache.entries) {
+      if (roots.size > 0 && isCovered(roots, key)) continue;
+      const slash = key.lastIndexOf("/");
+      if (slash >= 0 && !liveDirs.has(key.slice(0, slash))) continue;
+      newCache.entries.set(key, c);
+      files++;
+      bytes += c.size;
+      entries.push({
+        path: key,
+        type: "file",
+        mode: c.mode & 0o7777,
+        size: c.size,
+        mtime_ms: c.mtimeMs,
+        oid: c.oid,
+      });
+    }
+    for (const r of tops) {
+      const slash = r.lastIndexOf("/");
+      if (slash >= 0 && !liveDirs.has(r.slice(0, slash))) continue;
+      visit(`${root}/${r}`, r, undefined, r.slice(slash + 1), false);
+    }
+    walk();
+  }
+
   options.onProgress?.({ entries: seen, rehashed });
+  newCache.index = { scope, others, skipped };
   return {
     manifest: { schema_version: MANIFEST_SCHEMA_VERSION, entries: sortEntries(entries) },
     skipped,
@@ -398,5 +548,6 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
     rehashed,
     objects_written: objectsWritten,
     statCache: newCache,
+    incremental: revisit !== undefined,
   };
 }

@@ -1,0 +1,216 @@
+import {
+  chmodSync,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeTempDir } from "../../test/helpers/cli.ts";
+import { DEFAULT_EXCLUDES } from "../core/index.ts";
+import { type ScanResult, scanWorkspace } from "./scan-workspace.ts";
+import { encodeStatCache, loadStatCache, pruneStatCache, writeStatCache } from "./stat-cache.ts";
+
+const EX = [...DEFAULT_EXCLUDES, "*.log"];
+
+/** What a scan says about the workspace, without the cache (which differs in stat data only). */
+function view(r: ScanResult) {
+  return {
+    entries: r.manifest.entries,
+    skipped: [...r.skipped].sort((a, b) => (a.path < b.path ? -1 : 1)),
+    files: r.files,
+    dirs: r.dirs,
+    symlinks: r.symlinks,
+    bytes: r.bytes,
+  };
+}
+
+/** Age every file so the racy rule does not turn the incremental scan into re-reads. */
+function age(root: string, rels: string[]): void {
+  const past = new Date(Date.now() - 120_000);
+  for (const r of rels) utimesSync(join(root, r), past, past);
+}
+
+describe("scanWorkspace with a change list (incremental)", () => {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => {
+    for (const c of cleanups.splice(0).reverse()) c();
+  });
+  const tmp = () => {
+    const t = makeTempDir();
+    cleanups.push(t.cleanup);
+    return t.dir;
+  };
+
+  it("gives exactly the walk's result over many rounds of random edits, visiting only what changed", () => {
+    const root = tmp();
+    const cacheDir = tmp();
+    let seed = 7;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+    const files: string[] = [];
+    for (let d = 0; d < 4; d++) {
+      mkdirSync(join(root, `d${d}`, "sub"), { recursive: true });
+      for (let f = 0; f < 10; f++) {
+        const rel = `d${d}/${f % 2 === 0 ? "sub/" : ""}f${f}.txt`;
+        writeFileSync(join(root, rel), `file ${rel}\n`);
+        files.push(rel);
+      }
+    }
+    mkdirSync(join(root, "node_modules", "x"), { recursive: true });
+    age(root, files);
+    let cache = scanWorkspace(root, { excludes: EX }).statCache;
+    let serial = 0;
+    for (let round = 0; round < 40; round++) {
+      const changed: string[] = [];
+      const live = () => files.filter((f) => f !== "");
+      for (let k = 0; k < 3; k++) {
+        const op = Math.floor(rnd() * 9);
+        serial++;
+        if (op === 0 && live().length > 0) {
+          const f = pick(live());
+          writeFileSync(join(root, f), `edited ${serial}\n`);
+          changed.push(f);
+        } else if (op === 1 && live().length > 0) {
+          const f = pick(live());
+          rmSync(join(root, f));
+          files[files.indexOf(f)] = "";
+          changed.push(f);
+        } else if (op === 2) {
+          const dir = pick(["d0", "d1/sub", "d2", "d3/sub"]);
+          const f = `${dir}/new${serial}.txt`;
+          try {
+            writeFileSync(join(root, f), `new ${serial}\n`);
+            files.push(f);
+            changed.push(f);
+          } catch {
+            // its directory was moved away this round
+          }
+        } else if (op === 3) {
+          // a new subtree: only its top is reported, as a watcher reports a mkdir
+          const top = `t${serial}`;
+          mkdirSync(join(root, top, "a", "b"), { recursive: true });
+          writeFileSync(join(root, top, "a", "b", "deep.txt"), "deep\n");
+          writeFileSync(join(root, top, "x.txt"), "x\n");
+          files.push(`${top}/a/b/deep.txt`, `${top}/x.txt`);
+          changed.push(top);
+        } else if (op === 4 && live().length > 0) {
+          const f = pick(live());
+          chmodSync(join(root, f), rnd() < 0.5 ? 0o755 : 0o644);
+          changed.push(f);
+        } else if (op === 5) {
+          const link = `link${serial}`;
+          symlinkSync(pick(["d0", "missing", "d1/f1.txt"]), join(root, link));
+          changed.push(link);
+        } else if (op === 6) {
+          // a renamed directory: the watcher reports both names
+          const from = pick(["d0/sub", "d1/sub", "d2/sub", "d3/sub"]);
+          const to = `${from.split("/")[0]}/moved${serial}`;
+          try {
+            renameSync(join(root, from), join(root, to));
+            for (let i = 0; i < files.length; i++) {
+              const f = files[i] as string;
+              if (f.startsWith(`${from}/`)) files[i] = `${to}${f.slice(from.length)}`;
+            }
+            mkdirSync(join(root, from));
+            changed.push(from, to);
+          } catch {
+            // already moved
+          }
+        } else if (op === 7) {
+          // excluded things: a log next to sources, a package in node_modules
+          writeFileSync(join(root, "d2", `run${serial}.log`), "log\n");
+          writeFileSync(join(root, "node_modules", "x", `i${serial}.js`), "js\n");
+          changed.push(`d2/run${serial}.log`);
+        } else {
+          // a reported path that no longer exists and never will
+          changed.push(`ghost${serial}/nothing`);
+        }
+      }
+      const walk = scanWorkspace(root, { excludes: EX, statCache: cache });
+      const inc = scanWorkspace(root, { excludes: EX, statCache: cache, changed });
+      expect(inc.incremental).toBe(true);
+      expect(walk.incremental).toBe(false);
+      expect(view(inc)).toEqual(view(walk));
+      // Each round starts from the incremental result's cache, so errors would compound.
+      const file = join(cacheDir, `cache-${round}.bin`);
+      writeStatCache(file, inc.statCache);
+      cache = loadStatCache(file)!;
+      expect(cache.index?.others.length).toBe(inc.dirs + inc.symlinks);
+    }
+  });
+
+  it("reads only the reported files: an unreported edit stays unseen (the watcher is the source of truth)", () => {
+    const root = tmp();
+    writeFileSync(join(root, "a.txt"), "a\n");
+    writeFileSync(join(root, "b.txt"), "b\n");
+    age(root, ["a.txt", "b.txt"]);
+    const first = scanWorkspace(root, { excludes: EX });
+    writeFileSync(join(root, "a.txt"), "a2\n");
+    writeFileSync(join(root, "b.txt"), "b2\n");
+    const inc = scanWorkspace(root, {
+      excludes: EX,
+      statCache: first.statCache,
+      changed: ["a.txt"],
+    });
+    expect(inc.rehashed).toBe(1);
+    const byPath = new Map(inc.manifest.entries.map((e) => [e.path, e.oid]));
+    const walk = scanWorkspace(root, { excludes: EX });
+    const truth = new Map(walk.manifest.entries.map((e) => [e.path, e.oid]));
+    expect(byPath.get("a.txt")).toBe(truth.get("a.txt"));
+    expect(byPath.get("b.txt")).not.toBe(truth.get("b.txt"));
+  });
+
+  it("walks the tree when the index cannot vouch: no index, another scope, the root changed, a pruned cache", () => {
+    const root = tmp();
+    writeFileSync(join(root, "a.txt"), "a\n");
+    age(root, ["a.txt"]);
+    const first = scanWorkspace(root, { excludes: EX });
+    expect(first.statCache.index?.scope).toBeDefined();
+    const noIndex = { scanStartMs: first.statCache.scanStartMs, entries: first.statCache.entries };
+    expect(scanWorkspace(root, { excludes: EX, statCache: noIndex, changed: [] }).incremental).toBe(
+      false,
+    );
+    expect(
+      scanWorkspace(root, { excludes: [...EX, "*.tmp"], statCache: first.statCache, changed: [] })
+        .incremental,
+    ).toBe(false);
+    expect(
+      scanWorkspace(root, { excludes: EX, statCache: first.statCache, changed: [""] }).incremental,
+    ).toBe(false);
+    expect(
+      scanWorkspace(root, { excludes: EX, statCache: first.statCache, changed: [] }).incremental,
+    ).toBe(true);
+    const file = join(tmp(), "cache.bin");
+    writeStatCache(file, first.statCache);
+    const oid = first.manifest.entries.find((e) => e.path === "a.txt")?.oid as string;
+    expect(pruneStatCache(file, new Set([oid]))).toBe(1);
+    const pruned = loadStatCache(file)!;
+    expect(pruned.index).toBeUndefined();
+    const after = scanWorkspace(root, { excludes: EX, statCache: pruned, changed: [] });
+    expect(after.incremental).toBe(false);
+    expect(after.manifest.entries.map((e) => e.path)).toContain("a.txt");
+  });
+
+  it("keeps the index and watch token through the cache file, and rejects a torn trailer", () => {
+    const root = tmp();
+    mkdirSync(join(root, "d"));
+    symlinkSync("d", join(root, "l"));
+    const scan = scanWorkspace(root, { excludes: EX });
+    scan.statCache.watchToken = "w1:42";
+    const bytes = encodeStatCache(scan.statCache);
+    const file = join(tmp(), "cache.bin");
+    writeFileSync(file, bytes);
+    const back = loadStatCache(file)!;
+    expect(back.watchToken).toBe("w1:42");
+    expect(back.index).toEqual(scan.statCache.index);
+    writeFileSync(file, bytes.subarray(0, bytes.length - 3));
+    expect(loadStatCache(file)).toBeNull();
+  });
+});
