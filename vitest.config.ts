@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // No watch daemons started by the hook and CLI tests; test/watch.test.ts turns it back on.
+    env: { TIMEWARP_WATCH: "0" },
   },
 });

@@ -5,7 +5,8 @@
  *
  *   first snapshot · snapshot with no change · snapshot after changing 20 files · restoring them
  *
- * for timewarp (library, in process), a shadow git repository (`git --git-dir=X --work-tree=W
+ * for timewarp (library, in process; walking the tree, and with its watch daemon running on a
+ * twin workspace), a shadow git repository (`git --git-dir=X --work-tree=W
  * add -A && git commit`; restore: `git read-tree -u --reset <commit>`), and `cp -a` (the seed's
  * copy layout; restore: copy the snapshot back). Then the CLI as a whole process (built dist)
  * against bare `node -e 0`, peak RSS at SNAPSHOT_BENCH_RSS_FILES files (default 100 000; 0 skips),
@@ -85,7 +86,10 @@ const duKiB = (dir: string) =>
 
 interface Row {
   what: string;
+  /** timewarp walking the tree (no watch daemon). */
   tw: number;
+  /** timewarp with its watch daemon running (visits only what changed). */
+  watched?: number;
   git: number;
   cp: number;
   target?: string;
@@ -93,18 +97,33 @@ interface Row {
 
 function printRows(rows: Row[]): void {
   console.log(
-    `${"".padEnd(34)}${"timewarp".padStart(11)}${"shadow git".padStart(12)}${"cp -a".padStart(11)}${"tw/git".padStart(9)}${"tw/cp".padStart(8)}  target`,
+    `${"".padEnd(34)}${"tw walk".padStart(10)}${"tw watch".padStart(10)}${"shadow git".padStart(12)}${"cp -a".padStart(11)}${"walk/git".padStart(10)}${"watch/git".padStart(11)}${"watch/cp".padStart(10)}  target`,
   );
   for (const r of rows) {
+    const w = r.watched;
     console.log(
-      `${r.what.padEnd(34)}${fmt(r.tw).padStart(11)}${fmt(r.git).padStart(12)}${fmt(r.cp).padStart(11)}` +
-        `${ratio(r.tw, r.git).padStart(9)}${ratio(r.tw, r.cp).padStart(8)}  ${r.target ?? ""}`,
+      `${r.what.padEnd(34)}${fmt(r.tw).padStart(10)}${(w === undefined ? "-" : fmt(w)).padStart(10)}${fmt(r.git).padStart(12)}${fmt(r.cp).padStart(11)}` +
+        `${ratio(r.tw, r.git).padStart(10)}${(w === undefined ? "-" : ratio(w, r.git)).padStart(11)}${(w === undefined ? "-" : ratio(w, r.cp)).padStart(10)}  ${r.target ?? ""}`,
     );
   }
 }
 
+/** `timewarp watch start|stop` on a workspace, through the built bin. */
+function watchDaemon(verb: "start" | "stop", w: string): void {
+  const r = spawnSync(
+    process.execPath,
+    [join(REPO, "bin", "timewarp.cjs"), "watch", verb, "-C", w],
+    {
+      encoding: "utf8",
+      env: { ...process.env, TIMEWARP_WATCH: "" },
+    },
+  );
+  if (r.status !== 0) throw new Error(`watch ${verb} failed: ${r.stdout}${r.stderr}`);
+}
+
 function sideBySide(base: string): void {
   const wTw = join(base, "w-tw");
+  const wWatch = join(base, "w-watch");
   const wGit = join(base, "w-git");
   const wCp = join(base, "w-cp");
   const gitDir = join(base, "shadow.git");
@@ -112,6 +131,7 @@ function sideBySide(base: string): void {
   const fixture = generateWorkspace(wTw, { files: FILES, totalBytes: FILES * 6000 });
   cpA(wTw, wGit);
   cpA(wTw, wCp);
+  cpA(wTw, wWatch);
   console.log(
     `workspace: ${FILES} files, ${(fixture.bytes / 1e6).toFixed(1)} MB (generated in ${fmt(performance.now() - t0)}); ${REPS} repetitions, medians\n`,
   );
@@ -127,8 +147,14 @@ function sideBySide(base: string): void {
   }
   // Bring the stat cache past the racy window of the first snapshot (files written just before it).
   createSnapshot(wTw, { excludes: EXCLUDES, maxFileBytes: 1e9 });
+  // The watched twin: its daemon's first answer is "unknown" (one walk), then it answers.
+  createSnapshot(wWatch, { excludes: EXCLUDES, maxFileBytes: 1e9 });
+  watchDaemon("start", wWatch);
+  createSnapshot(wWatch, { excludes: EXCLUDES, maxFileBytes: 1e9 });
+  createSnapshot(wWatch, { excludes: EXCLUDES, maxFileBytes: 1e9 });
   const noop = {
     tw: [] as number[],
+    watched: [] as number[],
     git: [] as number[],
     cp: [] as number[],
     rehashed: [] as number[],
@@ -139,6 +165,12 @@ function sideBySide(base: string): void {
         noop.rehashed.push(createSnapshot(wTw, { excludes: EXCLUDES, maxFileBytes: 1e9 }).rehashed);
       }),
     );
+    noop.watched.push(
+      time(() => {
+        const made = createSnapshot(wWatch, { excludes: EXCLUDES, maxFileBytes: 1e9 });
+        if (made.rehashed !== 0) throw new Error("watched no-change snapshot re-read files");
+      }),
+    );
     noop.git.push(time(() => gitCommit(gitDir, wGit)));
     const dest = join(base, `cp-noop-${r}`);
     noop.cp.push(time(() => cpA(wCp, dest)));
@@ -146,32 +178,45 @@ function sideBySide(base: string): void {
   }
   const change = {
     tw: [] as number[],
+    watched: [] as number[],
     git: [] as number[],
     cp: [] as number[],
     rehashed: [] as number[],
   };
   const restore = {
     tw: [] as number[],
+    watched: [] as number[],
     known: [] as number[],
     git: [] as number[],
     cp: [] as number[],
     written: [] as number[],
   };
   const store = createObjectStore(workspacePaths(wTw).objects);
+  const storeWatch = createObjectStore(workspacePaths(wWatch).objects);
   for (let r = 0; r < REPS; r++) {
     // untimed: the state to return to
     const a: Manifest = createSnapshot(wTw, { excludes: EXCLUDES, maxFileBytes: 1e9 }).manifest;
+    const aWatch = createSnapshot(wWatch, { excludes: EXCLUDES, maxFileBytes: 1e9 }).manifest;
     gitCommit(gitDir, wGit);
     const commitA = git(gitDir, wGit, "rev-parse", "HEAD").trim();
     const copyA = join(base, `cp-a-${r}`);
     cpA(wCp, copyA);
-    for (const w of [wTw, wGit, wCp]) changeFiles(w, fixture, { count: 20, round: r + 1 });
+    for (const w of [wTw, wWatch, wGit, wCp]) {
+      changeFiles(w, fixture, { count: 20, round: r + 1 });
+    }
     let b: Manifest = a;
     change.tw.push(
       time(() => {
         const made = createSnapshot(wTw, { excludes: EXCLUDES, maxFileBytes: 1e9 });
         change.rehashed.push(made.rehashed);
         b = made.manifest;
+      }),
+    );
+    change.watched.push(
+      time(() => {
+        const made = createSnapshot(wWatch, { excludes: EXCLUDES, maxFileBytes: 1e9 });
+        if (made.rehashed !== 20)
+          throw new Error(`watched snapshot re-read ${made.rehashed} files`);
       }),
     );
     change.git.push(time(() => gitCommit(gitDir, wGit)));
@@ -185,6 +230,17 @@ function sideBySide(base: string): void {
           statCache: readStatCache(workspacePaths(wTw).statCache),
         });
         restore.written.push(res.written);
+      }),
+    );
+    restore.watched.push(
+      time(() => {
+        const res = restoreManifest(wWatch, aWatch, {
+          store: storeWatch,
+          excludes: EXCLUDES,
+          statCache: readStatCache(workspacePaths(wWatch).statCache),
+          useWatcher: true,
+        });
+        if (res.written !== 20) throw new Error(`watched restore wrote ${res.written} files`);
       }),
     );
     // travel's case: the current state is known (the backup just taken), so no second scan.
@@ -214,6 +270,7 @@ function sideBySide(base: string): void {
     {
       what: "snapshot, no change",
       tw: median(noop.tw),
+      watched: median(noop.watched),
       git: median(noop.git),
       cp: median(noop.cp),
       target: "<= 0.5x git, <= 120 ms",
@@ -221,6 +278,7 @@ function sideBySide(base: string): void {
     {
       what: "snapshot after changing 20 files",
       tw: median(change.tw),
+      watched: median(change.watched),
       git: median(change.git),
       cp: median(change.cp),
       target: "<= 0.5x git, <= 120 ms",
@@ -228,11 +286,13 @@ function sideBySide(base: string): void {
     {
       what: "restore those 20 files",
       tw: median(restore.tw),
+      watched: median(restore.watched),
       git: median(restore.git),
       cp: median(restore.cp),
       target: "<= 50 ms",
     },
   ];
+  watchDaemon("stop", wWatch);
   printRows(rows);
   console.log(
     `${"restore, current state known".padEnd(34)}${fmt(median(restore.known)).padStart(11)}   (travel: the backup just taken is the current state; no second scan)`,
@@ -377,6 +437,7 @@ function growth(base: string): void {
 function main(): void {
   const base = mkdtempSync(join(tmpdir(), "tw-bench-snapshot-"));
   try {
+    ensureBuilt();
     sideBySide(base);
     wholeProcess(base);
     peakRss(base);

@@ -8,6 +8,7 @@ import { registerSkillCommands } from "./commands/skill.ts";
 import { registerSnapshotCommands } from "./commands/snapshot.ts";
 import { registerStoreCommands } from "./commands/store.ts";
 import { registerTimemachineCommands } from "./commands/timemachine.ts";
+import { registerWatchCommands } from "./commands/watch.ts";
 import { printError } from "./output.ts";
 
 /**
@@ -29,6 +30,7 @@ export function createProgram(): Command {
   registerSkillCommands(program);
   registerLedgerCommands(program);
   registerMemoryCommands(program);
+  registerWatchCommands(program);
   registerMcpCommand(program);
   registerHookCommands(program);
   return program;

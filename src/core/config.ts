@@ -32,6 +32,11 @@ export const ConfigSchema = z
       .int()
       .positive()
       .default(100 * 1024 * 1024),
+    /**
+     * Keep a file watcher running per workspace (`timewarp watch`; the session-start hook
+     * starts it), so scans visit only what changed instead of walking the tree.
+     */
+    watch: z.boolean().default(true),
     retention: z
       .object({
         /** Ledger operations older than this many days may be dropped (0: keep forever). */

@@ -23,6 +23,12 @@ export interface HookContext {
 }
 
 export interface RunHookOptions {
+  /**
+   * How to run `timewarp watch run` for a workspace (the CLI passes its own command line): the
+   * session-start and post-tool-use hooks then start the watch daemon when none runs and the
+   * config's `watch` is on. Without it (library use) no daemon is started.
+   */
+  watchCommand?: (root: string) => string[];
   /** One of HOOK_EVENTS; anything else is reported (exit 0), never a block. */
   event: string;
   /** The raw stdin text. */
@@ -96,7 +102,33 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
       message: error instanceof Error ? error.message : String(error),
     };
   }
+  if (
+    options.watchCommand !== undefined &&
+    (event === "session-start" || event === "post-tool-use")
+  ) {
+    await ensureWatcher(root, options.watchCommand);
+  }
   return finish(options, root, agent, outcome);
+}
+
+/**
+ * Start the workspace's watch daemon in the background when none runs, the workspace is
+ * initialized, and neither the config (`watch: false`) nor `TIMEWARP_WATCH=0` says no. Best
+ * effort: without a daemon, scans walk the tree, which is slower and just as right.
+ */
+async function ensureWatcher(root: string, command: (root: string) => string[]): Promise<void> {
+  if (process.env.TIMEWARP_WATCH === "0") return;
+  try {
+    const { runningWatchDaemon, startWatchDaemon } = await import("../store/index.ts");
+    if (runningWatchDaemon(root) !== null) return;
+    const paths = workspacePaths(root);
+    if (!existsSync(paths.config)) return;
+    const { readConfig } = await import("../core/index.ts");
+    if (!readConfig(paths.config).watch) return;
+    startWatchDaemon(root, { command: command(root) });
+  } catch {
+    // never a reason to fail a hook
+  }
 }
 
 async function dispatch(ctx: HookContext): Promise<HookOutcome> {

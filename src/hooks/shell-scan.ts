@@ -21,7 +21,7 @@ export interface ShellScan {
 function scanNow(
   root: string,
   previous: StatCache,
-): { cache: StatCache; files: number; rehashed: number } {
+): { cache: StatCache; files: number; rehashed: number; quiet: boolean } {
   const paths = workspacePaths(root);
   const config = readConfig(paths.config);
   mkdirSync(hookPaths(root).dir, { recursive: true });
@@ -32,8 +32,14 @@ function scanNow(
     // New contents go to the object store, so a shell change has its pre-image there later.
     store: createObjectStore(paths.objects),
     clockDir: hookPaths(root).dir,
+    useWatcher: true,
   });
-  return { cache: result.statCache, files: result.files, rehashed: result.rehashed };
+  // The watcher reported nothing (or, without one, the token did not move): the cache on disk
+  // still describes the workspace, and its older token only makes the next answer longer.
+  const quiet =
+    result.statCache.watchToken === previous.watchToken ||
+    (result.watch !== undefined && "changed" in result.watch && result.watch.changed === 0);
+  return { cache: result.statCache, files: result.files, rehashed: result.rehashed, quiet };
 }
 
 /** The last hook scan (`own`), else the snapshots' stat cache (the session-start scan). */
@@ -60,7 +66,10 @@ function scanAndKeep(root: string): {
   const last = lastScan(root);
   const scan = scanNow(root, last.cache);
   const unchanged =
-    last.own && scan.rehashed === 0 && scan.cache.entries.size === last.cache.entries.size;
+    last.own &&
+    scan.quiet &&
+    scan.rehashed === 0 &&
+    scan.cache.entries.size === last.cache.entries.size;
   if (!unchanged) writeStatCache(hookPaths(root).statCache, scan.cache);
   const kept = unchanged ? last.cache : scan.cache;
   return {

@@ -24,7 +24,7 @@ export type {
 } from "./restore-manifest.ts";
 export { restoreManifest } from "./restore-manifest.ts";
 export type { ScanOptions, ScanResult, SkippedPath, SkipReason } from "./scan-workspace.ts";
-export { scanWorkspace } from "./scan-workspace.ts";
+export { scanScope, scanWorkspace } from "./scan-workspace.ts";
 export type { RecordKind, SnapshotRecord } from "./snapshot-record.ts";
 export { recordId, SnapshotRecordSchema } from "./snapshot-record.ts";
 export type { CreateSnapshotOptions, CreateSnapshotResult, RecordQuery } from "./snapshots.ts";
@@ -35,7 +35,7 @@ export {
   readManifest,
   readSnapshot,
 } from "./snapshots.ts";
-export type { CachedStat, StatCache } from "./stat-cache.ts";
+export type { CachedStat, ScanIndex, StatCache } from "./stat-cache.ts";
 export { loadStatCache, readStatCache, writeStatCache } from "./stat-cache.ts";
 export type {
   DifferenceKind,
@@ -44,3 +44,19 @@ export type {
   WorkspaceDifference,
 } from "./verify-workspace.ts";
 export { verifyWorkspace } from "./verify-workspace.ts";
+export type {
+  StartWatchOptions,
+  StartWatchResult,
+  WatchDaemonInfo,
+  WatchedChanges,
+  WatchPaths,
+} from "./watch.ts";
+export {
+  runningWatchDaemon,
+  startWatchDaemon,
+  stopWatchDaemon,
+  watchedChanges,
+  watchPaths,
+} from "./watch.ts";
+export type { WatchDaemonOptions } from "./watch-daemon.ts";
+export { runWatchDaemon } from "./watch-daemon.ts";

@@ -38,6 +38,8 @@ export interface RestoreOptions {
   excludes: readonly string[];
   /** The target's stat cache, so unchanged files are not re-hashed to compare them. */
   statCache?: StatCache;
+  /** The target is the workspace: ask its watch daemon what changed (see `ScanOptions`). */
+  useWatcher?: boolean;
   /** Files over this size whose content is not known are left alone (as a scan would skip them). */
   maxFileBytes?: number;
   /** Re-hash each object as it is read (default true). */
@@ -123,6 +125,7 @@ export function restoreManifest(
       excludes: options.excludes,
       ...(options.statCache === undefined ? {} : { statCache: options.statCache }),
       ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
+      ...(options.useWatcher === true ? { useWatcher: true } : {}),
     });
   const plan = planRestore(scan.manifest.entries, target.kept);
   const missing = missingObjects(options.store, plan, options.requireReplacedObjects === true);

@@ -25,6 +25,7 @@ import {
 } from "./manifest.ts";
 import type { ObjectStore } from "./object-store.ts";
 import { type CachedStat, emptyStatCache, type StatCache } from "./stat-cache.ts";
+import { watchedChanges } from "./watch.ts";
 
 /** Why a path is not in a snapshot. A snapshot with any skipped path is `partial`. */
 export type SkipReason =
@@ -67,6 +68,12 @@ export interface ScanOptions {
    * the index. Without it, or when the index cannot vouch for the rest, the tree is walked.
    */
   changed?: readonly string[];
+  /**
+   * Ask the workspace's watch daemon (`watch.ts`) for `changed`, when one runs and `changed` is
+   * not given; the answer's token is kept in the result's cache. Only for `root` being the
+   * workspace the daemon watches. Off when the environment says `TIMEWARP_WATCH=0`.
+   */
+  useWatcher?: boolean;
 }
 
 /** What a scan found: the manifest, what it skipped and why, counts, and the new stat cache. */
@@ -85,6 +92,8 @@ export interface ScanResult {
   statCache: StatCache;
   /** True when only the watcher's changed paths were looked at (no walk of the tree). */
   incremental: boolean;
+  /** With `useWatcher`: how many paths the daemon reported, or why it could not tell. */
+  watch?: { changed: number } | { reason: string };
 }
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -210,11 +219,12 @@ function specialKind(d: Stats): string {
 }
 
 /**
- * The scope a stat cache's index is valid for: the excludes and the size cap of the scan that
- * built it. A scan with another scope cannot update that index from a change list.
+ * The scope a stat cache's index is valid for: the excludes of the scan that built it (a scan
+ * with other excludes cannot update that index from a change list). The size cap is not part
+ * of it: it only decides about files a scan reads, and skipped paths are always revisited.
  */
-export function scanScope(excludes: readonly string[], maxFileBytes: number | undefined): string {
-  return JSON.stringify([excludes, maxFileBytes ?? null]);
+export function scanScope(excludes: readonly string[]): string {
+  return JSON.stringify(excludes);
 }
 
 /** Is `path` one of `roots` or below one? */
@@ -279,11 +289,23 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
   }
   const excluded = createExcludeMatcher(options.excludes);
   const maxBytes = options.maxFileBytes ?? Number.POSITIVE_INFINITY;
-  const scope = scanScope(options.excludes, options.maxFileBytes);
+  const scope = scanScope(options.excludes);
   const oldCache = options.statCache ?? emptyStatCache();
+  let changed = options.changed;
+  let watchToken: string | undefined;
+  let watch: ScanResult["watch"];
+  if (changed === undefined && options.useWatcher === true) {
+    if (process.env.TIMEWARP_WATCH === "0") watch = { reason: "TIMEWARP_WATCH=0" };
+    else {
+      const answer = watchedChanges(root, oldCache.watchToken, scope);
+      changed = answer.changed;
+      watchToken = answer.token;
+      watch = changed !== undefined ? { changed: changed.length } : { reason: answer.reason ?? "" };
+    }
+  }
   const revisit =
-    options.changed !== undefined && oldCache.index?.scope === scope
-      ? pathsToRevisit(oldCache, options.changed)
+    changed !== undefined && oldCache.index?.scope === scope
+      ? pathsToRevisit(oldCache, changed)
       : undefined;
   const scanStartMs = fsClockMs(options.clockDir);
   const newCache: StatCache = { scanStartMs, entries: new Map() };
@@ -538,6 +560,7 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
 
   options.onProgress?.({ entries: seen, rehashed });
   newCache.index = { scope, others, skipped };
+  if (watchToken !== undefined) newCache.watchToken = watchToken;
   return {
     manifest: { schema_version: MANIFEST_SCHEMA_VERSION, entries: sortEntries(entries) },
     skipped,
@@ -549,5 +572,6 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
     objects_written: objectsWritten,
     statCache: newCache,
     incremental: revisit !== undefined,
+    ...(watch === undefined ? {} : { watch }),
   };
 }

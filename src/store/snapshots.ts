@@ -160,9 +160,11 @@ export function createSnapshot(
     statCache: oldCache,
     store,
     clockDir: paths.tmp,
+    useWatcher: true,
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     ...(options.beforeRead === undefined ? {} : { beforeRead: options.beforeRead }),
   });
+  const oldToken = oldCache.watchToken;
   // Not kept alive while the manifest is encoded and written (at 100k files it is ~20 MB).
   oldCache = undefined;
   const createdAt = clock.now();
@@ -206,9 +208,15 @@ export function createSnapshot(
     rmSync(building, { recursive: true, force: true });
     throw fromSystemError(error, `writing record ${finalDir}`);
   }
-  // Nothing re-read and the same files: every entry carried over unchanged, and the old scan
-  // start stays valid (it only makes the racy rule stricter), so the file need not be rewritten.
-  if (scan.rehashed > 0 || scan.statCache.entries.size !== oldCacheSize) {
+  // Nothing re-read, the same files, and the watcher (if any) reported nothing: every entry
+  // carried over unchanged, and the old scan start and watch token stay valid (they only make
+  // the next scan look at more), so the file need not be rewritten.
+  if (
+    scan.rehashed > 0 ||
+    scan.statCache.entries.size !== oldCacheSize ||
+    (scan.statCache.watchToken !== oldToken &&
+      !(scan.watch !== undefined && "changed" in scan.watch && scan.watch.changed === 0))
+  ) {
     writeStatCache(paths.statCache, scan.statCache);
   }
   if (kind === "snapshot") {

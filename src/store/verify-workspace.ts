@@ -13,6 +13,8 @@ export interface VerifyOptions {
    * it every file is read and hashed: the check is then exact regardless of timestamps.
    */
   statCache?: StatCache;
+  /** Ask the workspace's watch daemon what changed since `statCache` (see `ScanOptions`). */
+  useWatcher?: boolean;
 }
 
 export type DifferenceKind = "missing" | "extra" | "content" | "mode" | "type" | "unreadable";
@@ -45,6 +47,7 @@ export function verifyWorkspace(
   const scan = scanWorkspace(root, {
     excludes: options.excludes,
     ...(options.statCache === undefined ? {} : { statCache: options.statCache }),
+    ...(options.useWatcher === true ? { useWatcher: true } : {}),
   });
   const diff = diffManifests(
     { schema_version: manifest.schema_version, entries: expected },

@@ -42,6 +42,7 @@ export function saveExperimentPatch(options: {
   const now = scanWorkspace(paths.root, {
     excludes: options.excludes,
     statCache: readStatCache(paths.statCache),
+    useWatcher: true,
   }).manifest;
   const diff = diffManifests(options.snapshotManifest, now);
   const store = createObjectStore(paths.objects);

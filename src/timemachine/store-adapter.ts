@@ -72,7 +72,7 @@ export function restoreExactly(
     excludes,
     // with `current` known there is no scan, so no cache to read
     ...(current === undefined
-      ? { statCache: statCache ?? readStatCache(paths.statCache) }
+      ? { statCache: statCache ?? readStatCache(paths.statCache), useWatcher: true }
       : { current }),
     requireReplacedObjects,
   });
@@ -100,6 +100,7 @@ export function verifyAgainst(
   return verifyWorkspace(paths.root, manifest, {
     excludes,
     statCache: statCache ?? readStatCache(paths.statCache),
+    useWatcher: true,
   });
 }
 

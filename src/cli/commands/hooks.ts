@@ -3,6 +3,7 @@ import { ErrorCode, TimewarpError } from "../../core/index.ts";
 import { createCommandContext, type GlobalOptions } from "../context.ts";
 import { printError, style } from "../output.ts";
 import { action } from "../run.ts";
+import { watchRunCommand } from "./watch.ts";
 
 const EVENTS = ["session-start", "pre-tool-use", "post-tool-use", "session-end"] as const;
 const HOOK_AGENTS = ["claude-code", "gemini", "codex", "opencode"] as const;
@@ -36,6 +37,7 @@ export async function runHookCommand(options: HookCommandOptions): Promise<void>
       json: ctx.json,
       clock: ctx.clock,
       random: ctx.random,
+      watchCommand: watchRunCommand,
     });
     if (run.stdout !== "") process.stdout.write(run.stdout);
     if (run.stderr !== "") process.stderr.write(run.stderr);

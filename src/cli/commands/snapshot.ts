@@ -220,6 +220,7 @@ async function diffCommand(ctx: CommandContext, a: string, b: string | undefined
       excludes: effectiveExcludes(config),
       maxFileBytes: config.max_file_bytes,
       statCache: readStatCache(paths.statCache),
+      useWatcher: true,
     }).manifest;
   } else after = readManifest(ctx.root, b);
   const d = diffManifests(before, after);

@@ -1,0 +1,115 @@
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import type { Command } from "commander";
+import { ErrorCode, TimewarpError } from "../../core/index.ts";
+import { style } from "../output.ts";
+import { action } from "../run.ts";
+
+/**
+ * The command line that runs `timewarp watch run` for `root` with the same Node, loader flags
+ * (tsx in development) and entry script as this process: the daemon is this CLI, detached.
+ */
+export function watchRunCommand(root: string): string[] {
+  return [
+    process.execPath,
+    ...process.execArgv,
+    process.argv[1] as string,
+    "watch",
+    "run",
+    "-C",
+    root,
+  ];
+}
+
+/** `timewarp watch start | stop | status | run`: the file watcher that spares scans their walk. */
+export function registerWatchCommands(program: Command): void {
+  const watch = program
+    .command("watch")
+    .description(
+      "the workspace's file watcher: scans visit only what it saw change instead of walking the tree",
+    );
+  watch
+    .command("start")
+    .description("start the watch daemon in the background (the session-start hook does this)")
+    .action(
+      action(async (ctx) => {
+        const { startWatchDaemon, watchPaths } = await import("../../store/index.ts");
+        const r = startWatchDaemon(ctx.root, { command: watchRunCommand(ctx.root), wait: true });
+        const running = r.pid !== null && (r.started || r.reason === "already running");
+        return {
+          json: {
+            running,
+            started: r.started,
+            pid: r.pid,
+            ...(r.reason ? { reason: r.reason } : {}),
+          },
+          human: running
+            ? `${r.started ? "started" : "already running:"} watch daemon pid ${r.pid} (log ${watchPaths(ctx.root).log})`
+            : style.yellow(`watch daemon not running: ${r.reason ?? "unknown"}`),
+        };
+      }),
+    );
+  watch
+    .command("stop")
+    .description("stop the watch daemon (scans walk the tree again)")
+    .action(
+      action(async (ctx) => {
+        const { stopWatchDaemon } = await import("../../store/index.ts");
+        const stopped = stopWatchDaemon(ctx.root);
+        return {
+          json: { stopped },
+          human: stopped ? "watch daemon stopped" : "no watch daemon was running",
+        };
+      }),
+    );
+  watch
+    .command("status")
+    .description("is a watch daemon running, since when, over how many directories")
+    .action(
+      action(async (ctx) => {
+        const { runningWatchDaemon, watchPaths } = await import("../../store/index.ts");
+        const info = runningWatchDaemon(ctx.root);
+        const wp = watchPaths(ctx.root);
+        let journalBytes: number | null = null;
+        if (info !== null) {
+          try {
+            journalBytes = statSync(join(wp.dir, info.journal)).size;
+          } catch {
+            journalBytes = null;
+          }
+        }
+        return {
+          json: {
+            running: info !== null,
+            pid: info?.pid ?? null,
+            started_at: info?.started_at ?? null,
+            directories: info?.directories ?? null,
+            journal_bytes: journalBytes,
+            log: wp.log,
+          },
+          human:
+            info === null
+              ? `no watch daemon (scans walk the tree); start one with ${style.bold("timewarp watch start")}`
+              : `watch daemon pid ${info.pid} since ${info.started_at}, ${info.directories} directories, journal ${journalBytes ?? "?"} bytes`,
+        };
+      }),
+    );
+  watch
+    .command("run")
+    .description("run the watch daemon in the foreground until stopped (what `start` launches)")
+    .option("--idle-minutes <n>", "stop after this long without a scan asking", "120")
+    .action(
+      action(async (ctx, opts: { idleMinutes: string }) => {
+        const minutes = Number(opts.idleMinutes);
+        if (!(Number.isFinite(minutes) && minutes > 0)) {
+          throw new TimewarpError(
+            ErrorCode.INVALID_INPUT,
+            `--idle-minutes must be a positive number, got ${JSON.stringify(opts.idleMinutes)}`,
+          );
+        }
+        const { runWatchDaemon } = await import("../../store/index.ts");
+        const reason = await runWatchDaemon(ctx.root, { idleMs: minutes * 60_000 });
+        return { json: { stopped: reason }, human: `watch daemon stopped: ${reason}` };
+      }),
+    );
+}

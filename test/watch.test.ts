@@ -1,0 +1,248 @@
+import { spawn } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  effectiveExcludes,
+  isProcessAlive,
+  readConfig,
+  workspacePaths,
+} from "../src/core/index.ts";
+import {
+  createSnapshot,
+  initWorkspace,
+  readStatCache,
+  runningWatchDaemon,
+  scanScope,
+  scanWorkspace,
+  watchedChanges,
+  watchPaths,
+} from "../src/store/index.ts";
+import { cliCommand, makeTempDir, runCli } from "./helpers/cli.ts";
+
+/**
+ * The watch daemon for real: a `timewarp watch` child process with inotify watches, a scan in
+ * this process asking it what changed, and the answer checked against a full walk.
+ */
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function excludesOf(root: string): string[] {
+  return effectiveExcludes(readConfig(workspacePaths(root).config));
+}
+
+/** Start a daemon with `watch start` (waits until its watches are in place). */
+function start(root: string, env: NodeJS.ProcessEnv = {}): number {
+  const r = runCli(["watch", "start", "--json", "-C", root], { env });
+  expect(r.status, r.stderr).toBe(0);
+  const out = r.json() as { running: boolean; pid: number };
+  expect(out.running).toBe(true);
+  return out.pid;
+}
+
+async function waitUntil(check: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await sleep(20);
+  }
+}
+
+describe("timewarp watch (a real daemon over inotify)", () => {
+  const cleanups: (() => void)[] = [];
+  beforeAll(() => {
+    delete process.env.TIMEWARP_WATCH;
+  });
+  afterEach(() => {
+    for (const c of cleanups.splice(0).reverse()) c();
+  });
+  const workspace = (): string => {
+    const t = makeTempDir();
+    cleanups.push(() => {
+      runCli(["watch", "stop", "-C", t.dir]);
+      t.cleanup();
+    });
+    initWorkspace(t.dir);
+    return t.dir;
+  };
+
+  it("answers what changed, and a scan built on its answers equals a full walk through many edits", async () => {
+    const root = workspace();
+    for (let d = 0; d < 3; d++) {
+      mkdirSync(join(root, `src${d}`, "deep"), { recursive: true });
+      for (let f = 0; f < 5; f++)
+        writeFileSync(join(root, `src${d}`, "deep", `f${f}.ts`), `${d}${f}`);
+    }
+    mkdirSync(join(root, "node_modules", "pkg"), { recursive: true });
+    start(root);
+    const ex = excludesOf(root);
+    // The first answer of a daemon is "unknown" (walk once) with a token.
+    let cache = scanWorkspace(root, { excludes: ex, useWatcher: true }).statCache;
+    expect(cache.watchToken).toMatch(/^[0-9a-f]+:\d+$/);
+    const edits: ((i: number) => void)[] = [
+      (i) => writeFileSync(join(root, "src0", "deep", "f1.ts"), `edit ${i}`),
+      (i) => writeFileSync(join(root, `new${i}.txt`), `new ${i}`),
+      (i) => mkdirSync(join(root, `tree${i}`, "a", "b"), { recursive: true }),
+      (i) => writeFileSync(join(root, `tree${i - 1}`, "a", "b", "leaf.txt"), `leaf ${i}`),
+      (i) => renameSync(join(root, "src1"), join(root, `src1-moved${i}`)),
+      (i) => writeFileSync(join(root, `src1-moved${i - 1}`, "deep", "f2.ts"), `inside moved ${i}`),
+      (i) => rmSync(join(root, "src2", "deep"), { recursive: true }),
+      (i) => chmodSync(join(root, "src0", "deep", "f3.ts"), 0o755 + (i % 2)),
+      (i) => symlinkSync("src0", join(root, `link${i}`)),
+      (i) => writeFileSync(join(root, "node_modules", "pkg", `x${i}.js`), "excluded"),
+      (i) => writeFileSync(join(root, "src0", `debug${i}.log`), "excluded by pattern"),
+      (i) => rmSync(join(root, `new${i - 10}.txt`)),
+    ];
+    let incremental = 0;
+    for (let i = 0; i < edits.length; i++) {
+      (edits[i] as (i: number) => void)(i);
+      const inc = scanWorkspace(root, { excludes: ex, statCache: cache, useWatcher: true });
+      const walk = scanWorkspace(root, { excludes: ex, statCache: cache });
+      expect(inc.manifest.entries, `after edit ${i}`).toEqual(walk.manifest.entries);
+      expect(inc.skipped).toEqual(walk.skipped);
+      if (inc.incremental) incremental++;
+      cache = inc.statCache;
+    }
+    expect(incremental).toBe(edits.length);
+  });
+
+  it("reports the changes since a token, once, and nothing when nothing changed", () => {
+    const root = workspace();
+    mkdirSync(join(root, "a"));
+    start(root);
+    const scope = scanScope(excludesOf(root));
+    const first = watchedChanges(root, undefined, scope);
+    expect(first.changed).toBeUndefined();
+    expect(first.reason).toMatch(/first answer/);
+    writeFileSync(join(root, "a", "x.txt"), "x");
+    writeFileSync(join(root, "a", "x.txt"), "xx");
+    const second = watchedChanges(root, first.token, scope);
+    expect(second.changed).toEqual(["a/x.txt"]);
+    const third = watchedChanges(root, second.token, scope);
+    expect(third.changed).toEqual([]);
+    // An older token sees everything since then again (a scan that never saved its result).
+    expect(watchedChanges(root, first.token, scope).changed).toEqual(["a/x.txt"]);
+    // Another scope is never answered from this daemon.
+    expect(watchedChanges(root, second.token, scanScope(["other/"])).changed).toBeUndefined();
+  });
+
+  it("falls back to the walk when the daemon is killed -9, and snapshots stay right", async () => {
+    const root = workspace();
+    writeFileSync(join(root, "one.txt"), "1");
+    const pid = start(root);
+    createSnapshot(root);
+    const warm = createSnapshot(root);
+    expect(warm.record.files).toBe(1);
+    process.kill(pid, "SIGKILL");
+    await waitUntil(() => !isProcessAlive(pid));
+    writeFileSync(join(root, "two.txt"), "2");
+    const cache = readStatCache(workspacePaths(root).statCache);
+    const scan = scanWorkspace(root, {
+      excludes: excludesOf(root),
+      statCache: cache,
+      useWatcher: true,
+    });
+    expect(scan.incremental).toBe(false);
+    expect(scan.watch).toEqual({ reason: "no watch daemon runs" });
+    expect(createSnapshot(root).record.files).toBe(2);
+    // A new daemon: the cache's token is of the dead one, so the first scan walks, then not.
+    start(root);
+    writeFileSync(join(root, "three.txt"), "3");
+    expect(createSnapshot(root).record.files).toBe(3);
+    writeFileSync(join(root, "four.txt"), "4");
+    const after = scanWorkspace(root, {
+      excludes: excludesOf(root),
+      statCache: readStatCache(workspacePaths(root).statCache),
+      useWatcher: true,
+    });
+    expect(after.incremental).toBe(true);
+    expect(after.files).toBe(4);
+  });
+
+  it("status, stop and a second start; the daemon removes its record when it stops", () => {
+    const root = workspace();
+    const pid = start(root);
+    const again = runCli(["watch", "start", "--json", "-C", root]).json() as {
+      started: boolean;
+      pid: number;
+    };
+    expect(again).toMatchObject({ started: false, pid });
+    const status = runCli(["watch", "status", "--json", "-C", root]).json() as {
+      running: boolean;
+      directories: number;
+    };
+    expect(status).toMatchObject({ running: true, directories: 1 });
+    const stop = runCli(["watch", "stop", "--json", "-C", root]).json() as { stopped: boolean };
+    expect(stop.stopped).toBe(true);
+    expect(isProcessAlive(pid)).toBe(false);
+    expect(existsSync(watchPaths(root).info)).toBe(false);
+    expect(runningWatchDaemon(root)).toBeNull();
+    expect(readFileSync(watchPaths(root).log, "utf8")).toMatch(/stopped \(signal SIGTERM\)/);
+  });
+
+  it("stops by itself when idle, and when its workspace is deleted", async () => {
+    const root = workspace();
+    const { command, args } = cliCommand();
+    const idle = spawn(command, [...args, "watch", "run", "--idle-minutes", "0.01", "-C", root], {
+      stdio: ["ignore", "pipe", "ignore"],
+      env: { ...process.env },
+    });
+    let stdout = "";
+    idle.stdout.on("data", (b: Buffer) => {
+      stdout += b.toString();
+    });
+    const idleExit = new Promise<number | null>((r) => idle.on("exit", r));
+    expect(await idleExit).toBe(0);
+    expect(stdout).toMatch(/watch daemon stopped: idle/);
+    const gone = makeTempDir();
+    initWorkspace(gone.dir);
+    const child = spawn(command, [...args, "watch", "run", "--idle-minutes", "1", "-C", gone.dir], {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env },
+    });
+    let stderr = "";
+    child.stderr.on("data", (b: Buffer) => {
+      stderr += b.toString();
+    });
+    const exit = new Promise<number | null>((r) => child.on("exit", r));
+    await waitUntil(() => runningWatchDaemon(gone.dir) !== null);
+    gone.cleanup();
+    expect(await exit).toBe(0);
+    expect(stderr).toMatch(/stopped \((the workspace is gone|daemon.json is gone or not ours)\)/);
+  });
+
+  it("the session-start hook starts it (config watch: true), and not with watch: false", async () => {
+    const root = workspace();
+    const payload = JSON.stringify({
+      session_id: "s1",
+      cwd: root,
+      hook_event_name: "SessionStart",
+      source: "startup",
+    });
+    const r = runCli(["hook", "session-start", "-C", root], { input: payload });
+    expect(r.status, r.stderr).toBe(0);
+    await waitUntil(() => runningWatchDaemon(root) !== null);
+    runCli(["watch", "stop", "-C", root]);
+    const off = workspace();
+    const config = join(off, ".timewarp", "config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({ ...JSON.parse(readFileSync(config, "utf8")), watch: false }),
+    );
+    const r2 = runCli(["hook", "session-start", "-C", off], {
+      input: payload.replace(root, off),
+    });
+    expect(r2.status, r2.stderr).toBe(0);
+    await sleep(300);
+    expect(runningWatchDaemon(off)).toBeNull();
+  });
+});
