@@ -6,6 +6,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -19,7 +20,9 @@ import {
 } from "../src/core/index.ts";
 import {
   createSnapshot,
+  deleteSnapshot,
   initWorkspace,
+  readManifest,
   readStatCache,
   runningWatchDaemon,
   scanScope,
@@ -166,6 +169,29 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     });
     expect(after.incremental).toBe(true);
     expect(after.files).toBe(4);
+  });
+
+  it("an unchanged workspace links the last manifest into the next snapshot; a deleted source falls back to encoding", () => {
+    const root = workspace();
+    writeFileSync(join(root, "a.txt"), "a");
+    start(root);
+    createSnapshot(root);
+    const first = createSnapshot(root);
+    const second = createSnapshot(root);
+    const inode = (dir: string) => statSync(join(dir, "manifest.json.br")).ino;
+    expect(inode(second.dir)).toBe(inode(first.dir));
+    expect(readManifest(root, second.id)).toEqual(readManifest(root, first.id));
+    deleteSnapshot(root, first.id);
+    const third = createSnapshot(root);
+    expect(readManifest(root, third.id)).toEqual(second.manifest);
+    writeFileSync(join(root, "b.txt"), "b");
+    const fourth = createSnapshot(root);
+    expect(inode(fourth.dir)).not.toBe(inode(third.dir));
+    expect(readManifest(root, fourth.id).entries.map((e) => e.path)).toEqual(["a.txt", "b.txt"]);
+    // deleted records of the chain never break a later snapshot
+    for (const id of [second.id, third.id]) deleteSnapshot(root, id);
+    const fifth = createSnapshot(root);
+    expect(readManifest(root, fifth.id)).toEqual(fourth.manifest);
   });
 
   it("status, stop and a second start; the daemon removes its record when it stops", () => {

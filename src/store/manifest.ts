@@ -1,4 +1,4 @@
-import { gunzipSync, gzipSync } from "node:zlib";
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync } from "node:zlib";
 import { z } from "zod";
 import { ErrorCode, formatZodIssues, gitBlobId, TimewarpError } from "../core/index.ts";
 
@@ -90,21 +90,32 @@ export function hashManifest(manifest: Manifest): string {
 /** Manifests are stored gzip-compressed: ~4x smaller, which keeps 100 snapshots of a big tree cheap. */
 export function encodeManifest(manifest: Manifest): { bytes: Buffer; hash: string } {
   const text = manifestBytes(manifest);
-  return { bytes: gzipSync(text, { level: 1 }), hash: gitBlobId(text) };
+  // Brotli at quality 1: at 10k entries ~3.5 ms and 290 KB, where gzip's fastest level took
+  // ~9 ms for 340 KB (and a snapshot's whole budget is a few tens of milliseconds).
+  const bytes = brotliCompressSync(text, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: 1,
+      [constants.BROTLI_PARAM_SIZE_HINT]: text.length,
+    },
+  });
+  return { bytes, hash: gitBlobId(text) };
 }
 
-/** Parse stored manifest bytes, checking the hash the record promised. CORRUPT_FILE on any mismatch. */
+/**
+ * Parse stored manifest bytes (brotli; gzip in records written before 0.1), checking the hash
+ * the record promised. CORRUPT_FILE on any mismatch.
+ */
 export function decodeManifest(
   bytes: Buffer,
   options: { source: string; hash?: string },
 ): Manifest {
   let text: Buffer;
   try {
-    text = gunzipSync(bytes);
+    text = bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : brotliDecompressSync(bytes);
   } catch (error) {
     throw new TimewarpError(
       ErrorCode.CORRUPT_FILE,
-      `${options.source}: not a gzip manifest (${error instanceof Error ? error.message : String(error)})`,
+      `${options.source}: not a compressed manifest (${error instanceof Error ? error.message : String(error)})`,
       { data: { file: options.source } },
     );
   }

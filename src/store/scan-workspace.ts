@@ -92,6 +92,11 @@ export interface ScanResult {
   statCache: StatCache;
   /** True when only the watcher's changed paths were looked at (no walk of the tree). */
   incremental: boolean;
+  /**
+   * True when an incremental scan found the index exactly as it was: the manifest is the one
+   * the index describes (`statCache.index.manifest`, when a snapshot recorded it).
+   */
+  unchanged: boolean;
   /** With `useWatcher`: how many paths the daemon reported, or why it could not tell. */
   watch?: { changed: number } | { reason: string };
 }
@@ -487,19 +492,21 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
     }
   };
 
+  let unchanged = false;
   if (revisit === undefined) {
     stack.push({ fs: root, rel: "", raw: undefined });
     walk();
   } else {
-    updateFromIndex(revisit);
+    unchanged = updateFromIndex(revisit);
   }
 
   /**
    * Carry over every index entry outside the paths to revisit, refresh the directories those
    * paths sit in (their mtime moved), then visit each path (walking it when it is a directory).
    */
-  function updateFromIndex(roots: Set<string>): void {
+  function updateFromIndex(roots: Set<string>): boolean {
     const index = oldCache.index!;
+    let moved = false;
     const parents = new Set<string>();
     const tops: string[] = [];
     for (const r of roots) {
@@ -509,21 +516,34 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       tops.push(r);
       if (parent !== "") parents.add(parent);
     }
+    let dropped = 0;
     const liveDirs = new Set<string>();
     for (const e of index.others) {
-      if (roots.size > 0 && isCovered(roots, e.path)) continue;
       // Parents come before their children in `others` (both walks push a directory first).
       const slash = e.path.lastIndexOf("/");
-      if (slash >= 0 && !liveDirs.has(e.path.slice(0, slash))) continue;
+      if (
+        (roots.size > 0 && isCovered(roots, e.path)) ||
+        (slash >= 0 && !liveDirs.has(e.path.slice(0, slash)))
+      ) {
+        dropped++;
+        continue;
+      }
       let kept = e;
       if (e.type === "dir") {
         if (parents.has(e.path)) {
           try {
             const st = lstatSync(`${root}/${e.path}`);
-            if (!st.isDirectory()) continue; // replaced: its parent's event revisits it
-            kept = { ...e, mode: st.mode & 0o7777, mtime_ms: st.mtimeMs };
+            if (!st.isDirectory()) {
+              dropped++; // replaced: its parent's event revisits it
+              continue;
+            }
+            if (st.mtimeMs !== e.mtime_ms || (st.mode & 0o7777) !== e.mode) {
+              kept = { ...e, mode: st.mode & 0o7777, mtime_ms: st.mtimeMs };
+              moved = true;
+            }
           } catch {
-            continue; // gone: its parent's event revisits it
+            dropped++; // gone: its parent's event revisits it
+            continue;
           }
         }
         liveDirs.add(e.path);
@@ -535,9 +555,14 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       others.push(kept);
     }
     for (const [key, c] of oldCache.entries) {
-      if (roots.size > 0 && isCovered(roots, key)) continue;
       const slash = key.lastIndexOf("/");
-      if (slash >= 0 && !liveDirs.has(key.slice(0, slash))) continue;
+      if (
+        (roots.size > 0 && isCovered(roots, key)) ||
+        (slash >= 0 && !liveDirs.has(key.slice(0, slash)))
+      ) {
+        dropped++;
+        continue;
+      }
       newCache.entries.set(key, c);
       files++;
       bytes += c.size;
@@ -550,16 +575,21 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
         oid: c.oid,
       });
     }
+    const carried = entries.length;
     for (const r of tops) {
       const slash = r.lastIndexOf("/");
       if (slash >= 0 && !liveDirs.has(r.slice(0, slash))) continue;
       visit(`${root}/${r}`, r, undefined, r.slice(slash + 1), false);
     }
     walk();
+    // Nothing dropped, nothing found, no directory moved: the same manifest as the index's.
+    return !moved && dropped === 0 && entries.length === carried && skipped.length === 0;
   }
 
   options.onProgress?.({ entries: seen, rehashed });
   newCache.index = { scope, others, skipped };
+  const knownManifest = oldCache.index?.manifest;
+  if (unchanged && knownManifest !== undefined) newCache.index.manifest = knownManifest;
   if (watchToken !== undefined) newCache.watchToken = watchToken;
   return {
     manifest: { schema_version: MANIFEST_SCHEMA_VERSION, entries: sortEntries(entries) },
@@ -572,6 +602,7 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
     objects_written: objectsWritten,
     statCache: newCache,
     incremental: revisit !== undefined,
+    unchanged,
     ...(watch === undefined ? {} : { watch }),
   };
 }

@@ -45,7 +45,7 @@ export const SnapshotRecordSchema = z
     partial: z.boolean(),
     skipped: z.array(SkippedPathSchema),
     manifest: z.object({
-      /** File name beside snapshot.json (gzip-compressed canonical JSON). */
+      /** File name beside snapshot.json (brotli-compressed canonical JSON; gzip in older records). */
       file: z.string(),
       /** `hashManifest` of the manifest: git blob id of its canonical (uncompressed) text. */
       hash: z.string().regex(/^[0-9a-f]{40}$/),

@@ -105,9 +105,9 @@ describe("snapshots", () => {
       symlinks: 1,
       partial: false,
       skipped: [],
-      manifest: { file: "manifest.json.gz", entries: 7 },
+      manifest: { file: "manifest.json.br", entries: 7 },
     });
-    expect(readdirSync(made.dir).sort()).toEqual(["manifest.json.gz", "snapshot.json"]);
+    expect(readdirSync(made.dir).sort()).toEqual(["manifest.json.br", "snapshot.json"]);
     expect(listSnapshots(root).map((r) => r.snapshot_id)).toEqual([made.id]);
     expect(readManifest(root, made.id)).toEqual(made.manifest);
     expect(readdirSync(workspacePaths(root).tmp).filter((n) => n.startsWith("rec-"))).toEqual([]);
@@ -128,7 +128,7 @@ describe("snapshots", () => {
     expect(codeOf(() => readSnapshot(root, "../../etc"))).toBe("SNAPSHOT_NOT_FOUND");
     const { gzipSync } = require("node:zlib") as typeof import("node:zlib");
     writeFileSync(
-      join(made.dir, "manifest.json.gz"),
+      join(made.dir, "manifest.json.br"),
       gzipSync('{"schema_version":1,"entries":[]}'),
     );
     expect(codeOf(() => readManifest(root, made.id))).toBe("CORRUPT_FILE");

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import {
   existsSync,
+  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -8,7 +9,7 @@ import {
   rmSync,
   statSync,
 } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import {
   appendEvent,
   BACKUP_ID_PATTERN,
@@ -45,7 +46,7 @@ import {
 import { readStatCache, type StatCache, writeStatCache } from "./stat-cache.ts";
 
 export const RECORD_FILE = "snapshot.json";
-export const MANIFEST_FILE = "manifest.json.gz";
+export const MANIFEST_FILE = "manifest.json.br";
 
 export interface CreateSnapshotOptions {
   /** `snapshot` (default) writes `snapshots/<snapshot_id>/`; `present_backup` writes `present_backup/<backup_id>/`. */
@@ -103,7 +104,7 @@ function cleanStaleTmp(tmp: string): void {
 /**
  * Snapshot the workspace at `root`: scan (re-reading only what the stat cache cannot vouch for),
  * write new contents to the object store, then publish the record folder —
- * `snapshot.json` + `manifest.json.gz`, built in `.timewarp/tmp/` and renamed into
+ * `snapshot.json` + `manifest.json.br`, built in `.timewarp/tmp/` and renamed into
  * `snapshots/<snapshot_id>/` (or `present_backup/<backup_id>/`), so a reader never sees half a
  * record, and a process killed at any point leaves a consistent store (at worst some unreferenced
  * objects, which `collectGarbage` removes). The stat cache is written last.
@@ -175,32 +176,45 @@ export function createSnapshot(
     id = kind === "snapshot" ? createSnapshotId(at, random) : createBackupId(at, random);
     if (!existsSync(join(recordsDir, id))) break;
   }
-  const encoded = encodeManifest(scan.manifest);
-  const record: SnapshotRecord = {
-    schema_version: SNAPSHOT_RECORD_SCHEMA_VERSION,
-    kind,
-    ...(kind === "snapshot" ? { snapshot_id: id } : { backup_id: id }),
-    created_at: createdAt.toISOString().replace(/\.\d{3}Z$/, "Z"),
-    session_id: options.sessionId ?? null,
-    workspace_root: paths.root,
-    exclude_globs: [...excludes],
-    ...(options.envFingerprint === undefined ? {} : { env_fingerprint: options.envFingerprint }),
-    ...(options.initialTaskHint === undefined
-      ? {}
-      : { initial_task_hint: options.initialTaskHint }),
-    files: scan.files,
-    dirs: scan.dirs,
-    symlinks: scan.symlinks,
-    bytes: scan.bytes,
-    partial: scan.skipped.length > 0,
-    skipped: scan.skipped,
-    manifest: { file: MANIFEST_FILE, hash: encoded.hash, entries: scan.manifest.entries.length },
-  };
+  // An unchanged workspace (the watcher saw nothing) has the manifest a stored record already
+  // holds: link that file instead of encoding every entry again. Encoded otherwise, or when the
+  // file is gone (its record deleted).
+  const known = scan.unchanged ? scan.statCache.index?.manifest : undefined;
+  let encoded = known === undefined ? encodeManifest(scan.manifest) : undefined;
   const building = join(paths.tmp, `${TMP_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
   const finalDir = join(recordsDir, id);
+  let record: SnapshotRecord;
   try {
     mkdirSync(building);
-    writeFileAtomic(join(building, MANIFEST_FILE), encoded.bytes);
+    if (encoded === undefined && known !== undefined) {
+      try {
+        linkSync(join(paths.data, known.file), join(building, MANIFEST_FILE));
+      } catch {
+        encoded = encodeManifest(scan.manifest);
+      }
+    }
+    if (encoded !== undefined) writeFileAtomic(join(building, MANIFEST_FILE), encoded.bytes);
+    const manifestHash = encoded?.hash ?? (known?.hash as string);
+    record = {
+      schema_version: SNAPSHOT_RECORD_SCHEMA_VERSION,
+      kind,
+      ...(kind === "snapshot" ? { snapshot_id: id } : { backup_id: id }),
+      created_at: createdAt.toISOString().replace(/\.\d{3}Z$/, "Z"),
+      session_id: options.sessionId ?? null,
+      workspace_root: paths.root,
+      exclude_globs: [...excludes],
+      ...(options.envFingerprint === undefined ? {} : { env_fingerprint: options.envFingerprint }),
+      ...(options.initialTaskHint === undefined
+        ? {}
+        : { initial_task_hint: options.initialTaskHint }),
+      files: scan.files,
+      dirs: scan.dirs,
+      symlinks: scan.symlinks,
+      bytes: scan.bytes,
+      partial: scan.skipped.length > 0,
+      skipped: scan.skipped,
+      manifest: { file: MANIFEST_FILE, hash: manifestHash, entries: scan.manifest.entries.length },
+    };
     writeJsonAtomic(join(building, RECORD_FILE), record);
     renameSync(building, finalDir);
     fsyncDirectory(recordsDir);
@@ -208,10 +222,18 @@ export function createSnapshot(
     rmSync(building, { recursive: true, force: true });
     throw fromSystemError(error, `writing record ${finalDir}`);
   }
-  // Nothing re-read, the same files, and the watcher (if any) reported nothing: every entry
-  // carried over unchanged, and the old scan start and watch token stay valid (they only make
-  // the next scan look at more), so the file need not be rewritten.
+  if (encoded !== undefined && scan.statCache.index !== undefined) {
+    scan.statCache.index.manifest = {
+      file: relative(paths.data, join(finalDir, MANIFEST_FILE)),
+      hash: encoded.hash,
+    };
+  }
+  // A manifest linked, nothing re-read, the same files, and the watcher (if any) reported
+  // nothing: every entry carried over unchanged, and the old scan start, watch token and
+  // manifest file stay valid (the first two only make the next scan look at more), so the
+  // file need not be rewritten.
   if (
+    encoded !== undefined ||
     scan.rehashed > 0 ||
     scan.statCache.entries.size !== oldCacheSize ||
     (scan.statCache.watchToken !== oldToken &&

@@ -40,6 +40,12 @@ export interface ScanIndex {
   scope: string;
   others: ManifestEntry[];
   skipped: SkippedPath[];
+  /**
+   * A stored manifest file with exactly this scan's manifest (path relative to the data
+   * directory, and its hash), set by the snapshot that wrote it: an unchanged workspace links
+   * it into the next snapshot instead of encoding 10k entries again.
+   */
+  manifest?: { file: string; hash: string };
 }
 
 export function emptyStatCache(): StatCache {
