@@ -2,6 +2,9 @@
  * `npm run bench:travel [-- SIZES]` — travel and return on workspaces of 1k, 10k and 50k files
  * with 20 files differing between the present and the snapshot, side by side in one run with:
  *
+ * timewarp runs twice: walking the tree, and on a twin workspace with its watch daemon running
+ * (`timewarp watch`, started from the built bin), so its scans visit only what changed.
+ *
  * - shadow git: a hidden repository (`git --git-dir=… --work-tree=…`); travel = `add -A` +
  *   `commit` (the backup) + `reset --hard <snapshot>`; return = `reset --hard <backup>`;
  * - the seed's copy layout: travel = `cp -a` of the present into present_backup/ + replace the
@@ -79,6 +82,21 @@ function run(
   };
 }
 
+const REPO = join(import.meta.dirname, "..");
+
+/** `timewarp watch start|stop` through the built bin (built first when missing). */
+function watch(verb: "start" | "stop", root: string): void {
+  const bin = join(REPO, "bin", "timewarp.cjs");
+  if (!existsSync(join(REPO, "dist", "bin", "timewarp.cjs"))) {
+    spawnSync("npm", ["run", "build"], { cwd: REPO, stdio: "ignore" });
+  }
+  const r = spawnSync(process.execPath, [bin, "watch", verb, "-C", root], {
+    encoding: "utf8",
+    env: { ...process.env, TIMEWARP_WATCH: "" },
+  });
+  if (r.status !== 0) throw new Error(`watch ${verb} failed: ${r.stdout}${r.stderr}`);
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -96,6 +114,8 @@ interface Stat {
 interface Row {
   files: number;
   tm: Stat;
+  /** timewarp with its watch daemon running (scans visit only what changed). */
+  tmw: Stat;
   git: Stat;
   cp: Stat;
 }
@@ -159,6 +179,22 @@ async function benchSize(n: number): Promise<Row> {
     () => inProcess(() => returnToPresent({ root: tm })),
   );
 
+  // ── timewarp with its watch daemon ──
+  const tmw = join(base, "tmw");
+  mkdirSync(tmw, { recursive: true });
+  generate(tmw, n);
+  const watched = await startSession({ root: tmw, sessionId: "bench" });
+  watch("start", tmw);
+  mutate(tmw, n, 1);
+  // the daemon's first answer is "unknown" (one walk); from then on it answers
+  inProcess(() => travel({ root: tmw, snapshotId: watched.snapshot_id }));
+  inProcess(() => returnToPresent({ root: tmw }));
+  const tmwStat = rounds(
+    () => inProcess(() => travel({ root: tmw, snapshotId: watched.snapshot_id })),
+    () => inProcess(() => returnToPresent({ root: tmw })),
+  );
+  watch("stop", tmw);
+
   // ── shadow git ──
   const gw = join(base, "git");
   const gd = join(base, "git-hidden");
@@ -213,7 +249,7 @@ async function benchSize(n: number): Promise<Row> {
     },
   );
   rmSync(base, { recursive: true, force: true });
-  return { files: n, tm: tmStat, git: gitStat, cp: cpStat };
+  return { files: n, tm: tmStat, tmw: tmwStat, git: gitStat, cp: cpStat };
 }
 
 const rows: Row[] = [];
@@ -235,12 +271,12 @@ for (const [label, pick, pickCpu] of [
 ] as const) {
   console.log(`\n${label}`);
   console.log(
-    "  files |  timewarp (cpu)   | shadow git (cpu)  |    cp -a (cpu)    | vs git wall  cpu | vs cp wall  cpu",
+    "  files | tw walk (cpu)     | tw watch (cpu)    | shadow git (cpu)  |    cp -a (cpu)    | walk/git | watch/git | watch/cp",
   );
   for (const r of rows) {
     console.log(
-      `${String(r.files).padStart(7)} | ${f(pick(r.tm))} (${f(pickCpu(r.tm))}) | ${f(pick(r.git))} (${f(pickCpu(r.git))}) | ${f(pick(r.cp))} (${f(pickCpu(r.cp))}) |` +
-        `  ${x(pick(r.tm), pick(r.git))} ${x(pickCpu(r.tm), pickCpu(r.git))} | ${x(pick(r.tm), pick(r.cp))} ${x(pickCpu(r.tm), pickCpu(r.cp))}`,
+      `${String(r.files).padStart(7)} | ${f(pick(r.tm))} (${f(pickCpu(r.tm))}) | ${f(pick(r.tmw))} (${f(pickCpu(r.tmw))}) | ${f(pick(r.git))} (${f(pickCpu(r.git))}) | ${f(pick(r.cp))} (${f(pickCpu(r.cp))}) |` +
+        `   ${x(pick(r.tm), pick(r.git))} |    ${x(pick(r.tmw), pick(r.git))} |   ${x(pick(r.tmw), pick(r.cp))}`,
     );
   }
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { assertSafeEntryPath, decodeName, entryKey, fsPathOf } from "./entry-path.ts";
+import {
+  assertSafeEntryPath,
+  assertSafeEntryText,
+  decodeName,
+  entryKey,
+  fsPathOf,
+} from "./entry-path.ts";
 
 describe("entry paths", () => {
   it("accepts plain relative paths and refuses absolute, .., ., empty segments, NUL and .timewarp", () => {
@@ -20,6 +26,49 @@ describe("entry paths", () => {
       ".timewarp",
     ]) {
       expect(() => assertSafeEntryPath(Buffer.from(bad), bad), bad).toThrow(/unsafe/);
+    }
+  });
+
+  it("the text check gives the byte check's verdict and reason on every shape", () => {
+    const cases = [
+      "a",
+      "a/b.txt",
+      "..a/b",
+      "a/..b",
+      ".hidden/x",
+      "x/.timewarp/y",
+      ".timewarpx/a",
+      ".timewar",
+      "/etc/passwd",
+      "../x",
+      "a/../../x",
+      "a/./b",
+      ".",
+      "..",
+      "",
+      "a//b",
+      "a/",
+      "/",
+      "a\0b",
+      ".timewarp",
+      ".timewarp/config.json",
+      "été/…/x",
+      "a/.",
+      "a/..",
+    ];
+    const verdict = (f: () => void): string => {
+      try {
+        f();
+        return "ok";
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    for (const c of cases) {
+      expect(
+        verdict(() => assertSafeEntryText(c)),
+        c,
+      ).toBe(verdict(() => assertSafeEntryPath(Buffer.from(c, "utf8"), c)));
     }
   });
 

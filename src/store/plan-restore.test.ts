@@ -20,6 +20,41 @@ const dir = (path: string, mode = 0o755): ManifestEntry => ({
 });
 
 describe("planRestore", () => {
+  it("plans the same by the sorted merge as by lookup, over random pairs of trees", () => {
+    let seed = 11;
+    const rnd = () => {
+      seed = (seed * 48271) % 2147483647;
+      return seed / 2147483647;
+    };
+    const tree = (): ManifestEntry[] => {
+      const out: ManifestEntry[] = [];
+      for (const d of ["a", "b", "c"]) {
+        if (rnd() < 0.8) out.push(dir(d, rnd() < 0.2 ? 0o700 : 0o755));
+        for (const f of ["x", "y", "z"]) {
+          if (rnd() < 0.6)
+            out.push(file(`${d}/${f}`, rnd() < 0.5 ? "a" : "b", rnd() < 0.2 ? 0o755 : 0o644));
+        }
+        if (rnd() < 0.3) out.push(file(`${d}y`, "c"));
+      }
+      return out.sort((p, q) => (p.path < q.path ? -1 : 1));
+    };
+    const norm = (plan: ReturnType<typeof planRestore>) =>
+      Object.fromEntries(
+        Object.entries(plan).map(([k, v]) => [
+          k,
+          Array.isArray(v) ? v.map((e: ManifestEntry) => `${e.type}:${e.path}`).sort() : v,
+        ]),
+      );
+    for (let round = 0; round < 200; round++) {
+      const current = tree();
+      const target = tree();
+      const merged = planRestore(current, target);
+      // reversed input is not ascending, so this takes the lookup path
+      const looked = planRestore([...current].reverse(), [...target].reverse());
+      expect(norm(merged)).toEqual(norm(looked));
+    }
+  });
+
   it("writes only what differs, deletes what the target lacks, deepest directories first", () => {
     const current = [dir("a"), dir("a/b"), file("a/b/old"), file("keep"), file("chmod"), file("x")];
     const target = [
