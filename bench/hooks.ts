@@ -4,7 +4,9 @@
  * (default 10 000), RUNS samples per event (default 20). Side by side: bare `node -e 0` (the floor
  * of any Node hook) and a shadow-git commit (`git add -A && git commit`) on the same workspace,
  * the alternative a user would otherwise run after each tool call to catch shell edits.
- * Env: HOOKS_BENCH_FILES, HOOKS_BENCH_RUNS. Prints p50/p95 and peak RSS per child.
+ * Two passes: with the watch daemon the session-start hook starts (the default), and walking the
+ * tree (TIMEWARP_WATCH=0). Env: HOOKS_BENCH_FILES, HOOKS_BENCH_RUNS. Prints p50/p95 and peak RSS
+ * per child.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -78,94 +80,116 @@ async function main(): Promise<void> {
     ]);
 
     const sid = "bench-session";
-    const hook = (event: string, payload: Record<string, unknown>) =>
-      run("node", [BIN, "hook", event, "--agent", "claude-code"], {
-        cwd: dir,
-        input: JSON.stringify({ session_id: sid, cwd: dir, transcript_path: null, ...payload }),
-      });
-    const rows: Record<string, Sample[]> = {
-      "node -e 0": [],
-      "session-start": [],
-      "pre-tool-use (Edit)": [],
-      "post-tool-use (Edit)": [],
-      "pre-tool-use (Edit), no code cache": [],
-      "pre-tool-use (Bash)": [],
-      "post-tool-use (Bash)": [],
-      "shadow git add -A && commit": [],
-    };
-    // Warm-up: the first session snapshot hashes everything once (not a hook's steady state).
-    const warm = hook("session-start", { source: "startup" });
-    console.log(`first session-start (full hash of ${FILES} files): ${warm.ms.toFixed(0)} ms`);
-    hook("pre-tool-use", {
-      tool_name: "Bash",
-      tool_use_id: "warm",
-      tool_input: { command: "true" },
-    });
-    hook("post-tool-use", {
-      tool_name: "Bash",
-      tool_use_id: "warm",
-      tool_input: { command: "true" },
-    });
+    for (const mode of ["watch", "walk"] as const) {
+      // watch: the product's default (the session-start hook starts the watch daemon);
+      // walk: TIMEWARP_WATCH=0, every scan walks the tree.
+      const env = mode === "walk" ? { TIMEWARP_WATCH: "0" } : { TIMEWARP_WATCH: "" };
+      if (mode === "walk") run("node", [BIN, "watch", "stop"], { cwd: dir });
+      const rows = measure(mode, env);
+      report(mode, rows);
+    }
+    run("node", [BIN, "watch", "stop"], { cwd: dir });
 
-    for (let i = 0; i < RUNS; i++) {
-      rows["node -e 0"]?.push(run("node", ["-e", "0"], { cwd: dir }));
-      rows["session-start"]?.push(hook("session-start", { source: "startup" }));
-      const file = join(
-        dir,
-        "src",
-        `m${i % Math.max(1, Math.floor(FILES / 100))}`,
-        `f${(i % Math.max(1, Math.floor(FILES / 100))) * 100}.ts`,
-      );
-      const edit = {
-        tool_name: "Edit",
-        tool_use_id: `e${i}`,
-        tool_input: { file_path: file, old_string: "x", new_string: "y" },
-      };
-      rows["pre-tool-use (Edit)"]?.push(hook("pre-tool-use", edit));
-      rows["pre-tool-use (Edit), no code cache"]?.push(
-        run("node", [BIN, "hook", "pre-tool-use", "--agent", "claude-code"], {
+    function measure(mode: string, env: NodeJS.ProcessEnv): Record<string, Sample[]> {
+      const hook = (
+        event: string,
+        payload: Record<string, unknown>,
+        extra: NodeJS.ProcessEnv = {},
+      ) =>
+        run("node", [BIN, "hook", event, "--agent", "claude-code"], {
           cwd: dir,
-          input: JSON.stringify({ session_id: sid, cwd: dir, ...edit, tool_use_id: `nc${i}` }),
-          env: { TIMEWARP_CODE_CACHE: "0" },
-        }),
-      );
-      writeFileSync(file, `export const edited = ${i};\n`);
-      rows["post-tool-use (Edit)"]?.push(hook("post-tool-use", edit));
-      const bash = {
-        tool_name: "Bash",
-        tool_use_id: `b${i}`,
-        tool_input: { command: `echo ${i} >> src/m0/f1.ts` },
+          input: JSON.stringify({ session_id: sid, cwd: dir, transcript_path: null, ...payload }),
+          env: { ...env, ...extra },
+        });
+      const rows: Record<string, Sample[]> = {
+        "node -e 0": [],
+        "session-start": [],
+        "pre-tool-use (Edit)": [],
+        "post-tool-use (Edit)": [],
+        "pre-tool-use (Edit), no code cache": [],
+        "pre-tool-use (Bash)": [],
+        "post-tool-use (Bash)": [],
+        "shadow git add -A && commit": [],
       };
-      rows["pre-tool-use (Bash)"]?.push(hook("pre-tool-use", bash));
-      writeFileSync(join(dir, "src", "m0", "f1.ts"), `export const shell = ${i};\n`);
-      rows["post-tool-use (Bash)"]?.push(hook("post-tool-use", bash));
-      writeFileSync(join(dir, "src", "m0", "f2.ts"), `export const git = ${i};\n`);
-      rows["shadow git add -A && commit"]?.push(
-        run(
-          "sh",
-          [
-            "-c",
-            `git --git-dir '${shadow}' --work-tree '${dir}' add -A && git --git-dir '${shadow}' --work-tree '${dir}' -c user.name=b -c user.email=b@b commit -qm s${i}`,
-          ],
-          { cwd: dir },
-        ),
-      );
+      // Warm-up: the first session snapshot hashes everything once (not a hook's steady state),
+      // and in watch mode starts the daemon, whose first answer is "walk once".
+      const warm = hook("session-start", { source: "startup" });
+      console.log(`[${mode}] first session-start: ${warm.ms.toFixed(0)} ms`);
+      for (let k = 0; k < 3; k++) {
+        hook("pre-tool-use", {
+          tool_name: "Bash",
+          tool_use_id: `warm${k}`,
+          tool_input: { command: "true" },
+        });
+        hook("post-tool-use", {
+          tool_name: "Bash",
+          tool_use_id: `warm${k}`,
+          tool_input: { command: "true" },
+        });
+        hook("session-start", { source: "startup" });
+      }
+      for (let i = 0; i < RUNS; i++) {
+        rows["node -e 0"]?.push(run("node", ["-e", "0"], { cwd: dir }));
+        rows["session-start"]?.push(hook("session-start", { source: "startup" }));
+        const file = join(
+          dir,
+          "src",
+          `m${i % Math.max(1, Math.floor(FILES / 100))}`,
+          `f${(i % Math.max(1, Math.floor(FILES / 100))) * 100}.ts`,
+        );
+        const edit = {
+          tool_name: "Edit",
+          tool_use_id: `e${i}`,
+          tool_input: { file_path: file, old_string: "x", new_string: "y" },
+        };
+        rows["pre-tool-use (Edit)"]?.push(hook("pre-tool-use", edit));
+        rows["pre-tool-use (Edit), no code cache"]?.push(
+          hook("pre-tool-use", { ...edit, tool_use_id: `nc${i}` }, { TIMEWARP_CODE_CACHE: "0" }),
+        );
+        writeFileSync(file, `export const edited = ${i};\n`);
+        rows["post-tool-use (Edit)"]?.push(hook("post-tool-use", edit));
+        const bash = {
+          tool_name: "Bash",
+          tool_use_id: `b${i}`,
+          tool_input: { command: `echo ${i} >> src/m0/f1.ts` },
+        };
+        rows["pre-tool-use (Bash)"]?.push(hook("pre-tool-use", bash));
+        writeFileSync(join(dir, "src", "m0", "f1.ts"), `export const shell = ${i};\n`);
+        rows["post-tool-use (Bash)"]?.push(hook("post-tool-use", bash));
+        writeFileSync(join(dir, "src", "m0", "f2.ts"), `export const git = ${i};\n`);
+        rows["shadow git add -A && commit"]?.push(
+          run(
+            "sh",
+            [
+              "-c",
+              `git --git-dir '${shadow}' --work-tree '${dir}' add -A && git --git-dir '${shadow}' --work-tree '${dir}' -c user.name=b -c user.email=b@b commit -qm s${i}`,
+            ],
+            { cwd: dir },
+          ),
+        );
+      }
+
+      return rows;
     }
 
-    const floor = pct(rows["node -e 0"]?.map((s) => s.ms) ?? [], 50);
-    const gitP50 = pct(rows["shadow git add -A && commit"]?.map((s) => s.ms) ?? [], 50);
-    console.log("");
-    console.log(
-      `${"row".padEnd(30)} ${"p50 ms".padStart(8)} ${"p95 ms".padStart(8)} ${"×node".padStart(7)} ${"×git".padStart(6)} ${"peak RSS".padStart(10)}`,
-    );
-    for (const [name, samples] of Object.entries(rows)) {
-      if (samples.length === 0) continue;
-      const ms = samples.map((s) => s.ms);
-      const rss = Math.max(...samples.map((s) => s.rssKiB ?? 0));
-      const p50 = pct(ms, 50);
+    function report(mode: string, rows: Record<string, Sample[]>): void {
+      const floor = pct(rows["node -e 0"]?.map((s) => s.ms) ?? [], 50);
+      const gitP50 = pct(rows["shadow git add -A && commit"]?.map((s) => s.ms) ?? [], 50);
       console.log(
-        `${name.padEnd(30)} ${p50.toFixed(1).padStart(8)} ${pct(ms, 95).toFixed(1).padStart(8)} ${(p50 / floor).toFixed(2).padStart(7)} ${(p50 / gitP50).toFixed(2).padStart(6)} ${rss > 0 ? `${(rss / 1024).toFixed(0)} MiB`.padStart(10) : "n/a".padStart(10)}`,
+        `\n${mode === "watch" ? "with the watch daemon (default)" : "walking the tree (TIMEWARP_WATCH=0)"}`,
       );
+      console.log(
+        `${"row".padEnd(30)} ${"p50 ms".padStart(8)} ${"p95 ms".padStart(8)} ${"×node".padStart(7)} ${"×git".padStart(6)} ${"peak RSS".padStart(10)}`,
+      );
+      for (const [name, samples] of Object.entries(rows)) {
+        if (samples.length === 0) continue;
+        const ms = samples.map((s) => s.ms);
+        const rss = Math.max(...samples.map((s) => s.rssKiB ?? 0));
+        const p50 = pct(ms, 50);
+        console.log(
+          `${name.padEnd(30)} ${p50.toFixed(1).padStart(8)} ${pct(ms, 95).toFixed(1).padStart(8)} ${(p50 / floor).toFixed(2).padStart(7)} ${(p50 / gitP50).toFixed(2).padStart(6)} ${rss > 0 ? `${(rss / 1024).toFixed(0)} MiB`.padStart(10) : "n/a".padStart(10)}`,
+        );
+      }
     }
     console.log(
       `\nbench process peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,

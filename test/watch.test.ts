@@ -246,6 +246,42 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     expect(stderr).toMatch(/stopped \((the workspace is gone|daemon.json is gone or not ours)\)/);
   });
 
+  it("shell hooks with the daemon: nothing changed answers from the cache header; a shell write is recorded", async () => {
+    const root = workspace();
+    mkdirSync(join(root, "src"));
+    writeFileSync(join(root, "src", "a.ts"), "export const a = 1;\n");
+    const hook = (event: string, payload: Record<string, unknown>) => {
+      const r = runCli(["hook", event, "--json", "-C", root], {
+        input: JSON.stringify({ session_id: "s1", cwd: root, ...payload }),
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return (r.json() as { summary: string }).summary;
+    };
+    hook("session-start", { hook_event_name: "SessionStart", source: "startup" });
+    await waitUntil(() => runningWatchDaemon(root) !== null);
+    const bash = (id: string) => ({
+      tool_name: "Bash",
+      tool_use_id: id,
+      tool_input: { command: "make" },
+    });
+    for (const id of ["b1", "b2", "b3"]) {
+      expect(hook("pre-tool-use", bash(id))).toMatch(/baseline of 1 files/);
+      expect(hook("post-tool-use", bash(id))).toMatch(/no file changed/);
+    }
+    const cache = join(root, ".timewarp", "hooks", "stat-cache.bin");
+    const before = statSync(cache).mtimeMs;
+    expect(hook("pre-tool-use", bash("b4"))).toMatch(/baseline of 1 files/);
+    expect(hook("post-tool-use", bash("b4"))).toMatch(/no file changed/);
+    // the quiet case never rewrote the cache
+    expect(statSync(cache).mtimeMs).toBe(before);
+    hook("pre-tool-use", bash("b5"));
+    writeFileSync(join(root, "src", "a.ts"), "export const a = 2;\n");
+    writeFileSync(join(root, "src", "b.ts"), "export const b = 1;\n");
+    expect(hook("post-tool-use", bash("b5"))).toMatch(/2 file\(s\) changed, 2 ledger record/);
+    hook("pre-tool-use", bash("b6"));
+    expect(hook("post-tool-use", bash("b6"))).toMatch(/no file changed/);
+  });
+
   it("the session-start hook starts it (config watch: true), and not with watch: false", async () => {
     const root = workspace();
     const payload = JSON.stringify({

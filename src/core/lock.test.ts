@@ -46,6 +46,28 @@ describe("acquireLock", () => {
     }
   });
 
+  it.runIf(process.platform === "linux")(
+    "counts a zombie (exited, not yet reaped by its parent) as gone",
+    async () => {
+      // A child of this process that exits while nobody reaps it: Node reaps on SIGCHLD in its
+      // event loop, so keep the loop busy until the kernel shows the zombie.
+      const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
+      const pid = child.pid as number;
+      const deadline = Date.now() + 5000;
+      let sawZombie = false;
+      while (Date.now() < deadline) {
+        const state = readFileSync(`/proc/${pid}/stat`, "latin1");
+        if (state.charAt(state.lastIndexOf(")") + 2) === "Z") {
+          sawZombie = true;
+          break;
+        }
+      }
+      expect(sawZombie).toBe(true);
+      expect(isProcessAlive(pid)).toBe(false);
+      await new Promise((r) => child.on("exit", r));
+    },
+  );
+
   it("takes over a lock whose holder is provably gone", () => {
     const path = join(tmp(), "lock");
     // A real pid that has exited: spawn a process and wait for it.

@@ -46,7 +46,6 @@ export async function onPostToolUse(ctx: HookContext): Promise<HookOutcome> {
   if (kind === "other") return { kind: "ok", summary: `${tool}: not an edit or shell tool` };
   const file = pendingFile(ctx.root, ctx.payload);
   const capture = readPendingCapture(file);
-  const { recordEdit } = await import("../ledger/index.ts");
   const toolParams =
     typeof ctx.payload.tool_input === "object"
       ? ctx.payload.tool_input
@@ -67,6 +66,7 @@ export async function onPostToolUse(ctx: HookContext): Promise<HookOutcome> {
         message: `no pre-image for ${tool} on ${named.join(", ") || "(no file named)"}: PreToolUse did not run for this call (is the PreToolUse hook installed?); the edit was not recorded`,
       };
     }
+    const { recordEdit } = await import("../ledger/index.ts");
     const ops: string[] = [];
     const skipped: string[] = [];
     for (const f of capture.files) {
@@ -101,6 +101,7 @@ export async function onPostToolUse(ctx: HookContext): Promise<HookOutcome> {
   const scan = rescanAfterShell(ctx.root, capture?.baseline_manifest ?? null);
   removePendingCapture(file);
   if (scan.changes.length === 0) return { kind: "ok", summary: `${tool}: no file changed` };
+  const { recordEdit } = await import("../ledger/index.ts");
   const { createObjectStore } = await import("../store/index.ts");
   const store = createObjectStore(workspacePaths(ctx.root).objects);
   const read = (oid: string | null): Buffer | null | undefined => {

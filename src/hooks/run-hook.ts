@@ -112,8 +112,8 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
 }
 
 /**
- * Start the workspace's watch daemon in the background when none runs, the workspace is
- * initialized, and neither the config (`watch: false`) nor `TIMEWARP_WATCH=0` says no. Best
+ * Start the workspace's watch daemon in the background when none runs, the workspace has its
+ * `.timewarp/` (the session-start hook makes it), and neither the config (`watch: false`) nor `TIMEWARP_WATCH=0` says no. Best
  * effort: without a daemon, scans walk the tree, which is slower and just as right.
  */
 async function ensureWatcher(root: string, command: (root: string) => string[]): Promise<void> {
@@ -122,7 +122,7 @@ async function ensureWatcher(root: string, command: (root: string) => string[]):
     const { runningWatchDaemon, startWatchDaemon } = await import("../store/index.ts");
     if (runningWatchDaemon(root) !== null) return;
     const paths = workspacePaths(root);
-    if (!existsSync(paths.config)) return;
+    if (!existsSync(paths.data)) return; // not a timewarp workspace (yet)
     const { readConfig } = await import("../core/index.ts");
     if (!readConfig(paths.config).watch) return;
     startWatchDaemon(root, { command: command(root) });

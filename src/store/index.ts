@@ -35,8 +35,8 @@ export {
   readManifest,
   readSnapshot,
 } from "./snapshots.ts";
-export type { CachedStat, ScanIndex, StatCache } from "./stat-cache.ts";
-export { loadStatCache, readStatCache, writeStatCache } from "./stat-cache.ts";
+export type { CachedStat, ScanIndex, StatCache, StatCacheHeader } from "./stat-cache.ts";
+export { loadStatCache, peekStatCache, readStatCache, writeStatCache } from "./stat-cache.ts";
 export type {
   DifferenceKind,
   VerifyOptions,
