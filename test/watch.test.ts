@@ -282,6 +282,53 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     expect(hook("post-tool-use", bash("b6"))).toMatch(/no file changed/);
   });
 
+  it("shell hooks with the daemon diff against the right pre-image: an edit between commands, a deletion, a new directory", async () => {
+    const root = workspace();
+    mkdirSync(join(root, "src"));
+    writeFileSync(join(root, "src", "a.ts"), "v1\n");
+    writeFileSync(join(root, "src", "gone.ts"), "bye\n");
+    const hook = (event: string, id: string) => {
+      const r = runCli(["hook", event, "--json", "-C", root], {
+        input: JSON.stringify({
+          session_id: "s1",
+          cwd: root,
+          hook_event_name: event,
+          source: "startup",
+          tool_name: "Bash",
+          tool_use_id: id,
+          tool_input: { command: `step ${id}` },
+        }),
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return (r.json() as { summary: string }).summary;
+    };
+    hook("session-start", "s");
+    await waitUntil(() => runningWatchDaemon(root) !== null);
+    hook("pre-tool-use", "warm");
+    hook("post-tool-use", "warm");
+    // an edit outside any shell command (an editor, an Edit tool) between two commands
+    writeFileSync(join(root, "src", "a.ts"), "v2\n");
+    hook("pre-tool-use", "c1");
+    writeFileSync(join(root, "src", "a.ts"), "v3\n");
+    rmSync(join(root, "src", "gone.ts"));
+    expect(hook("post-tool-use", "c1")).toMatch(/2 file\(s\) changed/);
+    hook("pre-tool-use", "c2");
+    mkdirSync(join(root, "gen", "deep"), { recursive: true });
+    writeFileSync(join(root, "gen", "deep", "out.ts"), "generated\n");
+    expect(hook("post-tool-use", "c2")).toMatch(/1 file\(s\) changed/);
+    const { getEditHistory } = await import("../src/ledger/index.ts");
+    const history = getEditHistory({ root }, { includeDiffs: true, toolFilter: ["shell"] }).history;
+    const diffOf = (file: string) =>
+      history.find((h) => h.affectedFiles.includes(file))?.diff ?? "";
+    // the shell changed v2 into v3: the edit before the command is not blamed on it
+    expect(diffOf("src/a.ts")).toMatch(/-v2\n\+v3/);
+    expect(diffOf("src/a.ts")).not.toMatch(/v1/);
+    expect(diffOf("src/gone.ts")).toMatch(/deleted file mode[\s\S]*-bye/);
+    expect(diffOf("gen/deep/out.ts")).toMatch(/new file mode[\s\S]*\+generated/);
+    hook("pre-tool-use", "c3");
+    expect(hook("post-tool-use", "c3")).toMatch(/no file changed/);
+  });
+
   it("the session-start hook starts it (config watch: true), and not with watch: false", async () => {
     const root = workspace();
     const payload = JSON.stringify({

@@ -1,8 +1,19 @@
-import { mkdirSync } from "node:fs";
-import { effectiveExcludes, readConfig, workspacePaths } from "../core/index.ts";
+import { createHash } from "node:crypto";
+import { lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import {
+  effectiveExcludes,
+  errnoCode,
+  readConfig,
+  workspacePaths,
+  writeFileAtomic,
+} from "../core/index.ts";
+import {
+  type CachedStat,
+  createExcludeMatcher,
   createObjectStore,
   loadStatCache,
+  lookupStatCache,
   peekStatCache,
   readStatCache,
   type StatCache,
@@ -14,35 +25,158 @@ import {
 import { hookPaths } from "./hook-paths.ts";
 import { type CachedChange, diffStatCaches } from "./hook-stat-cache.ts";
 
+/**
+ * The hooks' view of the workspace, the baseline a shell command is diffed against, is the
+ * hooks' stat cache (`hooks/stat-cache.bin`, a full index) plus, when the watch daemon runs, an
+ * overlay (`hooks/overlay.json`): the files changed since that cache, with their content ids and
+ * the daemon's token. A hook then touches only what the daemon reports (a few files) instead of
+ * loading, rescanning and rewriting 10k entries; the overlay is folded into a new cache by the
+ * next full scan, which runs whenever the daemon cannot answer, reports a directory, or the
+ * overlay grows past `MAX_OVERLAY`.
+ */
+
 export interface ShellScan {
-  /** The scan's id (its file-system start time), which PostToolUse expects to find as baseline. */
+  /** The baseline's id, which PostToolUse expects to find unchanged. */
   id: string;
   files: number;
   rehashed: number;
 }
 
-function scanNow(
-  root: string,
-  previous: StatCache,
-): { cache: StatCache; files: number; rehashed: number; quiet: boolean } {
-  const paths = workspacePaths(root);
-  const config = readConfig(paths.config);
-  mkdirSync(hookPaths(root).dir, { recursive: true });
-  const result = scanWorkspace(paths.root, {
-    excludes: effectiveExcludes(config),
-    maxFileBytes: config.max_file_bytes,
-    statCache: previous,
-    // New contents go to the object store, so a shell change has its pre-image there later.
-    store: createObjectStore(paths.objects),
-    clockDir: hookPaths(root).dir,
-    useWatcher: true,
-  });
-  // The watcher reported nothing (or, without one, the token did not move): the cache on disk
-  // still describes the workspace, and its older token only makes the next answer longer.
-  const quiet =
-    result.statCache.watchToken === previous.watchToken ||
-    (result.watch !== undefined && "changed" in result.watch && result.watch.changed === 0);
-  return { cache: result.statCache, files: result.files, rehashed: result.rehashed, quiet };
+export interface ShellRescan extends ShellScan {
+  /** Files whose content changed since the baseline. */
+  changes: CachedChange[];
+  /** The baseline was not the one PreToolUse took (another scan ran in between, or none). */
+  baselineMoved: boolean;
+}
+
+interface Overlay {
+  /** The `scanStartMs` of the cache this overlays; another cache makes it void. */
+  base: number;
+  token: string;
+  files: number;
+  /** Files changed since the cache: their state now, null when gone. */
+  entries: Record<string, CachedStat | null>;
+}
+
+/** Past this many files in the overlay, a full scan folds it into a new cache. */
+const MAX_OVERLAY = 2_000;
+/** Past this many reported paths at once, a full scan is as cheap. */
+const MAX_REPORTED = 500;
+
+function overlayPath(root: string): string {
+  return join(hookPaths(root).dir, "overlay.json");
+}
+
+function readOverlay(root: string, base: number): Overlay | null {
+  try {
+    const o = JSON.parse(readFileSync(overlayPath(root), "utf8")) as Overlay;
+    return o.base === base && typeof o.token === "string" && typeof o.entries === "object"
+      ? o
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+const idOf = (base: number, overlay: Overlay | null): string =>
+  overlay === null ? `${base}` : `${base}:${overlay.token}`;
+
+interface ScanOutcome {
+  /** The baseline on disk before this scan (its id), and after it. */
+  beforeId: string;
+  id: string;
+  files: number;
+  rehashed: number;
+  changes: CachedChange[];
+  /** The baseline on disk was empty (no snapshot, no hook scan yet). */
+  known: boolean;
+}
+
+/**
+ * The watch path: what changed since the baseline, from the daemon's report, reading only the
+ * reported files. Null when it cannot answer exactly (no daemon or token, a directory reported,
+ * too much at once): the caller then takes the full scan.
+ */
+function scanReported(root: string): ScanOutcome | null {
+  if (process.env.TIMEWARP_WATCH === "0") return null;
+  const hp = hookPaths(root);
+  const header = peekStatCache(hp.statCache);
+  if (header?.watchToken === undefined) return null;
+  const overlay = readOverlay(root, header.scanStartMs);
+  const config = readConfig(workspacePaths(root).config);
+  const excludes = effectiveExcludes(config);
+  const answer = watchedChanges(root, overlay?.token ?? header.watchToken, scanScope(excludes));
+  if (answer.changed === undefined || answer.token === undefined) return null;
+  const beforeId = idOf(header.scanStartMs, overlay);
+  const files = overlay?.files ?? header.files;
+  if (answer.changed.length === 0) {
+    return { beforeId, id: beforeId, files, rehashed: 0, changes: [], known: true };
+  }
+  if (answer.changed.length > MAX_REPORTED) return null;
+  const excluded = createExcludeMatcher(excludes);
+  const reported = answer.changed.filter(
+    (p) => p !== ".timewarp" && !p.startsWith(".timewarp/") && !p.includes("\uFFFD"),
+  );
+  const entries: Record<string, CachedStat | null> = { ...(overlay?.entries ?? {}) };
+  const fromBase = lookupStatCache(
+    hp.statCache,
+    reported.filter((p) => !(p in entries)),
+  );
+  if (fromBase === null) return null;
+  const store = createObjectStore(workspacePaths(root).objects);
+  const changes: CachedChange[] = [];
+  let count = files;
+  let rehashed = 0;
+  for (const path of reported) {
+    const name = path.slice(path.lastIndexOf("/") + 1);
+    if (excluded(path, name, false)) continue;
+    const before = path in entries ? entries[path] : (fromBase.get(path) ?? null);
+    let now: CachedStat | null = null;
+    try {
+      const st = lstatSync(join(root, path));
+      if (st.isDirectory()) return null; // a new subtree: the full scan walks it
+      if (st.isFile()) {
+        if (st.size > config.max_file_bytes) return null; // the full scan reports it skipped
+        const bytes = readFileSync(join(root, path));
+        const after = lstatSync(join(root, path));
+        // Changing while read: the full scan's stable read handles it.
+        if (after.mtimeMs !== st.mtimeMs || after.size !== bytes.length) return null;
+        const oid = createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
+        store.writeKnown(oid, bytes);
+        rehashed++;
+        now = {
+          size: st.size,
+          mtimeMs: st.mtimeMs,
+          ctimeMs: st.ctimeMs,
+          ino: st.ino,
+          mode: st.mode,
+          oid,
+        };
+      }
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code !== "ENOENT" && code !== "ENOTDIR") return null;
+    }
+    if (before === null && now !== null) count++;
+    if (before !== null && now === null) count--;
+    if ((before?.oid ?? null) !== (now?.oid ?? null)) {
+      changes.push({ path, before: before?.oid ?? null, after: now?.oid ?? null });
+    }
+    entries[path] = now;
+  }
+  if (Object.keys(entries).length > MAX_OVERLAY) return null;
+  const next: Overlay = { base: header.scanStartMs, token: answer.token, files: count, entries };
+  mkdirSync(hp.dir, { recursive: true });
+  writeFileAtomic(overlayPath(root), JSON.stringify(next), { durable: false });
+  changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return {
+    beforeId,
+    id: idOf(header.scanStartMs, next),
+    files: count,
+    rehashed,
+    changes,
+    known: true,
+  };
 }
 
 /** The last hook scan (`own`), else the snapshots' stat cache (the session-start scan). */
@@ -53,92 +187,90 @@ function lastScan(root: string): { cache: StatCache; own: boolean } {
     : { cache: readStatCache(workspacePaths(root).statCache), own: false };
 }
 
-interface KeptScan {
-  before: StatCache | null;
-  after: StatCache | null;
-  id: string;
-  files: number;
-  rehashed: number;
-  unchanged: boolean;
+/** `cache` with an overlay's changes applied: the baseline the overlay path would diff against. */
+function withOverlay(cache: StatCache, overlay: Overlay): StatCache {
+  const entries = new Map(cache.entries);
+  for (const [path, e] of Object.entries(overlay.entries)) {
+    if (e === null) entries.delete(path);
+    else entries.set(path, e);
+  }
+  return { scanStartMs: cache.scanStartMs, entries };
 }
 
 /**
- * The hooks' own cache is current when the watch daemon saw nothing change since its token:
- * then neither it nor the workspace is read (most shell commands write nothing, and this is
- * ~1 ms where loading 10k entries and scanning is tens). Null when that cannot be told.
+ * The full path: scan through the last cache (the daemon's report or a walk) and keep the
+ * result as the new cache, folding in and removing the overlay — unless every file was a cache
+ * hit, none came or went and there is no overlay: then the cache on disk already says exactly
+ * this, and the write (a megabyte at 10k files) is skipped.
  */
-function unchangedSinceLastScan(root: string): KeptScan | null {
-  if (process.env.TIMEWARP_WATCH === "0") return null;
-  const header = peekStatCache(hookPaths(root).statCache);
-  if (header?.watchToken === undefined) return null;
-  const config = readConfig(workspacePaths(root).config);
-  const answer = watchedChanges(root, header.watchToken, scanScope(effectiveExcludes(config)));
-  if (answer.changed === undefined || answer.changed.length > 0) return null;
-  return {
-    before: null,
-    after: null,
-    id: `${header.scanStartMs}`,
-    files: header.files,
-    rehashed: 0,
-    unchanged: true,
-  };
-}
-
-/**
- * Scan through the last cache and keep the result as the new baseline — unless every file was a
- * cache hit and none came or went: then the cache on disk already says exactly this, and the
- * write (a megabyte at 10k files) is skipped. Returns the id of the cache now on disk.
- */
-function scanAndKeep(root: string): KeptScan {
-  const quick = unchangedSinceLastScan(root);
-  if (quick !== null) return quick;
+function scanAll(root: string): ScanOutcome {
+  const paths = workspacePaths(root);
+  const hp = hookPaths(root);
+  const config = readConfig(paths.config);
+  mkdirSync(hp.dir, { recursive: true });
   const last = lastScan(root);
-  const scan = scanNow(root, last.cache);
+  const overlay = last.own ? readOverlay(root, last.cache.scanStartMs) : null;
+  const result = scanWorkspace(paths.root, {
+    excludes: effectiveExcludes(config),
+    maxFileBytes: config.max_file_bytes,
+    statCache: last.cache,
+    // New contents go to the object store, so a shell change has its pre-image there later.
+    store: createObjectStore(paths.objects),
+    clockDir: hp.dir,
+    useWatcher: true,
+  });
+  const after = result.statCache;
+  // The watcher reported nothing (or, without one, the token did not move): the cache on disk
+  // still describes the workspace, and its older token only makes the next answer longer.
+  const quiet =
+    after.watchToken === last.cache.watchToken ||
+    (result.watch !== undefined && "changed" in result.watch && result.watch.changed === 0);
   const unchanged =
     last.own &&
-    scan.quiet &&
-    scan.rehashed === 0 &&
-    scan.cache.entries.size === last.cache.entries.size;
-  if (!unchanged) writeStatCache(hookPaths(root).statCache, scan.cache);
-  const kept = unchanged ? last.cache : scan.cache;
+    overlay === null &&
+    quiet &&
+    result.rehashed === 0 &&
+    after.entries.size === last.cache.entries.size;
+  if (!unchanged) {
+    writeStatCache(hp.statCache, after);
+    rmSync(overlayPath(root), { force: true });
+  }
+  const before = overlay === null ? last.cache : withOverlay(last.cache, overlay);
+  const known = before.scanStartMs !== 0 || before.entries.size > 0;
+  const beforeId = idOf(last.cache.scanStartMs, overlay);
   return {
-    before: last.cache,
-    after: scan.cache,
-    id: `${kept.scanStartMs}`,
-    files: scan.files,
-    rehashed: scan.rehashed,
-    unchanged,
+    beforeId,
+    id: unchanged ? beforeId : `${after.scanStartMs}`,
+    files: result.files,
+    rehashed: result.rehashed,
+    // No baseline at all (no snapshot, no earlier hook scan): this scan becomes the baseline;
+    // calling every file of the workspace "changed by the shell" would be a lie.
+    changes: known && !unchanged ? diffStatCaches(before, after) : [],
+    known,
   };
 }
 
+function scanAndKeep(root: string): ScanOutcome {
+  return scanReported(root) ?? scanAll(root);
+}
+
 /**
- * PreToolUse of a shell tool: scan the workspace through the stat cache (only files whose stat
- * data changed are read) and keep the result as the baseline of this command.
+ * PreToolUse of a shell tool: bring the baseline up to date (only files that changed are read)
+ * and keep it as the baseline of this command.
  */
 export function scanBaseline(root: string): ShellScan {
   const { id, files, rehashed } = scanAndKeep(root);
   return { id, files, rehashed };
 }
 
-export interface ShellRescan extends ShellScan {
-  /** Files whose content changed since the baseline. */
-  changes: CachedChange[];
-  /** The baseline was not the one PreToolUse took (another scan ran in between, or none). */
-  baselineMoved: boolean;
-}
-
 /** PostToolUse of a shell tool: scan again and diff against the baseline. */
 export function rescanAfterShell(root: string, expectedBaseline: string | null): ShellRescan {
   const scan = scanAndKeep(root);
-  const { before, after } = scan;
-  // No baseline at all (no snapshot, no earlier hook scan): this scan becomes the baseline;
-  // calling every file of the workspace "changed by the shell" would be a lie.
-  const known = before !== null && (before.scanStartMs !== 0 || before.entries.size > 0);
   return {
     id: scan.id,
     files: scan.files,
     rehashed: scan.rehashed,
-    changes: known && after !== null && !scan.unchanged ? diffStatCaches(before, after) : [],
-    baselineMoved: expectedBaseline !== (before === null ? scan.id : `${before.scanStartMs}`),
+    changes: scan.changes,
+    baselineMoved: expectedBaseline !== scan.beforeId,
   };
 }

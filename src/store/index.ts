@@ -6,6 +6,8 @@
 
 export type { ManifestChange, ManifestDiff } from "./diff-manifests.ts";
 export { diffManifests, isEmptyDiff } from "./diff-manifests.ts";
+export type { ExcludeMatcher } from "./excludes.ts";
+export { createExcludeMatcher } from "./excludes.ts";
 export type { ExportResult } from "./export-snapshot.ts";
 export { exportSnapshot } from "./export-snapshot.ts";
 export type { FsckProblem, FsckResult, GcOptions, GcResult } from "./gc.ts";
@@ -36,7 +38,13 @@ export {
   readSnapshot,
 } from "./snapshots.ts";
 export type { CachedStat, ScanIndex, StatCache, StatCacheHeader } from "./stat-cache.ts";
-export { loadStatCache, peekStatCache, readStatCache, writeStatCache } from "./stat-cache.ts";
+export {
+  loadStatCache,
+  lookupStatCache,
+  peekStatCache,
+  readStatCache,
+  writeStatCache,
+} from "./stat-cache.ts";
 export type {
   DifferenceKind,
   VerifyOptions,

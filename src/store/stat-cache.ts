@@ -113,6 +113,59 @@ export function loadStatCache(path: string): StatCache | null {
   return cache;
 }
 
+/**
+ * The entries of `keys` in the stat cache at `path`, found without decoding the others (no
+ * object or string per entry: key bytes are compared in place). Null when the file is absent,
+ * torn or of another format. For a hook that needs a handful of entries out of 10k.
+ */
+export function lookupStatCache(
+  path: string,
+  keys: Iterable<string>,
+): Map<string, CachedStat> | null {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(path);
+  } catch {
+    return null;
+  }
+  if (buf.length < HEADER_BYTES) return null;
+  if (buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== FORMAT_VERSION) return null;
+  const wanted = new Map<number, { key: string; bytes: Buffer }[]>();
+  for (const key of keys) {
+    const bytes = Buffer.from(key, "utf8");
+    const same = wanted.get(bytes.length);
+    if (same === undefined) wanted.set(bytes.length, [{ key, bytes }]);
+    else same.push({ key, bytes });
+  }
+  const found = new Map<string, CachedStat>();
+  const count = buf.readUInt32LE(16);
+  let off = HEADER_BYTES;
+  for (let i = 0; i < count; i++) {
+    if (off + 4 > buf.length) return null;
+    const keyLen = buf.readUInt32LE(off);
+    const keyStart = off + 4;
+    off = keyStart + keyLen;
+    if (off + FIXED_BYTES - 4 > buf.length) return null;
+    const candidates = wanted.get(keyLen);
+    if (candidates !== undefined) {
+      for (const c of candidates) {
+        if (buf.compare(c.bytes, 0, keyLen, keyStart, off) !== 0) continue;
+        found.set(c.key, {
+          size: buf.readDoubleLE(off),
+          mtimeMs: buf.readDoubleLE(off + 8),
+          ctimeMs: buf.readDoubleLE(off + 16),
+          ino: buf.readDoubleLE(off + 24),
+          mode: buf.readUInt32LE(off + 32),
+          oid: buf.toString("hex", off + 36, off + 56),
+        });
+      }
+    }
+    off += FIXED_BYTES - 4;
+  }
+  if (off + 4 > buf.length || off + 4 + buf.readUInt32LE(off) !== buf.length) return null;
+  return found;
+}
+
 function readToken(header: Buffer): string | undefined {
   const len = header.readUInt8(20);
   return len === 0 || len >= TOKEN_SLOT ? undefined : header.toString("latin1", 21, 21 + len);
