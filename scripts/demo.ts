@@ -63,7 +63,16 @@ function evidence(path: string): void {
 }
 function fail(message: string): never {
   console.error(red(`demo failed: ${message}`));
+  stopWatcher();
   process.exit(1);
+}
+/** The session-start hook starts the project's watch daemon; the demo leaves no process behind. */
+function stopWatcher(): void {
+  spawnSync(process.execPath, ["--import", TSX_LOADER, ENTRY, "watch", "stop"], {
+    cwd: project,
+    env,
+    encoding: "utf8",
+  });
 }
 
 /** The CLI, as a hook or a person runs it, from source. */
@@ -133,6 +142,23 @@ if (ss.status !== 0) fail(`session-start hook: ${ss.stderr}`);
 const status = cliJson<{ session_snapshot_id: string; mode: string }>(["status"]);
 say(
   `snapshot ${status.session_snapshot_id} in ${Math.round(performance.now() - t0)} ms (process start included)`,
+);
+// The hook starts the watch daemon in the background; later scans visit only what it saw change.
+const watching = (() => {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const w = cliJson<{ running: boolean; pid: number | null; directories: number | null }>([
+      "watch",
+      "status",
+    ]);
+    if (w.running || Date.now() > deadline) return w;
+    spawnSync("sleep", ["0.1"]);
+  }
+})();
+say(
+  watching.running
+    ? `watch daemon pid ${watching.pid} watches ${watching.directories} directories: later scans visit only what changed`
+    : "no watch daemon (TIMEWARP_WATCH=0 or watch: false): scans walk the tree",
 );
 evidence(join(project, ".timewarp", "snapshots", status.session_snapshot_id, "snapshot.json"));
 
@@ -383,6 +409,7 @@ for (const c of cards.slice(0, 2))
 evidence(join(run, "artifacts", "view_preview.md"));
 
 await client.close();
+stopWatcher();
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 console.log(`\n${green(bold("done"))} in ${seconds} s. Everything is under ${demoDir}:`);
 say(`project/.timewarp/        snapshots, backups, issues, the edit ledger, memory, events.jsonl`);

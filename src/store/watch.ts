@@ -38,6 +38,8 @@ export interface WatchPaths {
   log: string;
   /** When a daemon could not run (inotify limit): starters wait before trying again. */
   failed: string;
+  /** Touched at each start: hooks do not start another one moments later. */
+  started: string;
 }
 
 export function watchPaths(root: string): WatchPaths {
@@ -49,6 +51,7 @@ export function watchPaths(root: string): WatchPaths {
     lock: join(dir, "daemon.lock"),
     log: join(dir, "daemon.log"),
     failed: join(dir, "failed.json"),
+    started: join(dir, "last-start"),
   };
 }
 
@@ -224,7 +227,7 @@ export function startWatchDaemon(root: string, options: StartWatchOptions): Star
     // Hooks start one in passing: not again while the last one is only moments old (a daemon
     // that dies at start must not be respawned by every tool call).
     try {
-      if (Date.now() - statSync(wp.log).mtimeMs < RESPAWN_GAP_MS) {
+      if (Date.now() - statSync(wp.started).mtimeMs < RESPAWN_GAP_MS) {
         return { started: false, pid: null, reason: "a daemon was started moments ago" };
       }
     } catch {
@@ -232,6 +235,7 @@ export function startWatchDaemon(root: string, options: StartWatchOptions): Star
     }
   }
   mkdirSync(wp.cookies, { recursive: true });
+  writeFileSync(wp.started, `${new Date().toISOString()}\n`);
   const log = openSync(wp.log, "a");
   writeSync(log, `${new Date().toISOString()} starting: ${options.command.join(" ")}\n`);
   const [exe, ...args] = options.command;
