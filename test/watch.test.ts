@@ -207,12 +207,19 @@ describe("timewarp watch (a real daemon over inotify)", () => {
       directories: number;
     };
     expect(status).toMatchObject({ running: true, directories: 1 });
+    const overall = runCli(["status", "--json", "-C", root]).json() as {
+      watcher: { pid: number } | null;
+    };
+    expect(overall.watcher?.pid).toBe(pid);
     const stop = runCli(["watch", "stop", "--json", "-C", root]).json() as { stopped: boolean };
     expect(stop.stopped).toBe(true);
     expect(isProcessAlive(pid)).toBe(false);
     expect(existsSync(watchPaths(root).info)).toBe(false);
     expect(runningWatchDaemon(root)).toBeNull();
     expect(readFileSync(watchPaths(root).log, "utf8")).toMatch(/stopped \(signal SIGTERM\)/);
+    expect(
+      (runCli(["status", "--json", "-C", root]).json() as { watcher: unknown }).watcher,
+    ).toBeNull();
   });
 
   it("stops by itself when idle, and when its workspace is deleted", async () => {

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { type LockHolder, readJsonFile, readLockHolder, workspacePaths } from "../core/index.ts";
+import { runningWatchDaemon } from "../store/index.ts";
 import { initialState, type State, StateSchema, type Transition } from "./state.ts";
 
 export interface WorkspaceStatus {
@@ -14,6 +15,8 @@ export interface WorkspaceStatus {
   lock: LockHolder | null;
   /** A travel/return interrupted mid-way (run `timewarp recover`), else null. */
   transition: Transition | null;
+  /** The watch daemon sparing scans their walk (`timewarp watch`), when one runs. */
+  watcher: { pid: number; started_at: string; directories: number } | null;
 }
 
 /** `timewarp status`: mode, session, current snapshot, lock. Reads only; never creates `.timewarp/`. */
@@ -34,5 +37,11 @@ export function readStatus(root: string): WorkspaceStatus {
     entered_at: state.entered_at,
     lock: readLockHolder(paths.lock),
     transition: state.transition ?? null,
+    watcher: watcherOf(paths.root),
   };
+}
+
+function watcherOf(root: string): WorkspaceStatus["watcher"] {
+  const w = runningWatchDaemon(root);
+  return w === null ? null : { pid: w.pid, started_at: w.started_at, directories: w.directories };
 }

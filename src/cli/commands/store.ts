@@ -41,6 +41,7 @@ export function registerStoreCommands(program: Command): void {
           );
         lines.push(
           `${style.bold("lock")}      ${status.lock ? `held by pid ${status.lock.pid} (${status.lock.command ?? "?"})` : "free"}`,
+          `${style.bold("watcher")}   ${status.watcher ? `pid ${status.watcher.pid}, ${status.watcher.directories} directories` : style.dim("none (scans walk the tree)")}`,
         );
         return { json: status, human: lines.join("\n") };
       }),

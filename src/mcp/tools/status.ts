@@ -15,7 +15,8 @@ export function defineStatusTools(): ToolDefinition[] {
       title: "Timewarp status",
       description:
         "Where the workspace stands: mode (present, or past while travelling), the session and its snapshot, " +
-        "the snapshot travelled to, and who holds the workspace lock. Call it before travel/return to know which one applies.",
+        "the snapshot travelled to, who holds the workspace lock, and whether the watch daemon runs (scans then look only at what changed). " +
+        "Call it before travel/return to know which one applies.",
       inputSchema: z.object({}),
       outputSchema: z.object({
         workspace_root: z.string(),
@@ -41,6 +42,9 @@ export function defineStatusTools(): ToolDefinition[] {
           })
           .nullable()
           .optional(),
+        watcher: z
+          .object({ pid: z.number().int(), started_at: z.string(), directories: z.number().int() })
+          .nullable(),
       }),
       annotations: { readOnlyHint: true },
       handler: async (_input, ctx) => {
