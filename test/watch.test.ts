@@ -3,6 +3,7 @@ import {
   chmodSync,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -30,7 +31,7 @@ import {
   watchedChanges,
   watchPaths,
 } from "../src/store/index.ts";
-import { cliCommand, makeTempDir, runCli } from "./helpers/cli.ts";
+import { cliCommand, makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
 
 /**
  * The watch daemon for real: a `timewarp watch` child process with inotify watches, a scan in
@@ -192,6 +193,41 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     for (const id of [second.id, third.id]) deleteSnapshot(root, id);
     const fifth = createSnapshot(root);
     expect(readManifest(root, fifth.id)).toEqual(fourth.manifest);
+  });
+
+  it("a journal past its size limit starts a new instance: old tokens walk once, then answers resume", async () => {
+    const root = workspace();
+    mkdirSync(join(root, "d"));
+    const script = join(root, "..", `daemon-${process.pid}.mts`);
+    writeFileSync(
+      script,
+      `import { runWatchDaemon } from ${JSON.stringify(join(REPO_ROOT, "src", "store", "index.ts"))};\n` +
+        `await runWatchDaemon(${JSON.stringify(root)}, { maxJournalBytes: 400 });\n`,
+    );
+    cleanups.push(() => rmSync(script, { force: true }));
+    const child = spawn(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [script], {
+      stdio: "ignore",
+    });
+    const exited = new Promise((r) => child.on("exit", r));
+    cleanups.push(() => child.kill("SIGTERM"));
+    await waitUntil(() => runningWatchDaemon(root) !== null);
+    const scope = scanScope(excludesOf(root));
+    const first = watchedChanges(root, undefined, scope);
+    const instance = runningWatchDaemon(root)?.instance;
+    writeFileSync(join(root, "d", "one.txt"), "1");
+    const small = watchedChanges(root, first.token, scope);
+    expect(small.changed).toEqual(["d/one.txt"]);
+    for (let i = 0; i < 40; i++) writeFileSync(join(root, "d", `bulk-${i}.txt`), String(i));
+    await waitUntil(() => runningWatchDaemon(root)?.instance !== instance);
+    const after = watchedChanges(root, small.token, scope);
+    expect(after.changed).toBeUndefined();
+    expect(after.reason).toMatch(/first answer/);
+    writeFileSync(join(root, "d", "two.txt"), "2");
+    expect(watchedChanges(root, after.token, scope).changed).toEqual(["d/two.txt"]);
+    const journals = readdirSync(watchPaths(root).dir).filter((n) => n.startsWith("journal-"));
+    expect(journals).toEqual([runningWatchDaemon(root)?.journal]);
+    child.kill("SIGTERM");
+    await exited;
   });
 
   it("status, stop and a second start; the daemon removes its record when it stops", () => {

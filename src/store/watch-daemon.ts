@@ -3,7 +3,6 @@ import {
   closeSync,
   existsSync,
   type FSWatcher,
-  fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -75,12 +74,20 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
   let lastAsked = Date.now();
   let stopping: ((reason: string) => void) | undefined;
 
+  let journalBytes = 0;
   const flush = (): void => {
     flushQueued = false;
     if (lines.length === 0 || journalFd < 0) return;
     const text = `${lines.join("\n")}\n`;
     lines = [];
     writeSync(journalFd, text);
+    journalBytes += text.length;
+    // A new journal (and instance) past the limit: clients holding tokens of the old one walk
+    // once. Checked here, not only when a client asks, so hours of churn cannot fill the disk.
+    if (journalBytes > maxJournal) {
+      openJournal();
+      publish();
+    }
   };
   const append = (line: string): void => {
     lines.push(line);
@@ -118,6 +125,7 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
     instance = `${randomBytes(6).toString("hex")}`;
     journalName = `journal-${instance}.log`;
     journalFd = openSync(join(wp.dir, journalName), "a");
+    journalBytes = 0;
     recent = new Set();
     if (old !== "") rmSync(join(wp.dir, old), { force: true });
   };
@@ -279,10 +287,6 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
       flush();
       recent = new Set();
       rmSync(join(wp.cookies, name), { force: true });
-      if (fstatSync(journalFd).size > maxJournal) {
-        openJournal();
-        publish();
-      }
     });
     for (const stale of readdirSync(wp.cookies)) rmSync(join(wp.cookies, stale), { force: true });
     watchTree("");
