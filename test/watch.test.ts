@@ -9,6 +9,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -99,7 +100,7 @@ describe("timewarp watch (a real daemon over inotify)", () => {
       (i) => writeFileSync(join(root, `tree${i - 1}`, "a", "b", "leaf.txt"), `leaf ${i}`),
       (i) => renameSync(join(root, "src1"), join(root, `src1-moved${i}`)),
       (i) => writeFileSync(join(root, `src1-moved${i - 1}`, "deep", "f2.ts"), `inside moved ${i}`),
-      (i) => rmSync(join(root, "src2", "deep"), { recursive: true }),
+      (_i) => rmSync(join(root, "src2", "deep"), { recursive: true }),
       (i) => chmodSync(join(root, "src0", "deep", "f3.ts"), 0o755 + (i % 2)),
       (i) => symlinkSync("src0", join(root, `link${i}`)),
       (i) => writeFileSync(join(root, "node_modules", "pkg", `x${i}.js`), "excluded"),
@@ -370,6 +371,85 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     expect(diffOf("gen/deep/out.ts")).toMatch(/new file mode[\s\S]*\+generated/);
     hook("pre-tool-use", "c3");
     expect(hook("post-tool-use", "c3")).toMatch(/no file changed/);
+  });
+
+  it("shell hooks with the daemon: a directory moved away or replaced by a symlink is seen as its files going", async () => {
+    const root = workspace();
+    const elsewhere = makeTempDir();
+    cleanups.push(elsewhere.cleanup);
+    mkdirSync(join(root, "lib"));
+    writeFileSync(join(root, "lib", "one.ts"), "one\n");
+    writeFileSync(join(root, "lib", "two.ts"), "two\n");
+    mkdirSync(join(root, "vendor"));
+    writeFileSync(join(root, "vendor", "v.ts"), "vendored\n");
+    mkdirSync(join(elsewhere.dir, "shared"));
+    writeFileSync(join(elsewhere.dir, "shared", "v.ts"), "outside the workspace\n");
+    const hook = (event: string, id: string) => {
+      const r = runCli(["hook", event, "--json", "-C", root], {
+        input: JSON.stringify({
+          session_id: "s1",
+          cwd: root,
+          hook_event_name: event,
+          source: "startup",
+          tool_name: "Bash",
+          tool_use_id: id,
+          tool_input: { command: id },
+        }),
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return (r.json() as { summary: string }).summary;
+    };
+    hook("session-start", "s");
+    await waitUntil(() => runningWatchDaemon(root) !== null);
+    hook("pre-tool-use", "warm");
+    hook("post-tool-use", "warm");
+    hook("pre-tool-use", "mv");
+    renameSync(join(root, "lib"), join(elsewhere.dir, "lib"));
+    expect(hook("post-tool-use", "mv")).toMatch(/2 file\(s\) changed/);
+    hook("pre-tool-use", "ln");
+    rmSync(join(root, "vendor"), { recursive: true });
+    symlinkSync(join(elsewhere.dir, "shared"), join(root, "vendor"));
+    // vendor/v.ts is gone for the workspace (a walk never follows the link): one deletion,
+    // which the ledger declines to record through the link, and says so
+    expect(hook("post-tool-use", "ln")).toMatch(
+      /1 file\(s\) changed, 0 ledger record\(s\); not recorded: vendor\/v\.ts \(.*symlink/,
+    );
+    const { getEditHistory } = await import("../src/ledger/index.ts");
+    const shell = getEditHistory({ root }, { includeDiffs: true, toolFilter: ["shell"] }).history;
+    expect(shell.flatMap((h) => h.affectedFiles).sort()).toEqual(["lib/one.ts", "lib/two.ts"]);
+    for (const h of shell) expect(h.diff ?? "").not.toMatch(/outside the workspace/);
+  });
+
+  it("a daemon stops when the config turns watch off or changes the excludes, and a stale heartbeat is not trusted", async () => {
+    const root = workspace();
+    const { command, args } = cliCommand();
+    const config = join(root, ".timewarp", "config.json");
+    const base = JSON.parse(readFileSync(config, "utf8")) as Record<string, unknown>;
+    for (const change of [{ watch: false }, { extra_excludes: ["generated/"] }]) {
+      const child = spawn(
+        command,
+        [...args, "watch", "run", "--idle-minutes", "0.05", "-C", root],
+        {
+          stdio: ["ignore", "pipe", "ignore"],
+          env: { ...process.env },
+        },
+      );
+      let out = "";
+      child.stdout.on("data", (b: Buffer) => {
+        out += b.toString();
+      });
+      const exit = new Promise((r) => child.on("exit", r));
+      await waitUntil(() => runningWatchDaemon(root) !== null);
+      writeFileSync(config, JSON.stringify({ ...base, ...change }));
+      await exit;
+      expect(out).toMatch("watch" in change ? /watch is off/ : /excludes changed/);
+      writeFileSync(config, JSON.stringify(base));
+    }
+    const pid = start(root);
+    expect(runningWatchDaemon(root)?.pid).toBe(pid);
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(watchPaths(root).info, old, old);
+    expect(runningWatchDaemon(root)).toBeNull();
   });
 
   it("the session-start hook starts it (config watch: true), and not with watch: false", async () => {

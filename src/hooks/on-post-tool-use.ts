@@ -1,6 +1,6 @@
 import { lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { appendEvent, errnoCode, workspacePaths } from "../core/index.ts";
+import { appendEvent, errnoCode, isTimewarpError, workspacePaths } from "../core/index.ts";
 import type { HookOutcome } from "./hook-outcome.ts";
 import { pendingFile } from "./hook-paths.ts";
 import { capturedBytes, readPendingCapture, removePendingCapture } from "./pending-capture.ts";
@@ -125,16 +125,22 @@ export async function onPostToolUse(ctx: HookContext): Promise<HookOutcome> {
       notRecorded.push(`${change.path} (binary or large)`);
       continue;
     }
-    const result = await recordEdit({
-      ...common,
-      file: change.path,
-      before,
-      after,
-      tool: "shell",
-      description: `shell: ${command.length > 200 ? `${command.slice(0, 200)}…` : command}`,
-      toolParams: { ...toolParams, agent_tool: tool },
-    });
-    if (result.snapshotId !== null) ops.push(result.snapshotId);
+    try {
+      const result = await recordEdit({
+        ...common,
+        file: change.path,
+        before,
+        after,
+        tool: "shell",
+        description: `shell: ${command.length > 200 ? `${command.slice(0, 200)}…` : command}`,
+        toolParams: { ...toolParams, agent_tool: tool },
+      });
+      if (result.snapshotId !== null) ops.push(result.snapshotId);
+    } catch (error) {
+      // One path the ledger refuses (now below a symlink, say) must not cost the others.
+      if (!isTimewarpError(error)) throw error;
+      notRecorded.push(`${change.path} (${error.message})`);
+    }
   }
   appendEvent(
     workspacePaths(ctx.root).events,

@@ -1,9 +1,8 @@
-import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
   effectiveExcludes,
-  errnoCode,
+  gitBlobId,
   readConfig,
   workspacePaths,
   writeFileAtomic,
@@ -15,6 +14,7 @@ import {
   loadStatCache,
   lookupStatCache,
   peekStatCache,
+  readFileStable,
   readStatCache,
   type StatCache,
   scanScope,
@@ -118,45 +118,55 @@ function scanReported(root: string): ScanOutcome | null {
     (p) => p !== ".timewarp" && !p.startsWith(".timewarp/") && !p.includes("\uFFFD"),
   );
   const entries: Record<string, CachedStat | null> = { ...(overlay?.entries ?? {}) };
-  const fromBase = lookupStatCache(
+  // One read of the cache for every lookup; it must still be the one the header described
+  // (another hook's full scan may have replaced it meanwhile).
+  const base = lookupStatCache(
     hp.statCache,
     reported.filter((p) => !(p in entries)),
+    { under: reported },
   );
-  if (fromBase === null) return null;
+  if (base === null || base.scanStartMs !== header.scanStartMs) return null;
   const store = createObjectStore(workspacePaths(root).objects);
   const changes: CachedChange[] = [];
+  const dirOk = new Map<string, boolean>();
   let count = files;
   let rehashed = 0;
   for (const path of reported) {
     const name = path.slice(path.lastIndexOf("/") + 1);
     if (excluded(path, name, false)) continue;
-    const before = path in entries ? entries[path] : (fromBase.get(path) ?? null);
+    const before = path in entries ? entries[path] : (base.found.get(path) ?? null);
     let now: CachedStat | null = null;
-    try {
-      const st = lstatSync(join(root, path));
-      if (st.isDirectory()) return null; // a new subtree: the full scan walks it
-      if (st.isFile()) {
-        if (st.size > config.max_file_bytes) return null; // the full scan reports it skipped
-        const bytes = readFileSync(join(root, path));
-        const after = lstatSync(join(root, path));
-        // Changing while read: the full scan's stable read handles it.
-        if (after.mtimeMs !== st.mtimeMs || after.size !== bytes.length) return null;
-        const oid = createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
-        store.writeKnown(oid, bytes);
+    let isDir = false;
+    // Below a parent that is no longer a real directory (gone, or now a symlink) a walk sees
+    // nothing; never read through it.
+    if (parentsAreDirs(root, path, dirOk)) {
+      const got = readFileStable(join(root, path));
+      if (got !== null && "skip" in got) return null; // the full scan reports it
+      if (got === null) {
+        try {
+          isDir = lstatSync(join(root, path)).isDirectory();
+        } catch {
+          // gone
+        }
+      } else {
+        if (got.stat.size > config.max_file_bytes) return null; // the full scan reports it
+        const oid = gitBlobId(got.bytes);
+        store.writeKnown(oid, got.bytes);
         rehashed++;
         now = {
-          size: st.size,
-          mtimeMs: st.mtimeMs,
-          ctimeMs: st.ctimeMs,
-          ino: st.ino,
-          mode: st.mode,
+          size: got.stat.size,
+          mtimeMs: got.stat.mtimeMs,
+          ctimeMs: got.stat.ctimeMs,
+          ino: got.stat.ino,
+          mode: got.stat.mode,
           oid,
         };
       }
-    } catch (error) {
-      const code = errnoCode(error);
-      if (code !== "ENOENT" && code !== "ENOTDIR") return null;
     }
+    if (isDir) return null; // a new subtree: the full scan walks it
+    // A directory that went away (moved out, deleted, replaced by a file or a link) took its
+    // files along, and the daemon only names the directory: the full scan finds them.
+    if (now === null && (base.under.has(path) || hasOverlayBelow(entries, path))) return null;
     if (before === null && now !== null) count++;
     if (before !== null && now === null) count--;
     if ((before?.oid ?? null) !== (now?.oid ?? null)) {
@@ -177,6 +187,29 @@ function scanReported(root: string): ScanOutcome | null {
     changes,
     known: true,
   };
+}
+
+/** Is every ancestor of `path` (below the root) a directory, not a symlink? Memoized per scan. */
+function parentsAreDirs(root: string, path: string, memo: Map<string, boolean>): boolean {
+  const slash = path.lastIndexOf("/");
+  if (slash < 0) return true;
+  const parent = path.slice(0, slash);
+  const known = memo.get(parent);
+  if (known !== undefined) return known;
+  let ok = false;
+  try {
+    ok = lstatSync(join(root, parent)).isDirectory() && parentsAreDirs(root, parent, memo);
+  } catch {
+    ok = false;
+  }
+  memo.set(parent, ok);
+  return ok;
+}
+
+function hasOverlayBelow(entries: Record<string, CachedStat | null>, dir: string): boolean {
+  const prefix = `${dir}/`;
+  for (const [p, e] of Object.entries(entries)) if (e !== null && p.startsWith(prefix)) return true;
+  return false;
 }
 
 /** The last hook scan (`own`), else the snapshots' stat cache (the session-start scan). */

@@ -26,7 +26,7 @@ export type {
 } from "./restore-manifest.ts";
 export { restoreManifest } from "./restore-manifest.ts";
 export type { ScanOptions, ScanResult, SkippedPath, SkipReason } from "./scan-workspace.ts";
-export { scanScope, scanWorkspace } from "./scan-workspace.ts";
+export { readFileStable, scanScope, scanWorkspace } from "./scan-workspace.ts";
 export type { RecordKind, SnapshotRecord } from "./snapshot-record.ts";
 export { recordId, SnapshotRecordSchema } from "./snapshot-record.ts";
 export type { CreateSnapshotOptions, CreateSnapshotResult, RecordQuery } from "./snapshots.ts";

@@ -1,5 +1,6 @@
 import {
   chmodSync,
+  linkSync,
   mkdirSync,
   renameSync,
   rmSync,
@@ -196,6 +197,31 @@ describe("scanWorkspace with a change list (incremental)", () => {
     const after = scanWorkspace(root, { excludes: EX, statCache: pruned, changed: [] });
     expect(after.incremental).toBe(false);
     expect(after.manifest.entries.map((e) => e.path)).toContain("a.txt");
+  });
+
+  it("revisits files with other hard links (a write through a link elsewhere is not reported for this name)", () => {
+    const root = tmp();
+    const outside = tmp();
+    writeFileSync(join(root, "shared.txt"), "one\n");
+    linkSync(join(root, "shared.txt"), join(outside, "alias.txt"));
+    writeFileSync(join(root, "plain.txt"), "plain\n");
+    age(root, ["shared.txt", "plain.txt"]);
+    const first = scanWorkspace(root, { excludes: EX });
+    expect(first.statCache.index?.linked).toEqual(["shared.txt"]);
+    writeFileSync(join(outside, "alias.txt"), "two, written through the other link\n");
+    const inc = scanWorkspace(root, { excludes: EX, statCache: first.statCache, changed: [] });
+    expect(inc.incremental).toBe(true);
+    expect(view(inc)).toEqual(view(scanWorkspace(root, { excludes: EX })));
+    expect(inc.unchanged).toBe(false);
+  });
+
+  it("walks when the index holds a name with U+FFFD (its directory is not watched)", () => {
+    const root = tmp();
+    mkdirSync(join(root, "odd\uFFFDdir"));
+    writeFileSync(join(root, "odd\uFFFDdir", "x.txt"), "x");
+    const first = scanWorkspace(root, { excludes: EX });
+    const again = scanWorkspace(root, { excludes: EX, statCache: first.statCache, changed: [] });
+    expect(again.incremental).toBe(false);
   });
 
   it("keeps the index and watch token through the cache file, and rejects a torn trailer", () => {

@@ -191,6 +191,26 @@ function readStable(
   }
 }
 
+/**
+ * One file read the way a scan reads it: not through a symlink (O_NOFOLLOW), and with bytes
+ * that match a single stat (re-read when it changes meanwhile). Null when it is gone or not a
+ * regular file; `skip` when it cannot be read stably.
+ */
+export function readFileStable(
+  path: string,
+): { bytes: Buffer; stat: Stats } | { skip: SkipReason; detail: string } | null {
+  let st: Stats;
+  try {
+    st = lstatSync(path);
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    return { skip: "unreadable", detail: code ?? String(error) };
+  }
+  if (!st.isFile()) return null;
+  return readStable(path, st, path, undefined) ?? null;
+}
+
 function pushSkip(
   skipped: SkippedPath[],
   path: string,
@@ -260,10 +280,16 @@ function pathsToRevisit(cache: StatCache, changed: readonly string[]): Set<strin
     roots.add(p);
   }
   for (const [key, c] of cache.entries) {
-    if (key.charCodeAt(0) === 0) return undefined;
+    // A byte name, or a name holding U+FFFD (its directory is not watched): walk.
+    if (key.charCodeAt(0) === 0 || key.includes("\uFFFD")) return undefined;
     if (c.mtimeMs >= cache.scanStartMs) roots.add(key);
   }
-  for (const e of index.others) if (e.path_b64 !== undefined) return undefined;
+  // Files with other hard links: a write through a link outside a watched directory is not
+  // reported for this name, so they are looked at every time.
+  for (const p of index.linked ?? []) roots.add(p);
+  for (const e of index.others) {
+    if (e.path_b64 !== undefined || e.path.includes("\uFFFD")) return undefined;
+  }
   for (const s of index.skipped) {
     if (s.path_b64 !== undefined) return undefined;
     roots.add(s.path);
@@ -318,6 +344,7 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
   const entries: ManifestEntry[] = [];
   const others: ManifestEntry[] = [];
   const skipped: SkippedPath[] = [];
+  const linked: string[] = [];
   let files = 0;
   let dirs = 0;
   let symlinks = 0;
@@ -382,6 +409,7 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       others.push(entry);
     } else if (st.isFile()) {
       const key = raw === undefined ? rel : `\0b64:${raw.toString("base64")}`;
+      if (st.nlink > 1 && raw === undefined) linked.push(rel);
       const cached = oldCache.entries.get(key);
       if (
         cached !== undefined &&
@@ -587,7 +615,7 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
   }
 
   options.onProgress?.({ entries: seen, rehashed });
-  newCache.index = { scope, others, skipped };
+  newCache.index = { scope, others, skipped, ...(linked.length > 0 ? { linked } : {}) };
   const knownManifest = oldCache.index?.manifest;
   if (unchanged && knownManifest !== undefined) newCache.index.manifest = knownManifest;
   if (watchToken !== undefined) newCache.watchToken = watchToken;

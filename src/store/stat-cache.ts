@@ -46,6 +46,8 @@ export interface ScanIndex {
    * it into the next snapshot instead of encoding 10k entries again.
    */
   manifest?: { file: string; hash: string };
+  /** Files with more than one hard link: revisited by every incremental scan. */
+  linked?: string[];
 }
 
 export function emptyStatCache(): StatCache {
@@ -121,7 +123,8 @@ export function loadStatCache(path: string): StatCache | null {
 export function lookupStatCache(
   path: string,
   keys: Iterable<string>,
-): Map<string, CachedStat> | null {
+  options: { under?: Iterable<string> } = {},
+): { scanStartMs: number; found: Map<string, CachedStat>; under: Set<string> } | null {
   let buf: Buffer;
   try {
     buf = readFileSync(path);
@@ -138,6 +141,9 @@ export function lookupStatCache(
     else same.push({ key, bytes });
   }
   const found = new Map<string, CachedStat>();
+  // Directories asked about: does any file lie below one of them?
+  const prefixes = [...(options.under ?? [])].map((p) => ({ p, bytes: Buffer.from(`${p}/`) }));
+  const under = new Set<string>();
   const count = buf.readUInt32LE(16);
   let off = HEADER_BYTES;
   for (let i = 0; i < count; i++) {
@@ -146,6 +152,14 @@ export function lookupStatCache(
     const keyStart = off + 4;
     off = keyStart + keyLen;
     if (off + FIXED_BYTES - 4 > buf.length) return null;
+    for (const { p, bytes } of prefixes) {
+      if (
+        keyLen > bytes.length &&
+        buf.compare(bytes, 0, bytes.length, keyStart, keyStart + bytes.length) === 0
+      ) {
+        under.add(p);
+      }
+    }
     const candidates = wanted.get(keyLen);
     if (candidates !== undefined) {
       for (const c of candidates) {
@@ -163,7 +177,7 @@ export function lookupStatCache(
     off += FIXED_BYTES - 4;
   }
   if (off + 4 > buf.length || off + 4 + buf.readUInt32LE(off) !== buf.length) return null;
-  return found;
+  return { scanStartMs: buf.readDoubleLE(8), found, under };
 }
 
 function readToken(header: Buffer): string | undefined {

@@ -9,6 +9,9 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statfsSync,
+  statSync,
+  utimesSync,
   watch,
   writeSync,
 } from "node:fs";
@@ -36,6 +39,45 @@ export interface WatchDaemonOptions {
   log?: (line: string) => void;
 }
 
+function mtimeOf(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+/** The kernel's inotify queue size (`fs.inotify.max_queued_events`), 16384 when unknown. */
+function queueCapacity(): number {
+  try {
+    const n = Number(readFileSync("/proc/sys/fs/inotify/max_queued_events", "utf8").trim());
+    return Number.isInteger(n) && n > 0 ? n : 16_384;
+  } catch {
+    return 16_384;
+  }
+}
+
+/** statfs magic numbers of file systems whose changes inotify does not (fully) report. */
+const REMOTE_FS = new Map<number, string>([
+  [0x6969, "NFS"],
+  [0x517b, "SMB"],
+  [0xff534d42, "CIFS"],
+  [0xfe534d42, "SMB2"],
+  [0x65735546, "FUSE"],
+  [0x01021997, "9P"],
+  [0x5346414f, "AFS"],
+  [0x73757245, "Coda"],
+]);
+
+/** The name of the remote or user-space file system `root` lives on, or null. */
+function remoteFileSystem(root: string): string | null {
+  try {
+    return REMOTE_FS.get(statfsSync(root).type) ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /** JSON with every non-ASCII character escaped: the journal stays ASCII (see `watch.ts`). */
 function asciiJson(text: string): string {
   return JSON.stringify(text).replace(
@@ -61,9 +103,12 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
   const excluded = createExcludeMatcher(excludes);
   const scope = scanScope(excludes);
   const idleMs = options.idleMs ?? 2 * 60 * 60_000;
+  const overflowAt = Math.floor(queueCapacity() / 2);
+  let configMtime = mtimeOf(paths.config);
   const maxJournal = options.maxJournalBytes ?? 16 * 1024 * 1024;
 
   const watchers = new Map<string, { watcher: FSWatcher; ino: number }>();
+  const startedAt = new Date().toISOString();
   let instance = "";
   let journalName = "";
   let journalFd = -1;
@@ -113,7 +158,7 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
       instance,
       journal: journalName,
       scope,
-      started_at: new Date().toISOString(),
+      started_at: startedAt,
       directories: watchers.size,
     };
     writeJsonAtomic(wp.info, info, { durable: false });
@@ -139,7 +184,35 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
     }
   };
 
+  /**
+   * The kernel queues at most `max_queued_events` inotify events and, past that, drops the rest
+   * with one overflow notice that Node's fs.watch does not pass on. Events are read in one go
+   * per turn of the event loop, so a turn that delivers a large part of the queue's capacity
+   * may have lost some: say `F` (clients walk once) rather than trust the journal.
+   */
+  let burst = 0;
+  let burstResetQueued = false;
+  let burstReported = false;
+  const countEvent = (): void => {
+    burst++;
+    if (!burstResetQueued) {
+      burstResetQueued = true;
+      setImmediate(() => {
+        burst = 0;
+        burstResetQueued = false;
+        burstReported = false;
+      });
+    }
+    if (burst >= overflowAt && !burstReported) {
+      burstReported = true;
+      append(
+        `F ${asciiJson(`${burst} events in one burst: the inotify queue may have overflowed`)}`,
+      );
+    }
+  };
+
   const onEvent = (dirRel: string, type: string, name: Buffer | string | null): void => {
+    countEvent();
     if (name === null) {
       if (dirRel === "") fail("an event on the workspace root without a name");
       else logPath(dirRel);
@@ -175,8 +248,9 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
       // gone
     }
     const have = watchers.get(rel);
+    if (have === undefined && ino === undefined) return; // a file: nothing was or is watched
     if (have !== undefined && have.ino === ino) return;
-    if (have !== undefined || ino === undefined) unwatchTree(rel);
+    if (have !== undefined) unwatchTree(rel);
     if (ino !== undefined) watchTree(rel);
   };
 
@@ -196,6 +270,8 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
       } catch (error) {
         const code = errnoCode(error);
         if (code === "ENOENT" || code === "ENOTDIR") continue; // gone meanwhile: its parent saw it
+        // Unreadable: a scan lists it as skipped and revisits it every time; nothing to watch.
+        if (code === "EACCES" || code === "EPERM") continue;
         if (code === "ENOSPC") {
           fail(
             `the inotify watch limit is reached (${watchers.size} directories watched; raise fs.inotify.max_user_watches)`,
@@ -269,6 +345,11 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
   });
 
   function start(): void {
+    const remote = remoteFileSystem(root);
+    if (remote !== null) {
+      fail(`inotify does not see every change on ${remote} file systems; scans walk instead`);
+      return;
+    }
     openJournal();
     for (const name of readdirSync(wp.dir)) {
       if (name.startsWith("journal-") && name !== journalName) {
@@ -305,6 +386,26 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
         }
         if (info?.pid !== process.pid) return stopping?.("daemon.json is gone or not ours");
         if (Date.now() - lastAsked > idleMs) return stopping?.("idle");
+        const mtime = mtimeOf(paths.config);
+        if (mtime !== configMtime) {
+          configMtime = mtime;
+          try {
+            const now = readConfig(paths.config);
+            if (!now.watch) return stopping?.("watch is off in the config");
+            if (scanScope(effectiveExcludes(now)) !== scope) {
+              return stopping?.("the excludes changed (the next hook starts a daemon with them)");
+            }
+          } catch {
+            // a config being edited: judged at the next check
+          }
+        }
+        // The heartbeat: a record older than a few checks belongs to a hung or dead daemon.
+        const t = new Date();
+        try {
+          utimesSync(wp.info, t, t);
+        } catch {
+          // checked again next time
+        }
       },
       options.checkEveryMs ?? Math.min(5_000, Math.max(50, idleMs / 2)),
     );

@@ -65,11 +65,19 @@ export interface WatchDaemonInfo {
   directories: number;
 }
 
-/** The running daemon's record, or null when none is running (absent, unreadable, or dead). */
+/** A daemon touches `daemon.json` every few seconds; a record older than this is not trusted. */
+const HEARTBEAT_STALE_MS = 30_000;
+
+/**
+ * The running daemon's record, or null when none is running: absent, unreadable, its pid gone,
+ * or its heartbeat stale (a hung daemon, or a pid reused by another process after a kill -9).
+ */
 export function runningWatchDaemon(root: string): WatchDaemonInfo | null {
+  const file = watchPaths(root).info;
   let info: WatchDaemonInfo;
   try {
-    info = JSON.parse(readFileSync(watchPaths(root).info, "utf8")) as WatchDaemonInfo;
+    info = JSON.parse(readFileSync(file, "utf8")) as WatchDaemonInfo;
+    if (Date.now() - statSync(file).mtimeMs > HEARTBEAT_STALE_MS) return null;
   } catch {
     return null;
   }
