@@ -253,15 +253,10 @@ function scanAll(root: string): ScanOutcome {
     useWatcher: true,
   });
   const after = result.statCache;
-  // The watcher reported nothing (or, without one, the token did not move): the cache on disk
-  // still describes the workspace, and its older token only makes the next answer longer.
-  const quiet =
-    after.watchToken === last.cache.watchToken ||
-    (result.watch !== undefined && "changed" in result.watch && result.watch.changed === 0);
   const unchanged =
     last.own &&
     overlay === null &&
-    quiet &&
+    result.watchQuiet &&
     result.rehashed === 0 &&
     after.entries.size === last.cache.entries.size;
   if (!unchanged) {

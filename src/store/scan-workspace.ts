@@ -99,6 +99,12 @@ export interface ScanResult {
   unchanged: boolean;
   /** With `useWatcher`: how many paths the daemon reported, or why it could not tell. */
   watch?: { changed: number } | { reason: string };
+  /**
+   * The daemon reported nothing, or the cache's watch token did not move: a cache on disk that
+   * held `statCache` needs no rewrite for the token's sake (an older token only makes the next
+   * answer longer).
+   */
+  watchQuiet: boolean;
 }
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -631,6 +637,9 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
     statCache: newCache,
     incremental: revisit !== undefined,
     unchanged,
+    watchQuiet:
+      newCache.watchToken === oldCache.watchToken ||
+      (watch !== undefined && "changed" in watch && watch.changed === 0),
     ...(watch === undefined ? {} : { watch }),
   };
 }

@@ -165,7 +165,6 @@ export function createSnapshot(
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     ...(options.beforeRead === undefined ? {} : { beforeRead: options.beforeRead }),
   });
-  const oldToken = oldCache.watchToken;
   // Not kept alive while the manifest is encoded and written (at 100k files it is ~20 MB).
   oldCache = undefined;
   const createdAt = clock.now();
@@ -236,8 +235,7 @@ export function createSnapshot(
     encoded !== undefined ||
     scan.rehashed > 0 ||
     scan.statCache.entries.size !== oldCacheSize ||
-    (scan.statCache.watchToken !== oldToken &&
-      !(scan.watch !== undefined && "changed" in scan.watch && scan.watch.changed === 0))
+    !scan.watchQuiet
   ) {
     writeStatCache(paths.statCache, scan.statCache);
   }

@@ -70,14 +70,8 @@ const FIXED_BYTES = 4 + 8 * 4 + 4 + 20;
  * few milliseconds, a third of what the JSON text it replaced took to parse.
  */
 export function loadStatCache(path: string): StatCache | null {
-  let buf: Buffer;
-  try {
-    buf = readFileSync(path);
-  } catch {
-    return null;
-  }
-  if (buf.length < HEADER_BYTES) return null;
-  if (buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== FORMAT_VERSION) return null;
+  const buf = readCacheFile(path);
+  if (buf === null) return null;
   const scanStartMs = buf.readDoubleLE(8);
   const count = buf.readUInt32LE(16);
   const watchToken = readToken(buf);
@@ -90,14 +84,7 @@ export function loadStatCache(path: string): StatCache | null {
     if (keyEnd + FIXED_BYTES - 4 > buf.length) return null;
     const key = buf.toString("utf8", off + 4, keyEnd);
     off = keyEnd;
-    entries.set(key, {
-      size: buf.readDoubleLE(off),
-      mtimeMs: buf.readDoubleLE(off + 8),
-      ctimeMs: buf.readDoubleLE(off + 16),
-      ino: buf.readDoubleLE(off + 24),
-      mode: buf.readUInt32LE(off + 32),
-      oid: buf.toString("hex", off + 36, off + 56),
-    });
+    entries.set(key, entryAt(buf, off));
     off += FIXED_BYTES - 4;
   }
   if (off + 4 > buf.length) return null;
@@ -125,14 +112,8 @@ export function lookupStatCache(
   keys: Iterable<string>,
   options: { under?: Iterable<string> } = {},
 ): { scanStartMs: number; found: Map<string, CachedStat>; under: Set<string> } | null {
-  let buf: Buffer;
-  try {
-    buf = readFileSync(path);
-  } catch {
-    return null;
-  }
-  if (buf.length < HEADER_BYTES) return null;
-  if (buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== FORMAT_VERSION) return null;
+  const buf = readCacheFile(path);
+  if (buf === null) return null;
   const wanted = new Map<number, { key: string; bytes: Buffer }[]>();
   for (const key of keys) {
     const bytes = Buffer.from(key, "utf8");
@@ -164,20 +145,44 @@ export function lookupStatCache(
     if (candidates !== undefined) {
       for (const c of candidates) {
         if (buf.compare(c.bytes, 0, keyLen, keyStart, off) !== 0) continue;
-        found.set(c.key, {
-          size: buf.readDoubleLE(off),
-          mtimeMs: buf.readDoubleLE(off + 8),
-          ctimeMs: buf.readDoubleLE(off + 16),
-          ino: buf.readDoubleLE(off + 24),
-          mode: buf.readUInt32LE(off + 32),
-          oid: buf.toString("hex", off + 36, off + 56),
-        });
+        found.set(c.key, entryAt(buf, off));
       }
     }
     off += FIXED_BYTES - 4;
   }
   if (off + 4 > buf.length || off + 4 + buf.readUInt32LE(off) !== buf.length) return null;
   return { scanStartMs: buf.readDoubleLE(8), found, under };
+}
+
+/** The whole cache file when it is ours (magic, version, a full header); else null. */
+function readCacheFile(path: string): Buffer | null {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(path);
+  } catch {
+    return null;
+  }
+  return isOurHeader(buf) ? buf : null;
+}
+
+function isOurHeader(buf: Buffer): boolean {
+  return (
+    buf.length >= HEADER_BYTES &&
+    buf.readUInt32LE(0) === MAGIC &&
+    buf.readUInt32LE(4) === FORMAT_VERSION
+  );
+}
+
+/** The fixed part of the entry whose key ends at `off`. */
+function entryAt(buf: Buffer, off: number): CachedStat {
+  return {
+    size: buf.readDoubleLE(off),
+    mtimeMs: buf.readDoubleLE(off + 8),
+    ctimeMs: buf.readDoubleLE(off + 16),
+    ino: buf.readDoubleLE(off + 24),
+    mode: buf.readUInt32LE(off + 32),
+    oid: buf.toString("hex", off + 36, off + 56),
+  };
 }
 
 function readToken(header: Buffer): string | undefined {
@@ -208,7 +213,7 @@ export function peekStatCache(path: string): StatCacheHeader | null {
   try {
     const header = Buffer.alloc(HEADER_BYTES);
     if (readSync(fd, header, 0, HEADER_BYTES, 0) !== HEADER_BYTES) return null;
-    if (header.readUInt32LE(0) !== MAGIC || header.readUInt32LE(4) !== FORMAT_VERSION) return null;
+    if (!isOurHeader(header)) return null;
     const watchToken = readToken(header);
     return {
       scanStartMs: header.readDoubleLE(8),
