@@ -89,6 +89,30 @@ describe("on_session_start", () => {
     expect(t.env_fingerprint.node).not.toBe("v0.cached");
   });
 
+  it("cleanup skips the gc when the deleted snapshots hold exactly what the new one holds", async () => {
+    const root = workspace();
+    writeFiles(root, { "a.txt": "a\n" });
+    const gcRuns = () =>
+      readFileSync(join(root, ".timewarp", "events.jsonl"), "utf8")
+        .split("\n")
+        .filter((l) => l.includes('"gc.completed"')).length;
+    const first = await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    const before = gcRuns();
+    // the same session restarted on an unchanged workspace: its old snapshot goes, no gc
+    const again = await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    expect(again.cleanup.deleted_snapshots.length).toBe(1);
+    expect(again.cleanup.deleted_snapshots).not.toContain(again.snapshot_id);
+    expect(gcRuns()).toBe(before);
+    expect(existsSync(snapshotDir(root, first.snapshot_id))).toBe(false);
+    // a change: the next cleanup collects the old content
+    writeFiles(root, { "a.txt": "b\n" });
+    const changed = await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    expect(changed.cleanup.deleted_snapshots.length).toBe(1);
+    expect(gcRuns()).toBe(before + 1);
+    expect(changed.cleanup.removed_objects).toBe(1);
+  });
+
   it("cleanup: deletes unreferenced snapshots and collects their objects; keeps issues', live sessions' and the new one", async () => {
     const root = workspace();
     const age = (id: string) => {

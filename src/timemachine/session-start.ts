@@ -176,8 +176,10 @@ function cleanUp(
       report.expired_sessions.push(s.session_id);
     }
   }
+  const records = listSnapshots(paths.root);
+  const hashOf = new Map(records.map((r) => [r.snapshot_id ?? "", r.manifest.hash]));
   const plan = planCleanup({
-    snapshotIds: listSnapshots(paths.root).map((r) => r.snapshot_id ?? ""),
+    snapshotIds: records.map((r) => r.snapshot_id ?? ""),
     backupIds: listBackupIds(paths.root),
     issueRefs,
     liveSessionRefs: liveRefs,
@@ -194,7 +196,15 @@ function cleanUp(
     deleteSnapshot(paths.root, id, { kind: "present_backup", clock });
     report.deleted_backups.push(id);
   }
-  if (report.deleted_snapshots.length + report.deleted_backups.length > 0) {
+  // Only snapshots with exactly the new snapshot's manifest went (a session restarted on an
+  // unchanged workspace): every object they named, the new one names too, so none can have
+  // become garbage, and the gc (which reads every manifest and lists every object) is skipped.
+  const newHash = hashOf.get(newId);
+  const nothingFreed =
+    report.deleted_backups.length === 0 &&
+    newHash !== undefined &&
+    report.deleted_snapshots.every((id) => hashOf.get(id) === newHash);
+  if (report.deleted_snapshots.length + report.deleted_backups.length > 0 && !nothingFreed) {
     // The ledger's stored before/after images are roots too: without them ReverseOp loses its
     // exact-restore rung and milestones their net diffs.
     const roots = collectReferencedOids(paths.root);
