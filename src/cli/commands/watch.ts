@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { ErrorCode, TimewarpError } from "../../core/index.ts";
 import { style } from "../output.ts";
@@ -13,7 +13,8 @@ export function watchRunCommand(root: string): string[] {
   return [
     process.execPath,
     ...process.execArgv,
-    process.argv[1] as string,
+    // absolute: the daemon starts in the workspace, not where this process was started
+    resolve(process.argv[1] as string),
     "watch",
     "run",
     "-C",
