@@ -20,11 +20,17 @@ import { pruneStatCache } from "./stat-cache.ts";
  * read one at a time, so memory stays flat however many snapshots there are). A corrupt record
  * or manifest throws: gc must never run on a partial root set.
  */
-export function collectReferencedOids(root: string): Set<string> {
+export function collectReferencedOids(
+  root: string,
+  options: {
+    /** Manifests the caller holds already, by record id (a snapshot just taken): not re-read. */
+    known?: ReadonlyMap<string, Manifest>;
+  } = {},
+): Set<string> {
   const oids = new Set<string>();
   for (const kind of ["snapshot", "present_backup"] as const) {
     for (const record of listSnapshots(root, { kind })) {
-      addManifest(oids, readManifest(root, record));
+      addManifest(oids, options.known?.get(recordId(record)) ?? readManifest(root, record));
     }
   }
   return oids;

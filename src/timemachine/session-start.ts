@@ -20,6 +20,7 @@ import {
   createSnapshot,
   deleteSnapshot,
   listSnapshots,
+  type Manifest,
 } from "../store/index.ts";
 import { type EnvFingerprint, probeEnvFingerprint } from "./env-fingerprint.ts";
 import { issueSnapshotIds } from "./issues.ts";
@@ -118,7 +119,7 @@ export async function startSession(options: StartSessionOptions): Promise<StartS
     });
     const next = { ...state, session_id: sessionId, session_snapshot_id: snap.id };
     writeState(paths, next);
-    const cleanup = cleanUp(paths, next, snap.id, clock);
+    const cleanup = cleanUp(paths, next, snap.id, snap.manifest, clock);
     appendEvent(
       paths.events,
       "session.started",
@@ -146,6 +147,7 @@ function cleanUp(
   paths: WorkspacePaths,
   state: ReturnType<typeof readState>,
   newId: string,
+  newManifest: Manifest,
   clock: Clock,
 ): CleanupReport {
   const report: CleanupReport = {
@@ -207,7 +209,7 @@ function cleanUp(
   if (report.deleted_snapshots.length + report.deleted_backups.length > 0 && !nothingFreed) {
     // The ledger's stored before/after images are roots too: without them ReverseOp loses its
     // exact-restore rung and milestones their net diffs.
-    const roots = collectReferencedOids(paths.root);
+    const roots = collectReferencedOids(paths.root, { known: new Map([[newId, newManifest]]) });
     for (const oid of collectLedgerOids(paths.root)) roots.add(oid);
     const gc = collectGarbage(paths.root, { roots, clock });
     report.removed_objects = gc.removed_objects;
