@@ -76,7 +76,8 @@ export function collectGarbage(root: string, options: GcOptions): GcResult {
   const removed = new Set<string>();
   let freed = 0;
   let kept = 0;
-  for (const oid of store.list()) {
+  const listed = store.listAll();
+  for (const oid of listed.objects) {
     if (keep.has(oid)) {
       kept++;
       continue;
@@ -85,7 +86,7 @@ export function collectGarbage(root: string, options: GcOptions): GcResult {
     removed.add(oid);
   }
   let removedTemp = 0;
-  for (const temp of store.listTemp()) {
+  for (const temp of listed.temps) {
     if (tempOwnerAlive(temp)) continue;
     try {
       unlinkSync(temp);

@@ -50,6 +50,8 @@ export interface ObjectStore {
   remove(oid: string): number;
   /** Leftover temp files (from writers that died), as paths. */
   listTemp(): string[];
+  /** `list()` and `listTemp()` in one pass over the fan-out directories (gc wants both). */
+  listAll(): { objects: string[]; temps: string[] };
 }
 
 /** Open (lazily creating) the object store in `dir` (normally `.timewarp/objects`). */
@@ -98,6 +100,17 @@ export function createObjectStore(dir: string): ObjectStore {
       throw fromSystemError(error, `listing ${dir}`);
     }
   };
+  const listAll = (): { objects: string[]; temps: string[] } => {
+    const objects: string[] = [];
+    const temps: string[] = [];
+    for (const fan of fanDirs()) {
+      for (const name of readdirSync(join(dir, fan))) {
+        if (isTempName(name)) temps.push(join(dir, fan, name));
+        else if (name.length === 38) objects.push(fan + name);
+      }
+    }
+    return { objects, temps };
+  };
   return {
     dir,
     pathOf,
@@ -134,13 +147,7 @@ export function createObjectStore(dir: string): ObjectStore {
       return bytes;
     },
     list() {
-      const out: string[] = [];
-      for (const fan of fanDirs()) {
-        for (const name of readdirSync(join(dir, fan))) {
-          if (!isTempName(name) && name.length === 38) out.push(fan + name);
-        }
-      }
-      return out;
+      return listAll().objects;
     },
     remove(oid) {
       const path = pathOf(oid);
@@ -154,14 +161,9 @@ export function createObjectStore(dir: string): ObjectStore {
       }
     },
     listTemp() {
-      const out: string[] = [];
-      for (const fan of fanDirs()) {
-        for (const name of readdirSync(join(dir, fan))) {
-          if (isTempName(name)) out.push(join(dir, fan, name));
-        }
-      }
-      return out;
+      return listAll().temps;
     },
+    listAll,
   };
 }
 
@@ -221,6 +223,7 @@ export function createMemoryObjectStore(): ObjectStore & {
       return bytes?.length ?? 0;
     },
     listTemp: () => [],
+    listAll: () => ({ objects: [...objects.keys()], temps: [] }),
     tamper(oid, bytes) {
       objects.set(oid, Buffer.from(bytes));
     },

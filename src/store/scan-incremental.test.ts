@@ -191,6 +191,9 @@ describe("scanWorkspace with a change list (incremental)", () => {
     const file = join(tmp(), "cache.bin");
     writeStatCache(file, first.statCache);
     const oid = first.manifest.entries.find((e) => e.path === "a.txt")?.oid as string;
+    // an id the cache does not hold: nothing is rewritten (the index stays usable)
+    expect(pruneStatCache(file, new Set(["0".repeat(40)]))).toBe(0);
+    expect(loadStatCache(file)?.index).toBeDefined();
     expect(pruneStatCache(file, new Set([oid]))).toBe(1);
     const pruned = loadStatCache(file)!;
     expect(pruned.index).toBeUndefined();

@@ -185,6 +185,30 @@ function entryAt(buf: Buffer, off: number): CachedStat {
   };
 }
 
+/** Does the cache at `path` name any of `oids`? True when it cannot tell (torn, foreign). */
+function referencesAny(path: string, oids: ReadonlySet<string>): boolean {
+  if (oids.size === 0) return false;
+  let buf: Buffer;
+  try {
+    buf = readFileSync(path);
+  } catch {
+    return false; // no cache, nothing to prune
+  }
+  if (!isOurHeader(buf)) return true;
+  const raw = new Set<string>();
+  for (const oid of oids) raw.add(Buffer.from(oid, "hex").toString("latin1"));
+  const count = buf.readUInt32LE(16);
+  let off = HEADER_BYTES;
+  for (let i = 0; i < count; i++) {
+    if (off + 4 > buf.length) return true;
+    off += 4 + buf.readUInt32LE(off);
+    if (off + FIXED_BYTES - 4 > buf.length) return true;
+    if (raw.has(buf.toString("latin1", off + 36, off + 56))) return true;
+    off += FIXED_BYTES - 4;
+  }
+  return false;
+}
+
 function readToken(header: Buffer): string | undefined {
   const len = header.readUInt8(20);
   return len === 0 || len >= TOKEN_SLOT ? undefined : header.toString("latin1", 21, 21 + len);
@@ -277,6 +301,9 @@ export function writeStatCache(path: string, cache: StatCache): void {
 
 /** Drop the entries whose content id is in `oids` (after gc removed those objects). */
 export function pruneStatCache(path: string, oids: ReadonlySet<string>): number {
+  // Usually none of them is in the cache (gc removes old versions; the cache holds the current
+  // ones): look at the raw ids first, and decode and rewrite only on a hit.
+  if (!referencesAny(path, oids)) return 0;
   const cache = readStatCache(path);
   let dropped = 0;
   for (const [key, c] of cache.entries) {
