@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -229,6 +229,30 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     expect(journals).toEqual([runningWatchDaemon(root)?.journal]);
     child.kill("SIGTERM");
     await exited;
+  });
+
+  it("a workspace with more directories than its share of inotify watches gets no daemon, and scans walk", async () => {
+    const root = workspace();
+    for (const d of ["a", "b", "c", "d"]) mkdirSync(join(root, d));
+    const script = join(root, "..", `daemon-budget-${process.pid}.mts`);
+    writeFileSync(
+      script,
+      `import { runWatchDaemon } from ${JSON.stringify(join(REPO_ROOT, "src", "store", "index.ts"))};\n` +
+        `console.log(await runWatchDaemon(${JSON.stringify(root)}, { maxWatches: 3 }));\n`,
+    );
+    cleanups.push(() => rmSync(script, { force: true }));
+    const r = spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [script], {
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/more directories than this daemon's share of inotify watches \(3/);
+    expect(runningWatchDaemon(root)).toBeNull();
+    // starters leave it alone for a while instead of retrying on every hook
+    expect(JSON.parse(readFileSync(watchPaths(root).failed, "utf8")).reason).toMatch(/inotify/);
+    const scan = scanWorkspace(root, { excludes: excludesOf(root), useWatcher: true });
+    expect(scan.watch).toEqual({ reason: "no watch daemon runs" });
+    expect(scan.dirs).toBe(4);
   });
 
   it("status, stop and a second start; the daemon removes its record when it stops", () => {

@@ -33,6 +33,12 @@ export interface WatchDaemonOptions {
   idleMs?: number;
   /** Start a new journal past this size (default 16 MiB); tokens of the old one walk once. */
   maxJournalBytes?: number;
+  /**
+   * Watch at most this many directories (default a quarter of `fs.inotify.max_user_watches`,
+   * a budget shared with every editor and tool of the user): past it the daemon stops and
+   * scans walk, rather than starve an IDE's watcher.
+   */
+  maxWatches?: number;
   /** How often liveness (root, daemon.json, idleness) is checked (default 5 s, or idle / 2). */
   checkEveryMs?: number;
   /** Where progress lines go (default stderr, which `watch start` sends to daemon.log). */
@@ -47,14 +53,19 @@ function mtimeOf(path: string): number {
   }
 }
 
-/** The kernel's inotify queue size (`fs.inotify.max_queued_events`), 16384 when unknown. */
-function queueCapacity(): number {
+/** An inotify limit of the kernel (`/proc/sys/fs/inotify/<name>`), or `fallback` when unknown. */
+function inotifyLimit(name: string, fallback: number): number {
   try {
-    const n = Number(readFileSync("/proc/sys/fs/inotify/max_queued_events", "utf8").trim());
-    return Number.isInteger(n) && n > 0 ? n : 16_384;
+    const n = Number(readFileSync(`/proc/sys/fs/inotify/${name}`, "utf8").trim());
+    return Number.isInteger(n) && n > 0 ? n : fallback;
   } catch {
-    return 16_384;
+    return fallback;
   }
+}
+
+/** The kernel's inotify queue size (`fs.inotify.max_queued_events`). */
+function queueCapacity(): number {
+  return inotifyLimit("max_queued_events", 16_384);
 }
 
 /** statfs magic numbers of file systems whose changes inotify does not (fully) report. */
@@ -104,6 +115,7 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
   const scope = scanScope(excludes);
   const idleMs = options.idleMs ?? 2 * 60 * 60_000;
   const overflowAt = Math.floor(queueCapacity() / 2);
+  const maxWatches = options.maxWatches ?? Math.floor(inotifyLimit("max_user_watches", 8_192) / 4);
   let configMtime = mtimeOf(paths.config);
   const maxJournal = options.maxJournalBytes ?? 16 * 1024 * 1024;
 
@@ -258,6 +270,12 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
   const watchTree = (top: string): void => {
     const stack = [top];
     while (stack.length > 0) {
+      if (watchers.size >= maxWatches) {
+        fail(
+          `the workspace has more directories than this daemon's share of inotify watches (${maxWatches}, a quarter of fs.inotify.max_user_watches); scans walk instead`,
+        );
+        return;
+      }
       const rel = stack.pop() as string;
       const abs = rel === "" ? root : join(root, rel);
       let watcher: FSWatcher;
