@@ -363,6 +363,12 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
   });
 
   function start(): void {
+    // The cookie protocol relies on inotify's one ordered queue per process; FSEvents (macOS)
+    // and ReadDirectoryChangesW (Windows) give no such order across directories.
+    if (process.platform !== "linux") {
+      fail(`the watch daemon needs Linux inotify; on ${process.platform} scans walk instead`);
+      return;
+    }
     const remote = remoteFileSystem(root);
     if (remote !== null) {
       fail(`inotify does not see every change on ${remote} file systems; scans walk instead`);
