@@ -220,6 +220,13 @@ const RESPAWN_GAP_MS = 30_000;
  * ago). With `wait`, returns once its `daemon.json` is written; otherwise at once (hooks).
  */
 export function startWatchDaemon(root: string, options: StartWatchOptions): StartWatchResult {
+  if (process.platform !== "linux") {
+    return {
+      started: false,
+      pid: null,
+      reason: `no watch daemon on ${process.platform} (Linux only)`,
+    };
+  }
   const running = runningWatchDaemon(root);
   if (running !== null) return { started: false, pid: running.pid, reason: "already running" };
   const wp = watchPaths(root);
