@@ -54,6 +54,23 @@ function start(root: string, env: NodeJS.ProcessEnv = {}): number {
   return out.pid;
 }
 
+/** A Claude Code hook on a Bash tool call through the real CLI (`--json`); its summary. */
+function shellHook(root: string, event: string, id: string, command = id): string {
+  const r = runCli(["hook", event, "--json", "-C", root], {
+    input: JSON.stringify({
+      session_id: "s1",
+      cwd: root,
+      hook_event_name: event,
+      source: "startup",
+      tool_name: "Bash",
+      tool_use_id: id,
+      tool_input: { command },
+    }),
+  });
+  expect(r.status, r.stderr).toBe(0);
+  return (r.json() as { summary: string }).summary;
+}
+
 async function waitUntil(check: () => boolean, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
@@ -318,36 +335,25 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     const root = workspace();
     mkdirSync(join(root, "src"));
     writeFileSync(join(root, "src", "a.ts"), "export const a = 1;\n");
-    const hook = (event: string, payload: Record<string, unknown>) => {
-      const r = runCli(["hook", event, "--json", "-C", root], {
-        input: JSON.stringify({ session_id: "s1", cwd: root, ...payload }),
-      });
-      expect(r.status, r.stderr).toBe(0);
-      return (r.json() as { summary: string }).summary;
-    };
-    hook("session-start", { hook_event_name: "SessionStart", source: "startup" });
+    const hook = (event: string, id: string) => shellHook(root, event, id, "make");
+    hook("session-start", "s");
     await waitUntil(() => runningWatchDaemon(root) !== null);
-    const bash = (id: string) => ({
-      tool_name: "Bash",
-      tool_use_id: id,
-      tool_input: { command: "make" },
-    });
     for (const id of ["b1", "b2", "b3"]) {
-      expect(hook("pre-tool-use", bash(id))).toMatch(/baseline of 1 files/);
-      expect(hook("post-tool-use", bash(id))).toMatch(/no file changed/);
+      expect(hook("pre-tool-use", id)).toMatch(/baseline of 1 files/);
+      expect(hook("post-tool-use", id)).toMatch(/no file changed/);
     }
     const cache = join(root, ".timewarp", "hooks", "stat-cache.bin");
     const before = statSync(cache).mtimeMs;
-    expect(hook("pre-tool-use", bash("b4"))).toMatch(/baseline of 1 files/);
-    expect(hook("post-tool-use", bash("b4"))).toMatch(/no file changed/);
+    expect(hook("pre-tool-use", "b4")).toMatch(/baseline of 1 files/);
+    expect(hook("post-tool-use", "b4")).toMatch(/no file changed/);
     // the quiet case never rewrote the cache
     expect(statSync(cache).mtimeMs).toBe(before);
-    hook("pre-tool-use", bash("b5"));
+    hook("pre-tool-use", "b5");
     writeFileSync(join(root, "src", "a.ts"), "export const a = 2;\n");
     writeFileSync(join(root, "src", "b.ts"), "export const b = 1;\n");
-    expect(hook("post-tool-use", bash("b5"))).toMatch(/2 file\(s\) changed, 2 ledger record/);
-    hook("pre-tool-use", bash("b6"));
-    expect(hook("post-tool-use", bash("b6"))).toMatch(/no file changed/);
+    expect(hook("post-tool-use", "b5")).toMatch(/2 file\(s\) changed, 2 ledger record/);
+    hook("pre-tool-use", "b6");
+    expect(hook("post-tool-use", "b6")).toMatch(/no file changed/);
   });
 
   it("shell hooks with the daemon diff against the right pre-image: an edit between commands, a deletion, a new directory", async () => {
@@ -355,21 +361,7 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     mkdirSync(join(root, "src"));
     writeFileSync(join(root, "src", "a.ts"), "v1\n");
     writeFileSync(join(root, "src", "gone.ts"), "bye\n");
-    const hook = (event: string, id: string) => {
-      const r = runCli(["hook", event, "--json", "-C", root], {
-        input: JSON.stringify({
-          session_id: "s1",
-          cwd: root,
-          hook_event_name: event,
-          source: "startup",
-          tool_name: "Bash",
-          tool_use_id: id,
-          tool_input: { command: `step ${id}` },
-        }),
-      });
-      expect(r.status, r.stderr).toBe(0);
-      return (r.json() as { summary: string }).summary;
-    };
+    const hook = (event: string, id: string) => shellHook(root, event, id, `step ${id}`);
     hook("session-start", "s");
     await waitUntil(() => runningWatchDaemon(root) !== null);
     hook("pre-tool-use", "warm");
@@ -408,21 +400,7 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     writeFileSync(join(root, "vendor", "v.ts"), "vendored\n");
     mkdirSync(join(elsewhere.dir, "shared"));
     writeFileSync(join(elsewhere.dir, "shared", "v.ts"), "outside the workspace\n");
-    const hook = (event: string, id: string) => {
-      const r = runCli(["hook", event, "--json", "-C", root], {
-        input: JSON.stringify({
-          session_id: "s1",
-          cwd: root,
-          hook_event_name: event,
-          source: "startup",
-          tool_name: "Bash",
-          tool_use_id: id,
-          tool_input: { command: id },
-        }),
-      });
-      expect(r.status, r.stderr).toBe(0);
-      return (r.json() as { summary: string }).summary;
-    };
+    const hook = (event: string, id: string) => shellHook(root, event, id);
     hook("session-start", "s");
     await waitUntil(() => runningWatchDaemon(root) !== null);
     hook("pre-tool-use", "warm");

@@ -5,11 +5,11 @@ import {
   renameSync,
   rmSync,
   symlinkSync,
-  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { backdate } from "../../test/helpers/backdate.ts";
 import { makeTempDir } from "../../test/helpers/cli.ts";
 import { DEFAULT_EXCLUDES } from "../core/index.ts";
 import { type ScanResult, scanWorkspace } from "./scan-workspace.ts";
@@ -27,12 +27,6 @@ function view(r: ScanResult) {
     symlinks: r.symlinks,
     bytes: r.bytes,
   };
-}
-
-/** Age every file so the racy rule does not turn the incremental scan into re-reads. */
-function age(root: string, rels: string[]): void {
-  const past = new Date(Date.now() - 120_000);
-  for (const r of rels) utimesSync(join(root, r), past, past);
 }
 
 describe("scanWorkspace with a change list (incremental)", () => {
@@ -65,7 +59,7 @@ describe("scanWorkspace with a change list (incremental)", () => {
       }
     }
     mkdirSync(join(root, "node_modules", "x"), { recursive: true });
-    age(root, files);
+    backdate(root, files);
     let cache = scanWorkspace(root, { excludes: EX }).statCache;
     let serial = 0;
     for (let round = 0; round < 40; round++) {
@@ -151,7 +145,7 @@ describe("scanWorkspace with a change list (incremental)", () => {
     const root = tmp();
     writeFileSync(join(root, "a.txt"), "a\n");
     writeFileSync(join(root, "b.txt"), "b\n");
-    age(root, ["a.txt", "b.txt"]);
+    backdate(root, ["a.txt", "b.txt"]);
     const first = scanWorkspace(root, { excludes: EX });
     writeFileSync(join(root, "a.txt"), "a2\n");
     writeFileSync(join(root, "b.txt"), "b2\n");
@@ -171,7 +165,7 @@ describe("scanWorkspace with a change list (incremental)", () => {
   it("walks the tree when the index cannot vouch: no index, another scope, the root changed, a pruned cache", () => {
     const root = tmp();
     writeFileSync(join(root, "a.txt"), "a\n");
-    age(root, ["a.txt"]);
+    backdate(root, ["a.txt"]);
     const first = scanWorkspace(root, { excludes: EX });
     expect(first.statCache.index?.scope).toBeDefined();
     const noIndex = { scanStartMs: first.statCache.scanStartMs, entries: first.statCache.entries };
@@ -208,7 +202,7 @@ describe("scanWorkspace with a change list (incremental)", () => {
     writeFileSync(join(root, "shared.txt"), "one\n");
     linkSync(join(root, "shared.txt"), join(outside, "alias.txt"));
     writeFileSync(join(root, "plain.txt"), "plain\n");
-    age(root, ["shared.txt", "plain.txt"]);
+    backdate(root, ["shared.txt", "plain.txt"]);
     const first = scanWorkspace(root, { excludes: EX });
     expect(first.statCache.index?.linked).toEqual(["shared.txt"]);
     writeFileSync(join(outside, "alias.txt"), "two, written through the other link\n");

@@ -1,16 +1,9 @@
 import { execFileSync } from "node:child_process";
-import {
-  chmodSync,
-  lstatSync,
-  mkdirSync,
-  rmSync,
-  symlinkSync,
-  utimesSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { backdate } from "../../test/helpers/backdate.ts";
 import { makeTempDir } from "../../test/helpers/cli.ts";
 import { DEFAULT_EXCLUDES, gitBlobId, isTimewarpError } from "../core/index.ts";
 import { diffManifests } from "./diff-manifests.ts";
@@ -19,12 +12,6 @@ import { scanWorkspace } from "./scan-workspace.ts";
 import type { StatCache } from "./stat-cache.ts";
 
 const EX = [...DEFAULT_EXCLUDES];
-
-/** Files written a moment ago are "racy" (always re-read); age them like files that sat on disk. */
-function backdate(root: string, names: string[]): void {
-  const past = new Date(Date.now() - 60_000);
-  for (const n of names) utimesSync(join(root, n), past, past);
-}
 
 describe("scanWorkspace", () => {
   const cleanups: (() => void)[] = [];
