@@ -221,18 +221,22 @@ export function createSnapshot(
     rmSync(building, { recursive: true, force: true });
     throw fromSystemError(error, `writing record ${finalDir}`);
   }
-  if (encoded !== undefined && scan.statCache.index !== undefined) {
+  // The new manifest file is worth recording only where a later scan can find the workspace
+  // unchanged, which takes the watcher's token: a walk never links, and its cache need not be
+  // rewritten just for this.
+  const recorded = scan.statCache.watchToken !== undefined ? encoded : undefined;
+  if (recorded !== undefined && scan.statCache.index !== undefined) {
     scan.statCache.index.manifest = {
       file: relative(paths.data, join(finalDir, MANIFEST_FILE)),
-      hash: encoded.hash,
+      hash: recorded.hash,
     };
   }
-  // A manifest linked, nothing re-read, the same files, and the watcher (if any) reported
-  // nothing: every entry carried over unchanged, and the old scan start, watch token and
+  // Nothing re-read, the same files, the watcher (if any) reported nothing, and no new manifest
+  // to record: every entry carried over unchanged, and the old scan start, watch token and
   // manifest file stay valid (the first two only make the next scan look at more), so the
   // file need not be rewritten.
   if (
-    encoded !== undefined ||
+    recorded !== undefined ||
     scan.rehashed > 0 ||
     scan.statCache.entries.size !== oldCacheSize ||
     !scan.watchQuiet
