@@ -422,6 +422,18 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     for (const h of shell) expect(h.diff ?? "").not.toMatch(/outside the workspace/);
   });
 
+  it("shell hooks with the daemon: a file whose name holds U+FFFD is recorded, not dropped", async () => {
+    const root = workspace();
+    writeFileSync(join(root, "plain.txt"), "plain\n");
+    shellHook(root, "session-start", "s");
+    await waitUntil(() => runningWatchDaemon(root) !== null);
+    shellHook(root, "pre-tool-use", "warm");
+    shellHook(root, "post-tool-use", "warm");
+    shellHook(root, "pre-tool-use", "odd");
+    writeFileSync(join(root, "odd\uFFFDname.txt"), "odd\n");
+    expect(shellHook(root, "post-tool-use", "odd")).toMatch(/1 file\(s\) changed, 1 ledger record/);
+  });
+
   it("a daemon stops when the config turns watch off or changes the excludes, and a stale heartbeat is not trusted", async () => {
     const root = workspace();
     const { command, args } = cliCommand();

@@ -1,6 +1,7 @@
 import { lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
+  type Config,
   effectiveExcludes,
   gitBlobId,
   readConfig,
@@ -97,13 +98,12 @@ interface ScanOutcome {
  * reported files. Null when it cannot answer exactly (no daemon or token, a directory reported,
  * too much at once): the caller then takes the full scan.
  */
-function scanReported(root: string): ScanOutcome | null {
+function scanReported(root: string, config: Config): ScanOutcome | null {
   if (process.env.TIMEWARP_WATCH === "0") return null;
   const hp = hookPaths(root);
   const header = peekStatCache(hp.statCache);
   if (header?.watchToken === undefined) return null;
   const overlay = readOverlay(root, header.scanStartMs);
-  const config = readConfig(workspacePaths(root).config);
   const excludes = effectiveExcludes(config);
   const answer = watchedChanges(root, overlay?.token ?? header.watchToken, scanScope(excludes));
   if (answer.changed === undefined || answer.token === undefined) return null;
@@ -113,10 +113,10 @@ function scanReported(root: string): ScanOutcome | null {
     return { beforeId, id: beforeId, files, rehashed: 0, changes: [], known: true };
   }
   if (answer.changed.length > MAX_REPORTED) return null;
+  // A name holding U+FFFD may stand for bytes that are not UTF-8: the full scan reads those.
+  if (answer.changed.some((p) => p.includes("\uFFFD"))) return null;
   const excluded = createExcludeMatcher(excludes);
-  const reported = answer.changed.filter(
-    (p) => p !== ".timewarp" && !p.startsWith(".timewarp/") && !p.includes("\uFFFD"),
-  );
+  const reported = answer.changed.filter((p) => p !== ".timewarp" && !p.startsWith(".timewarp/"));
   const entries: Record<string, CachedStat | null> = { ...(overlay?.entries ?? {}) };
   // One read of the cache for every lookup; it must still be the one the header described
   // (another hook's full scan may have replaced it meanwhile).
@@ -236,10 +236,9 @@ function withOverlay(cache: StatCache, overlay: Overlay): StatCache {
  * hit, none came or went and there is no overlay: then the cache on disk already says exactly
  * this, and the write (a megabyte at 10k files) is skipped.
  */
-function scanAll(root: string): ScanOutcome {
+function scanAll(root: string, config: Config): ScanOutcome {
   const paths = workspacePaths(root);
   const hp = hookPaths(root);
-  const config = readConfig(paths.config);
   mkdirSync(hp.dir, { recursive: true });
   const last = lastScan(root);
   const overlay = last.own ? readOverlay(root, last.cache.scanStartMs) : null;
@@ -279,7 +278,8 @@ function scanAll(root: string): ScanOutcome {
 }
 
 function scanAndKeep(root: string): ScanOutcome {
-  return scanReported(root) ?? scanAll(root);
+  const config = readConfig(workspacePaths(root).config);
+  return scanReported(root, config) ?? scanAll(root, config);
 }
 
 /**
