@@ -1,6 +1,13 @@
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { appendEvent, type Clock, DATA_DIR, type Random, workspacePaths } from "../core/index.ts";
+import {
+  appendEvent,
+  type Clock,
+  DATA_DIR,
+  type Random,
+  readConfig,
+  workspacePaths,
+} from "../core/index.ts";
 import { formatHookResponse, type HookOutcome, type HookResponse } from "./hook-outcome.ts";
 import {
   detectAgent,
@@ -113,8 +120,9 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
 
 /**
  * Start the workspace's watch daemon in the background when none runs, the workspace has its
- * `.timewarp/` (the session-start hook makes it), and neither the config (`watch: false`) nor `TIMEWARP_WATCH=0` says no. Best
- * effort: without a daemon, scans walk the tree, which is slower and just as right.
+ * `.timewarp/` (the session-start hook makes it), and neither the config (`watch: false`) nor
+ * `TIMEWARP_WATCH=0` says no. Best effort: without a daemon, scans walk the tree, which is
+ * slower and just as right.
  */
 async function ensureWatcher(root: string, command: (root: string) => string[]): Promise<void> {
   if (process.env.TIMEWARP_WATCH === "0") return;
@@ -123,7 +131,6 @@ async function ensureWatcher(root: string, command: (root: string) => string[]):
     if (runningWatchDaemon(root) !== null) return;
     const paths = workspacePaths(root);
     if (!existsSync(paths.data)) return; // not a timewarp workspace (yet)
-    const { readConfig } = await import("../core/index.ts");
     if (!readConfig(paths.config).watch) return;
     startWatchDaemon(root, { command: command(root) });
   } catch {

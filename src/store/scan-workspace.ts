@@ -62,7 +62,7 @@ export interface ScanOptions {
   beforeRead?: (relPath: string) => void;
   /**
    * Workspace-relative paths that may have changed since the scan that built `statCache`, as a
-   * file watcher reported them (`watch-client`). When given and the cache holds a complete index
+   * file watcher reported them (`watch.ts`). When given and the cache holds a complete index
    * of the same scope (`scanScope`), only these paths (whole subtrees for directories), the
    * cache's racy files and its skipped paths are looked at; everything else carries over from
    * the index. Without it, or when the index cannot vouch for the rest, the tree is walked.
