@@ -29,7 +29,12 @@ export type { ScanOptions, ScanResult, SkippedPath, SkipReason } from "./scan-wo
 export { readFileStable, scanScope, scanWorkspace } from "./scan-workspace.ts";
 export type { RecordKind, SnapshotRecord } from "./snapshot-record.ts";
 export { recordId, SnapshotRecordSchema } from "./snapshot-record.ts";
-export type { CreateSnapshotOptions, CreateSnapshotResult, RecordQuery } from "./snapshots.ts";
+export type {
+  CreateSnapshotOptions,
+  CreateSnapshotResult,
+  RecordQuery,
+  ScanHow,
+} from "./snapshots.ts";
 export {
   createSnapshot,
   deleteSnapshot,

@@ -9,6 +9,8 @@ import {
   ManifestSchema,
   manifestBytes,
   manifestProblem,
+  sortEntries,
+  spliceManifestText,
 } from "./manifest.ts";
 
 const good = {
@@ -108,5 +110,69 @@ describe("the canonical manifest text", () => {
       const gz = gzipSync(Buffer.from(text, "utf8"));
       expect(decodeManifest(gz, { hash: encoded.hash, source: "old" })).toEqual(m);
     }
+  });
+});
+
+describe("spliceManifestText", () => {
+  const names = ["a", "a/b", "a.b", "a0", "a/b c", 'q"uote', "back\\slash", "é/è", "😀", "\u2028"];
+  const fileEntry = (path: string, n: number): ManifestEntry => ({
+    path,
+    type: "file",
+    mode: 0o644,
+    size: n,
+    mtime_ms: 1_795_448_141_169.5 + n,
+    oid: gitBlobId(Buffer.from(`${path} ${n}`)),
+  });
+  const textOf = (byPath: Map<string, ManifestEntry>) =>
+    manifestBytes({
+      schema_version: 1,
+      entries: sortEntries([...byPath.values()]),
+    });
+
+  it("gives manifestBytes' text for the edited manifest over random edits (adds, removals, changes)", () => {
+    let seed = 3;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const pool: string[] = [];
+    for (const top of names) {
+      pool.push(top);
+      for (const sub of names) pool.push(`${top}/${sub}`);
+    }
+    const current = new Map<string, ManifestEntry>();
+    for (let round = 0; round < 300; round++) {
+      const edits = new Map<string, ManifestEntry | null>();
+      const count = 1 + Math.floor(rnd() * (round % 10 === 0 ? 60 : 4));
+      for (let k = 0; k < count; k++) {
+        const path = pool[Math.floor(rnd() * pool.length)] as string;
+        edits.set(
+          path,
+          rnd() < 0.3
+            ? null
+            : rnd() < 0.2
+              ? { path, type: "dir", mode: 0o755, size: 0, mtime_ms: round }
+              : fileEntry(path, round * 10 + k),
+        );
+      }
+      const before = textOf(current);
+      for (const [p, e] of edits) {
+        if (e === null) current.delete(p);
+        else current.set(p, e);
+      }
+      const spliced = spliceManifestText(before, edits);
+      expect(spliced?.toString("utf8")).toBe(textOf(current).toString("utf8"));
+    }
+  });
+
+  it("refuses what it cannot edit in place: another text, a name that is not UTF-8", () => {
+    const m = new Map([["a", fileEntry("a", 1)]]);
+    expect(spliceManifestText(Buffer.from("{}"), new Map())).toBeNull();
+    const b64: ManifestEntry = {
+      ...fileEntry("x", 2),
+      path_b64: Buffer.from("x").toString("base64"),
+    };
+    expect(spliceManifestText(textOf(m), new Map([["x", b64]]))).toBeNull();
+    expect(spliceManifestText(textOf(new Map([["x", b64]])), new Map())).toBeNull();
   });
 });

@@ -44,7 +44,7 @@ export function sortEntries(entries: ManifestEntry[]): ManifestEntry[] {
 }
 
 /** One manifest entry as its line of canonical JSON (fixed key order; only strings go through JSON.stringify). */
-function entryLine(e: ManifestEntry): string {
+export function entryLine(e: ManifestEntry): string {
   let line = `{"path":${JSON.stringify(e.path)}`;
   if (e.path_b64 !== undefined) line += `,"path_b64":"${e.path_b64}"`;
   line += `,"type":"${e.type}","mode":${e.mode},"size":${e.size},"mtime_ms":${e.mtime_ms}`;
@@ -54,6 +54,9 @@ function entryLine(e: ManifestEntry): string {
   return `${line}}`;
 }
 
+const textHead = (version: number) => `{"schema_version":${version},"entries":[\n`;
+const TEXT_TAIL = "\n]}\n";
+
 /**
  * The canonical JSON text of a manifest as UTF-8 bytes: fixed key order, one entry per line.
  * Built by hand and in 64 KiB pieces: this runs on every snapshot, and at 100k entries one
@@ -62,7 +65,7 @@ function entryLine(e: ManifestEntry): string {
 export function manifestBytes(manifest: Manifest): Buffer {
   const pieces: Buffer[] = [];
   let total = 0;
-  let text = `{"schema_version":${manifest.schema_version},"entries":[\n`;
+  let text = textHead(manifest.schema_version);
   let first = true;
   for (const e of manifest.entries) {
     text += first ? entryLine(e) : `,\n${entryLine(e)}`;
@@ -74,10 +77,95 @@ export function manifestBytes(manifest: Manifest): Buffer {
       text = "";
     }
   }
-  const last = Buffer.from(`${text}\n]}\n`, "utf8");
+  const last = Buffer.from(`${text}${TEXT_TAIL}`, "utf8");
   pieces.push(last);
   return Buffer.concat(pieces, total + last.length);
 }
+
+const LINE_HEAD = Buffer.from('{"path":"');
+const TYPE_KEY = Buffer.from(',"type":"');
+const B64_KEY = Buffer.from(',"path_b64":"');
+
+/**
+ * The canonical text of a manifest with a few entries changed, made from the text of the
+ * manifest before (`manifestBytes`): `edits` maps a path to its new entry, or to null when it
+ * is gone. Lines are found by binary search and the others copied in runs, so the cost is a
+ * memory copy of the text, not a line per entry. The result is byte for byte what
+ * `manifestBytes` gives for the edited manifest. Null when `text` is not such a text, or holds
+ * or gets a name that is not UTF-8 (those sort by their bytes; the caller encodes anew).
+ */
+export function spliceManifestText(
+  text: Buffer,
+  edits: ReadonlyMap<string, ManifestEntry | null>,
+): Buffer | null {
+  const head = Buffer.from(textHead(MANIFEST_SCHEMA_VERSION));
+  const tail = Buffer.from(TEXT_TAIL);
+  if (
+    text.length < head.length + tail.length ||
+    text.includes(B64_KEY) ||
+    text.compare(head, 0, head.length, 0, head.length) !== 0 ||
+    text.compare(tail, 0, tail.length, text.length - tail.length) !== 0
+  ) {
+    return null;
+  }
+  // Entry lines: [starts[i], ends[i]), separated by ",\n" (a raw newline is never inside one:
+  // JSON escapes it in strings).
+  const bodyEnd = text.length - tail.length;
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (let pos = head.length; pos < bodyEnd; ) {
+    let nl = text.indexOf(0x0a, pos);
+    if (nl < 0 || nl > bodyEnd) nl = bodyEnd;
+    const end = nl < bodyEnd ? nl - 1 : nl;
+    if (nl < bodyEnd && text[end] !== 0x2c) return null;
+    starts.push(pos);
+    ends.push(end);
+    pos = nl + 1;
+  }
+  const pathAt = (i: number): string | null => {
+    const s = starts[i] as number;
+    if (text.compare(LINE_HEAD, 0, LINE_HEAD.length, s, s + LINE_HEAD.length) !== 0) return null;
+    const close = text.indexOf(TYPE_KEY, s);
+    if (close < 0 || close >= (ends[i] as number)) return null;
+    return JSON.parse(text.toString("utf8", s + LINE_HEAD.length - 1, close)) as string;
+  };
+  const lowerBound = (path: string): number | null => {
+    let lo = 0;
+    let hi = starts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const p = pathAt(mid);
+      if (p === null) return null;
+      if (p < path) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const paths = [...edits.keys()].sort();
+  const pieces: Buffer[] = [head];
+  let first = true;
+  const emit = (piece: Buffer) => {
+    if (!first) pieces.push(SEPARATOR);
+    pieces.push(piece);
+    first = false;
+  };
+  let cursor = 0;
+  for (const path of paths) {
+    const entry = edits.get(path);
+    if (entry?.path_b64 !== undefined || entry?.target_b64 !== undefined) return null;
+    const at = lowerBound(path);
+    if (at === null) return null;
+    if (at > cursor) emit(text.subarray(starts[cursor], ends[at - 1]));
+    cursor = at;
+    if (at < starts.length && pathAt(at) === path) cursor = at + 1;
+    if (entry !== null && entry !== undefined) emit(Buffer.from(entryLine(entry), "utf8"));
+  }
+  if (cursor < starts.length) emit(text.subarray(starts[cursor], ends[starts.length - 1]));
+  pieces.push(tail);
+  return Buffer.concat(pieces);
+}
+
+const SEPARATOR = Buffer.from(",\n");
 
 /**
  * The manifest's hash: the git blob id of its canonical text. It names exactly this list of
@@ -87,18 +175,27 @@ export function hashManifest(manifest: Manifest): string {
   return gitBlobId(manifestBytes(manifest));
 }
 
-/** Manifests are stored gzip-compressed: ~4x smaller, which keeps 100 snapshots of a big tree cheap. */
+/** A manifest as stored (brotli-compressed: ~5x smaller, which keeps 100 snapshots of a big tree cheap), and its hash. */
 export function encodeManifest(manifest: Manifest): { bytes: Buffer; hash: string } {
   const text = manifestBytes(manifest);
+  return { bytes: compressManifest(text), hash: gitBlobId(text) };
+}
+
+/** A manifest's canonical text as stored. */
+export function compressManifest(text: Buffer): Buffer {
   // Brotli at quality 1: at 10k entries ~3.5 ms and 290 KB, where gzip's fastest level took
   // ~9 ms for 340 KB (and a snapshot's whole budget is a few tens of milliseconds).
-  const bytes = brotliCompressSync(text, {
+  return brotliCompressSync(text, {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: 1,
       [constants.BROTLI_PARAM_SIZE_HINT]: text.length,
     },
   });
-  return { bytes, hash: gitBlobId(text) };
+}
+
+/** The canonical text in stored manifest bytes (brotli, or gzip); throws when neither. */
+export function decompressManifest(bytes: Buffer): Buffer {
+  return bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : brotliDecompressSync(bytes);
 }
 
 /**
@@ -111,7 +208,7 @@ export function decodeManifest(
 ): Manifest {
   let text: Buffer;
   try {
-    text = bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : brotliDecompressSync(bytes);
+    text = decompressManifest(bytes);
   } catch (error) {
     throw new TimewarpError(
       ErrorCode.CORRUPT_FILE,
@@ -129,6 +226,12 @@ export function decodeManifest(
       );
     }
   }
+  return parseManifestText(text, options.source);
+}
+
+/** A manifest from its canonical text; CORRUPT_FILE naming `source` when it is not one. */
+export function parseManifestText(text: Buffer, source: string): Manifest {
+  const options = { source };
   let json: unknown;
   try {
     json = JSON.parse(text.toString("utf8"));

@@ -1,16 +1,9 @@
-import {
-  chmodSync,
-  linkSync,
-  mkdirSync,
-  renameSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { linkSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { backdate } from "../../test/helpers/backdate.ts";
 import { makeTempDir } from "../../test/helpers/cli.ts";
+import { randomEditor } from "../../test/helpers/random-edits.ts";
 import { DEFAULT_EXCLUDES } from "../core/index.ts";
 import { type ScanResult, scanWorkspace } from "./scan-workspace.ts";
 import { encodeStatCache, loadStatCache, pruneStatCache, writeStatCache } from "./stat-cache.ts";
@@ -43,91 +36,10 @@ describe("scanWorkspace with a change list (incremental)", () => {
   it("gives exactly the walk's result over many rounds of random edits, visiting only what changed", () => {
     const root = tmp();
     const cacheDir = tmp();
-    let seed = 7;
-    const rnd = () => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed / 2147483648;
-    };
-    const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
-    const files: string[] = [];
-    for (let d = 0; d < 4; d++) {
-      mkdirSync(join(root, `d${d}`, "sub"), { recursive: true });
-      for (let f = 0; f < 10; f++) {
-        const rel = `d${d}/${f % 2 === 0 ? "sub/" : ""}f${f}.txt`;
-        writeFileSync(join(root, rel), `file ${rel}\n`);
-        files.push(rel);
-      }
-    }
-    mkdirSync(join(root, "node_modules", "x"), { recursive: true });
-    backdate(root, files);
+    const editor = randomEditor(root);
     let cache = scanWorkspace(root, { excludes: EX }).statCache;
-    let serial = 0;
     for (let round = 0; round < 40; round++) {
-      const changed: string[] = [];
-      const live = () => files.filter((f) => f !== "");
-      for (let k = 0; k < 3; k++) {
-        const op = Math.floor(rnd() * 9);
-        serial++;
-        if (op === 0 && live().length > 0) {
-          const f = pick(live());
-          writeFileSync(join(root, f), `edited ${serial}\n`);
-          changed.push(f);
-        } else if (op === 1 && live().length > 0) {
-          const f = pick(live());
-          rmSync(join(root, f));
-          files[files.indexOf(f)] = "";
-          changed.push(f);
-        } else if (op === 2) {
-          const dir = pick(["d0", "d1/sub", "d2", "d3/sub"]);
-          const f = `${dir}/new${serial}.txt`;
-          try {
-            writeFileSync(join(root, f), `new ${serial}\n`);
-            files.push(f);
-            changed.push(f);
-          } catch {
-            // its directory was moved away this round
-          }
-        } else if (op === 3) {
-          // a new subtree: only its top is reported, as a watcher reports a mkdir
-          const top = `t${serial}`;
-          mkdirSync(join(root, top, "a", "b"), { recursive: true });
-          writeFileSync(join(root, top, "a", "b", "deep.txt"), "deep\n");
-          writeFileSync(join(root, top, "x.txt"), "x\n");
-          files.push(`${top}/a/b/deep.txt`, `${top}/x.txt`);
-          changed.push(top);
-        } else if (op === 4 && live().length > 0) {
-          const f = pick(live());
-          chmodSync(join(root, f), rnd() < 0.5 ? 0o755 : 0o644);
-          changed.push(f);
-        } else if (op === 5) {
-          const link = `link${serial}`;
-          symlinkSync(pick(["d0", "missing", "d1/f1.txt"]), join(root, link));
-          changed.push(link);
-        } else if (op === 6) {
-          // a renamed directory: the watcher reports both names
-          const from = pick(["d0/sub", "d1/sub", "d2/sub", "d3/sub"]);
-          const to = `${from.split("/")[0]}/moved${serial}`;
-          try {
-            renameSync(join(root, from), join(root, to));
-            for (let i = 0; i < files.length; i++) {
-              const f = files[i] as string;
-              if (f.startsWith(`${from}/`)) files[i] = `${to}${f.slice(from.length)}`;
-            }
-            mkdirSync(join(root, from));
-            changed.push(from, to);
-          } catch {
-            // already moved
-          }
-        } else if (op === 7) {
-          // excluded things: a log next to sources, a package in node_modules
-          writeFileSync(join(root, "d2", `run${serial}.log`), "log\n");
-          writeFileSync(join(root, "node_modules", "x", `i${serial}.js`), "js\n");
-          changed.push(`d2/run${serial}.log`);
-        } else {
-          // a reported path that no longer exists and never will
-          changed.push(`ghost${serial}/nothing`);
-        }
-      }
+      const changed = editor.round();
       const walk = scanWorkspace(root, { excludes: EX, statCache: cache });
       const inc = scanWorkspace(root, { excludes: EX, statCache: cache, changed });
       expect(inc.incremental).toBe(true);

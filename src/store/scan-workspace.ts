@@ -25,7 +25,7 @@ import {
 } from "./manifest.ts";
 import type { ObjectStore } from "./object-store.ts";
 import { type CachedStat, emptyStatCache, type StatCache } from "./stat-cache.ts";
-import { watchedChanges } from "./watch.ts";
+import { type WatchedChanges, watchedChanges } from "./watch.ts";
 
 /** Why a path is not in a snapshot. A snapshot with any skipped path is `partial`. */
 export type SkipReason =
@@ -74,6 +74,8 @@ export interface ScanOptions {
    * workspace the daemon watches. Off when the environment says `TIMEWARP_WATCH=0`.
    */
   useWatcher?: boolean;
+  /** The daemon's answer when the caller already asked (instead of asking again). */
+  watched?: WatchedChanges;
 }
 
 /** What a scan found: the manifest, what it skipped and why, counts, and the new stat cache. */
@@ -331,10 +333,11 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
   let changed = options.changed;
   let watchToken: string | undefined;
   let watch: ScanResult["watch"];
-  if (changed === undefined && options.useWatcher === true) {
-    if (process.env.TIMEWARP_WATCH === "0") watch = { reason: "TIMEWARP_WATCH=0" };
-    else {
-      const answer = watchedChanges(root, oldCache.watchToken, scope);
+  if (changed === undefined && (options.watched !== undefined || options.useWatcher === true)) {
+    if (options.watched === undefined && process.env.TIMEWARP_WATCH === "0") {
+      watch = { reason: "TIMEWARP_WATCH=0" };
+    } else {
+      const answer = options.watched ?? watchedChanges(root, oldCache.watchToken, scope);
       changed = answer.changed;
       watchToken = answer.token;
       watch = changed !== undefined ? { changed: changed.length } : { reason: answer.reason ?? "" };

@@ -29,13 +29,21 @@ import {
   systemClock,
   systemRandom,
   TimewarpError,
+  type WorkspacePaths,
   workspacePaths,
   writeFileAtomic,
   writeJsonAtomic,
 } from "../core/index.ts";
-import { decodeManifest, encodeManifest, type Manifest } from "./manifest.ts";
+import {
+  compressManifest,
+  decodeManifest,
+  encodeManifest,
+  type Manifest,
+  parseManifestText,
+} from "./manifest.ts";
 import { createObjectStore } from "./object-store.ts";
-import { type ScanOptions, scanWorkspace } from "./scan-workspace.ts";
+import { type ScanOptions, type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
+import { deltaScan } from "./snapshot-delta.ts";
 import {
   type RecordKind,
   recordId,
@@ -63,6 +71,11 @@ export interface CreateSnapshotOptions {
   onProgress?: ScanOptions["onProgress"];
   /** Test hook passed to the scan (runs before each file read). */
   beforeRead?: ScanOptions["beforeRead"];
+  /**
+   * The paths changed since the last snapshot, when the caller knows them (tests; a watcher of
+   * its own). Default: the watch daemon's answer, when one runs.
+   */
+  changed?: readonly string[];
 }
 
 export interface CreateSnapshotResult {
@@ -76,7 +89,14 @@ export interface CreateSnapshotResult {
   rehashed: number;
   objects_written: number;
   duration_ms: number;
+  /**
+   * How the workspace was scanned: `delta` (only what changed, spliced into the last manifest
+   * and the stat cache), `index` (a change list applied to the whole index) or `walk`.
+   */
+  scan: ScanHow;
 }
+
+export type ScanHow = "delta" | "index" | "walk";
 
 function kindDir(root: string, kind: RecordKind): string {
   const paths = workspacePaths(root);
@@ -152,21 +172,13 @@ export function createSnapshot(
     throw fromSystemError(error, `creating ${paths.data}`);
   }
   cleanStaleTmp(paths.tmp);
-  const store = createObjectStore(paths.objects);
-  let oldCache: StatCache | undefined = readStatCache(paths.statCache);
-  const oldCacheSize = oldCache.entries.size;
-  const scan = scanWorkspace(paths.root, {
+  const scanned = scanForSnapshot(paths, {
     excludes,
     maxFileBytes,
-    statCache: oldCache,
-    store,
-    clockDir: paths.tmp,
-    useWatcher: true,
+    ...(options.changed === undefined ? {} : { changed: options.changed }),
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     ...(options.beforeRead === undefined ? {} : { beforeRead: options.beforeRead }),
   });
-  // Not kept alive while the manifest is encoded and written (at 100k files it is ~20 MB).
-  oldCache = undefined;
   const createdAt = clock.now();
   let id = "";
   // The id's time stamp and created_at are the same instant.
@@ -175,25 +187,23 @@ export function createSnapshot(
     id = kind === "snapshot" ? createSnapshotId(at, random) : createBackupId(at, random);
     if (!existsSync(join(recordsDir, id))) break;
   }
-  // An unchanged workspace (the watcher saw nothing) has the manifest a stored record already
-  // holds: link that file instead of encoding every entry again. Encoded otherwise, or when the
-  // file is gone (its record deleted).
-  const known = scan.unchanged ? scan.statCache.index?.manifest : undefined;
-  let encoded = known === undefined ? encodeManifest(scan.manifest) : undefined;
   const building = join(paths.tmp, `${TMP_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
   const finalDir = join(recordsDir, id);
   let record: SnapshotRecord;
   try {
     mkdirSync(building);
-    if (encoded === undefined && known !== undefined) {
+    // An unchanged workspace has the manifest a stored record already holds: that file is
+    // linked instead of written again (and written when it cannot be, say on another device).
+    let linked = false;
+    if (scanned.known !== undefined) {
       try {
-        linkSync(join(paths.data, known.file), join(building, MANIFEST_FILE));
+        linkSync(join(paths.data, scanned.known.file), join(building, MANIFEST_FILE));
+        linked = true;
       } catch {
-        encoded = encodeManifest(scan.manifest);
+        // written below
       }
     }
-    if (encoded !== undefined) writeFileAtomic(join(building, MANIFEST_FILE), encoded.bytes);
-    const manifestHash = encoded?.hash ?? (known?.hash as string);
+    if (!linked) writeFileAtomic(join(building, MANIFEST_FILE), scanned.stored());
     record = {
       schema_version: SNAPSHOT_RECORD_SCHEMA_VERSION,
       kind,
@@ -206,13 +216,13 @@ export function createSnapshot(
       ...(options.initialTaskHint === undefined
         ? {}
         : { initial_task_hint: options.initialTaskHint }),
-      files: scan.files,
-      dirs: scan.dirs,
-      symlinks: scan.symlinks,
-      bytes: scan.bytes,
-      partial: scan.skipped.length > 0,
-      skipped: scan.skipped,
-      manifest: { file: MANIFEST_FILE, hash: manifestHash, entries: scan.manifest.entries.length },
+      files: scanned.files,
+      dirs: scanned.dirs,
+      symlinks: scanned.symlinks,
+      bytes: scanned.bytes,
+      partial: scanned.skipped.length > 0,
+      skipped: scanned.skipped,
+      manifest: { file: MANIFEST_FILE, hash: scanned.hash, entries: scanned.entries },
     };
     writeJsonAtomic(join(building, RECORD_FILE), record);
     renameSync(building, finalDir);
@@ -221,44 +231,160 @@ export function createSnapshot(
     rmSync(building, { recursive: true, force: true });
     throw fromSystemError(error, `writing record ${finalDir}`);
   }
-  // The new manifest file is worth recording only where a later scan can find the workspace
-  // unchanged, which takes the watcher's token: a walk never links, and its cache need not be
-  // rewritten just for this.
-  const recorded = scan.statCache.watchToken !== undefined ? encoded : undefined;
-  if (recorded !== undefined && scan.statCache.index !== undefined) {
-    scan.statCache.index.manifest = {
-      file: relative(paths.data, join(finalDir, MANIFEST_FILE)),
-      hash: recorded.hash,
-    };
-  }
-  // Nothing re-read, the same files, the watcher (if any) reported nothing, and no new manifest
-  // to record: every entry carried over unchanged, and the old scan start, watch token and
-  // manifest file stay valid (the first two only make the next scan look at more), so the
-  // file need not be rewritten.
-  if (
-    recorded !== undefined ||
-    scan.rehashed > 0 ||
-    scan.statCache.entries.size !== oldCacheSize ||
-    !scan.watchQuiet
-  ) {
-    writeStatCache(paths.statCache, scan.statCache);
-  }
+  // Last: a cache that names the new record's manifest file (a crash before this only costs the
+  // next scan some work).
+  scanned.writeCache({
+    file: relative(paths.data, join(finalDir, MANIFEST_FILE)),
+    hash: scanned.hash,
+  });
   if (kind === "snapshot") {
     appendEvent(
       paths.events,
       "snapshot.created",
-      { snapshot_id: id, files: scan.files, bytes: scan.bytes, partial: record.partial },
+      { snapshot_id: id, files: scanned.files, bytes: scanned.bytes, partial: record.partial },
       clock,
     );
   }
+  let manifest: Manifest | undefined;
   return {
     record,
     id,
     dir: finalDir,
-    manifest: scan.manifest,
+    get manifest() {
+      manifest ??= scanned.manifest();
+      return manifest;
+    },
+    rehashed: scanned.rehashed,
+    objects_written: scanned.objects_written,
+    duration_ms: Math.round(performance.now() - started),
+    scan: scanned.how,
+  };
+}
+
+/** What `createSnapshot` needs of a scan, by whichever path it ran. */
+interface Scanned {
+  how: ScanHow;
+  files: number;
+  dirs: number;
+  symlinks: number;
+  bytes: number;
+  skipped: SkippedPath[];
+  rehashed: number;
+  objects_written: number;
+  /** The manifest's hash and its number of entries. */
+  hash: string;
+  entries: number;
+  /** A stored manifest file with exactly this manifest, to link instead of writing a copy. */
+  known?: { file: string; hash: string };
+  /** The manifest's stored bytes. */
+  stored: () => Buffer;
+  /** The manifest itself (decoded on demand when the delta path made only its text). */
+  manifest: () => Manifest;
+  /** Write the new stat cache (when it changed), naming `ref` as this manifest's file. */
+  writeCache: (ref: { file: string; hash: string }) => void;
+}
+
+/**
+ * Scan for a snapshot: by the delta path (`deltaScan`: only what changed, spliced into the
+ * stat cache and the last manifest) when it can vouch for the result, else by `scanWorkspace`
+ * (an incremental update of the whole index, or a walk of the tree).
+ */
+function scanForSnapshot(
+  paths: WorkspacePaths,
+  options: {
+    excludes: readonly string[];
+    maxFileBytes: number;
+    changed?: readonly string[];
+    onProgress?: ScanOptions["onProgress"];
+    beforeRead?: ScanOptions["beforeRead"];
+  },
+): Scanned {
+  const store = createObjectStore(paths.objects);
+  const hooks = {
+    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+    ...(options.beforeRead === undefined ? {} : { beforeRead: options.beforeRead }),
+  };
+  const delta = deltaScan(paths.root, {
+    excludes: options.excludes,
+    maxFileBytes: options.maxFileBytes,
+    store,
+    statCachePath: paths.statCache,
+    dataDir: paths.data,
+    clockDir: paths.tmp,
+    ...(options.changed === undefined ? {} : { changed: options.changed }),
+    ...hooks,
+  });
+  if (!("fallback" in delta)) {
+    const text = delta.text;
+    const stored = text === undefined ? (delta.stored as Buffer) : compressManifest(text);
+    const source = `${paths.statCache} (the manifest of a delta scan)`;
+    return {
+      ...delta,
+      how: "delta",
+      entries: delta.files + delta.dirs + delta.symlinks,
+      stored: () => stored,
+      manifest: () =>
+        text === undefined
+          ? decodeManifest(stored, { source, hash: delta.hash })
+          : parseManifestText(text, source),
+      writeCache: (ref) => {
+        if (!delta.quiet) {
+          writeFileAtomic(paths.statCache, delta.cacheBytes(ref), { durable: false });
+        }
+      },
+    };
+  }
+  let oldCache: StatCache | undefined = readStatCache(paths.statCache);
+  const oldCacheSize = oldCache.entries.size;
+  const scan = scanWorkspace(paths.root, {
+    excludes: options.excludes,
+    maxFileBytes: options.maxFileBytes,
+    statCache: oldCache,
+    store,
+    clockDir: paths.tmp,
+    ...(options.changed === undefined
+      ? { useWatcher: true, ...(delta.watched === undefined ? {} : { watched: delta.watched }) }
+      : { changed: options.changed }),
+    ...hooks,
+  });
+  // Not kept alive while the manifest is encoded and written (at 100k files it is ~20 MB).
+  oldCache = undefined;
+  // Unchanged (the watcher saw nothing): the manifest of the index's stored file.
+  const known = scan.unchanged ? scan.statCache.index?.manifest : undefined;
+  const encoded = known === undefined ? encodeManifest(scan.manifest) : undefined;
+  return {
+    how: scan.incremental ? "index" : "walk",
+    files: scan.files,
+    dirs: scan.dirs,
+    symlinks: scan.symlinks,
+    bytes: scan.bytes,
+    skipped: scan.skipped,
     rehashed: scan.rehashed,
     objects_written: scan.objects_written,
-    duration_ms: Math.round(performance.now() - started),
+    hash: encoded?.hash ?? (known?.hash as string),
+    entries: scan.manifest.entries.length,
+    ...(known === undefined ? {} : { known }),
+    stored: () => encoded?.bytes ?? encodeManifest(scan.manifest).bytes,
+    manifest: () => scan.manifest,
+    writeCache: (ref) => {
+      // The manifest file is worth recording only where a later scan can update the index from
+      // a change list (a watcher's token, or changes given): a walk never links or splices.
+      const updatable = scan.statCache.watchToken !== undefined || options.changed !== undefined;
+      const index = scan.statCache.index;
+      if (updatable && index !== undefined && known === undefined) index.manifest = ref;
+      // Nothing re-read, the same files, the watcher (if any) reported nothing, and no new
+      // manifest to record: every entry carried over unchanged, and the old scan start, watch
+      // token and manifest file stay valid (the first two only make the next scan look at
+      // more), so the file need not be rewritten.
+      if (
+        (updatable && known === undefined) ||
+        scan.rehashed > 0 ||
+        scan.statCache.entries.size !== oldCacheSize ||
+        !scan.watchQuiet
+      ) {
+        writeStatCache(paths.statCache, scan.statCache);
+      }
+    },
   };
 }
 
