@@ -19,6 +19,11 @@ export interface WorkspacePaths {
   events: string;
   /** The stat cache of the last scan (store). */
   statCache: string;
+  /**
+   * A link to the manifest file of the last snapshot or backup, which the stat cache names: it
+   * outlives that record (a return deletes its backup), so the next snapshot can still edit it.
+   */
+  lastManifest: string;
   /** Per-session records (time machine), one file per live session. */
   sessions: string;
   /** Scratch space for multi-step writes (folders built aside, then renamed in). */
@@ -42,6 +47,7 @@ export function workspacePaths(root: string): WorkspacePaths {
     memory: join(data, "memory"),
     events: join(data, "events.jsonl"),
     statCache: join(data, "stat-cache.bin"),
+    lastManifest: join(data, "last-manifest.json.br"),
     sessions: join(data, "sessions"),
     tmp: join(data, "tmp"),
   };

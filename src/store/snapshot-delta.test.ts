@@ -114,13 +114,27 @@ describe("createSnapshot's delta path (only what changed, spliced into the last 
     expect(same.manifest).toEqual(readManifest(root, indexed.id));
   });
 
-  it("falls back to the index when the manifest file it would edit is gone, and is right", () => {
+  it("edits the last manifest after its record was deleted (a return deletes its backup)", () => {
     const root = tmp();
     randomEditor(root);
     createSnapshot(root, OPTS);
     const indexed = createSnapshot(root, { ...OPTS, changed: [] });
     deleteSnapshot(root, indexed.id);
     writeFileSync(join(root, "d0", "f1.txt"), "changed after the record went\n");
+    const made = createSnapshot(root, { ...OPTS, changed: ["d0/f1.txt"] });
+    expect(made.scan).toBe("delta");
+    expect(made.record.manifest.hash).toBe(
+      hashManifest(scanWorkspace(root, { excludes: EX }).manifest),
+    );
+  });
+
+  it("falls back to the index when the manifest file it would edit is gone, and is right", () => {
+    const root = tmp();
+    randomEditor(root);
+    createSnapshot(root, OPTS);
+    createSnapshot(root, { ...OPTS, changed: [] });
+    rmSync(workspacePaths(root).lastManifest);
+    writeFileSync(join(root, "d0", "f1.txt"), "changed after the manifest went\n");
     const made = createSnapshot(root, { ...OPTS, changed: ["d0/f1.txt"] });
     expect(made.scan).toBe("index");
     const walk = scanWorkspace(root, { excludes: EX });

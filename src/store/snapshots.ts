@@ -231,11 +231,16 @@ export function createSnapshot(
     rmSync(building, { recursive: true, force: true });
     throw fromSystemError(error, `writing record ${finalDir}`);
   }
-  // Last: a cache that names the new record's manifest file (a crash before this only costs the
-  // next scan some work).
-  scanned.writeCache({
-    file: relative(paths.data, join(finalDir, MANIFEST_FILE)),
-    hash: scanned.hash,
+  // Last: a cache that names the new manifest (a crash before this only costs the next scan
+  // some work), through a link of its own that outlives the record.
+  scanned.writeCache(() => {
+    const file = join(finalDir, MANIFEST_FILE);
+    try {
+      linkLastManifest(paths, file);
+      return { file: relative(paths.data, paths.lastManifest), hash: scanned.hash };
+    } catch {
+      return { file: relative(paths.data, file), hash: scanned.hash };
+    }
   });
   if (kind === "snapshot") {
     appendEvent(
@@ -261,6 +266,17 @@ export function createSnapshot(
   };
 }
 
+/** Point `paths.lastManifest` at `file` (a hard link, swapped in by rename; a copy where links fail). */
+function linkLastManifest(paths: WorkspacePaths, file: string): void {
+  const temp = join(paths.tmp, `last-${process.pid}-${randomBytes(4).toString("hex")}`);
+  try {
+    linkSync(file, temp);
+  } catch {
+    writeFileAtomic(temp, readFileSync(file), { durable: false });
+  }
+  renameSync(temp, paths.lastManifest);
+}
+
 /** What `createSnapshot` needs of a scan, by whichever path it ran. */
 interface Scanned {
   how: ScanHow;
@@ -280,8 +296,11 @@ interface Scanned {
   stored: () => Buffer;
   /** The manifest itself (decoded on demand when the delta path made only its text). */
   manifest: () => Manifest;
-  /** Write the new stat cache (when it changed), naming `ref` as this manifest's file. */
-  writeCache: (ref: { file: string; hash: string }) => void;
+  /**
+   * Write the new stat cache (when it changed), naming the manifest file `ref()` makes as this
+   * manifest's (called only when the cache will name it).
+   */
+  writeCache: (ref: () => { file: string; hash: string }) => void;
 }
 
 /**
@@ -329,7 +348,7 @@ function scanForSnapshot(
           : parseManifestText(text, source),
       writeCache: (ref) => {
         if (!delta.quiet) {
-          writeFileAtomic(paths.statCache, delta.cacheBytes(ref), { durable: false });
+          writeFileAtomic(paths.statCache, delta.cacheBytes(ref()), { durable: false });
         }
       },
     };
@@ -371,7 +390,7 @@ function scanForSnapshot(
       // a change list (a watcher's token, or changes given): a walk never links or splices.
       const updatable = scan.statCache.watchToken !== undefined || options.changed !== undefined;
       const index = scan.statCache.index;
-      if (updatable && index !== undefined && known === undefined) index.manifest = ref;
+      if (updatable && index !== undefined && known === undefined) index.manifest = ref();
       // Nothing re-read, the same files, the watcher (if any) reported nothing, and no new
       // manifest to record: every entry carried over unchanged, and the old scan start, watch
       // token and manifest file stay valid (the first two only make the next scan look at
