@@ -32,7 +32,14 @@ import {
   watchedChanges,
   watchPaths,
 } from "../src/store/index.ts";
+import { recover, returnToPresent, startSession, travel } from "../src/timemachine/index.ts";
 import { cliCommand, makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
+import {
+  buildPastState,
+  mutateToPresent,
+  readTree,
+  treeDiff,
+} from "./helpers/timemachine-fixtures.ts";
 
 /**
  * The watch daemon for real: a `timewarp watch` child process with inotify watches, a scan in
@@ -211,6 +218,44 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     for (const id of [second.id, third.id]) deleteSnapshot(root, id);
     const fifth = createSnapshot(root);
     expect(readManifest(root, fifth.id)).toEqual(fourth.manifest);
+  });
+
+  it("travel and return with the daemon compare manifests by text: the present comes back byte for byte, a late write is caught", async () => {
+    const root = workspace();
+    buildPastState(root, 40);
+    const { snapshot_id } = await startSession({ root, sessionId: "watched" });
+    mutateToPresent(root, 40);
+    start(root);
+    // one snapshot with the daemon's first answer (a walk), so the next scans go by the delta path
+    expect(createSnapshot(root).scan).toBe("walk");
+    const present = readTree(root);
+    for (let round = 0; round < 3; round++) {
+      travel({ root, snapshotId: snapshot_id });
+      writeFileSync(join(root, `experiment${round}.txt`), "tried in the past\n");
+      const back = returnToPresent({ root });
+      expect(back.verified.checked).toBeGreaterThan(40);
+      expect(treeDiff(readTree(root), present)).toEqual([]);
+    }
+    // the backup of a travel now goes by the delta path: it is as fast as a snapshot
+    expect(createSnapshot(root).scan).toBe("delta");
+    travel({ root, snapshotId: snapshot_id });
+    let code: string | undefined;
+    let paths: unknown;
+    try {
+      returnToPresent({
+        root,
+        onStep: (s) => {
+          if (s === "return:verify") writeFileSync(join(root, "intruder.txt"), "late write\n");
+        },
+      });
+    } catch (error) {
+      code = (error as { code?: string }).code;
+      paths = (error as { data?: { paths?: unknown } }).data?.paths;
+    }
+    expect(code).toBe("RETURN_VERIFY_FAILED");
+    expect(paths).toEqual(["intruder.txt"]);
+    expect(recover({ root })).toMatchObject({ outcome: "return_finished", mode: "present" });
+    expect(treeDiff(readTree(root), present)).toEqual([]);
   });
 
   it("a journal past its size limit starts a new instance: old tokens walk once, then answers resume", async () => {

@@ -15,7 +15,13 @@ export { collectGarbage, collectReferencedOids, fsck } from "./gc.ts";
 export type { InitResult } from "./init-workspace.ts";
 export { initWorkspace } from "./init-workspace.ts";
 export type { Manifest, ManifestEntry } from "./manifest.ts";
-export { hashManifest, ManifestEntrySchema, ManifestSchema } from "./manifest.ts";
+export {
+  diffManifestTexts,
+  hashManifest,
+  ManifestEntrySchema,
+  ManifestSchema,
+  parseManifestText,
+} from "./manifest.ts";
 export type { ObjectStore } from "./object-store.ts";
 export { createObjectStore } from "./object-store.ts";
 export type {
@@ -24,9 +30,10 @@ export type {
   RestoreOptions,
   RestoreResult,
 } from "./restore-manifest.ts";
-export { restoreManifest } from "./restore-manifest.ts";
+export { restoreManifest, restoreManifestText } from "./restore-manifest.ts";
 export type { ScanOptions, ScanResult, SkippedPath, SkipReason } from "./scan-workspace.ts";
 export { readFileStable, scanScope, scanWorkspace } from "./scan-workspace.ts";
+export { scanWorkspaceText } from "./snapshot-delta.ts";
 export type { RecordKind, SnapshotRecord } from "./snapshot-record.ts";
 export { recordId, SnapshotRecordSchema } from "./snapshot-record.ts";
 export type {
@@ -40,6 +47,7 @@ export {
   deleteSnapshot,
   listSnapshots,
   readManifest,
+  readManifestText,
   readSnapshot,
 } from "./snapshots.ts";
 export type { CachedStat, ScanIndex, StatCache, StatCacheHeader } from "./stat-cache.ts";
@@ -56,7 +64,7 @@ export type {
   VerifyResult,
   WorkspaceDifference,
 } from "./verify-workspace.ts";
-export { verifyWorkspace } from "./verify-workspace.ts";
+export { verifyWorkspace, verifyWorkspaceText } from "./verify-workspace.ts";
 export type {
   StartWatchOptions,
   StartWatchResult,

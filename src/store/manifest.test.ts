@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { gitBlobId } from "../core/index.ts";
 import {
   decodeManifest,
+  diffManifestTexts,
   encodeManifest,
   type Manifest,
   type ManifestEntry,
@@ -174,5 +175,57 @@ describe("spliceManifestText", () => {
     };
     expect(spliceManifestText(textOf(m), new Map([["x", b64]]))).toBeNull();
     expect(spliceManifestText(textOf(new Map([["x", b64]])), new Map())).toBeNull();
+  });
+});
+
+describe("diffManifestTexts", () => {
+  it("finds exactly the entries whose lines differ, over random pairs of manifests", () => {
+    let seed = 5;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const paths = ["a", "a/b", "a.b", "a0", 'q"x', "é", "😀", "z/y", "z/y/x", "\u2028"];
+    const make = (): Map<string, ManifestEntry> => {
+      const m = new Map<string, ManifestEntry>();
+      for (const path of paths) {
+        const r = rnd();
+        if (r < 0.3) continue;
+        m.set(
+          path,
+          r < 0.4
+            ? { path, type: "symlink", mode: 0o777, size: 1, mtime_ms: 1, target: "t" }
+            : r < 0.55
+              ? { path, type: "dir", mode: 0o755, size: 0, mtime_ms: Math.floor(rnd() * 2) }
+              : {
+                  path,
+                  type: "file",
+                  mode: 0o644,
+                  size: 1,
+                  mtime_ms: 2,
+                  oid: gitBlobId(Buffer.from(String(Math.floor(rnd() * 2)))),
+                },
+        );
+      }
+      return m;
+    };
+    const text = (m: Map<string, ManifestEntry>) =>
+      manifestBytes({ schema_version: 1, entries: sortEntries([...m.values()]) });
+    for (let round = 0; round < 300; round++) {
+      const x = make();
+      const y = rnd() < 0.2 ? new Map(x) : make();
+      const d = diffManifestTexts(text(x), text(y));
+      expect(d).not.toBeNull();
+      const differs = (p: string) => JSON.stringify(x.get(p)) !== JSON.stringify(y.get(p));
+      const sorted = (m: Map<string, ManifestEntry>) => sortEntries([...m.values()]);
+      expect(d?.a).toEqual(sorted(x).filter((e) => differs(e.path)));
+      expect(d?.b).toEqual(sorted(y).filter((e) => differs(e.path)));
+      expect(d?.same).toBe([...x.keys()].filter((p) => y.has(p) && !differs(p)).length);
+      expect(d?.bSymlinks).toEqual(
+        sorted(y)
+          .filter((e) => e.type === "symlink")
+          .map((e) => e.path),
+      );
+    }
   });
 });

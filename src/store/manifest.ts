@@ -1,6 +1,7 @@
+import { readFileSync, statSync } from "node:fs";
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync } from "node:zlib";
 import { z } from "zod";
-import { ErrorCode, formatZodIssues, gitBlobId, TimewarpError } from "../core/index.ts";
+import { ErrorCode, errnoCode, formatZodIssues, gitBlobId, TimewarpError } from "../core/index.ts";
 
 const Oid = z.string().regex(/^[0-9a-f]{40}$/);
 
@@ -87,29 +88,30 @@ const TYPE_KEY = Buffer.from(',"type":"');
 const B64_KEY = Buffer.from(',"path_b64":"');
 
 /**
- * The canonical text of a manifest with a few entries changed, made from the text of the
- * manifest before (`manifestBytes`): `edits` maps a path to its new entry, or to null when it
- * is gone. Lines are found by binary search and the others copied in runs, so the cost is a
- * memory copy of the text, not a line per entry. The result is byte for byte what
- * `manifestBytes` gives for the edited manifest. Null when `text` is not such a text, or holds
- * or gets a name that is not UTF-8 (those sort by their bytes; the caller encodes anew).
+ * The entry lines of a canonical manifest text (`manifestBytes`): line `i` is
+ * `text[starts[i], ends[i])`, lines are separated by ",\n" (a raw newline is never inside
+ * one: JSON escapes it in strings). Null when `text` is not such a text, or names a path that
+ * is not UTF-8 (those sort by their bytes, so a search by path would be wrong).
  */
-export function spliceManifestText(
-  text: Buffer,
-  edits: ReadonlyMap<string, ManifestEntry | null>,
-): Buffer | null {
+interface TextLines {
+  text: Buffer;
+  head: Buffer;
+  tail: Buffer;
+  starts: number[];
+  ends: number[];
+}
+
+function textLines(text: Buffer): TextLines | null {
   const head = Buffer.from(textHead(MANIFEST_SCHEMA_VERSION));
   const tail = Buffer.from(TEXT_TAIL);
   if (
     text.length < head.length + tail.length ||
-    text.includes(B64_KEY) ||
     text.compare(head, 0, head.length, 0, head.length) !== 0 ||
-    text.compare(tail, 0, tail.length, text.length - tail.length) !== 0
+    text.compare(tail, 0, tail.length, text.length - tail.length) !== 0 ||
+    text.includes(B64_KEY)
   ) {
     return null;
   }
-  // Entry lines: [starts[i], ends[i]), separated by ",\n" (a raw newline is never inside one:
-  // JSON escapes it in strings).
   const bodyEnd = text.length - tail.length;
   const starts: number[] = [];
   const ends: number[] = [];
@@ -122,19 +124,53 @@ export function spliceManifestText(
     ends.push(end);
     pos = nl + 1;
   }
-  const pathAt = (i: number): string | null => {
-    const s = starts[i] as number;
-    if (text.compare(LINE_HEAD, 0, LINE_HEAD.length, s, s + LINE_HEAD.length) !== 0) return null;
-    const close = text.indexOf(TYPE_KEY, s);
-    if (close < 0 || close >= (ends[i] as number)) return null;
-    return JSON.parse(text.toString("utf8", s + LINE_HEAD.length - 1, close)) as string;
-  };
+  return { text, head, tail, starts, ends };
+}
+
+/** The path of line `i` (its JSON string, up to the `type` key that always follows). */
+function linePath(lines: TextLines, i: number): string | null {
+  const { text } = lines;
+  const s = lines.starts[i] as number;
+  if (text.compare(LINE_HEAD, 0, LINE_HEAD.length, s, s + LINE_HEAD.length) !== 0) return null;
+  const close = text.indexOf(TYPE_KEY, s);
+  if (close < 0 || close >= (lines.ends[i] as number)) return null;
+  return JSON.parse(text.toString("utf8", s + LINE_HEAD.length - 1, close)) as string;
+}
+
+/** The entry on line `i`, checked as a manifest entry; null when it is not one. */
+function lineEntry(lines: TextLines, i: number): ManifestEntry | null {
+  let e: unknown;
+  try {
+    e = JSON.parse(lines.text.toString("utf8", lines.starts[i], lines.ends[i]));
+  } catch {
+    return null;
+  }
+  return manifestProblem({ schema_version: MANIFEST_SCHEMA_VERSION, entries: [e] }) === null
+    ? (e as ManifestEntry)
+    : null;
+}
+
+/**
+ * The canonical text of a manifest with a few entries changed, made from the text of the
+ * manifest before (`manifestBytes`): `edits` maps a path to its new entry, or to null when it
+ * is gone. Lines are found by binary search and the others copied in runs, so the cost is a
+ * memory copy of the text, not a line per entry. The result is byte for byte what
+ * `manifestBytes` gives for the edited manifest. Null when `text` is not such a text, or holds
+ * or gets a name that is not UTF-8 (those sort by their bytes; the caller encodes anew).
+ */
+export function spliceManifestText(
+  text: Buffer,
+  edits: ReadonlyMap<string, ManifestEntry | null>,
+): Buffer | null {
+  const lines = textLines(text);
+  if (lines === null) return null;
+  const { starts, ends } = lines;
   const lowerBound = (path: string): number | null => {
     let lo = 0;
     let hi = starts.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const p = pathAt(mid);
+      const p = linePath(lines, mid);
       if (p === null) return null;
       if (p < path) lo = mid + 1;
       else hi = mid;
@@ -142,7 +178,7 @@ export function spliceManifestText(
     return lo;
   };
   const paths = [...edits.keys()].sort();
-  const pieces: Buffer[] = [head];
+  const pieces: Buffer[] = [lines.head];
   let first = true;
   const emit = (piece: Buffer) => {
     if (!first) pieces.push(SEPARATOR);
@@ -157,12 +193,89 @@ export function spliceManifestText(
     if (at === null) return null;
     if (at > cursor) emit(text.subarray(starts[cursor], ends[at - 1]));
     cursor = at;
-    if (at < starts.length && pathAt(at) === path) cursor = at + 1;
+    if (at < starts.length && linePath(lines, at) === path) cursor = at + 1;
     if (entry !== null && entry !== undefined) emit(Buffer.from(entryLine(entry), "utf8"));
   }
   if (cursor < starts.length) emit(text.subarray(starts[cursor], ends[starts.length - 1]));
-  pieces.push(tail);
+  pieces.push(lines.tail);
   return Buffer.concat(pieces);
+}
+
+/** What differs between two manifests given as canonical texts (`diffManifestTexts`). */
+export interface TextDifference {
+  /** The entries of `a` whose line is not in `b` (changed, or only in `a`), in path order. */
+  a: ManifestEntry[];
+  /** The entries of `b` whose line is not in `a`, in path order. */
+  b: ManifestEntry[];
+  /** Lines the two texts share (the same entry, byte for byte). */
+  same: number;
+  /** The symlinks of `b`, all of them (a restore checks no entry lies below one). */
+  bSymlinks: string[];
+}
+
+const SYMLINK_TYPE = Buffer.from('"type":"symlink"');
+
+/**
+ * Compare two canonical manifest texts line by line, decoding only the lines that differ: the
+ * cost of comparing 10k entries is a pass over the bytes, not 20k objects. Null when either is
+ * not a canonical text of plain UTF-8 names (decode them instead).
+ */
+export function diffManifestTexts(a: Buffer, b: Buffer): TextDifference | null {
+  const la = textLines(a);
+  const lb = textLines(b);
+  if (la === null || lb === null) return null;
+  const out: TextDifference = { a: [], b: [], same: 0, bSymlinks: [] };
+  const na = la.starts.length;
+  const nb = lb.starts.length;
+  let i = 0;
+  let j = 0;
+  const take = (lines: TextLines, k: number, into: ManifestEntry[]): boolean => {
+    const e = lineEntry(lines, k);
+    if (e === null) return false;
+    into.push(e);
+    return true;
+  };
+  while (i < na || j < nb) {
+    if (i < na && j < nb) {
+      const sa = la.starts[i] as number;
+      const ea = la.ends[i] as number;
+      const sb = lb.starts[j] as number;
+      const eb = lb.ends[j] as number;
+      if (ea - sa === eb - sb && a.compare(b, sb, eb, sa, ea) === 0) {
+        out.same++;
+        i++;
+        j++;
+        continue;
+      }
+      const pa = linePath(la, i);
+      const pb = linePath(lb, j);
+      if (pa === null || pb === null) return null;
+      if (pa <= pb && !take(la, i++, out.a)) return null;
+      if (pb <= pa && !take(lb, j++, out.b)) return null;
+    } else if (i < na) {
+      if (!take(la, i++, out.a)) return null;
+    } else if (!take(lb, j++, out.b)) return null;
+  }
+  for (let at = b.indexOf(SYMLINK_TYPE); at >= 0; at = b.indexOf(SYMLINK_TYPE, at + 1)) {
+    const k = lineAt(lb, at);
+    const path = k < 0 ? null : linePath(lb, k);
+    if (path === null) return null;
+    out.bSymlinks.push(path);
+  }
+  return out;
+}
+
+/** The line holding byte `at` (binary search over the starts); -1 when none. */
+function lineAt(lines: TextLines, at: number): number {
+  let lo = 0;
+  let hi = lines.starts.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((lines.starts[mid] as number) > at) hi = mid - 1;
+    else if ((lines.ends[mid] as number) <= at) lo = mid + 1;
+    else return mid;
+  }
+  return -1;
 }
 
 const SEPARATOR = Buffer.from(",\n");
@@ -196,6 +309,56 @@ export function compressManifest(text: Buffer): Buffer {
 /** The canonical text in stored manifest bytes (brotli, or gzip); throws when neither. */
 export function decompressManifest(bytes: Buffer): Buffer {
   return bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : brotliDecompressSync(bytes);
+}
+
+/** The text `readManifestTextFile` read last, by the file's identity and expected hash. */
+let lastText: { key: string; hash: string; text: Buffer } | undefined;
+
+const fileKey = (st: { dev: number; ino: number; size: number; mtimeMs: number }) =>
+  `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+
+/**
+ * The canonical text in the stored manifest file `file`, checked against `hash` (CORRUPT_FILE
+ * when it does not match or does not decompress; the file system's error when it cannot be
+ * read). The last text read is kept, keyed by the file's device, inode, size and mtime: a
+ * return reads the same file up to three times (its backup's manifest, which is also the base
+ * of both of its scans), and manifest files are never rewritten in place.
+ */
+export function readManifestTextFile(file: string, hash: string): Buffer {
+  const key = fileKey(statSync(file));
+  if (lastText !== undefined && lastText.key === key && lastText.hash === hash) {
+    return lastText.text;
+  }
+  let text: Buffer;
+  try {
+    text = decompressManifest(readFileSync(file));
+  } catch (error) {
+    if (errnoCode(error) !== undefined) throw error;
+    throw new TimewarpError(
+      ErrorCode.CORRUPT_FILE,
+      `${file}: not a compressed manifest (${error instanceof Error ? error.message : String(error)})`,
+      { data: { file } },
+    );
+  }
+  const got = gitBlobId(text);
+  if (got !== hash) {
+    throw new TimewarpError(
+      ErrorCode.CORRUPT_FILE,
+      `${file}: manifest hash is ${got}, the record expects ${hash}`,
+      { data: { file, expected: hash, got } },
+    );
+  }
+  lastText = { key, hash, text };
+  return text;
+}
+
+/** Keep `text` as the text of the manifest file just written at `file` (see `readManifestTextFile`). */
+export function rememberManifestText(file: string, hash: string, text: Buffer): void {
+  try {
+    lastText = { key: fileKey(statSync(file)), hash, text };
+  } catch {
+    lastText = undefined;
+  }
 }
 
 /**

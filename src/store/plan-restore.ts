@@ -37,10 +37,11 @@ function depth(path: string): number {
 /**
  * Check every target entry before anything is written: each path must be plain and relative
  * (UNSAFE_PATH otherwise), and no entry may sit below a path the manifest itself makes a
- * symlink (that would write through the link, outside the workspace).
+ * symlink (that would write through the link, outside the workspace). `symlinks`: more paths
+ * the whole manifest makes symlinks, when `target` holds only part of it.
  */
-export function assertSafeManifest(target: Manifest): void {
-  const links = new Set<string>();
+export function assertSafeManifest(target: Manifest, symlinks: Iterable<string> = []): void {
+  const links = new Set<string>(symlinks);
   for (const e of target.entries) if (e.type === "symlink") links.add(e.path);
   for (const e of target.entries) {
     if (e.path_b64 === undefined) assertSafeEntryText(e.path);

@@ -20,7 +20,12 @@ import {
 } from "../core/index.ts";
 import { fsPathOf, parentOf } from "./entry-path.ts";
 import { createExcludeMatcher } from "./excludes.ts";
-import type { Manifest, ManifestEntry } from "./manifest.ts";
+import {
+  diffManifestTexts,
+  MANIFEST_SCHEMA_VERSION,
+  type Manifest,
+  type ManifestEntry,
+} from "./manifest.ts";
 import type { ObjectStore } from "./object-store.ts";
 import {
   assertSafeManifest,
@@ -127,7 +132,50 @@ export function restoreManifest(
       ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
       ...(options.useWatcher === true ? { useWatcher: true } : {}),
     });
-  const plan = planRestore(scan.manifest.entries, target.kept);
+  return applyRestore(root, planRestore(scan.manifest.entries, target.kept), options, {
+    excluded: target.dropped,
+    untouched: scan.skipped,
+    unchanged: 0,
+  });
+}
+
+/**
+ * `restoreManifest` with both sides as canonical manifest texts (`manifestBytes`): the target's
+ * (a stored manifest) and the workspace's as a scan just found it (`current`). Only the lines
+ * that differ are decoded and planned, so the cost follows the difference, not the workspace.
+ * Null when a text is not canonical plain UTF-8 (decode both and use `restoreManifest`).
+ */
+export function restoreManifestText(
+  root: string,
+  target: Buffer,
+  current: { text: Buffer; skipped: SkippedPath[] },
+  options: Omit<RestoreOptions, "current" | "statCache" | "useWatcher">,
+): RestoreResult | null {
+  const d = diffManifestTexts(current.text, target);
+  if (d === null) return null;
+  const differing: Manifest = { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.b };
+  assertSafeManifest(differing, d.bSymlinks);
+  // A line the scan of the workspace shares is not excluded: the scan ran with these excludes.
+  const kept = filterExcluded(differing, createExcludeMatcher(options.excludes));
+  try {
+    mkdirSync(root, { recursive: true });
+  } catch (error) {
+    throw fromSystemError(error, `creating restore target ${root}`);
+  }
+  return applyRestore(root, planRestore(d.a, kept.kept), options, {
+    excluded: kept.dropped,
+    untouched: current.skipped,
+    unchanged: d.same,
+  });
+}
+
+/** Carry out a restore plan (the part `restoreManifest` and `restoreManifestText` share). */
+function applyRestore(
+  root: string,
+  plan: RestorePlan,
+  options: Pick<RestoreOptions, "store" | "verify" | "onProgress" | "requireReplacedObjects">,
+  known: { excluded: number; untouched: SkippedPath[]; unchanged: number },
+): RestoreResult {
   const missing = missingObjects(options.store, plan, options.requireReplacedObjects === true);
   if (missing.length > 0) {
     throw new TimewarpError(
@@ -149,16 +197,16 @@ export function restoreManifest(
   const result: RestoreResult = {
     written: 0,
     deleted: 0,
-    unchanged: plan.unchanged,
+    unchanged: plan.unchanged + known.unchanged,
     mode_changed: 0,
     dirs_created: 0,
-    excluded: target.dropped,
+    excluded: known.excluded,
     blocked: [],
     kept_dirs: [],
-    untouched: scan.skipped,
+    untouched: known.untouched,
   };
   // Present paths the scan skipped (and what is below them) must not be overwritten.
-  const untouchable = new Set(scan.skipped.map((s) => s.path));
+  const untouchable = new Set(known.untouched.map((s) => s.path));
   const isUntouchable = (path: string): boolean => {
     if (untouchable.size === 0) return false;
     for (let p = path; p !== ""; p = parentOf(p)) if (untouchable.has(p)) return true;

@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gitBlobId } from "../core/index.ts";
 import {
-  decompressManifest,
   entryLine,
   type ManifestEntry,
+  readManifestTextFile,
   spliceManifestText,
 } from "./manifest.ts";
 import type { ObjectStore } from "./object-store.ts";
@@ -34,7 +34,8 @@ import { type WatchedChanges, watchedChanges } from "./watch.ts";
 export interface DeltaScanOptions {
   excludes: readonly string[];
   maxFileBytes?: number;
-  store: ObjectStore;
+  /** Where new contents go; without it they are only hashed. */
+  store?: ObjectStore;
   /** The workspace's stat cache file. */
   statCachePath: string;
   /** The data directory the index's manifest file is relative to. */
@@ -113,7 +114,7 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
     excludes: options.excludes,
     ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
     statCache: { scanStartMs: table.scanStartMs, entries: slice, index },
-    store: options.store,
+    ...(options.store === undefined ? {} : { store: options.store }),
     changed,
     ...(options.clockDir === undefined ? {} : { clockDir: options.clockDir }),
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
@@ -199,28 +200,36 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
     cacheBytes,
   };
   const known = index.manifest;
-  let stored: Buffer;
-  try {
-    stored = readFileSync(join(options.dataDir, known.file));
-  } catch {
-    return fallback("the last manifest file is gone");
-  }
+  const file = join(options.dataDir, known.file);
   if (edits.size === 0) {
+    const stored = readStored(file);
+    if (stored === null) return fallback("the last manifest file is gone");
     const quiet = token === table.watchToken && sameCache(scan.statCache.entries, slice);
     return { ...common, hash: known.hash, known, stored, quiet };
   }
   let old: Buffer;
   try {
-    old = decompressManifest(stored);
+    old = readManifestTextFile(file, known.hash);
   } catch {
-    return fallback("the last manifest file is unreadable");
+    return fallback("the last manifest file is gone or does not match");
   }
-  if (gitBlobId(old) !== known.hash) return fallback("the last manifest file does not match");
   const text = spliceManifestText(old, edits);
   if (text === null) return fallback("the last manifest's text cannot be edited in place");
   const hash = gitBlobId(text);
-  if (hash === known.hash) return { ...common, hash, known, stored, quiet: false };
+  if (hash === known.hash) {
+    const stored = readStored(file);
+    if (stored === null) return fallback("the last manifest file is gone");
+    return { ...common, hash, known, stored, quiet: false };
+  }
   return { ...common, hash, text, quiet: false };
+}
+
+function readStored(file: string): Buffer | null {
+  try {
+    return readFileSync(file);
+  } catch {
+    return null;
+  }
 }
 
 /** Did the scan keep every entry of the slice as it was (so the table needs no rewrite)? */
@@ -296,4 +305,25 @@ function markRange(
     marks[i] = 1;
     each(i);
   }
+}
+
+/**
+ * The workspace's manifest as its canonical text, by the delta path, with what the scan
+ * skipped; nothing is written (the stat cache stays as it is, and the next scan is told the
+ * same changes again). Null when the delta path cannot vouch (no watcher, no recorded
+ * manifest, other excludes): the caller scans the usual way.
+ */
+export function scanWorkspaceText(
+  root: string,
+  options: Pick<DeltaScanOptions, "excludes" | "statCachePath" | "dataDir" | "maxFileBytes">,
+): { text: Buffer; skipped: SkippedPath[] } | null {
+  const delta = deltaScan(root, options);
+  if ("fallback" in delta) return null;
+  const known = delta.known;
+  const text =
+    delta.text ??
+    (known === undefined
+      ? undefined
+      : readManifestTextFile(join(options.dataDir, known.file), known.hash));
+  return text === undefined ? null : { text, skipped: delta.skipped };
 }

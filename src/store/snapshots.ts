@@ -37,9 +37,13 @@ import {
 import {
   compressManifest,
   decodeManifest,
+  decompressManifest,
   encodeManifest,
   type Manifest,
+  manifestBytes,
   parseManifestText,
+  readManifestTextFile,
+  rememberManifestText,
 } from "./manifest.ts";
 import { createObjectStore } from "./object-store.ts";
 import { type ScanOptions, type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
@@ -84,7 +88,10 @@ export interface CreateSnapshotResult {
   id: string;
   /** The record's folder. */
   dir: string;
+  /** The manifest (decoded on first use when the delta path made only its text). */
   manifest: Manifest;
+  /** The manifest's canonical text (`manifestBytes`), for comparing line by line. */
+  manifestText: () => Buffer;
   /** Files read and hashed (stat-cache misses). */
   rehashed: number;
   objects_written: number;
@@ -237,6 +244,8 @@ export function createSnapshot(
     const file = join(finalDir, MANIFEST_FILE);
     try {
       linkLastManifest(paths, file);
+      const text = scanned.madeText();
+      if (text !== undefined) rememberManifestText(paths.lastManifest, scanned.hash, text);
       return { file: relative(paths.data, paths.lastManifest), hash: scanned.hash };
     } catch {
       return { file: relative(paths.data, file), hash: scanned.hash };
@@ -259,6 +268,7 @@ export function createSnapshot(
       manifest ??= scanned.manifest();
       return manifest;
     },
+    manifestText: scanned.text,
     rehashed: scanned.rehashed,
     objects_written: scanned.objects_written,
     duration_ms: Math.round(performance.now() - started),
@@ -296,6 +306,10 @@ interface Scanned {
   stored: () => Buffer;
   /** The manifest itself (decoded on demand when the delta path made only its text). */
   manifest: () => Manifest;
+  /** Its canonical text. */
+  text: () => Buffer;
+  /** The text, when the scan made it anyway (to keep for the next read of the same file). */
+  madeText: () => Buffer | undefined;
   /**
    * Write the new stat cache (when it changed), naming the manifest file `ref()` makes as this
    * manifest's (called only when the cache will name it).
@@ -346,6 +360,8 @@ function scanForSnapshot(
         text === undefined
           ? decodeManifest(stored, { source, hash: delta.hash })
           : parseManifestText(text, source),
+      text: () => text ?? decompressManifest(stored),
+      madeText: () => text,
       writeCache: (ref) => {
         if (!delta.quiet) {
           writeFileAtomic(paths.statCache, delta.cacheBytes(ref()), { durable: false });
@@ -385,6 +401,8 @@ function scanForSnapshot(
     ...(known === undefined ? {} : { known }),
     stored: () => encoded?.bytes ?? encodeManifest(scan.manifest).bytes,
     manifest: () => scan.manifest,
+    text: () => manifestBytes(scan.manifest),
+    madeText: () => undefined,
     writeCache: (ref) => {
       // The manifest file is worth recording only where a later scan can update the index from
       // a change list (a watcher's token, or changes given): a walk never links or splices.
@@ -461,19 +479,48 @@ export function readManifest(
   idOrRecord: string | SnapshotRecord,
   query: RecordQuery = {},
 ): Manifest {
+  const { file, bytes, record } = readManifestFile(root, idOrRecord, query);
+  return decodeManifest(bytes, { source: file, hash: record.manifest.hash });
+}
+
+/**
+ * The canonical text of a record's manifest (`manifestBytes`), verified against its hash, not
+ * decoded: for comparing with another text line by line (`diffManifestTexts`).
+ */
+export function readManifestText(
+  root: string,
+  idOrRecord: string | SnapshotRecord,
+  query: RecordQuery = {},
+): Buffer {
   const record =
     typeof idOrRecord === "string" ? readSnapshot(root, idOrRecord, query) : idOrRecord;
   const file = join(kindDir(root, record.kind), recordId(record), record.manifest.file);
-  let bytes: Buffer;
   try {
-    bytes = readFileSync(file);
+    return readManifestTextFile(file, record.manifest.hash);
   } catch (error) {
     if (errnoCode(error) === "ENOENT") {
       throw new TimewarpError(ErrorCode.CORRUPT_FILE, `${file} is missing`, { data: { file } });
     }
     throw fromSystemError(error, `reading ${file}`);
   }
-  return decodeManifest(bytes, { source: file, hash: record.manifest.hash });
+}
+
+function readManifestFile(
+  root: string,
+  idOrRecord: string | SnapshotRecord,
+  query: RecordQuery,
+): { file: string; bytes: Buffer; record: SnapshotRecord } {
+  const record =
+    typeof idOrRecord === "string" ? readSnapshot(root, idOrRecord, query) : idOrRecord;
+  const file = join(kindDir(root, record.kind), recordId(record), record.manifest.file);
+  try {
+    return { file, bytes: readFileSync(file), record };
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") {
+      throw new TimewarpError(ErrorCode.CORRUPT_FILE, `${file} is missing`, { data: { file } });
+    }
+    throw fromSystemError(error, `reading ${file}`);
+  }
 }
 
 /**

@@ -1,8 +1,13 @@
 import { diffManifests } from "./diff-manifests.ts";
 import { createExcludeMatcher } from "./excludes.ts";
-import type { Manifest } from "./manifest.ts";
+import {
+  diffManifestTexts,
+  MANIFEST_SCHEMA_VERSION,
+  type Manifest,
+  type ManifestEntry,
+} from "./manifest.ts";
 import { filterExcluded } from "./plan-restore.ts";
-import { scanWorkspace } from "./scan-workspace.ts";
+import { type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
 import type { StatCache } from "./stat-cache.ts";
 
 export interface VerifyOptions {
@@ -49,9 +54,36 @@ export function verifyWorkspace(
     ...(options.statCache === undefined ? {} : { statCache: options.statCache }),
     ...(options.useWatcher === true ? { useWatcher: true } : {}),
   });
+  return compare(expected, scan.manifest.entries, scan.skipped, 0);
+}
+
+/**
+ * `verifyWorkspace` with both sides as canonical manifest texts: the expected one (a stored
+ * manifest) and the workspace's as a scan just found it (`current`). Only differing lines are
+ * decoded. Null when a text is not canonical plain UTF-8 (decode and use `verifyWorkspace`).
+ */
+export function verifyWorkspaceText(
+  expected: Buffer,
+  current: { text: Buffer; skipped: SkippedPath[] },
+  options: Pick<VerifyOptions, "excludes">,
+): VerifyResult | null {
+  const d = diffManifestTexts(expected, current.text);
+  if (d === null) return null;
+  const differing: Manifest = { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.a };
+  // A line the workspace's scan shares is not excluded: the scan ran with these excludes.
+  const kept = filterExcluded(differing, createExcludeMatcher(options.excludes)).kept;
+  return compare(kept, d.b, current.skipped, d.same);
+}
+
+function compare(
+  expected: ManifestEntry[],
+  found: ManifestEntry[],
+  skipped: SkippedPath[],
+  alsoChecked: number,
+): VerifyResult {
   const diff = diffManifests(
-    { schema_version: manifest.schema_version, entries: expected },
-    scan.manifest,
+    { schema_version: MANIFEST_SCHEMA_VERSION, entries: expected },
+    { schema_version: MANIFEST_SCHEMA_VERSION, entries: found },
   );
   const differences: WorkspaceDifference[] = [
     ...diff.removed.map((e) => ({ path: e.path, kind: "missing" as const })),
@@ -59,8 +91,8 @@ export function verifyWorkspace(
     ...diff.modified.map((c) => ({ path: c.path, kind: "content" as const })),
     ...diff.mode_changed.map((c) => ({ path: c.path, kind: "mode" as const })),
     ...diff.type_changed.map((c) => ({ path: c.path, kind: "type" as const })),
-    ...scan.skipped.map((s) => ({ path: s.path, kind: "unreadable" as const })),
+    ...skipped.map((s) => ({ path: s.path, kind: "unreadable" as const })),
   ];
   differences.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { ok: differences.length === 0, differences, checked: expected.length };
+  return { ok: differences.length === 0, differences, checked: expected.length + alsoChecked };
 }

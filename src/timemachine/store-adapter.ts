@@ -11,15 +11,20 @@ import {
   createObjectStore,
   listSnapshots,
   type Manifest,
-  type RestoreOptions,
+  parseManifestText,
   type RestoreResult,
-  readManifest,
+  readManifestText,
   readSnapshot,
   readStatCache,
+  recordId,
   restoreManifest,
+  restoreManifestText,
+  type SkippedPath,
   type SnapshotRecord,
   type StatCache,
+  scanWorkspaceText,
   verifyWorkspace,
+  verifyWorkspaceText,
   type WorkspaceDifference,
 } from "../store/index.ts";
 
@@ -51,31 +56,111 @@ export function travelExcludes(config: Config, record: SnapshotRecord): string[]
   return [...new Set([...effectiveExcludes(config), ...record.exclude_globs])];
 }
 
-/** Restore `manifest` into the workspace; a restore that could not apply every entry throws. */
+/**
+ * A manifest in hand: its canonical text (what travel and return compare, line by line), and
+ * the decoded form, made only when a comparison by text cannot be had (no watch daemon, names
+ * that are not UTF-8).
+ */
+export interface ManifestSource {
+  text: () => Buffer;
+  manifest: () => Manifest;
+}
+
+function memo<T>(make: () => T): () => T {
+  let value: T | undefined;
+  let made = false;
+  return () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value as T;
+  };
+}
+
+/** A record's manifest, read (and checked against its hash) on first use. */
+export function recordSource(root: string, record: SnapshotRecord): ManifestSource {
+  const text = memo(() => readManifestText(root, record));
+  return {
+    text,
+    manifest: memo(() => parseManifestText(text(), `the manifest of ${recordId(record)}`)),
+  };
+}
+
+/** A freshly taken snapshot's (or backup's) manifest. */
+export function createdSource(made: {
+  manifest: Manifest;
+  manifestText: () => Buffer;
+}): ManifestSource {
+  return { text: memo(() => made.manifestText()), manifest: () => made.manifest };
+}
+
+/** The workspace as a scan found it a moment ago. */
+export interface CurrentState {
+  source: ManifestSource;
+  skipped: SkippedPath[];
+}
+
+/**
+ * The workspace now, by the delta scan (its text; nothing written) when the watch daemon can
+ * vouch for it; null otherwise (the restore or verify then scans the usual way).
+ */
+function scanCurrent(root: string, excludes: readonly string[]): CurrentState | null {
+  const paths = workspacePaths(root);
+  const scanned = scanWorkspaceText(paths.root, {
+    excludes,
+    statCachePath: paths.statCache,
+    dataDir: paths.data,
+  });
+  if (scanned === null) return null;
+  const text = scanned.text;
+  return {
+    source: { text: () => text, manifest: memo(() => parseManifestText(text, "the workspace")) },
+    skipped: scanned.skipped,
+  };
+}
+
+/**
+ * Restore `target` into the workspace by difference; a restore that could not apply every
+ * entry throws. Compares by text (only differing lines decoded) when both sides have one.
+ */
 export function restoreExactly(
   root: string,
-  manifest: Manifest,
+  target: ManifestSource,
   excludes: readonly string[],
   options: {
     /** The workspace as scanned a moment ago under the lock (travel's backup): skips a re-scan. */
-    current?: RestoreOptions["current"] | undefined;
+    current?: CurrentState | undefined;
     /** Travel: the objects of present files about to be overwritten must be in the store too. */
     requireReplacedObjects?: boolean;
     /** The stat cache, when the caller has it in hand (read from disk otherwise). */
     statCache?: StatCache;
   } = {},
 ): RestoreResult {
-  const { current, statCache, requireReplacedObjects = false } = options;
+  const { statCache, requireReplacedObjects = false } = options;
   const paths = workspacePaths(root);
-  const result = restoreManifest(paths.root, manifest, {
-    store: createObjectStore(paths.objects),
-    excludes,
-    // with `current` known there is no scan, so no cache to read
-    ...(current === undefined
-      ? { statCache: statCache ?? readStatCache(paths.statCache), useWatcher: true }
-      : { current }),
-    requireReplacedObjects,
-  });
+  const store = createObjectStore(paths.objects);
+  const current = options.current ?? scanCurrent(paths.root, excludes);
+  const byText =
+    current === null
+      ? null
+      : restoreManifestText(
+          paths.root,
+          target.text(),
+          { text: current.source.text(), skipped: current.skipped },
+          { store, excludes, requireReplacedObjects },
+        );
+  const result =
+    byText ??
+    restoreManifest(paths.root, target.manifest(), {
+      store,
+      excludes,
+      // with `current` known there is no scan, so no cache to read
+      ...(current === null
+        ? { statCache: statCache ?? readStatCache(paths.statCache), useWatcher: true }
+        : { current: { manifest: current.source.manifest(), skipped: current.skipped } }),
+      requireReplacedObjects,
+    });
   if (result.blocked.length > 0) {
     throw new TimewarpError(
       ErrorCode.IO_ERROR,
@@ -89,27 +174,39 @@ export function restoreExactly(
   return result;
 }
 
-/** Every difference between the workspace and `manifest` (exact: unmatched stat data is re-read). */
+/** Every difference between the workspace and `expected` (exact: unmatched stat data is re-read). */
 export function verifyAgainst(
   root: string,
-  manifest: Manifest,
+  expected: ManifestSource,
   excludes: readonly string[],
   statCache?: StatCache,
 ): { ok: boolean; differences: WorkspaceDifference[]; checked: number } {
   const paths = workspacePaths(root);
-  return verifyWorkspace(paths.root, manifest, {
-    excludes,
-    statCache: statCache ?? readStatCache(paths.statCache),
-    useWatcher: true,
-  });
+  const current = scanCurrent(paths.root, excludes);
+  const byText =
+    current === null
+      ? null
+      : verifyWorkspaceText(
+          expected.text(),
+          { text: current.source.text(), skipped: current.skipped },
+          { excludes },
+        );
+  return (
+    byText ??
+    verifyWorkspace(paths.root, expected.manifest(), {
+      excludes,
+      statCache: statCache ?? readStatCache(paths.statCache),
+      useWatcher: true,
+    })
+  );
 }
 
 export function readBackup(
   root: string,
   backupId: string,
-): { record: SnapshotRecord; manifest: Manifest } {
+): { record: SnapshotRecord; source: ManifestSource } {
   const record = readSnapshot(root, backupId, { kind: "present_backup" });
-  return { record, manifest: readManifest(root, record) };
+  return { record, source: recordSource(root, record) };
 }
 
 export function backupIdOf(backupPath: string): string {

@@ -7,18 +7,18 @@ import {
   TimewarpError,
   type WorkspacePaths,
 } from "../core/index.ts";
-import {
-  deleteSnapshot,
-  type Manifest,
-  type RestoreOptions,
-  readManifest,
-  readSnapshot,
-  readStatCache,
-} from "../store/index.ts";
+import { deleteSnapshot, readSnapshot } from "../store/index.ts";
 import { faultPoint } from "./fault-points.ts";
 import type { State, Transition } from "./state.ts";
 import { writeState } from "./state-file.ts";
-import { readBackup, restoreExactly, verifyAgainst } from "./store-adapter.ts";
+import {
+  type CurrentState,
+  type ManifestSource,
+  readBackup,
+  recordSource,
+  restoreExactly,
+  verifyAgainst,
+} from "./store-adapter.ts";
 
 /**
  * The steps travel, return and recover share. Each durable step is preceded by a journal write
@@ -52,15 +52,15 @@ export function finishTravel(
   state: State,
   t: Transition,
   /** What travel() already has in hand; recover reads them from disk. */
-  loaded?: { manifest: Manifest; excludes: readonly string[]; current?: RestoreOptions["current"] },
+  loaded?: { target: ManifestSource; excludes: readonly string[]; current?: CurrentState },
 ): { state: State; written: number; deleted: number; unchanged: number } {
   if (t.backup_id === null)
     throw new TimewarpError(ErrorCode.INTERNAL, "travel restore without a backup");
   const excludes = loaded?.excludes ?? readBackup(ctx.paths.root, t.backup_id).record.exclude_globs;
-  const manifest =
-    loaded?.manifest ?? readManifest(ctx.paths.root, readSnapshot(ctx.paths.root, t.snapshot_id));
+  const target =
+    loaded?.target ?? recordSource(ctx.paths.root, readSnapshot(ctx.paths.root, t.snapshot_id));
   step(ctx, "travel:restore");
-  const restored = restoreExactly(ctx.paths.root, manifest, excludes, {
+  const restored = restoreExactly(ctx.paths.root, target, excludes, {
     current: loaded?.current,
     requireReplacedObjects: true,
   });
@@ -118,10 +118,9 @@ export function restorePresent(
   const backup = loaded ?? readBackup(ctx.paths.root, t.backup_id);
   const excludes = backup.record.exclude_globs;
   step(ctx, `${t.kind}:restore-present`);
-  const statCache = readStatCache(ctx.paths.statCache);
-  const restored = restoreExactly(ctx.paths.root, backup.manifest, excludes, { statCache });
+  const restored = restoreExactly(ctx.paths.root, backup.source, excludes);
   step(ctx, `${t.kind}:verify`);
-  const check = verifyAgainst(ctx.paths.root, backup.manifest, excludes, statCache);
+  const check = verifyAgainst(ctx.paths.root, backup.source, excludes);
   if (!check.ok) {
     const shown = check.differences.slice(0, 10).map((d) => `${d.path} (${d.kind})`);
     throw new TimewarpError(

@@ -12,10 +12,10 @@ import {
   TimewarpError,
   workspacePaths,
 } from "../core/index.ts";
-import { createSnapshot, deleteSnapshot, readManifest, readSnapshot } from "../store/index.ts";
+import { createSnapshot, deleteSnapshot, readSnapshot } from "../store/index.ts";
 import type { State, Transition } from "./state.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
-import { readConfigOf, travelExcludes } from "./store-adapter.ts";
+import { createdSource, readConfigOf, recordSource, travelExcludes } from "./store-adapter.ts";
 import {
   finishTravel,
   nowIso,
@@ -82,7 +82,8 @@ export function travel(options: TravelOptions): TravelResult {
       );
     }
     const snapshot = readSnapshot(paths.root, options.snapshotId);
-    const manifest = readManifest(paths.root, snapshot);
+    const target = recordSource(paths.root, snapshot);
+    target.text(); // read and checked against its hash before anything is touched
     const excludes = travelExcludes(readConfigOf(paths.root), snapshot);
 
     let t: Transition = {
@@ -117,10 +118,10 @@ export function travel(options: TravelOptions): TravelResult {
     let done: ReturnType<typeof finishTravel>;
     try {
       done = finishTravel(ctx, state, t, {
-        manifest,
+        target,
         excludes,
         // the backup scanned the workspace a moment ago, under the lock: no second scan
-        current: { manifest: backup.manifest, skipped: backup.record.skipped },
+        current: { source: createdSource(backup), skipped: backup.record.skipped },
       });
     } catch (error) {
       if (
