@@ -25,7 +25,7 @@ import {
   readStatCache,
   restoreManifest,
 } from "../src/store/index.ts";
-import { changeFiles, generateWorkspace } from "./snapshot-fixtures.ts";
+import { changeFiles, type Fixture, generateWorkspace } from "./snapshot-fixtures.ts";
 
 const REPO = resolve(import.meta.dirname, "..");
 const FILES = Number(process.argv[2] ?? process.env.SNAPSHOT_BENCH_FILES ?? 10_000);
@@ -121,7 +121,7 @@ function watchDaemon(verb: "start" | "stop", w: string): void {
   if (r.status !== 0) throw new Error(`watch ${verb} failed: ${r.stdout}${r.stderr}`);
 }
 
-function sideBySide(base: string): void {
+function sideBySide(base: string): Fixture {
   const wTw = join(base, "w-tw");
   const wWatch = join(base, "w-watch");
   const wGit = join(base, "w-git");
@@ -292,7 +292,6 @@ function sideBySide(base: string): void {
       target: "<= 50 ms",
     },
   ];
-  watchDaemon("stop", wWatch);
   printRows(rows);
   console.log(
     `${"restore, current state known".padEnd(34)}${fmt(median(restore.known)).padStart(11)}   (travel: the backup just taken is the current state; no second scan)`,
@@ -303,6 +302,7 @@ function sideBySide(base: string): void {
   console.log(
     `store: ${(duKiB(workspacePaths(wTw).data) / 1024).toFixed(1)} MiB after ${3 * REPS + 1} snapshots; shadow git: ${(duKiB(gitDir) / 1024).toFixed(1)} MiB`,
   );
+  return fixture;
 }
 
 function ensureBuilt(): void {
@@ -319,36 +319,67 @@ function ensureBuilt(): void {
     throw new Error("build failed: dist/store missing");
 }
 
-function wholeProcess(base: string): void {
+function wholeProcess(base: string, fixture: Fixture): void {
   ensureBuilt();
   const bin = join(REPO, "bin", "timewarp.cjs");
-  const w = join(base, "w-tw");
   const runs = Math.max(5, REPS * 2);
-  const sample = (args: string[]) => {
+  const gitDir = join(base, "shadow.git");
+  const wGit = join(base, "w-git");
+  const wWatch = join(base, "w-watch");
+  /** Median wall time of `args` run as a whole process; `before` runs untimed ahead of each. */
+  const sample = (args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, before = () => {}) => {
     const xs: number[] = [];
     for (let i = 0; i < runs; i++) {
+      before();
       const t0 = performance.now();
-      const r = spawnSync(process.execPath, args, { cwd: w, encoding: "utf8" });
+      const r = spawnSync(process.execPath, args, {
+        cwd,
+        encoding: "utf8",
+        env: { ...process.env, ...env },
+      });
       xs.push(performance.now() - t0);
       if (r.status !== 0) throw new Error(`${args.join(" ")} failed: ${r.stdout}${r.stderr}`);
     }
     return median(xs);
   };
-  const bare = sample(["-e", "0"]);
-  const status = sample([bin, "status", "--json"]);
-  const snap = sample([bin, "snapshot", "create", "--json"]);
-  const gitDir = join(base, "shadow.git");
-  const gitXs: number[] = [];
-  for (let i = 0; i < runs; i++) gitXs.push(time(() => gitCommit(gitDir, join(base, "w-git"))));
+  const gitSample = (before = () => {}) => {
+    const xs: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      before();
+      xs.push(time(() => gitCommit(gitDir, wGit)));
+    }
+    return median(xs);
+  };
+  const bare = sample(["-e", "0"], base);
+  const status = sample([bin, "status", "--json"], join(base, "w-tw"));
+  // Without a daemon (TIMEWARP_WATCH=0 also keeps the command from starting one): a walk.
+  const walked = sample([bin, "snapshot", "create", "--json"], join(base, "w-tw"), {
+    TIMEWARP_WATCH: "0",
+  });
+  const gitNoop = gitSample();
+  // With the daemon the side-by-side runs left in place: the delta path.
+  const watchedNoop = sample([bin, "snapshot", "create", "--json"], wWatch);
+  let round = 100;
+  const watched20 = sample([bin, "snapshot", "create", "--json"], wWatch, {}, () =>
+    changeFiles(wWatch, fixture, { count: 20, round: round++ }),
+  );
+  round = 100;
+  const git20 = gitSample(() => changeFiles(wGit, fixture, { count: 20, round: round++ }));
   console.log(
     `\nCLI as a whole process (built dist, ${runs} runs, medians), ${FILES}-file workspace`,
   );
-  console.log(`  node -e 0                              ${fmt(bare)}`);
+  console.log(`  node -e 0                                   ${fmt(bare)}`);
   console.log(
-    `  timewarp status --json                 ${fmt(status)}   (+${fmt(status - bare)} over node; target <= +60 ms)`,
+    `  timewarp status --json                      ${fmt(status)}   (+${fmt(status - bare)} over node; target <= +60 ms)`,
   );
   console.log(
-    `  timewarp snapshot create --json (noop) ${fmt(snap)}   (+${fmt(snap - bare)} over node; shadow git add+commit ${fmt(median(gitXs))}, ${ratio(snap, median(gitXs))})`,
+    `  snapshot create --json, no change, walk     ${fmt(walked)}   (+${fmt(walked - bare)} over node; shadow git add+commit ${fmt(gitNoop)}, ${ratio(walked, gitNoop)})`,
+  );
+  console.log(
+    `  snapshot create --json, no change, watched  ${fmt(watchedNoop)}   (+${fmt(watchedNoop - bare)} over node; shadow git ${fmt(gitNoop)}, ${ratio(watchedNoop, gitNoop)})`,
+  );
+  console.log(
+    `  snapshot create --json, 20 changed, watched ${fmt(watched20)}   (+${fmt(watched20 - bare)} over node; shadow git ${fmt(git20)}, ${ratio(watched20, git20)})`,
   );
 }
 
@@ -458,8 +489,12 @@ function main(): void {
   const base = mkdtempSync(join(tmpdir(), "tw-bench-snapshot-"));
   try {
     ensureBuilt();
-    sideBySide(base);
-    wholeProcess(base);
+    const fixture = sideBySide(base);
+    try {
+      wholeProcess(base, fixture);
+    } finally {
+      watchDaemon("stop", join(base, "w-watch"));
+    }
     peakRss(base);
     growth(base);
     console.log(

@@ -24,6 +24,7 @@ import {
   createSnapshot,
   deleteSnapshot,
   initWorkspace,
+  peekStatCache,
   readManifest,
   readStatCache,
   runningWatchDaemon,
@@ -535,5 +536,26 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     expect(r2.status, r2.stderr).toBe(0);
     await sleep(300);
     expect(runningWatchDaemon(off)).toBeNull();
+  });
+
+  it("snapshot create starts it too, and its next snapshots go by the delta path", async () => {
+    const root = workspace();
+    writeFileSync(join(root, "a.txt"), "a\n");
+    const snap = (): { scan: string; rehashed: number } => {
+      const r = runCli(["snapshot", "create", "--json", "-C", root]);
+      expect(r.status, r.stderr).toBe(0);
+      return r.json() as { scan: string; rehashed: number };
+    };
+    expect(snap().scan).toBe("walk");
+    await waitUntil(() => runningWatchDaemon(root) !== null);
+    // the daemon's first answer is "unknown" with a token (one more walk), then deltas
+    expect(snap().scan).toBe("walk");
+    expect(peekStatCache(workspacePaths(root).statCache)?.watchToken).toBeDefined();
+    writeFileSync(join(root, "a.txt"), "a, edited\n");
+    expect(snap()).toMatchObject({ scan: "delta", rehashed: 1 });
+    const off = runCli(["snapshot", "create", "--json", "-C", root], {
+      env: { TIMEWARP_WATCH: "0" },
+    });
+    expect(off.json()).toMatchObject({ scan: "walk" });
   });
 });

@@ -1,13 +1,6 @@
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import {
-  appendEvent,
-  type Clock,
-  DATA_DIR,
-  type Random,
-  readConfig,
-  workspacePaths,
-} from "../core/index.ts";
+import { appendEvent, type Clock, DATA_DIR, type Random, workspacePaths } from "../core/index.ts";
 import { formatHookResponse, type HookOutcome, type HookResponse } from "./hook-outcome.ts";
 import {
   detectAgent,
@@ -113,29 +106,11 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
     options.watchCommand !== undefined &&
     (event === "session-start" || event === "post-tool-use")
   ) {
-    await ensureWatcher(root, options.watchCommand);
+    const command = options.watchCommand;
+    const { ensureWatchDaemon } = await import("../store/index.ts");
+    ensureWatchDaemon(root, () => command(root));
   }
   return finish(options, root, agent, outcome);
-}
-
-/**
- * Start the workspace's watch daemon in the background when none runs, the workspace has its
- * `.timewarp/` (the session-start hook makes it), and neither the config (`watch: false`) nor
- * `TIMEWARP_WATCH=0` says no. Best effort: without a daemon, scans walk the tree, which is
- * slower and just as right.
- */
-async function ensureWatcher(root: string, command: (root: string) => string[]): Promise<void> {
-  if (process.env.TIMEWARP_WATCH === "0") return;
-  try {
-    const { runningWatchDaemon, startWatchDaemon } = await import("../store/index.ts");
-    if (runningWatchDaemon(root) !== null) return;
-    const paths = workspacePaths(root);
-    if (!existsSync(paths.data)) return; // not a timewarp workspace (yet)
-    if (!readConfig(paths.config).watch) return;
-    startWatchDaemon(root, { command: command(root) });
-  } catch {
-    // never a reason to fail a hook
-  }
 }
 
 async function dispatch(ctx: HookContext): Promise<HookOutcome> {

@@ -73,6 +73,7 @@ export type {
   WatchPaths,
 } from "./watch.ts";
 export {
+  ensureWatchDaemon,
   runningWatchDaemon,
   startWatchDaemon,
   stopWatchDaemon,

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
   closeSync,
+  existsSync,
   fstatSync,
   mkdirSync,
   openSync,
@@ -13,7 +14,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import { errnoCode, isProcessAlive, workspacePaths } from "../core/index.ts";
+import { errnoCode, isProcessAlive, readConfig, workspacePaths } from "../core/index.ts";
 
 /**
  * The file watcher's protocol (`timewarp watch`): a daemon per workspace keeps an inotify
@@ -273,6 +274,25 @@ export function startWatchDaemon(root: string, options: StartWatchOptions): Star
     Atomics.wait(sleeper, 0, 0, 10);
   }
   return { started: true, pid, reason: "not ready yet" };
+}
+
+/**
+ * Start the workspace's watch daemon in the background when none runs, the workspace has its
+ * `.timewarp/`, and neither the config (`watch: false`) nor `TIMEWARP_WATCH=0` says no. What
+ * hooks and `snapshot create` call on their way out. Best effort, never throws: without a
+ * daemon, scans walk the tree, which is slower and just as right.
+ */
+export function ensureWatchDaemon(root: string, command: () => readonly string[]): void {
+  if (process.env.TIMEWARP_WATCH === "0") return;
+  try {
+    if (runningWatchDaemon(root) !== null) return;
+    const paths = workspacePaths(root);
+    if (!existsSync(paths.data)) return; // not a timewarp workspace (yet)
+    if (!readConfig(paths.config).watch) return;
+    startWatchDaemon(root, { command: command() });
+  } catch {
+    // never a reason to fail the command that asked
+  }
 }
 
 /** Stop the running daemon (SIGTERM) and wait for it to go; false when none ran. */

@@ -119,7 +119,7 @@ export async function startSession(options: StartSessionOptions): Promise<StartS
     });
     const next = { ...state, session_id: sessionId, session_snapshot_id: snap.id };
     writeState(paths, next);
-    const cleanup = cleanUp(paths, next, snap.id, snap.manifest, clock);
+    const cleanup = cleanUp(paths, next, snap.id, () => snap.manifest, clock);
     appendEvent(
       paths.events,
       "session.started",
@@ -147,7 +147,8 @@ function cleanUp(
   paths: WorkspacePaths,
   state: ReturnType<typeof readState>,
   newId: string,
-  newManifest: Manifest,
+  /** The new snapshot's manifest: decoded only when a gc needs it (the delta path made text). */
+  newManifest: () => Manifest,
   clock: Clock,
 ): CleanupReport {
   const report: CleanupReport = {
@@ -209,7 +210,7 @@ function cleanUp(
   if (report.deleted_snapshots.length + report.deleted_backups.length > 0 && !nothingFreed) {
     // The ledger's stored before/after images are roots too: without them ReverseOp loses its
     // exact-restore rung and milestones their net diffs.
-    const roots = collectReferencedOids(paths.root, { known: new Map([[newId, newManifest]]) });
+    const roots = collectReferencedOids(paths.root, { known: new Map([[newId, newManifest()]]) });
     for (const oid of collectLedgerOids(paths.root)) roots.add(oid);
     const gc = collectGarbage(paths.root, { roots, clock });
     report.removed_objects = gc.removed_objects;

@@ -35,6 +35,11 @@ export function registerSnapshotCommands(program: Command): void {
           lock.release();
           ctx.progress("");
         }
+        // Keep the watch daemon up (as the hooks do), so the next snapshot visits only what
+        // changed instead of walking the tree.
+        const { watchRunCommand } = await import("./watch.ts");
+        const { ensureWatchDaemon } = await import("../../store/index.ts");
+        ensureWatchDaemon(ctx.root, () => watchRunCommand(ctx.root));
         const r = made.record;
         const json = {
           snapshot_id: made.id,
@@ -49,12 +54,13 @@ export function registerSnapshotCommands(program: Command): void {
           duration_ms: made.duration_ms,
           rehashed: made.rehashed,
           objects_written: made.objects_written,
+          scan: made.scan,
           manifest_hash: r.manifest.hash,
         };
         const lines = [
           `${style.bold("snapshot")} ${made.id}  ${r.files} files, ${formatBytes(r.bytes)}  ` +
             style.dim(
-              `(${made.duration_ms} ms, read ${made.rehashed}, new objects ${made.objects_written})`,
+              `(${made.duration_ms} ms by ${made.scan}, read ${made.rehashed}, new objects ${made.objects_written})`,
             ),
         ];
         if (r.partial) {
