@@ -6,10 +6,11 @@
  *   first snapshot · snapshot with no change · snapshot after changing 20 files · restoring them
  *
  * for timewarp (library, in process; walking the tree, and with its watch daemon running on a
- * twin workspace), a shadow git repository (`git --git-dir=X --work-tree=W
+ * twin workspace: snapshots by the delta path, the restore as a return does it, both manifests
+ * compared by text), a shadow git repository (`git --git-dir=X --work-tree=W
  * add -A && git commit`; restore: `git read-tree -u --reset <commit>`), and `cp -a` (the seed's
- * copy layout; restore: copy the snapshot back). Then the CLI as a whole process (built dist)
- * against bare `node -e 0`, peak RSS at SNAPSHOT_BENCH_RSS_FILES files (default 100 000; 0 skips),
+ * copy layout; restore: copy the snapshot back). Then the CLI as a whole process (built dist;
+ * walked, and watched with no change and 20 changes) against bare `node -e 0` and git, peak RSS at SNAPSHOT_BENCH_RSS_FILES files (default 100 000; 0 skips),
  * and store growth over SNAPSHOT_BENCH_GROWTH_SNAPSHOTS snapshots (default 100) changing 1% of
  * SNAPSHOT_BENCH_GROWTH_FILES files (default 2 000) each time. Not a test; never gates.
  */
@@ -22,8 +23,11 @@ import {
   createObjectStore,
   createSnapshot,
   type Manifest,
+  readManifestText,
   readStatCache,
   restoreManifest,
+  restoreManifestText,
+  scanWorkspaceText,
 } from "../src/store/index.ts";
 import { changeFiles, type Fixture, generateWorkspace } from "./snapshot-fixtures.ts";
 
@@ -196,7 +200,7 @@ function sideBySide(base: string): Fixture {
   for (let r = 0; r < REPS; r++) {
     // untimed: the state to return to
     const a: Manifest = createSnapshot(wTw, { excludes: EXCLUDES, maxFileBytes: 1e9 }).manifest;
-    const aWatch = createSnapshot(wWatch, { excludes: EXCLUDES, maxFileBytes: 1e9 }).manifest;
+    const aWatch = createSnapshot(wWatch, { excludes: EXCLUDES, maxFileBytes: 1e9 }).id;
     gitCommit(gitDir, wGit);
     const commitA = git(gitDir, wGit, "rev-parse", "HEAD").trim();
     const copyA = join(base, `cp-a-${r}`);
@@ -234,13 +238,20 @@ function sideBySide(base: string): Fixture {
     );
     restore.watched.push(
       time(() => {
-        const res = restoreManifest(wWatch, aWatch, {
+        // as a return restores: the workspace's text by the delta scan, the target's from its
+        // record, compared line by line
+        const p = workspacePaths(wWatch);
+        const current = scanWorkspaceText(wWatch, {
+          excludes: EXCLUDES,
+          statCachePath: p.statCache,
+          dataDir: p.data,
+        });
+        if (current === null) throw new Error("the delta scan could not vouch for the workspace");
+        const res = restoreManifestText(wWatch, readManifestText(wWatch, aWatch), current, {
           store: storeWatch,
           excludes: EXCLUDES,
-          statCache: readStatCache(workspacePaths(wWatch).statCache),
-          useWatcher: true,
         });
-        if (res.written !== 20) throw new Error(`watched restore wrote ${res.written} files`);
+        if (res?.written !== 20) throw new Error(`watched restore wrote ${res?.written} files`);
       }),
     );
     // travel's case: the current state is known (the backup just taken), so no second scan.

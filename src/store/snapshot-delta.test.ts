@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "../../test/helpers/cli.ts";
@@ -92,6 +92,27 @@ describe("createSnapshot's delta path (only what changed, spliced into the last 
     expect(made.record.files).toBe(indexed.files);
     const cache = loadStatCache(cacheFile)!;
     expect([...cache.entries.keys()].filter((k) => k.startsWith("d3/sub/"))).toEqual([]);
+  });
+
+  it("leaves a new name that is not UTF-8 to the index path, which keeps its bytes", () => {
+    const root = tmp();
+    randomEditor(root);
+    createSnapshot(root, OPTS);
+    createSnapshot(root, { ...OPTS, changed: [] });
+    mkdirSync(join(root, "raw"));
+    writeFileSync(
+      Buffer.concat([Buffer.from(`${root}/raw/`), Buffer.from([0x66, 0xff, 0x2e])]),
+      "x",
+    );
+    const made = createSnapshot(root, { ...OPTS, changed: ["raw"] });
+    expect(made.scan).toBe("index");
+    const entry = made.manifest.entries.find((e) => e.path.startsWith("raw/"));
+    expect(entry?.path_b64).toBe(
+      Buffer.concat([Buffer.from("raw/"), Buffer.from([0x66, 0xff, 0x2e])]).toString("base64"),
+    );
+    expect(made.record.manifest.hash).toBe(
+      hashManifest(scanWorkspace(root, { excludes: EX }).manifest),
+    );
   });
 
   it("links the last manifest and leaves the stat cache alone when nothing changed", () => {

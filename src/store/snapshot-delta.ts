@@ -157,6 +157,8 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
     bytes -= tableStat(table, i).size;
   }
   for (const [key, c] of scan.statCache.entries) {
+    // A new name that is not UTF-8 (found below a new directory): its entry carries its bytes.
+    if (key.charCodeAt(0) === 0) return fallback("a new name that is not UTF-8");
     files++;
     bytes += c.size;
     const old = slice.get(key);
