@@ -6,7 +6,13 @@ import { makeTempDir } from "../../test/helpers/cli.ts";
 import { randomEditor } from "../../test/helpers/random-edits.ts";
 import { DEFAULT_EXCLUDES } from "../core/index.ts";
 import { type ScanResult, scanWorkspace } from "./scan-workspace.ts";
-import { encodeStatCache, loadStatCache, pruneStatCache, writeStatCache } from "./stat-cache.ts";
+import {
+  encodeStatCache,
+  loadStatCache,
+  openStatCacheTable,
+  pruneStatCache,
+  writeStatCache,
+} from "./stat-cache.ts";
 
 const EX = [...DEFAULT_EXCLUDES, "*.log"];
 
@@ -145,7 +151,11 @@ describe("scanWorkspace with a change list (incremental)", () => {
     const back = loadStatCache(file)!;
     expect(back.watchToken).toBe("w1:42");
     expect(back.index).toEqual(scan.statCache.index);
+    const table = openStatCacheTable(file)!;
+    expect(table.index).toEqual(scan.statCache.index);
+    expect(table.count).toBe(scan.statCache.entries.size);
     writeFileSync(file, bytes.subarray(0, bytes.length - 3));
     expect(loadStatCache(file)).toBeNull();
+    expect(openStatCacheTable(file)).toBeNull();
   });
 });

@@ -17,7 +17,6 @@ import {
   spliceStatCache,
   tableKey,
   tableLowerBound,
-  tableMtime,
   tableStat,
 } from "./stat-cache.ts";
 import { type WatchedChanges, watchedChanges } from "./watch.ts";
@@ -282,9 +281,7 @@ function revisitRoots(
     roots.add(s.path);
   }
   for (const p of index.linked ?? []) roots.add(p);
-  for (let i = 0; i < table.count; i++) {
-    if (tableMtime(table, i) >= table.scanStartMs) roots.add(tableKey(table, i));
-  }
+  for (const key of table.racy) roots.add(key);
   return roots;
 }
 
