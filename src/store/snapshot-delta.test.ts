@@ -1,4 +1,13 @@
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "../../test/helpers/cli.ts";
@@ -110,6 +119,23 @@ describe("createSnapshot's delta path (only what changed, spliced into the last 
     expect(entry?.path_b64).toBe(
       Buffer.concat([Buffer.from("raw/"), Buffer.from([0x66, 0xff, 0x2e])]).toString("base64"),
     );
+    expect(made.record.manifest.hash).toBe(
+      hashManifest(scanWorkspace(root, { excludes: EX }).manifest),
+    );
+  });
+
+  it("a writer killed between linking the last manifest and renaming it leaves nothing behind", () => {
+    const root = tmp();
+    randomEditor(root);
+    createSnapshot(root, OPTS);
+    createSnapshot(root, { ...OPTS, changed: [] });
+    const paths = workspacePaths(root);
+    // what a process killed at that instant leaves: a link under its pid, never renamed in
+    const dead = spawnSync(process.execPath, ["-e", "0"]).pid as number;
+    const left = join(paths.tmp, `last-${dead}-0badc0de`);
+    linkSync(paths.lastManifest, left);
+    const made = createSnapshot(root, { ...OPTS, changed: [] });
+    expect(existsSync(left)).toBe(false);
     expect(made.record.manifest.hash).toBe(
       hashManifest(scanWorkspace(root, { excludes: EX }).manifest),
     );

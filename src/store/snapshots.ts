@@ -112,7 +112,10 @@ function kindDir(root: string, kind: RecordKind): string {
 
 const TMP_PREFIX = "rec-";
 
-/** Remove record folders a killed writer left in `.timewarp/tmp/` (only those of dead processes). */
+/**
+ * Remove what a killed writer left in `.timewarp/tmp/` (only a dead process's): record folders
+ * being built or deleted, and a link to the last manifest not yet renamed in.
+ */
 function cleanStaleTmp(tmp: string): void {
   let names: string[];
   try {
@@ -121,7 +124,7 @@ function cleanStaleTmp(tmp: string): void {
     return;
   }
   for (const name of names) {
-    const m = /^(?:rec|del)-(\d+)-/.exec(name);
+    const m = /^(?:rec|del|last)-(\d+)-/.exec(name);
     if (m !== null && !isProcessAlive(Number(m[1]))) {
       rmSync(join(tmp, name), { recursive: true, force: true });
     }
