@@ -77,12 +77,15 @@ export function collectGarbage(root: string, options: GcOptions): GcResult {
   let freed = 0;
   let kept = 0;
   const listed = store.listAll();
+  const packed = store.prunePacks(keep);
+  freed += packed.freed;
+  for (const oid of packed.removed) removed.add(oid);
   for (const oid of listed.objects) {
     if (keep.has(oid)) {
       kept++;
       continue;
     }
-    freed += store.remove(oid);
+    freed += store.remove(oid); // loose (a packed one went with its pack above)
     removed.add(oid);
   }
   let removedTemp = 0;

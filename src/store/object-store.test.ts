@@ -1,9 +1,14 @@
-import { chmodSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "../../test/helpers/cli.ts";
 import { gitBlobId, isTimewarpError } from "../core/index.ts";
-import { createMemoryObjectStore, createObjectStore, type ObjectStore } from "./object-store.ts";
+import {
+  batchObjectWrites,
+  createMemoryObjectStore,
+  createObjectStore,
+  type ObjectStore,
+} from "./object-store.ts";
 
 interface Driver {
   store: ObjectStore;
@@ -110,5 +115,93 @@ describe("file-system object store", () => {
     writeFileSync(temp, "half");
     expect(store.list()).toEqual([oid]);
     expect(store.listTemp()).toEqual([temp]);
+  });
+});
+
+describe("packs (many objects in one file)", () => {
+  const fill = (n: number, tag: string) => {
+    const objects = new Map<string, Buffer>();
+    for (let i = 0; i < n; i++) {
+      const bytes = Buffer.from(`${tag} object ${i}\n`.repeat(1 + (i % 7)));
+      objects.set(gitBlobId(bytes), bytes);
+    }
+    return objects;
+  };
+
+  it("writes many objects as one pack and few loose; both read back, verified, and list once", () => {
+    const t = makeTempDir();
+    cleanups.push(t.cleanup);
+    const dir = join(t.dir, "objects");
+    const store = createObjectStore(dir);
+    const many = fill(200, "many");
+    store.writeMany(many);
+    expect(readdirSync(join(dir, "pack")).filter((n) => n.endsWith(".twpack"))).toHaveLength(1);
+    expect(readdirSync(dir).filter((n) => n !== "pack")).toEqual([]);
+    const few = fill(10, "few");
+    store.writeMany(few);
+    expect(readdirSync(dir).filter((n) => n !== "pack").length).toBeGreaterThan(0);
+    // a fresh store instance finds them from the files alone
+    const again = createObjectStore(dir);
+    for (const [oid, bytes] of [...many, ...few]) {
+      expect(again.read(oid, { verify: true }).equals(bytes)).toBe(true);
+      expect(again.sizeOf(oid)).toBe(bytes.length);
+      expect(again.has(oid)).toBe(true);
+      expect(again.writeKnown(oid, bytes)).toBe(false);
+    }
+    expect(again.list().sort()).toEqual([...many.keys(), ...few.keys()].sort());
+    expect(again.has("0".repeat(40))).toBe(false);
+  });
+
+  it("a damaged pack fails verification; prunePacks keeps the live objects and drops the rest", () => {
+    const t = makeTempDir();
+    cleanups.push(t.cleanup);
+    const dir = join(t.dir, "objects");
+    const store = createObjectStore(dir);
+    const objects = fill(150, "p");
+    store.writeMany(objects);
+    const ids = [...objects.keys()];
+    const keep = new Set(ids.slice(0, 100));
+    const pruned = createObjectStore(dir).prunePacks(keep);
+    expect(pruned.removed.sort()).toEqual(ids.slice(100).sort());
+    expect(pruned.freed).toBe(
+      ids.slice(100).reduce((n, id) => n + (objects.get(id)?.length ?? 0), 0),
+    );
+    const after = createObjectStore(dir);
+    expect(after.list().sort()).toEqual([...keep].sort());
+    for (const oid of keep)
+      expect(after.read(oid, { verify: true }).equals(objects.get(oid)!)).toBe(true);
+    // flip a byte of the last object's data: its read with verify says so
+    const pack = join(dir, "pack", readdirSync(join(dir, "pack"))[0] as string);
+    const bytes = readFileSync(pack);
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) ^ 0xff;
+    writeFileSync(pack, bytes);
+    const damaged = createObjectStore(dir);
+    const bad = damaged.list().filter((oid) => {
+      try {
+        damaged.read(oid, { verify: true });
+        return false;
+      } catch (error) {
+        return isTimewarpError(error) && error.code === "OBJECT_CORRUPT";
+      }
+    });
+    expect(bad).toHaveLength(1);
+  });
+
+  it("a batch holds new objects and stores them in bulk on flush", () => {
+    const t = makeTempDir();
+    cleanups.push(t.cleanup);
+    const dir = join(t.dir, "objects");
+    const batch = batchObjectWrites(createObjectStore(dir), { bytes: 1e9, count: 100 });
+    const objects = fill(250, "b");
+    let written = 0;
+    for (const [oid, bytes] of objects) if (batch.writeKnown(oid, bytes)) written++;
+    expect(written).toBe(250);
+    // two flushes at 100, the rest held (and readable) until flush()
+    expect(readdirSync(join(dir, "pack"))).toHaveLength(2);
+    const [first] = objects;
+    expect(batch.has(first?.[0] as string)).toBe(true);
+    batch.flush();
+    const store = createObjectStore(dir);
+    expect(store.list()).toHaveLength(250);
   });
 });

@@ -21,6 +21,16 @@ import {
   TimewarpError,
   tempPathFor,
 } from "../core/index.ts";
+import {
+  findInPack,
+  loadPacks,
+  MIN_PACK_OBJECTS,
+  type Pack,
+  packIds,
+  packTemps,
+  readFromPack,
+  writePack,
+} from "./object-packs.ts";
 
 const OID = /^[0-9a-f]{40}$/;
 
@@ -52,11 +62,37 @@ export interface ObjectStore {
   listTemp(): string[];
   /** `list()` and `listTemp()` in one pass over the fan-out directories (gc wants both). */
   listAll(): { objects: string[]; temps: string[] };
+  /**
+   * Store many objects at once (id → bytes, ids already computed): as one pack when there are
+   * many (one file instead of one per object), else loose. Objects already present are skipped.
+   */
+  writeMany(objects: ReadonlyMap<string, Uint8Array>): void;
+  /**
+   * Drop the packed objects not in `keep`: a pack with dead objects is replaced by one of its
+   * live ones (written first, so a crash leaves both, never neither). Returns the dropped ids
+   * and their bytes. `remove` handles loose objects.
+   */
+  prunePacks(keep: ReadonlySet<string>): { removed: string[]; freed: number };
 }
 
 /** Open (lazily creating) the object store in `dir` (normally `.timewarp/objects`). */
 export function createObjectStore(dir: string): ObjectStore {
   const madeDirs = new Set<string>();
+  let packs: Pack[] | undefined;
+  const allPacks = (): Pack[] => {
+    packs ??= loadPacks(dir);
+    return packs;
+  };
+  const findPacked = (oid: string): { pack: Pack; offset: number; size: number } | null => {
+    const list = allPacks();
+    if (list.length === 0) return null;
+    const raw = Buffer.from(oid, "hex");
+    for (const pack of list) {
+      const at = findInPack(pack, raw);
+      if (at !== null) return { pack, ...at };
+    }
+    return null;
+  };
   const pathOf = (oid: string): string => {
     if (!OID.test(oid)) {
       throw new TimewarpError(ErrorCode.INVALID_INPUT, `not an object id: ${JSON.stringify(oid)}`);
@@ -65,7 +101,7 @@ export function createObjectStore(dir: string): ObjectStore {
   };
   const writeKnown = (oid: string, bytes: Uint8Array): boolean => {
     const path = pathOf(oid);
-    if (existsSync(path)) return false;
+    if (existsSync(path) || findPacked(oid) !== null) return false;
     const fan = join(dir, oid.slice(0, 2));
     if (!madeDirs.has(fan)) {
       mkdirSync(fan, { recursive: true });
@@ -109,14 +145,75 @@ export function createObjectStore(dir: string): ObjectStore {
         else if (name.length === 38) objects.push(fan + name);
       }
     }
+    const list = allPacks();
+    if (list.length > 0) {
+      const seen = new Set(objects);
+      for (const pack of list) {
+        for (const oid of packIds(pack)) {
+          if (!seen.has(oid)) {
+            seen.add(oid);
+            objects.push(oid);
+          }
+        }
+      }
+    }
+    temps.push(...packTemps(dir));
     return { objects, temps };
   };
   return {
     dir,
     pathOf,
-    has: (oid) => existsSync(pathOf(oid)),
-    sizeOf: (oid) => statSync(pathOf(oid), { throwIfNoEntry: false })?.size ?? null,
+    has: (oid) => existsSync(pathOf(oid)) || findPacked(oid) !== null,
+    sizeOf: (oid) =>
+      statSync(pathOf(oid), { throwIfNoEntry: false })?.size ?? findPacked(oid)?.size ?? null,
     writeKnown,
+    writeMany(objects) {
+      const fresh = new Map<string, Uint8Array>();
+      for (const [oid, bytes] of objects) {
+        pathOf(oid); // checks the id
+        if (!existsSync(pathOf(oid)) && findPacked(oid) === null) fresh.set(oid, bytes);
+      }
+      if (fresh.size < MIN_PACK_OBJECTS) {
+        for (const [oid, bytes] of fresh) writeKnown(oid, bytes);
+        return;
+      }
+      try {
+        const pack = writePack(dir, fresh);
+        allPacks().push(pack);
+      } catch (error) {
+        throw fromSystemError(error, `writing a pack of ${fresh.size} objects in ${dir}`);
+      }
+    },
+    prunePacks(keep) {
+      const removed: string[] = [];
+      let freed = 0;
+      const next: Pack[] = [];
+      for (const pack of allPacks()) {
+        const ids = packIds(pack);
+        const dead = ids.filter((oid) => !keep.has(oid));
+        if (dead.length === 0) {
+          next.push(pack);
+          continue;
+        }
+        const live = new Map<string, Uint8Array>();
+        for (const oid of ids) {
+          const at = findInPack(pack, Buffer.from(oid, "hex")) as { offset: number; size: number };
+          if (keep.has(oid)) live.set(oid, readFromPack(pack, at.offset, at.size));
+          else freed += at.size;
+        }
+        // The live ones first (a pack, or loose when few), then the old pack goes.
+        if (live.size >= MIN_PACK_OBJECTS) next.push(writePack(dir, live));
+        else for (const [oid, bytes] of live) writeKnown(oid, bytes);
+        try {
+          unlinkSync(pack.file);
+        } catch (error) {
+          if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `removing ${pack.file}`);
+        }
+        removed.push(...dead);
+      }
+      packs = next;
+      return { removed, freed };
+    },
     write(bytes) {
       const oid = gitBlobId(bytes);
       writeKnown(oid, bytes);
@@ -127,12 +224,18 @@ export function createObjectStore(dir: string): ObjectStore {
       try {
         bytes = readFileSync(pathOf(oid));
       } catch (error) {
-        if (errnoCode(error) === "ENOENT") {
+        if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `reading object ${oid}`);
+        const packed = findPacked(oid);
+        if (packed === null) {
           throw new TimewarpError(ErrorCode.OBJECT_NOT_FOUND, `object ${oid} not found in ${dir}`, {
             data: { oid },
           });
         }
-        throw fromSystemError(error, `reading object ${oid}`);
+        try {
+          bytes = readFromPack(packed.pack, packed.offset, packed.size);
+        } catch (packError) {
+          throw fromSystemError(packError, `reading object ${oid} from ${packed.pack.file}`);
+        }
       }
       if (options.verify === true) {
         const got = createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
@@ -224,8 +327,56 @@ export function createMemoryObjectStore(): ObjectStore & {
     },
     listTemp: () => [],
     listAll: () => ({ objects: [...objects.keys()], temps: [] }),
+    writeMany(many) {
+      for (const [oid, bytes] of many) writeKnown(oid, bytes);
+    },
+    prunePacks: () => ({ removed: [], freed: 0 }),
     tamper(oid, bytes) {
       objects.set(oid, Buffer.from(bytes));
     },
+  };
+}
+
+/**
+ * A writer over `store` that holds new objects back and stores them in bulk (`writeMany`: a
+ * pack when there are many): for a scan that may write thousands (a first snapshot). Held
+ * objects count as present. `flush()` before anything refers to them (a record); objects held
+ * when the process dies are simply not stored, and nothing refers to them yet.
+ */
+export function batchObjectWrites(
+  store: ObjectStore,
+  limits: { bytes: number; count: number } = { bytes: 16 * 1024 * 1024, count: 4096 },
+): ObjectStore & { flush(): void } {
+  let held = new Map<string, Uint8Array>();
+  let heldBytes = 0;
+  const flush = () => {
+    if (held.size === 0) return;
+    const out = held;
+    held = new Map();
+    heldBytes = 0;
+    store.writeMany(out);
+  };
+  const writeKnown = (oid: string, bytes: Uint8Array): boolean => {
+    if (held.has(oid) || store.has(oid)) return false;
+    held.set(oid, bytes);
+    heldBytes += bytes.length;
+    if (heldBytes >= limits.bytes || held.size >= limits.count) flush();
+    return true;
+  };
+  return {
+    ...store,
+    has: (oid) => held.has(oid) || store.has(oid),
+    sizeOf: (oid) => held.get(oid)?.length ?? store.sizeOf(oid),
+    writeKnown,
+    write(bytes) {
+      const oid = gitBlobId(bytes);
+      writeKnown(oid, bytes);
+      return oid;
+    },
+    read(oid, options) {
+      const bytes = held.get(oid);
+      return bytes === undefined ? store.read(oid, options) : Buffer.from(bytes);
+    },
+    flush,
   };
 }

@@ -379,6 +379,39 @@ describe("snapshots", () => {
     );
   });
 
+  it("a first snapshot of many files packs its objects; restore, export, gc and fsck go through the packs", () => {
+    const root = tmp();
+    for (let f = 0; f < 300; f++) writeFileSync(join(root, `f${f}.txt`), `file ${f}\n`);
+    const paths = workspacePaths(root);
+    const first = createSnapshot(root, opts());
+    expect(first.objects_written).toBe(300);
+    expect(
+      readdirSync(join(paths.objects, "pack")).filter((n) => n.endsWith(".twpack")),
+    ).toHaveLength(1);
+    expect(readdirSync(paths.objects)).toEqual(["pack"]); // no loose object
+    expect(fsck(root)).toMatchObject({ ok: true, objects: 300 });
+    // a restore reads from the pack
+    for (let f = 0; f < 300; f += 3) writeFileSync(join(root, `f${f}.txt`), "changed\n");
+    const store = createObjectStore(paths.objects);
+    expect(restoreManifest(root, first.manifest, { store, excludes: EX }).written).toBe(100);
+    expect(readFileSync(join(root, "f3.txt"), "utf8")).toBe("file 3\n");
+    const out = join(tmp(), "export");
+    exportSnapshot(root, first.id, out);
+    expect(readFileSync(join(out, "workspace", "f299.txt"), "utf8")).toBe("file 299\n");
+    // the files change, the first snapshot goes: gc replaces the pack by its live objects
+    for (let f = 0; f < 200; f++) writeFileSync(join(root, `f${f}.txt`), `new ${f}\n`);
+    createSnapshot(root, opts());
+    deleteSnapshot(root, first.id);
+    const gc = collectGarbage(root, { roots: collectReferencedOids(root) });
+    expect(gc).toMatchObject({ removed_objects: 200, kept_objects: 300 });
+    expect(fsck(root)).toMatchObject({ ok: true, objects: 300 });
+    expect(
+      verifyWorkspace(root, readManifest(root, listSnapshots(root)[0]!.snapshot_id!), {
+        excludes: EX,
+      }).ok,
+    ).toBe(true);
+  });
+
   it("snapshots 20k files, and a later snapshot reads none of them", () => {
     const root = tmp();
     for (let d = 0; d < 100; d++) {

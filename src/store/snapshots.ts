@@ -45,7 +45,7 @@ import {
   readManifestTextFile,
   rememberManifestText,
 } from "./manifest.ts";
-import { createObjectStore } from "./object-store.ts";
+import { batchObjectWrites, createObjectStore } from "./object-store.ts";
 import { type ScanOptions, type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
 import { deltaScan } from "./snapshot-delta.ts";
 import {
@@ -335,7 +335,9 @@ function scanForSnapshot(
     beforeRead?: ScanOptions["beforeRead"];
   },
 ): Scanned {
-  const store = createObjectStore(paths.objects);
+  // New contents are held and stored in bulk: a first snapshot writes a few packs instead of
+  // one file per object. Flushed below, before any record can refer to them.
+  const store = batchObjectWrites(createObjectStore(paths.objects));
   const hooks = {
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     ...(options.beforeRead === undefined ? {} : { beforeRead: options.beforeRead }),
@@ -351,6 +353,7 @@ function scanForSnapshot(
     ...hooks,
   });
   if (!("fallback" in delta)) {
+    store.flush();
     const text = delta.text;
     const stored = text === undefined ? (delta.stored as Buffer) : compressManifest(text);
     const source = `${paths.statCache} (the manifest of a delta scan)`;
@@ -385,6 +388,7 @@ function scanForSnapshot(
       : { changed: options.changed }),
     ...hooks,
   });
+  store.flush();
   // Not kept alive while the manifest is encoded and written (at 100k files it is ~20 MB).
   oldCache = undefined;
   // Unchanged (the watcher saw nothing): the manifest of the index's stored file.
