@@ -37,9 +37,9 @@ const OID = /^[0-9a-f]{40}$/;
 /**
  * Content-addressed, write-once object store keyed by git blob id. Objects are stored raw
  * (no zlib: snapshots are dominated by hashing and I/O, and raw objects are restored with one
- * read) under a fan-out directory `ab/cdef…`. A write goes to a temp file in the same fan-out
- * directory and is renamed into place, so a reader (or a process killed with -9) never sees a
- * half-written object.
+ * read) under a fan-out directory `ab/cdef…`, or many at once in a pack (`object-packs.ts`).
+ * A write goes to a temp file in the same directory and is renamed into place, so a reader (or
+ * a process killed with -9) never sees a half-written object.
  */
 export interface ObjectStore {
   readonly dir: string;
