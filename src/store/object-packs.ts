@@ -1,7 +1,17 @@
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
-import { errnoCode, fromSystemError, isTempName, writeFileAtomic } from "../core/index.ts";
+import { errnoCode, fromSystemError, isTempName, tempPathFor } from "../core/index.ts";
 
 /**
  * Packs: many objects in one file, for the writes that create thousands of objects at once (a
@@ -129,32 +139,48 @@ export function readFromPack(pack: Pack, offset: number, size: number): Buffer {
 /** Write `objects` (id → bytes) as one new pack in the store at `dir`; returns it. */
 export function writePack(dir: string, objects: ReadonlyMap<string, Uint8Array>): Pack {
   const ids = [...objects.keys()].sort();
-  let data = 0;
-  for (const id of ids) data += (objects.get(id) as Uint8Array).length;
   const indexBytes = HEADER + ids.length * ENTRY;
-  const buf = Buffer.allocUnsafe(indexBytes + data);
-  MAGIC.copy(buf, 0);
-  buf.writeUInt32LE(VERSION, 4);
-  buf.writeUInt32LE(ids.length, 8);
-  buf.writeUInt32LE(0, 12);
+  const index = Buffer.alloc(indexBytes);
+  MAGIC.copy(index, 0);
+  index.writeUInt32LE(VERSION, 4);
+  index.writeUInt32LE(ids.length, 8);
   let offset = indexBytes;
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i] as string;
-    const bytes = objects.get(id) as Uint8Array;
+    const size = (objects.get(id) as Uint8Array).length;
     const at = HEADER + i * ENTRY;
-    buf.write(id, at, 20, "hex");
-    buf.writeDoubleLE(offset, at + 20);
-    buf.writeDoubleLE(bytes.length, at + 28);
-    buf.set(bytes, offset);
-    offset += bytes.length;
+    index.write(id, at, 20, "hex");
+    index.writeDoubleLE(offset, at + 20);
+    index.writeDoubleLE(size, at + 28);
+    offset += size;
   }
-  const name = createHash("sha1").update(buf.subarray(0, indexBytes)).digest("hex");
+  const name = createHash("sha1").update(index).digest("hex");
   const packDir = join(dir, PACK_DIR);
   mkdirSync(packDir, { recursive: true });
   const file = join(packDir, `pack-${name}.twpack`);
-  // Not fsynced, like loose objects: a kill -9 cannot lose it (page cache), a power cut can.
-  writeFileAtomic(file, buf, { durable: false });
-  return { file, index: Buffer.from(buf.subarray(0, indexBytes)), count: ids.length };
+  // The index, then each object's bytes as given (no copy into one big buffer: at a first
+  // snapshot that garbage raised the peak RSS). Temp + rename; not fsynced, like loose objects:
+  // a kill -9 cannot lose it (page cache), a power cut can.
+  const temp = tempPathFor(file);
+  let fd: number | undefined;
+  try {
+    fd = openSync(temp, "wx", 0o444);
+    writeAll(fd, index);
+    for (const id of ids) writeAll(fd, objects.get(id) as Uint8Array);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(temp, file);
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  return { file, index, count: ids.length };
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  let done = 0;
+  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
 }
 
 /** Leftover temp files in the pack directory. */

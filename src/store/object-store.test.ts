@@ -191,7 +191,7 @@ describe("packs (many objects in one file)", () => {
     const t = makeTempDir();
     cleanups.push(t.cleanup);
     const dir = join(t.dir, "objects");
-    const batch = batchObjectWrites(createObjectStore(dir), { bytes: 1e9, count: 100 });
+    const batch = batchObjectWrites(createObjectStore(dir), { bytes: 1 << 20, count: 100 });
     const objects = fill(250, "b");
     let written = 0;
     for (const [oid, bytes] of objects) if (batch.writeKnown(oid, bytes)) written++;

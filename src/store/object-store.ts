@@ -342,31 +342,43 @@ export function createMemoryObjectStore(): ObjectStore & {
  * pack when there are many): for a scan that may write thousands (a first snapshot). Held
  * objects count as present. `flush()` before anything refers to them (a record); objects held
  * when the process dies are simply not stored, and nothing refers to them yet.
+ *
+ * Held bytes are copied into one arena, not kept as the caller's buffers: a small file's buffer
+ * is a slice of Node's shared 8 KiB pool, and holding thousands of them pinned whole pool slabs
+ * (+37 MiB at 100k small files). An object larger than the arena is written at once.
  */
 export function batchObjectWrites(
   store: ObjectStore,
-  limits: { bytes: number; count: number } = { bytes: 16 * 1024 * 1024, count: 4096 },
+  limits: { bytes: number; count: number } = { bytes: 8 * 1024 * 1024, count: 2048 },
 ): ObjectStore & { flush(): void } {
-  let held = new Map<string, Uint8Array>();
-  let heldBytes = 0;
+  let arena: Buffer | undefined;
+  let used = 0;
+  const held = new Map<string, { offset: number; size: number }>();
+  const view = (at: { offset: number; size: number }) =>
+    (arena as Buffer).subarray(at.offset, at.offset + at.size);
   const flush = () => {
     if (held.size === 0) return;
-    const out = held;
-    held = new Map();
-    heldBytes = 0;
+    const out = new Map<string, Uint8Array>();
+    for (const [oid, at] of held) out.set(oid, view(at));
     store.writeMany(out);
+    held.clear();
+    used = 0;
   };
   const writeKnown = (oid: string, bytes: Uint8Array): boolean => {
     if (held.has(oid) || store.has(oid)) return false;
-    held.set(oid, bytes);
-    heldBytes += bytes.length;
-    if (heldBytes >= limits.bytes || held.size >= limits.count) flush();
+    if (bytes.length > limits.bytes) return store.writeKnown(oid, bytes);
+    if (used + bytes.length > limits.bytes) flush();
+    arena ??= Buffer.allocUnsafeSlow(limits.bytes);
+    arena.set(bytes, used);
+    held.set(oid, { offset: used, size: bytes.length });
+    used += bytes.length;
+    if (held.size >= limits.count) flush();
     return true;
   };
   return {
     ...store,
     has: (oid) => held.has(oid) || store.has(oid),
-    sizeOf: (oid) => held.get(oid)?.length ?? store.sizeOf(oid),
+    sizeOf: (oid) => held.get(oid)?.size ?? store.sizeOf(oid),
     writeKnown,
     write(bytes) {
       const oid = gitBlobId(bytes);
@@ -374,8 +386,8 @@ export function batchObjectWrites(
       return oid;
     },
     read(oid, options) {
-      const bytes = held.get(oid);
-      return bytes === undefined ? store.read(oid, options) : Buffer.from(bytes);
+      const at = held.get(oid);
+      return at === undefined ? store.read(oid, options) : Buffer.from(view(at));
     },
     flush,
   };
