@@ -38,6 +38,18 @@ export interface Pack {
   /** Header and index. */
   index: Buffer;
   count: number;
+  /** Per first id byte, where its entries begin (git's idx fan-out): a miss costs ~6 compares. */
+  fanout: Uint32Array;
+}
+
+function fanoutOf(index: Buffer, count: number): Uint32Array {
+  const fanout = new Uint32Array(257);
+  for (let i = 0; i < count; i++) {
+    const b = (index[HEADER + i * ENTRY] as number) + 1;
+    fanout[b] = (fanout[b] as number) + 1;
+  }
+  for (let b = 1; b <= 256; b++) fanout[b] = (fanout[b] as number) + (fanout[b - 1] as number);
+  return fanout;
 }
 
 /** The packs in the store at `dir` (header and index read; a torn or foreign file is skipped). */
@@ -85,7 +97,7 @@ function openPack(file: string): Pack | null {
       }
       if (end !== size) return null;
     }
-    return { file, index, count };
+    return { file, index, count, fanout: fanoutOf(index, count) };
   } finally {
     closeSync(fd);
   }
@@ -93,8 +105,9 @@ function openPack(file: string): Pack | null {
 
 /** Where object `raw` (its 20-byte id) lies in `pack`, or null. */
 export function findInPack(pack: Pack, raw: Buffer): { offset: number; size: number } | null {
-  let lo = 0;
-  let hi = pack.count - 1;
+  const first = raw[0] as number;
+  let lo = pack.fanout[first] as number;
+  let hi = (pack.fanout[first + 1] as number) - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
     const at = HEADER + mid * ENTRY;
@@ -175,7 +188,7 @@ export function writePack(dir: string, objects: ReadonlyMap<string, Uint8Array>)
     rmSync(temp, { force: true });
     throw error;
   }
-  return { file, index, count: ids.length };
+  return { file, index, count: ids.length, fanout: fanoutOf(index, ids.length) };
 }
 
 function writeAll(fd: number, bytes: Uint8Array): void {
