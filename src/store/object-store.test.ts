@@ -187,6 +187,22 @@ describe("packs (many objects in one file)", () => {
     expect(bad).toHaveLength(1);
   });
 
+  it("a pack a killed writer left half-written is a temp file: never read, listed for cleanup", () => {
+    const t = makeTempDir();
+    cleanups.push(t.cleanup);
+    const dir = join(t.dir, "objects");
+    const store = createObjectStore(dir);
+    const objects = fill(100, "k");
+    store.writeMany(objects);
+    const pack = readdirSync(join(dir, "pack"))[0] as string;
+    // the first half of a pack under its temp name, as a kill -9 before the rename leaves it
+    const torn = join(dir, "pack", `.${pack}.tw-tmp-999999-0badc0de`);
+    writeFileSync(torn, readFileSync(join(dir, "pack", pack)).subarray(0, 500));
+    const again = createObjectStore(dir);
+    expect(again.list().sort()).toEqual([...objects.keys()].sort());
+    expect(again.listTemp()).toEqual([torn]);
+  });
+
   it("a batch holds new objects and stores them in bulk on flush", () => {
     const t = makeTempDir();
     cleanups.push(t.cleanup);
