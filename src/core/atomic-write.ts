@@ -29,10 +29,11 @@ export function tempPathFor(path: string): string {
  * Write `data` to `path` so that a reader (or a crash, kill -9 included) sees either the old
  * file or the whole new one: temp file in the same directory, write, fsync, rename. The temp file
  * is removed on any failure, ENOSPC included, and the error is rethrown as a TimewarpError.
+ * `data` may be a list of pieces, written one after the other (no joined copy of them).
  */
 export function writeFileAtomic(
   path: string,
-  data: string | Uint8Array,
+  data: string | Uint8Array | readonly Uint8Array[],
   options: AtomicWriteOptions = {},
 ): void {
   const durable = options.durable ?? true;
@@ -40,10 +41,17 @@ export function writeFileAtomic(
   let fd: number | undefined;
   try {
     fd = openSync(temp, "wx", options.mode ?? 0o644);
-    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    let offset = 0;
-    while (offset < bytes.length) {
-      offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    const pieces =
+      typeof data === "string"
+        ? [Buffer.from(data, "utf8")]
+        : data instanceof Uint8Array
+          ? [data]
+          : data;
+    for (const bytes of pieces) {
+      let offset = 0;
+      while (offset < bytes.length) {
+        offset += writeSync(fd, bytes, offset, bytes.length - offset);
+      }
     }
     if (durable) fsyncSync(fd);
     closeSync(fd);

@@ -1,17 +1,7 @@
 import { createHash } from "node:crypto";
-import {
-  closeSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { errnoCode, fromSystemError, isTempName, tempPathFor } from "../core/index.ts";
+import { errnoCode, fromSystemError, isTempName, writeFileAtomic } from "../core/index.ts";
 
 /**
  * Packs: many objects in one file, for the writes that create thousands of objects at once (a
@@ -172,28 +162,13 @@ export function writePack(dir: string, objects: ReadonlyMap<string, Uint8Array>)
   mkdirSync(packDir, { recursive: true });
   const file = join(packDir, `pack-${name}.twpack`);
   // The index, then each object's bytes as given (no copy into one big buffer: at a first
-  // snapshot that garbage raised the peak RSS). Temp + rename; not fsynced, like loose objects:
-  // a kill -9 cannot lose it (page cache), a power cut can.
-  const temp = tempPathFor(file);
-  let fd: number | undefined;
-  try {
-    fd = openSync(temp, "wx", 0o444);
-    writeAll(fd, index);
-    for (const id of ids) writeAll(fd, objects.get(id) as Uint8Array);
-    closeSync(fd);
-    fd = undefined;
-    renameSync(temp, file);
-  } catch (error) {
-    if (fd !== undefined) closeSync(fd);
-    rmSync(temp, { force: true });
-    throw error;
-  }
+  // snapshot that garbage raised the peak RSS). Not fsynced, like loose objects: a kill -9
+  // cannot lose it (page cache), a power cut can.
+  writeFileAtomic(file, [index, ...ids.map((id) => objects.get(id) as Uint8Array)], {
+    durable: false,
+    mode: 0o444,
+  });
   return { file, index, count: ids.length, fanout: fanoutOf(index, ids.length) };
-}
-
-function writeAll(fd: number, bytes: Uint8Array): void {
-  let done = 0;
-  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
 }
 
 /** Leftover temp files in the pack directory. */

@@ -24,7 +24,7 @@ import {
   sortEntries,
 } from "./manifest.ts";
 import type { ObjectStore } from "./object-store.ts";
-import { type CachedStat, emptyStatCache, type StatCache } from "./stat-cache.ts";
+import { type CachedStat, emptyStatCache, type ScanIndex, type StatCache } from "./stat-cache.ts";
 import { type WatchedChanges, watchedChanges } from "./watch.ts";
 
 /** Why a path is not in a snapshot. A snapshot with any skipped path is `partial`. */
@@ -280,6 +280,25 @@ function isCovered(roots: ReadonlySet<string>, path: string): boolean {
 function pathsToRevisit(cache: StatCache, changed: readonly string[]): Set<string> | undefined {
   const index = cache.index;
   if (index === undefined) return undefined;
+  const racy: string[] = [];
+  for (const [key, c] of cache.entries) {
+    // A byte name, or a name holding U+FFFD (its directory is not watched): walk.
+    if (key.charCodeAt(0) === 0 || key.includes("\uFFFD")) return undefined;
+    if (c.mtimeMs >= cache.scanStartMs) racy.push(key);
+  }
+  return revisitRoots(index, changed, racy);
+}
+
+/**
+ * `pathsToRevisit` given the index's racy files (the delta path has them stored): the changed
+ * paths, those racy files, the skipped paths and the files with other hard links. Undefined
+ * when the root changed or a path of the index is not plain UTF-8.
+ */
+export function revisitRoots(
+  index: ScanIndex,
+  changed: readonly string[],
+  racy: Iterable<string>,
+): Set<string> | undefined {
   const roots = new Set<string>();
   for (const raw of changed) {
     const p = raw.endsWith("/") ? raw.slice(0, -1) : raw;
@@ -287,11 +306,7 @@ function pathsToRevisit(cache: StatCache, changed: readonly string[]): Set<strin
     if (p === ".timewarp" || p.startsWith(".timewarp/")) continue;
     roots.add(p);
   }
-  for (const [key, c] of cache.entries) {
-    // A byte name, or a name holding U+FFFD (its directory is not watched): walk.
-    if (key.charCodeAt(0) === 0 || key.includes("\uFFFD")) return undefined;
-    if (c.mtimeMs >= cache.scanStartMs) roots.add(key);
-  }
+  for (const key of racy) roots.add(key);
   // Files with other hard links: a write through a link outside a watched directory is not
   // reported for this name, so they are looked at every time.
   for (const p of index.linked ?? []) roots.add(p);

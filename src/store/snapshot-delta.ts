@@ -8,7 +8,13 @@ import {
   spliceManifestText,
 } from "./manifest.ts";
 import type { ObjectStore } from "./object-store.ts";
-import { type ScanOptions, type SkippedPath, scanScope, scanWorkspace } from "./scan-workspace.ts";
+import {
+  revisitRoots,
+  type ScanOptions,
+  type SkippedPath,
+  scanScope,
+  scanWorkspace,
+} from "./scan-workspace.ts";
 import {
   type CachedStat,
   openStatCacheTable,
@@ -100,7 +106,7 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
   if (index.scope !== scope) return fallback("the index has other excludes");
   if (index.manifest === undefined) return fallback("the index records no manifest file");
   if (!table.plain) return fallback("names that are not plain UTF-8");
-  const roots = revisitRoots(table, index, changed);
+  const roots = revisitRoots(index, changed, table.racy);
   if (roots === undefined) return fallback("the root or a name that is not plain UTF-8 changed");
 
   // The entries below the roots: the scan looks at them again (a hit spares a re-read).
@@ -254,35 +260,6 @@ function sameCache(
     }
   }
   return true;
-}
-
-/**
- * The paths to look at again, by `scanWorkspace`'s rules (its `pathsToRevisit`): the changed
- * paths, the racy files, the skipped paths and the files with other hard links. Undefined when
- * the root changed or a name is not plain UTF-8.
- */
-function revisitRoots(
-  table: StatCacheTable,
-  index: ScanIndex,
-  changed: readonly string[],
-): Set<string> | undefined {
-  const roots = new Set<string>();
-  for (const raw of changed) {
-    const p = raw.endsWith("/") ? raw.slice(0, -1) : raw;
-    if (p === "" || p.includes("\uFFFD")) return undefined;
-    if (p === ".timewarp" || p.startsWith(".timewarp/")) continue;
-    roots.add(p);
-  }
-  for (const e of index.others) {
-    if (e.path_b64 !== undefined || e.path.includes("\uFFFD")) return undefined;
-  }
-  for (const s of index.skipped) {
-    if (s.path_b64 !== undefined) return undefined;
-    roots.add(s.path);
-  }
-  for (const p of index.linked ?? []) roots.add(p);
-  for (const key of table.racy) roots.add(key);
-  return roots;
 }
 
 /** Mark the entry `path` and every entry below it, calling `each` for each newly marked one. */
