@@ -11,6 +11,11 @@
 // install) just runs without a cache. TIMEWARP_CODE_CACHE=0 turns it off.
 //
 // CommonJS on purpose: an ES-module bin would start Node's ES-module loader (~5 ms) for nothing.
+//
+// `timewarp hook …` first asks the workspace's hook server (the watch daemon's worker, which
+// keeps the code loaded) through dist/bin/hook-client.cjs, a few KiB: when it answers, the CLI
+// bundle is never loaded. When it does not run the hook, the bundle does, with the payload the
+// client may have read from stdin already.
 "use strict";
 const {
   closeSync,
@@ -23,15 +28,16 @@ const {
   statSync,
   writeFileSync,
 } = require("node:fs");
-const Module = require("node:module");
 const { basename, dirname, join } = require("node:path");
-const { pathToFileURL } = require("node:url");
-const vm = require("node:vm");
 
 const root = join(__dirname, "..");
 const bundle = join(root, "dist", "bin", "timewarp.cjs");
+const hookClient = join(root, "dist", "bin", "hook-client.cjs");
 
 function runBundle(file) {
+  // Loaded here, not above: a hook the hook server answers never needs them.
+  const Module = require("node:module");
+  const vm = require("node:vm");
   const useCache = process.env.TIMEWARP_CODE_CACHE !== "0";
   // V8 checks a cache against the source's length only, so the name binds it to this very bundle
   // (size and mtime: a rebuild or reinstall gets a new cache) and to this Node.
@@ -89,8 +95,15 @@ function runBundle(file) {
 }
 
 if (existsSync(bundle)) {
-  runBundle(bundle);
+  let tried = { served: false };
+  if (process.argv[2] === "hook" && existsSync(hookClient)) {
+    tried = require(hookClient).runViaHookServer(process.argv.slice(2));
+    // Tells the bundle's entry that the server was asked, and hands it the payload if read.
+    globalThis[Symbol.for("timewarp.hookServerTried")] = tried;
+  }
+  if (!tried.served) runBundle(bundle);
 } else {
+  const { pathToFileURL } = require("node:url");
   import("tsx/esm/api").then(({ register }) => {
     register();
     return import(pathToFileURL(join(root, "src", "cli", "entry.ts")).href);

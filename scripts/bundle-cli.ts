@@ -66,6 +66,48 @@ if (dynamic.length > 0) {
 const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
 console.log(`bundled the CLI into ${OUT} (${(bytes / 1024).toFixed(0)} KiB with its source map)`);
 
+/**
+ * Our modules do nothing when imported but define things, so the hook client may take only what
+ * it calls from an index (esbuild otherwise keeps every module an index re-exports).
+ */
+const sourcesWithoutSideEffects: Plugin = {
+  name: "sources-without-side-effects",
+  setup(b) {
+    b.onResolve({ filter: /^\.\.?\// }, (args) => {
+      const path = resolve(args.resolveDir, args.path);
+      return path.startsWith(join(ROOT, "src")) ? { path, sideEffects: false } : undefined;
+    });
+  },
+};
+
+// The hook client: what the bin runs first for `timewarp hook …` (see src/cli/hook-client-main.ts).
+const client = await build({
+  entryPoints: [join(ROOT, "src", "cli", "hook-client-main.ts")],
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  minify: true,
+  outfile: join(OUT, "hook-client.cjs"),
+  metafile: true,
+  logLevel: "warning",
+  plugins: [sourcesWithoutSideEffects],
+  define: { "import.meta.url": "__twBundleUrl", "import.meta.dirname": "__dirname" },
+});
+const clientBytes = Object.values(client.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
+const clientInputs = Object.values(client.metafile.outputs).flatMap((o) =>
+  Object.entries(o.inputs)
+    .filter(([file, use]) => use.bytesInOutput > 0 && !file.startsWith("src/"))
+    .map(([file]) => file),
+);
+if (clientBytes > 32 * 1024 || clientInputs.length > 0) {
+  console.error(
+    `the hook client grew to ${clientBytes} bytes${clientInputs.length > 0 ? ` and takes ${clientInputs.join(", ")}` : ""}: it must stay a few KiB of our own code`,
+  );
+  process.exit(1);
+}
+console.log(`bundled the hook client (${(clientBytes / 1024).toFixed(1)} KiB)`);
+
 // A smoke run of the real bin on the new bundle: the build fails if the bundle cannot start.
 const smoke = spawnSync(process.execPath, [join(ROOT, "bin", "timewarp.cjs"), "--version"], {
   // No cache from the build: the first real command writes one with the code it ran.

@@ -1,13 +1,37 @@
+import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { parseHookArgv, runHookCommand } from "./commands/hooks.ts";
+import { HOOK_WORKER } from "./commands/watch.ts";
+import type { HookServerTry } from "./hook-client-main.ts";
+
+/**
+ * Set by the bin when it already asked the hook server (dist/bin/hook-client.cjs), with the
+ * payload when that read stdin.
+ */
+const HOOK_SERVER_TRIED = Symbol.for("timewarp.hookServerTried");
 
 // No top-level await: the bin runs this as one CommonJS bundle (see scripts/bundle-cli.ts).
-// A plain hook call skips building the program (commander and every command group): agents
-// start one on every tool call.
-const hook = parseHookArgv(process.argv.slice(2));
-const done =
-  hook !== null ? runHookCommand(hook) : import("./main.ts").then((m) => m.main(process.argv));
-done.catch((error: unknown) => {
-  // Both paths print their own errors; reaching here is a bug in the error path.
-  console.error(error);
-  process.exitCode = 1;
-});
+const worker = workerData as { timewarp?: string; watchCommand?: string[] } | null;
+if (!isMainThread && worker?.timewarp === HOOK_WORKER && parentPort !== null) {
+  // The watch daemon's hook worker (see `timewarp watch run`).
+  const port = parentPort;
+  import("../hooks/index.ts").then(({ runHookWorker }) =>
+    runHookWorker(port, { watchCommand: () => worker.watchCommand ?? [] }),
+  );
+} else {
+  // A plain hook call asks the workspace's hook server first, then skips building the program
+  // (commander and every command group): agents start one on every tool call.
+  const hook = parseHookArgv(process.argv.slice(2));
+  const tried = (globalThis as Record<symbol, HookServerTry | undefined>)[HOOK_SERVER_TRIED];
+  const done =
+    hook !== null
+      ? (tried !== undefined
+          ? Promise.resolve(tried)
+          : import("./hook-client-main.ts").then((m) => m.runViaHookServer(process.argv.slice(2)))
+        ).then((r) => (r.served ? undefined : runHookCommand(hook, r.input)))
+      : import("./main.ts").then((m) => m.main(process.argv));
+  done.catch((error: unknown) => {
+    // Both paths print their own errors; reaching here is a bug in the error path.
+    console.error(error);
+    process.exitCode = 1;
+  });
+}

@@ -11,7 +11,15 @@ import type { InstallOptions, InstallReport } from "./install-agent.ts";
 
 export type { HookGroup, HookHandler, HooksTable, InstallAgent } from "./agent-wiring.ts";
 export { hooksFor, INSTALL_AGENTS, mcpServerFor } from "./agent-wiring.ts";
+export type { HookArgs, HookClientOptions, HookClientResult } from "./hook-client.ts";
+export { callHookServer } from "./hook-client.ts";
 export type { HookOutcome, HookResponse } from "./hook-outcome.ts";
+export type { HookAnswer, HookReply, HookServerRecord } from "./hook-protocol.ts";
+export { hookServerPaths } from "./hook-protocol.ts";
+export { findWorkspaceRoot, resolveRoot } from "./hook-root.ts";
+export type { HookServer, HookServerOptions } from "./hook-server.ts";
+export { serveHooks } from "./hook-server.ts";
+export { runHookWorker } from "./hook-worker.ts";
 export type { InstallFileReport, InstallOptions, InstallReport } from "./install-agent.ts";
 export type { HookAgent, HookEvent, HookPayload } from "./payload.ts";
 export { HOOK_AGENTS, HOOK_EVENTS, HookPayloadSchema } from "./payload.ts";

@@ -1,7 +1,6 @@
-import { existsSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { appendEvent, type Clock, DATA_DIR, type Random, workspacePaths } from "../core/index.ts";
+import { appendEvent, type Clock, type Random, workspacePaths } from "../core/index.ts";
 import { formatHookResponse, type HookOutcome, type HookResponse } from "./hook-outcome.ts";
+import { findWorkspaceRoot, resolveRoot } from "./hook-root.ts";
 import {
   detectAgent,
   HOOK_AGENTS,
@@ -35,6 +34,11 @@ export interface RunHookOptions {
   input: string;
   /** An explicit workspace root (`--cwd`); otherwise found from the payload's `cwd`. */
   root?: string;
+  /**
+   * The caller's working directory, where a payload without `cwd` is taken to run (default
+   * `process.cwd()`; the daemon's hook worker passes its client's, and cannot chdir).
+   */
+  cwd?: string;
   /** Who calls (`--agent`, one of HOOK_AGENTS); otherwise guessed from the payload. */
   agent?: string;
   /** Print the CLI's one JSON document instead of the agent's protocol. */
@@ -60,7 +64,7 @@ export interface HookRun extends HookResponse {
  *   process.stdout.write(run.stdout); process.stderr.write(run.stderr); process.exitCode = run.exitCode;
  */
 export async function runHook(options: RunHookOptions): Promise<HookRun> {
-  const fallbackRoot = options.root ?? findWorkspaceRoot(process.cwd());
+  const fallbackRoot = options.root ?? findWorkspaceRoot(options.cwd ?? process.cwd());
   const asked = (HOOK_AGENTS as readonly string[]).includes(options.agent ?? "")
     ? (options.agent as HookAgent)
     : undefined;
@@ -82,7 +86,8 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
     });
   }
   const payload = parsed.value;
-  const root = options.root ?? resolveRoot(payload.cwd ?? process.cwd(), process.env);
+  const root =
+    options.root ?? resolveRoot(payload.cwd ?? options.cwd ?? process.cwd(), process.env);
   const agent = asked ?? detectAgent(payload);
   const ctx: HookContext = {
     root,
@@ -155,36 +160,4 @@ function recordFailure(root: string, options: RunHookOptions, message: string): 
   } catch {
     // The bus itself is unwritable (disk full, read-only): stderr already carries the message.
   }
-}
-
-/**
- * The workspace a hook works on, from the agent's working directory: the agent's own project
- * directory (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`) when the cwd lies inside it, else the
- * nearest directory at or above the cwd that holds a `.timewarp/`, else the nearest holding a
- * `.git`, else the cwd itself. (An agent may run from a subdirectory of its project.)
- */
-export function resolveRoot(cwd: string, env: NodeJS.ProcessEnv): string {
-  const start = resolve(cwd);
-  for (const name of ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"]) {
-    const dir = env[name];
-    if (dir === undefined || dir === "") continue;
-    const rel = relative(resolve(dir), start);
-    if (rel === "" || (!rel.startsWith("..") && !isAbsolute(rel))) return resolve(dir);
-  }
-  return findWorkspaceRoot(start);
-}
-
-/** The nearest directory at or above `start` holding `.timewarp/`, else `.git`, else `start`. */
-export function findWorkspaceRoot(start: string): string {
-  const first = resolve(start);
-  for (const marker of [DATA_DIR, ".git"]) {
-    let dir = first;
-    for (;;) {
-      if (existsSync(join(dir, marker))) return dir;
-      const parent = dirname(dir);
-      if (parent === dir) break;
-      dir = parent;
-    }
-  }
-  return first;
 }

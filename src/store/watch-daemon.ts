@@ -43,6 +43,12 @@ export interface WatchDaemonOptions {
   checkEveryMs?: number;
   /** Where progress lines go (default stderr, which `watch start` sends to daemon.log). */
   log?: (line: string) => void;
+  /** Stops the daemon when aborted (its reason is the abort's reason). */
+  signal?: AbortSignal;
+  /** When something else served by this process was last used; it counts against idleness. */
+  lastActivity?: () => number;
+  /** Called as the daemon stops, while it still holds its lock (what shares its lifetime). */
+  beforeStop?: (reason: string) => void;
 }
 
 function mtimeOf(path: string): number {
@@ -339,6 +345,12 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
       unwatchTree("");
       flush();
       for (const [signal, handler] of Object.entries(handlers)) process.off(signal, handler);
+      options.signal?.removeEventListener("abort", onAbort);
+      try {
+        options.beforeStop?.(reason);
+      } catch (error) {
+        log(`timewarp watch: ${String(error)}`);
+      }
       try {
         const info = JSON.parse(readFileSync(wp.info, "utf8")) as WatchDaemonInfo;
         if (info.pid === process.pid) rmSync(wp.info, { force: true });
@@ -352,7 +364,9 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
       log(`timewarp watch: stopped (${reason})`);
       resolve(reason);
     };
+    const onAbort = (): void => stopping?.(String(options.signal?.reason ?? "aborted"));
     for (const [signal, handler] of Object.entries(handlers)) process.on(signal, handler);
+    options.signal?.addEventListener("abort", onAbort);
 
     try {
       start();
@@ -409,7 +423,8 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
           // removed (the data directory was deleted, or a stop by hand)
         }
         if (info?.pid !== process.pid) return stopping?.("daemon.json is gone or not ours");
-        if (Date.now() - lastAsked > idleMs) return stopping?.("idle");
+        const active = Math.max(lastAsked, options.lastActivity?.() ?? 0);
+        if (Date.now() - active > idleMs) return stopping?.("idle");
         const mtime = mtimeOf(paths.config);
         if (mtime !== configMtime) {
           configMtime = mtime;

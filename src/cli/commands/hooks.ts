@@ -23,15 +23,16 @@ export interface HookCommandOptions extends GlobalOptions {
 
 /**
  * `timewarp hook <event>`: read the payload on stdin, run the hook, answer in the agent's
- * protocol. Called by commander's action and by the entry's fast path (see `parseHookArgv`).
+ * protocol. Called by commander's action and by the entry's fast path (see `parseHookArgv`),
+ * with `input` when the hook-server client read stdin already.
  */
-export async function runHookCommand(options: HookCommandOptions): Promise<void> {
+export async function runHookCommand(options: HookCommandOptions, input?: Buffer): Promise<void> {
   const ctx = createCommandContext(options);
   try {
     const { runHook } = await import("../../hooks/index.ts");
     const run = await runHook({
       event: options.event ?? "",
-      input: await readStdin(),
+      input: input !== undefined ? input.toString("utf8") : await readStdin(),
       ...(options.cwd !== undefined ? { root: ctx.root } : {}),
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
       json: ctx.json,

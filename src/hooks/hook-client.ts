@@ -1,0 +1,174 @@
+import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { formatHookResponse } from "./hook-outcome.ts";
+import {
+  claimedFile,
+  HOOK_PROTOCOL,
+  type HookReply,
+  type HookRequestHeader,
+  type HookServerRecord,
+  hookServerPaths,
+  replyFile,
+  requestFile,
+} from "./hook-protocol.ts";
+import { resolveRoot } from "./hook-root.ts";
+import type { HookEvent } from "./payload.ts";
+
+/** A plain hook call's arguments (`hook <event> [--agent A] [--json] [-C DIR]`). */
+export interface HookArgs {
+  event: string | undefined;
+  agent?: string | undefined;
+  json?: boolean;
+  cwd?: string;
+}
+
+export interface HookClientOptions {
+  args: HookArgs;
+  /** The caller's working directory and environment (the hook runs under both). */
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** The payload, or how to read it (the hook's stdin), called only once a server is there. */
+  input: Buffer | string | (() => Buffer);
+  /** How long a server may take to claim a request before the caller runs it (default 1 s). */
+  claimTimeoutMs?: number;
+}
+
+export type HookClientResult =
+  | { served: true; stdout: string; stderr: string; exitCode: number }
+  /** Nothing ran; `input` is the payload when it was read (the caller's stdin is consumed). */
+  | { served: false; reason: string; input?: Buffer };
+
+/** Fault injection for tests (TIMEWARP_CRASH_AT, …) kills or stalls its own process. */
+const FAULT_POINT_ENV = /^TIMEWARP_[A-Z]+_AT$/;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Hand a hook call to the workspace's hook server (the watch daemon's worker, where the code is
+ * loaded and warm) instead of starting the CLI: what the bin tries first for `timewarp hook`.
+ * Synchronous: writes the request, then polls for the reply (see `hook-protocol.ts`).
+ *
+ * `served: false` means the hook did not run; the caller runs it itself (with `input` when the
+ * payload was already read). Once the server claimed the request the hook counts as handed
+ * over: a server that dies before replying yields a failure reply (exit 0 and a message), never
+ * a second run. Skipped with `TIMEWARP_HOOK_SERVER=0`, `TIMEWARP_WATCH=0`, a fault-injection
+ * variable, or no live server for the workspace found from `--cwd`, else the agent's project
+ * directory or the working directory (the hook's own rule, minus the payload's `cwd`: the
+ * server resolves the root again from the payload).
+ */
+export function callHookServer(options: HookClientOptions): HookClientResult {
+  const { env } = options;
+  if (env.TIMEWARP_HOOK_SERVER === "0") return { served: false, reason: "TIMEWARP_HOOK_SERVER=0" };
+  if (env.TIMEWARP_WATCH === "0") return { served: false, reason: "TIMEWARP_WATCH=0" };
+  const fault = Object.keys(env).find((k) => FAULT_POINT_ENV.test(k));
+  if (fault !== undefined) return { served: false, reason: `${fault} is set` };
+  const explicitRoot =
+    options.args.cwd !== undefined ? resolve(options.cwd, options.args.cwd) : undefined;
+  const paths = hookServerPaths(explicitRoot ?? resolveRoot(options.cwd, env));
+  const server = liveServer(paths.record);
+  if (server === null) return { served: false, reason: "no hook server runs" };
+
+  const raw = typeof options.input === "function" ? options.input() : options.input;
+  const input = typeof raw === "string" ? Buffer.from(raw, "utf8") : raw;
+  const header: HookRequestHeader = {
+    protocol: HOOK_PROTOCOL,
+    event: options.args.event ?? "",
+    ...(options.args.agent !== undefined ? { agent: options.args.agent } : {}),
+    ...(options.args.json === true ? { json: true } : {}),
+    ...(explicitRoot !== undefined ? { root: explicitRoot } : {}),
+    cwd: options.cwd,
+    env: Object.fromEntries(
+      Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined),
+    ),
+  };
+  const id = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  const request = join(paths.dir, requestFile(id));
+  const temp = join(paths.dir, `.${requestFile(id)}.tmp`);
+  try {
+    writeFileSync(temp, Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), input]));
+    renameSync(temp, request);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    return { served: false, reason: `cannot write the request: ${String(error)}`, input };
+  }
+
+  const reply = join(paths.dir, replyFile(id));
+  const claimBy = performance.now() + (options.claimTimeoutMs ?? 1_000);
+  let claimed = false;
+  let nextLivenessCheck = 0;
+  let waitMs = 0.05;
+  for (;;) {
+    let text: string | undefined;
+    try {
+      text = readFileSync(reply, "utf8");
+    } catch {
+      text = undefined; // not yet
+    }
+    if (text !== undefined) {
+      rmSync(reply, { force: true });
+      let answer: HookReply;
+      try {
+        answer = JSON.parse(text) as HookReply;
+      } catch {
+        return failure(options.args, "its reply is not JSON");
+      }
+      if (answer.declined !== undefined) return { served: false, reason: answer.declined, input };
+      return { served: true, ...answer };
+    }
+    const now = performance.now();
+    if (!claimed && now >= claimBy) {
+      // Take the request back: if it is still there, the server never saw it.
+      try {
+        renameSync(request, join(paths.dir, `.${claimedFile(id)}.retracted`));
+        rmSync(join(paths.dir, `.${claimedFile(id)}.retracted`), { force: true });
+        return { served: false, reason: "the hook server did not take the request", input };
+      } catch {
+        claimed = true; // claimed: it runs, wait for its reply
+      }
+    }
+    if (claimed && now >= nextLivenessCheck) {
+      nextLivenessCheck = now + 1_000;
+      if (!isAlive(server.pid)) return failure(options.args, `its process ${server.pid} is gone`);
+    }
+    Atomics.wait(pause, 0, 0, waitMs);
+    waitMs = Math.min(waitMs * 2, 2);
+  }
+}
+
+/** A hook the server claimed but never answered: a failure in the hook's own form, exit 0. */
+function failure(args: HookArgs, why: string): HookClientResult {
+  const response = formatHookResponse(
+    {
+      kind: "failed",
+      summary: "internal failure",
+      message: `the daemon's hook server did not finish this hook (${why})`,
+    },
+    // A failure's form depends only on --json (the event is echoed in it).
+    { agent: "claude-code", event: (args.event ?? "") as HookEvent, json: args.json === true },
+  );
+  return { served: true, ...response };
+}
+
+/** The server's record when one of this protocol runs. */
+function liveServer(record: string): HookServerRecord | null {
+  let server: HookServerRecord;
+  try {
+    server = JSON.parse(readFileSync(record, "utf8")) as HookServerRecord;
+  } catch {
+    return null;
+  }
+  if (server.protocol !== HOOK_PROTOCOL || typeof server.pid !== "number") return null;
+  return isAlive(server.pid) ? server : null;
+}
+
+/**
+ * `kill(pid, 0)`, not core's `isProcessAlive`: that module loads zod, which the client must not.
+ * A zombie daemon counts as alive here; its request goes unclaimed and is taken back in a second.
+ */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

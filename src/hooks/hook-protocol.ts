@@ -1,0 +1,71 @@
+import { join } from "node:path";
+import { DATA_DIR } from "../core/index.ts";
+
+/**
+ * The hook server's file protocol, shared by the client (the bin, before it loads the CLI) and
+ * the server (the watch daemon). Files, not a socket: a client then needs only `node:fs`
+ * (loading `node:net` and running a socket stream costs a hook ~5 ms), and a request is claimed
+ * by rename, so it runs at most once, as SkillPilot's requests do.
+ *
+ * In `.timewarp/watch/hooks/`:
+ *   `server.json`      the server's record (`HookServerRecord`); present while it serves.
+ *   `req-<id>.json`    a request, renamed in whole: a `HookRequestHeader` JSON line, then the
+ *                      payload bytes (the hook's stdin).
+ *   `run-<id>.json`    the same request once the server claimed it (renamed; then removed).
+ *   `res-<id>.json`    the reply (`HookReply`), renamed in whole; the client reads and removes it.
+ *
+ * A client that sees no reply in time takes its request back by renaming it away: if that
+ * works the server never had it, and the client runs the hook itself; if the request is gone,
+ * the server claimed it, and the client waits for the reply.
+ */
+export const HOOK_PROTOCOL = 2;
+
+export interface HookServerRecord {
+  protocol: number;
+  pid: number;
+  started_at: string;
+}
+
+export interface HookRequestHeader {
+  protocol: number;
+  event: string;
+  agent?: string;
+  json?: boolean;
+  /** `--cwd` as given, resolved against `cwd`. */
+  root?: string;
+  /** The client's working directory. */
+  cwd: string;
+  /** The client's environment: the hook runs under it, as it would in its own process. */
+  env: Record<string, string>;
+}
+
+/** What a hook printed and how it exited. */
+export interface HookAnswer {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  declined?: undefined;
+}
+
+/** A hook's answer, or the server's refusal to run it (then the client runs it itself). */
+export type HookReply = HookAnswer | { declined: string };
+
+export interface HookServerPaths {
+  dir: string;
+  record: string;
+}
+
+/** Where the hook server of the workspace at `root` keeps its files (beside the watch daemon's). */
+export function hookServerPaths(root: string): HookServerPaths {
+  const dir = join(root, DATA_DIR, "watch", "hooks");
+  return { dir, record: join(dir, "server.json") };
+}
+
+/** The request name of a request id; the claimed and reply names derive from it. */
+export const requestFile = (id: string): string => `req-${id}.json`;
+export const claimedFile = (id: string): string => `run-${id}.json`;
+export const replyFile = (id: string): string => `res-${id}.json`;
+/** The id of a request file name, or null for any other name. */
+export function requestId(name: string): string | null {
+  return name.startsWith("req-") && name.endsWith(".json") ? name.slice(4, -5) : null;
+}

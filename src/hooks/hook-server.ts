@@ -1,0 +1,246 @@
+import {
+  type FSWatcher,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  watch,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import type { Worker } from "node:worker_threads";
+import { writeJsonAtomic } from "../core/index.ts";
+import { formatHookResponse } from "./hook-outcome.ts";
+import {
+  claimedFile,
+  HOOK_PROTOCOL,
+  type HookAnswer,
+  type HookReply,
+  type HookRequestHeader,
+  type HookServerRecord,
+  hookServerPaths,
+  replyFile,
+  requestFile,
+  requestId,
+} from "./hook-protocol.ts";
+import type { HookWorkerReply, HookWorkerRequest } from "./hook-worker.ts";
+import { HOOK_EVENTS, type HookEvent } from "./payload.ts";
+
+export interface HookServerOptions {
+  root: string;
+  /** Start the thread that runs hooks (`runHookWorker`); the CLI knows its own entry script. */
+  startWorker: () => Worker;
+  /**
+   * Asked for each request: why this process may no longer serve (its code on disk was replaced
+   * by an upgrade or a rebuild), or null. A stale server declines, so the client runs the hook
+   * itself, and calls `onStale` (the daemon stops; the next hook starts a fresh one).
+   */
+  stale?: () => string | null;
+  onStale?: (reason: string) => void;
+  /** A hook running longer than this is abandoned and its worker replaced (default 2 min). */
+  hookTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface HookServer {
+  /** When the last hook call came in (ms since the epoch; the start time before any). */
+  lastRequestAt: () => number;
+  /** How many hook calls were answered. */
+  served: () => number;
+  /** Stop taking requests, decline what waits, fail what runs, stop the worker. */
+  close: () => void;
+}
+
+/** Replies nobody collected (their client was killed) are removed after this long. */
+const STALE_REPLY_MS = 10 * 60_000;
+
+/**
+ * Serve `timewarp hook` calls for the workspace at `root` through its hook directory (see
+ * `hook-protocol.ts`), running each in one worker thread that keeps the hook code loaded: a
+ * hook then costs the client's Node start and a few file operations instead of loading and
+ * compiling the CLI each time. The caller must own `.timewarp/watch/` for the server's lifetime
+ * (the watch daemon holds its lock): whatever an earlier server left there is removed.
+ */
+export function serveHooks(options: HookServerOptions): HookServer {
+  const log = options.log ?? (() => {});
+  const paths = hookServerPaths(options.root);
+  rmSync(paths.dir, { recursive: true, force: true });
+  mkdirSync(paths.dir, { recursive: true });
+  let lastRequestAt = Date.now();
+  let served = 0;
+  let closing = false;
+  let nextId = 1;
+  let worker: Worker | null = null;
+  /** The worker loaded the hook code: from then on a request it was given may have started. */
+  let workerReady = false;
+  const pending = new Map<
+    number,
+    { reply: string; timer: NodeJS.Timeout; header: HookRequestHeader }
+  >();
+
+  const answer = (reply: string, body: HookReply): void => {
+    const temp = join(paths.dir, `.${reply.slice(reply.lastIndexOf("/") + 1)}.tmp`);
+    try {
+      writeFileSync(temp, JSON.stringify(body));
+      renameSync(temp, reply);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      log(`timewarp hooks: cannot write a reply: ${String(error)}`);
+    }
+  };
+  /**
+   * Answer every queued hook: declined while the worker never loaded (nothing of them ran, so
+   * their clients run them), else as failed (one may have run in part; a hook never runs twice).
+   */
+  const failAll = (why: string): void => {
+    for (const [id, p] of pending) {
+      clearTimeout(p.timer);
+      pending.delete(id);
+      answer(p.reply, workerReady ? failedAnswer(p.header, why) : { declined: why });
+    }
+  };
+  const dropWorker = (why: string): void => {
+    const w = worker;
+    worker = null;
+    failAll(why);
+    if (w !== null) void w.terminate();
+  };
+  const ensureWorker = (): Worker => {
+    if (worker !== null) return worker;
+    const w = options.startWorker();
+    worker = w;
+    workerReady = false;
+    w.on("message", (message: HookWorkerReply) => {
+      if (message.kind === "ready") {
+        workerReady = true;
+        return;
+      }
+      const p = pending.get(message.id);
+      if (p === undefined) return;
+      clearTimeout(p.timer);
+      pending.delete(message.id);
+      served++;
+      answer(p.reply, message.reply);
+    });
+    w.on("error", (error) => {
+      log(`timewarp hooks: the worker failed: ${error.message}`);
+      if (worker === w) dropWorker(`the hook worker failed: ${error.message}`);
+    });
+    w.on("exit", (code) => {
+      if (worker === w) dropWorker(`the hook worker exited (code ${code})`);
+    });
+    w.unref();
+    w.postMessage({ kind: "warm" } satisfies HookWorkerRequest);
+    return w;
+  };
+
+  /** Claim a request by rename (at most once), then run it or decline it. */
+  const take = (id: string): void => {
+    const claimed = join(paths.dir, claimedFile(id));
+    try {
+      renameSync(join(paths.dir, requestFile(id)), claimed);
+    } catch {
+      return; // taken back by its client, or a second event for the same request
+    }
+    const reply = join(paths.dir, replyFile(id));
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(claimed);
+    } catch (error) {
+      answer(reply, { declined: `cannot read the request: ${String(error)}` });
+      return;
+    } finally {
+      rmSync(claimed, { force: true });
+    }
+    const newline = bytes.indexOf(0x0a);
+    let header: HookRequestHeader | undefined;
+    try {
+      header = JSON.parse(bytes.subarray(0, newline).toString("utf8")) as HookRequestHeader;
+    } catch {
+      header = undefined;
+    }
+    if (newline < 0 || header?.protocol !== HOOK_PROTOCOL) {
+      answer(reply, { declined: "the request is not of this server's protocol" });
+      return;
+    }
+    const staleReason = closing ? "the daemon is stopping" : (options.stale?.() ?? null);
+    if (staleReason !== null) {
+      answer(reply, { declined: staleReason });
+      if (!closing) options.onStale?.(staleReason);
+      return;
+    }
+    lastRequestAt = Date.now();
+    const runId = nextId++;
+    const timeoutMs = options.hookTimeoutMs ?? 120_000;
+    const event = header.event;
+    const timer = setTimeout(() => {
+      log(`timewarp hooks: a ${event} hook ran past ${timeoutMs} ms; restarting the worker`);
+      dropWorker(`the hook ran past ${timeoutMs} ms and was abandoned`);
+    }, timeoutMs);
+    pending.set(runId, { reply, timer, header });
+    ensureWorker().postMessage({
+      kind: "hook",
+      id: runId,
+      header,
+      input: bytes.subarray(newline + 1).toString("utf8"),
+    } satisfies HookWorkerRequest);
+  };
+
+  const sweepReplies = (): void => {
+    const old = Date.now() - STALE_REPLY_MS;
+    for (const name of readdirSync(paths.dir)) {
+      if (!name.startsWith("res-")) continue;
+      try {
+        if (statSync(join(paths.dir, name)).mtimeMs < old) rmSync(join(paths.dir, name));
+      } catch {
+        // collected meanwhile
+      }
+    }
+  };
+
+  const watcher: FSWatcher = watch(paths.dir, { persistent: false }, (_type, name) => {
+    const id = name === null ? null : requestId(name);
+    if (id !== null) take(id);
+  });
+  watcher.on("error", (error) => log(`timewarp hooks: watcher error: ${String(error)}`));
+  const sweeper = setInterval(sweepReplies, 60_000);
+  sweeper.unref();
+  ensureWorker();
+  const record: HookServerRecord = {
+    protocol: HOOK_PROTOCOL,
+    pid: process.pid,
+    started_at: new Date().toISOString(),
+  };
+  writeJsonAtomic(paths.record, record, { durable: false });
+
+  return {
+    lastRequestAt: () => lastRequestAt,
+    served: () => served,
+    close: () => {
+      if (closing) return;
+      closing = true;
+      rmSync(paths.record, { force: true });
+      watcher.close();
+      clearInterval(sweeper);
+      // Requests that came in meanwhile are declined (their clients run them), not left to wait.
+      for (const name of readdirSync(paths.dir)) {
+        const id = requestId(name);
+        if (id !== null) take(id);
+      }
+      dropWorker("the daemon stopped before this hook finished");
+    },
+  };
+}
+
+/** A failure in the hook's own answer form (`--json` or the agent's), which never blocks. */
+function failedAnswer(header: HookRequestHeader, message: string): HookAnswer {
+  const event = (HOOK_EVENTS as readonly string[]).includes(header.event)
+    ? (header.event as HookEvent)
+    : "pre-tool-use";
+  return formatHookResponse(
+    { kind: "failed", summary: "internal failure", message },
+    { agent: "claude-code", event, json: header.json === true },
+  );
+}

@@ -1,0 +1,87 @@
+import type { MessagePort } from "node:worker_threads";
+import { systemClock, systemRandom } from "../core/index.ts";
+import type { HookAnswer, HookRequestHeader } from "./hook-protocol.ts";
+import { runHook } from "./run-hook.ts";
+
+/** The hook server's message to its worker: one hook call, or a warm-up. */
+export type HookWorkerRequest =
+  | { kind: "hook"; id: number; header: HookRequestHeader; input: string }
+  | { kind: "warm" };
+
+/** A hook's answer, or `ready` once the worker has loaded the hook code (after a warm-up). */
+export type HookWorkerReply = { kind: "reply"; id: number; reply: HookAnswer } | { kind: "ready" };
+
+/**
+ * The hook server's worker thread: runs each hook call as its own process would, one at a time.
+ *
+ * - **A thread, not the daemon's own loop.** A shell hook asks the watch daemon what changed and
+ *   waits synchronously for its answer; run on the daemon's thread it would wait on itself.
+ * - **One at a time.** Hooks of parallel tool calls take the workspace's locks, which belong to
+ *   a process: two hooks interleaved in one thread would each see the other's lock as live.
+ * - **The client's environment.** A worker's `process.env` is its own copy; each call replaces
+ *   it with the client's, so everything a hook reads (`CLAUDE_PROJECT_DIR`, the PATH whose
+ *   node/python/go the session fingerprint records, TIMEWARP_* settings) is the caller's. The
+ *   working directory cannot change in a thread and is passed to `runHook` instead.
+ */
+export function runHookWorker(
+  port: MessagePort,
+  options: { watchCommand?: (root: string) => string[] } = {},
+): void {
+  let queue: Promise<void> = Promise.resolve();
+  port.on("message", (message: HookWorkerRequest) => {
+    if (message.kind === "warm") {
+      queue = queue.then(async () => {
+        await warm();
+        port.postMessage({ kind: "ready" } satisfies HookWorkerReply);
+      });
+      return;
+    }
+    queue = queue.then(async () => {
+      const reply = await runOne(message, options.watchCommand);
+      port.postMessage({ kind: "reply", id: message.id, reply } satisfies HookWorkerReply);
+    });
+  });
+}
+
+async function runOne(
+  request: Extract<HookWorkerRequest, { kind: "hook" }>,
+  watchCommand: ((root: string) => string[]) | undefined,
+): Promise<HookAnswer> {
+  const { header } = request;
+  for (const key of Object.keys(process.env)) if (!(key in header.env)) delete process.env[key];
+  Object.assign(process.env, header.env);
+  try {
+    const run = await runHook({
+      event: header.event,
+      input: request.input,
+      ...(header.root !== undefined ? { root: header.root } : {}),
+      cwd: header.cwd,
+      ...(header.agent !== undefined ? { agent: header.agent } : {}),
+      json: header.json === true,
+      clock: systemClock,
+      random: systemRandom,
+      ...(watchCommand !== undefined ? { watchCommand } : {}),
+    });
+    return { stdout: run.stdout, stderr: run.stderr, exitCode: run.exitCode };
+  } catch (error) {
+    // runHook answers its own failures; reaching here is a bug, and still must not block.
+    const message = error instanceof Error ? error.message : String(error);
+    return { stdout: "", stderr: `timewarp hook: ${message}\n`, exitCode: 0 };
+  }
+}
+
+/** Load what every event's handler loads, so the first hook after a start is not the slow one. */
+async function warm(): Promise<void> {
+  await Promise.all([
+    import("./on-session-start.ts"),
+    import("./on-pre-tool-use.ts"),
+    import("./on-post-tool-use.ts"),
+    import("./on-session-end.ts"),
+    import("./shell-scan.ts"),
+    import("./goal-guard.ts"),
+    import("../timemachine/index.ts"),
+    import("../ledger/index.ts"),
+    import("../store/index.ts"),
+    import("../memory/index.ts"),
+  ]);
+}
