@@ -4,7 +4,8 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, TimewarpError } from "./errors.ts";
-import { acquireLock, isProcessAlive, readLockHolder } from "./lock.ts";
+import { acquireLock, readLockHolder } from "./lock.ts";
+import { isProcessAlive } from "./process-alive.ts";
 
 describe("acquireLock", () => {
   const dirs: string[] = [];

@@ -11,6 +11,7 @@ import { hostname } from "node:os";
 import { z } from "zod";
 import { tempPathFor } from "./atomic-write.ts";
 import { ErrorCode, errnoCode, fromSystemError, TimewarpError } from "./errors.ts";
+import { isProcessAlive } from "./process-alive.ts";
 
 const LockHolderSchema = z.object({
   pid: z.number().int(),
@@ -33,28 +34,6 @@ export interface AcquireLockOptions {
   /** Injected for tests: is a process with this pid alive on this host? */
   isAlive?: (pid: number) => boolean;
   now?: () => Date;
-}
-
-/**
- * True unless the process is provably gone: no such pid (ESRCH), or on Linux a zombie (it has
- * exited and only waits for its parent to reap it, which a detached daemon's adopter may do
- * late or never). EPERM means it exists under another user.
- */
-export function isProcessAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return errnoCode(error) !== "ESRCH";
-  }
-  if (process.platform !== "linux") return true;
-  try {
-    // "pid (comm) S …": the state follows the last ')' (comm may hold spaces and parens).
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    return stat.charAt(stat.lastIndexOf(")") + 2) !== "Z";
-  } catch {
-    return true;
-  }
 }
 
 function readHolder(path: string): LockHolder | "absent" | "unreadable" {

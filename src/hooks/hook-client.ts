@@ -1,5 +1,6 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { isProcessAlive } from "../core/index.ts";
 import { formatHookResponse } from "./hook-outcome.ts";
 import {
   claimedFile,
@@ -127,7 +128,8 @@ export function callHookServer(options: HookClientOptions): HookClientResult {
     }
     if (claimed && now >= nextLivenessCheck) {
       nextLivenessCheck = now + 1_000;
-      if (!isAlive(server.pid)) return failure(options.args, `its process ${server.pid} is gone`);
+      if (!isProcessAlive(server.pid))
+        return failure(options.args, `its process ${server.pid} is gone`);
     }
     Atomics.wait(pause, 0, 0, waitMs);
     waitMs = Math.min(waitMs * 2, 2);
@@ -148,6 +150,14 @@ function failure(args: HookArgs, why: string): HookClientResult {
   return { served: true, ...response };
 }
 
+/**
+ * The record of the hook server serving the workspace at `root`, or null when none of this
+ * protocol runs there.
+ */
+export function readHookServer(root: string): HookServerRecord | null {
+  return liveServer(hookServerPaths(root).record);
+}
+
 /** The server's record when one of this protocol runs. */
 function liveServer(record: string): HookServerRecord | null {
   let server: HookServerRecord;
@@ -157,18 +167,5 @@ function liveServer(record: string): HookServerRecord | null {
     return null;
   }
   if (server.protocol !== HOOK_PROTOCOL || typeof server.pid !== "number") return null;
-  return isAlive(server.pid) ? server : null;
-}
-
-/**
- * `kill(pid, 0)`, not core's `isProcessAlive`: that module loads zod, which the client must not.
- * A zombie daemon counts as alive here; its request goes unclaimed and is taken back in a second.
- */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
+  return isProcessAlive(server.pid) ? server : null;
 }

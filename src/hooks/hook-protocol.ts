@@ -24,6 +24,8 @@ export interface HookServerRecord {
   protocol: number;
   pid: number;
   started_at: string;
+  /** Hooks answered so far (rewritten after each). */
+  served: number;
 }
 
 export interface HookRequestHeader {

@@ -123,6 +123,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
       pending.delete(message.id);
       served++;
       answer(p.reply, message.reply);
+      if (!closing) publish();
     });
     w.on("error", (error) => {
       log(`timewarp hooks: the worker failed: ${error.message}`);
@@ -188,6 +189,22 @@ export function serveHooks(options: HookServerOptions): HookServer {
     } satisfies HookWorkerRequest);
   };
 
+  const startedAt = new Date().toISOString();
+  /** The record clients look for (written last at start: from then on requests are taken). */
+  function publish(): void {
+    const record: HookServerRecord = {
+      protocol: HOOK_PROTOCOL,
+      pid: process.pid,
+      started_at: startedAt,
+      served,
+    };
+    try {
+      writeJsonAtomic(paths.record, record, { durable: false });
+    } catch (error) {
+      log(`timewarp hooks: cannot write ${paths.record}: ${String(error)}`);
+    }
+  }
+
   const sweepReplies = (): void => {
     const old = Date.now() - STALE_REPLY_MS;
     for (const name of readdirSync(paths.dir)) {
@@ -208,12 +225,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
   const sweeper = setInterval(sweepReplies, 60_000);
   sweeper.unref();
   ensureWorker();
-  const record: HookServerRecord = {
-    protocol: HOOK_PROTOCOL,
-    pid: process.pid,
-    started_at: new Date().toISOString(),
-  };
-  writeJsonAtomic(paths.record, record, { durable: false });
+  publish();
 
   return {
     lastRequestAt: () => lastRequestAt,

@@ -12,7 +12,7 @@ import type { InstallOptions, InstallReport } from "./install-agent.ts";
 export type { HookGroup, HookHandler, HooksTable, InstallAgent } from "./agent-wiring.ts";
 export { hooksFor, INSTALL_AGENTS, mcpServerFor } from "./agent-wiring.ts";
 export type { HookArgs, HookClientOptions, HookClientResult } from "./hook-client.ts";
-export { callHookServer } from "./hook-client.ts";
+export { callHookServer, readHookServer } from "./hook-client.ts";
 export type { HookOutcome, HookResponse } from "./hook-outcome.ts";
 export type { HookAnswer, HookReply, HookServerRecord } from "./hook-protocol.ts";
 export { hookServerPaths } from "./hook-protocol.ts";

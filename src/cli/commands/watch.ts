@@ -115,7 +115,9 @@ export function registerWatchCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         const { runningWatchDaemon, watchPaths } = await import("../../store/index.ts");
+        const { readHookServer } = await import("../../hooks/index.ts");
         const info = runningWatchDaemon(ctx.root);
+        const hooks = info === null ? null : readHookServer(ctx.root);
         const wp = watchPaths(ctx.root);
         let journalBytes: number | null = null;
         if (info !== null) {
@@ -132,12 +134,13 @@ export function registerWatchCommands(program: Command): void {
             started_at: info?.started_at ?? null,
             directories: info?.directories ?? null,
             journal_bytes: journalBytes,
+            hooks: hooks === null ? null : { served: hooks.served, since: hooks.started_at },
             log: wp.log,
           },
           human:
             info === null
               ? `no watch daemon (scans walk the tree); start one with ${style.bold("timewarp watch start")}`
-              : `watch daemon pid ${info.pid} since ${info.started_at}, ${info.directories} directories, journal ${journalBytes ?? "?"} bytes`,
+              : `watch daemon pid ${info.pid} since ${info.started_at}, ${info.directories} directories, journal ${journalBytes ?? "?"} bytes; ${hooks === null ? "not serving hooks" : `serving hooks (${hooks.served} answered)`}`,
         };
       }),
     );

@@ -1,0 +1,41 @@
+/**
+ * A hook server in its own process, as the watch daemon runs one, but with a scripted worker:
+ * the tests drive the server's machinery (claims, declines, failures, timeouts) through the
+ * real client without loading the hook code. Usage: tsx hook-server-child.ts ROOT MODE, where
+ * MODE is "normal", "stale" (declines every request as stale) or "broken-worker" (the worker
+ * dies while loading). Prints "ready" once it serves; SIGTERM closes it.
+ *
+ * The scripted worker answers event "echo" with what it received (event, payload, cwd, and the
+ * env variable HOOK_TEST_MARKER), exits on "crash", and never answers "hang".
+ */
+import { Worker } from "node:worker_threads";
+import { serveHooks } from "../../src/hooks/index.ts";
+
+const [root, mode] = process.argv.slice(2) as [string, string];
+
+const SCRIPTED = `
+const { parentPort } = require("node:worker_threads");
+parentPort.on("message", (m) => {
+  if (m.kind === "warm") return parentPort.postMessage({ kind: "ready" });
+  if (m.header.event === "crash") process.exit(3);
+  if (m.header.event === "hang") return;
+  const seen = { event: m.header.event, input: m.input, cwd: m.header.cwd, marker: m.header.env.HOOK_TEST_MARKER ?? null, json: m.header.json === true };
+  parentPort.postMessage({ kind: "reply", id: m.id, reply: { stdout: JSON.stringify(seen) + "\\n", stderr: "", exitCode: m.header.event === "block" ? 2 : 0 } });
+});`;
+const BROKEN = `throw new Error("the hook code does not load");`;
+
+const server = serveHooks({
+  root,
+  startWorker: () => new Worker(mode === "broken-worker" ? BROKEN : SCRIPTED, { eval: true }),
+  stale: () => (mode === "stale" ? "the code on disk changed" : null),
+  onStale: (reason) => process.stdout.write(`stale: ${reason}\n`),
+  hookTimeoutMs: Number(process.env.HOOK_TIMEOUT_MS ?? 120_000),
+  log: (line) => process.stderr.write(`${line}\n`),
+});
+process.on("SIGTERM", () => {
+  server.close();
+  process.exit(0);
+});
+// Keep the process up (the server's own watcher and worker do not).
+setInterval(() => {}, 60_000);
+process.stdout.write("ready\n");

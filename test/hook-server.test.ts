@@ -1,0 +1,342 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  callHookServer,
+  type HookClientResult,
+  hookServerPaths,
+  readHookServer,
+} from "../src/hooks/index.ts";
+import { initWorkspace } from "../src/store/index.ts";
+import { makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
+
+/**
+ * The hook server: the watch daemon answers `timewarp hook` calls from a worker thread that
+ * keeps the hook code loaded, and the bin's client hands calls to it through files claimed by
+ * rename. First its machinery, with a server process whose worker is scripted
+ * (helpers/hook-server-child.ts); then the real daemon running the real hooks.
+ */
+
+const TSX = join(REPO_ROOT, "node_modules", ".bin", "tsx");
+const CHILD = join(REPO_ROOT, "test", "helpers", "hook-server-child.ts");
+const cleanups: (() => void)[] = [];
+beforeAll(() => {
+  // vitest.config.ts turns watch daemons off for the other tests; these need them
+  delete process.env.TIMEWARP_WATCH;
+});
+afterEach(() => {
+  for (const c of cleanups.splice(0).reverse()) c();
+});
+
+function workspace(): string {
+  const t = makeTempDir("tw-hooksrv-");
+  cleanups.push(t.cleanup);
+  initWorkspace(t.dir);
+  return t.dir;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitUntil(check: () => boolean, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await sleep(20);
+  }
+}
+
+/** A scripted hook server for `root` in its own process; resolves once it serves. */
+async function scriptedServer(
+  root: string,
+  mode: "normal" | "stale" | "broken-worker",
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ child: ChildProcess; output: () => string }> {
+  // node with tsx's loader, not the tsx launcher: signals must reach the server itself
+  const child = spawn(process.execPath, ["--import", "tsx", CHILD, root, mode], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
+  cleanups.push(() => child.kill("SIGKILL"));
+  let out = "";
+  child.stdout?.on("data", (b: Buffer) => {
+    out += b.toString();
+  });
+  child.stderr?.on("data", (b: Buffer) => {
+    out += b.toString();
+  });
+  await waitUntil(() => out.includes("ready\n") && readHookServer(root) !== null);
+  return { child, output: () => out };
+}
+
+function call(
+  root: string,
+  event: string,
+  input: string | (() => Buffer),
+  options: { env?: NodeJS.ProcessEnv; json?: boolean; claimTimeoutMs?: number } = {},
+): HookClientResult {
+  return callHookServer({
+    args: { event, ...(options.json ? { json: true } : {}) },
+    cwd: root,
+    env: { ...process.env, ...options.env },
+    input,
+    ...(options.claimTimeoutMs !== undefined ? { claimTimeoutMs: options.claimTimeoutMs } : {}),
+  });
+}
+
+/** What the scripted worker saw, from its echo. */
+function echoed(result: HookClientResult): {
+  event: string;
+  input: string;
+  cwd: string;
+  marker: string | null;
+  json: boolean;
+} {
+  if (!result.served) throw new Error(`not served: ${result.reason}`);
+  return JSON.parse(result.stdout);
+}
+
+/** The protocol's files left in the hook directory (besides the server's record). */
+function leftovers(root: string): string[] {
+  return readdirSync(hookServerPaths(root).dir).filter((n) => n !== "server.json");
+}
+
+describe("the hook server's machinery (a scripted worker)", () => {
+  it("without a server nothing is read or written, and the caller runs the hook", () => {
+    const root = workspace();
+    let read = false;
+    const r = call(root, "echo", () => {
+      read = true;
+      return Buffer.from("{}");
+    });
+    expect(r).toEqual({ served: false, reason: "no hook server runs" });
+    expect(read).toBe(false);
+    // the opt-outs skip even a running server
+    expect(call(root, "echo", "{}", { env: { TIMEWARP_HOOK_SERVER: "0" } }).served).toBe(false);
+    expect(call(root, "echo", "{}", { env: { TIMEWARP_CRASH_AT: "x" } })).toMatchObject({
+      served: false,
+      reason: "TIMEWARP_CRASH_AT is set",
+    });
+  });
+
+  it("answers under the client's cwd and environment, the payload byte for byte, exit codes kept", async () => {
+    const root = workspace();
+    await scriptedServer(root, "normal");
+    const payload = `{"text":"${"é∑😀\\n".repeat(60_000)}"}`;
+    const seen = echoed(
+      call(root, "echo", payload, { env: { HOOK_TEST_MARKER: "m1" }, json: true }),
+    );
+    expect(seen).toEqual({ event: "echo", input: payload, cwd: root, marker: "m1", json: true });
+    expect(call(root, "block", "{}")).toMatchObject({ served: true, exitCode: 2 });
+    expect(leftovers(root)).toEqual([]);
+    expect(readHookServer(root)?.served).toBe(2);
+  });
+
+  it("parallel clients each get their own answer", async () => {
+    const root = workspace();
+    await scriptedServer(root, "normal");
+    const script = `
+      import { callHookServer } from ${JSON.stringify(join(REPO_ROOT, "src", "hooks", "index.ts"))};
+      const r = callHookServer({ args: { event: "echo" }, cwd: process.argv[2], env: process.env, input: process.argv[3] });
+      process.stdout.write(r.served ? r.stdout : "not served: " + r.reason);`;
+    const file = join(root, "client.mts");
+    writeFileSync(file, script);
+    const runs = Array.from({ length: 6 }, (_, i) => {
+      const child = spawn(process.execPath, ["--import", "tsx", file, root, `payload ${i}`], {
+        cwd: REPO_ROOT,
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let out = "";
+      child.stdout.on("data", (b: Buffer) => {
+        out += b.toString();
+      });
+      return new Promise<string>((done) => child.on("exit", () => done(out)));
+    });
+    const outs = await Promise.all(runs);
+    expect(outs.map((o) => JSON.parse(o).input)).toEqual(
+      Array.from({ length: 6 }, (_, i) => `payload ${i}`),
+    );
+    expect(leftovers(root)).toEqual([]);
+  }, 60_000);
+
+  it("a stale server declines: the payload comes back to the caller, and the server is told", async () => {
+    const root = workspace();
+    const server = await scriptedServer(root, "stale");
+    const r = call(root, "echo", () => Buffer.from("the payload"));
+    expect(r).toMatchObject({ served: false, reason: "the code on disk changed" });
+    expect(r.served === false && r.input?.toString()).toBe("the payload");
+    await waitUntil(() => server.output().includes("stale: the code on disk changed"));
+  });
+
+  it("a worker that cannot load declines what it was given: the hook never ran", async () => {
+    const root = workspace();
+    await scriptedServer(root, "broken-worker");
+    const r = call(root, "echo", "{}");
+    expect(r).toMatchObject({ served: false });
+    expect(r.served === false && r.reason).toMatch(/does not load|exited/);
+    expect(r.served === false && r.input?.toString()).toBe("{}");
+  });
+
+  it("a worker that dies mid-hook gives a failure in the hook's own form (exit 0), and the next hook a fresh worker", async () => {
+    const root = workspace();
+    await scriptedServer(root, "normal");
+    const r = call(root, "crash", "{}", { json: true });
+    expect(r.served).toBe(true);
+    if (!r.served) return;
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ kind: "failed", summary: "internal failure" });
+    const plain = call(root, "crash", "{}");
+    expect(plain).toMatchObject({ served: true, exitCode: 0, stdout: "" });
+    expect(plain.served && plain.stderr).toMatch(/^timewarp hook: the hook worker exited/);
+    expect(echoed(call(root, "echo", "after")).input).toBe("after");
+  });
+
+  it("a hook past its time is abandoned with a failure; the server goes on", async () => {
+    const root = workspace();
+    await scriptedServer(root, "normal", { HOOK_TIMEOUT_MS: "300" });
+    const r = call(root, "hang", "{}");
+    expect(r).toMatchObject({ served: true, exitCode: 0 });
+    expect(r.served && r.stderr).toMatch(/ran past 300 ms/);
+    expect(echoed(call(root, "echo", "next")).input).toBe("next");
+  });
+
+  it("a server that does not claim in time: the client takes its request back and runs the hook itself", async () => {
+    const root = workspace();
+    const { child } = await scriptedServer(root, "normal");
+    child.kill("SIGSTOP"); // alive, its record in place, but deaf
+    try {
+      const t0 = performance.now();
+      const r = call(root, "echo", "{}", { claimTimeoutMs: 300 });
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(300);
+      expect(r).toMatchObject({
+        served: false,
+        reason: "the hook server did not take the request",
+      });
+      expect(leftovers(root)).toEqual([]);
+    } finally {
+      child.kill("SIGCONT");
+    }
+    // woken up, it finds nothing to run: the request was taken back whole
+    await sleep(200);
+    expect(readHookServer(root)?.served).toBe(0);
+    expect(echoed(call(root, "echo", "later")).input).toBe("later");
+  });
+
+  it("a server killed -9 after claiming: the client notices within a second, fails open, and never reruns the hook", async () => {
+    const root = workspace();
+    const { child } = await scriptedServer(root, "normal");
+    // the client blocks this thread, so the kill comes from another process
+    spawn("sh", ["-c", `sleep 0.5; kill -9 ${child.pid}`], { stdio: "ignore" });
+    const t0 = performance.now();
+    const r = call(root, "hang", "{}", { claimTimeoutMs: 200 });
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    expect(r).toMatchObject({ served: true, exitCode: 0 });
+    expect(r.served && r.stderr).toMatch(/is gone/);
+  });
+});
+
+describe("the watch daemon serves the real hooks", () => {
+  function hookCall(root: string, event: string, payload: object, env: NodeJS.ProcessEnv = {}) {
+    const r = runCli(["hook", event, "--json", "-C", root], {
+      input: JSON.stringify({ session_id: "s1", cwd: root, hook_event_name: event, ...payload }),
+      env,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    return r.json() as { kind: string; summary: string };
+  }
+  function served(root: string): number {
+    const s = runCli(["watch", "status", "--json", "-C", root]).json() as {
+      hooks: { served: number } | null;
+    };
+    return s.hooks?.served ?? -1;
+  }
+
+  it("edit and shell hooks through the CLI are answered by the daemon and record what the in-process hooks record", async () => {
+    const run = (root: string, env: NodeJS.ProcessEnv) => {
+      const file = join(root, "src", "a.ts");
+      const pre = hookCall(
+        root,
+        "pre-tool-use",
+        { tool_name: "Edit", tool_use_id: "e1", tool_input: { file_path: file } },
+        env,
+      );
+      writeFileSync(file, "export const a = 2;\n");
+      const post = hookCall(
+        root,
+        "post-tool-use",
+        { tool_name: "Edit", tool_use_id: "e1", tool_input: { file_path: file } },
+        env,
+      );
+      const bash = { tool_name: "Bash", tool_use_id: "b1", tool_input: { command: "gen" } };
+      const shellPre = hookCall(root, "pre-tool-use", bash, env);
+      writeFileSync(join(root, "src", "gen.ts"), "export const generated = true;\n");
+      const shellPost = hookCall(root, "post-tool-use", bash, env);
+      const history = runCli(["history", "--json", "-C", root]).json() as {
+        history: { tool: string; affectedFiles: string[] }[];
+      };
+      return {
+        // (record ids are random)
+        outcomes: [pre, post, shellPre, shellPost].map((o) =>
+          `${o.kind}: ${o.summary}`.replace(/(record\(s\)) [0-9a-z]{10}\b/, "$1 <id>"),
+        ),
+        history: history.history.map((h) => `${h.tool} ${h.affectedFiles.join(",")}`).sort(),
+      };
+    };
+    // Both with a watch daemon (shell hooks ask it what changed); one serves no hooks.
+    const setup = (env: NodeJS.ProcessEnv): string => {
+      const root = workspace();
+      mkdirSync(join(root, "src"));
+      writeFileSync(join(root, "src", "a.ts"), "export const a = 1;\n");
+      const started = runCli(["watch", "start", "--json", "-C", root], { env });
+      expect(started.status, started.stderr).toBe(0);
+      cleanups.push(() => runCli(["watch", "stop", "-C", root]));
+      return root;
+    };
+    const daemonRoot = setup({});
+    await waitUntil(() => readHookServer(daemonRoot) !== null);
+    const viaDaemon = run(daemonRoot, {});
+    expect(served(daemonRoot)).toBe(4);
+    const plainRoot = setup({ TIMEWARP_HOOK_SERVER: "0" });
+    expect(readHookServer(plainRoot)).toBeNull();
+    const inProcess = run(plainRoot, { TIMEWARP_HOOK_SERVER: "0" });
+    expect(viaDaemon).toEqual(inProcess);
+    expect(viaDaemon.history).toEqual(["Edit src/a.ts", "shell src/gen.ts"]);
+  }, 120_000);
+
+  it("a session start through the daemon probes the client's PATH, not the daemon's", async () => {
+    const root = workspace();
+    const started = runCli(["watch", "start", "--json", "-C", root]);
+    expect(started.status, started.stderr).toBe(0);
+    cleanups.push(() => runCli(["watch", "stop", "-C", root]));
+    await waitUntil(() => readHookServer(root) !== null);
+    const bin = join(root, "..", `${root.split("/").pop()}-bin`);
+    mkdirSync(bin);
+    cleanups.push(() => spawnSync("rm", ["-rf", bin]));
+    writeFileSync(join(bin, "python3"), "#!/bin/sh\necho 'Python 3.99.7'\n");
+    chmodSync(join(bin, "python3"), 0o755);
+    const out = hookCall(
+      root,
+      "session-start",
+      { source: "startup" },
+      {
+        PATH: `${bin}:${process.env.PATH}`,
+      },
+    );
+    expect(out.kind).toBe("ok");
+    expect(served(root)).toBe(1);
+    const id = /snapshot (\S+)/.exec(out.summary)?.[1] as string;
+    const record = JSON.parse(
+      readFileSync(join(root, ".timewarp", "snapshots", id, "snapshot.json"), "utf8"),
+    ) as { env_fingerprint: { python?: string } };
+    expect(record.env_fingerprint.python).toBe("3.99.7");
+    expect(existsSync(hookServerPaths(root).record)).toBe(true);
+  }, 60_000);
+});
