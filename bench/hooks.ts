@@ -4,12 +4,13 @@
  * (default 10 000), RUNS samples per event (default 20). Side by side: bare `node -e 0` (the floor
  * of any Node hook) and a shadow-git commit (`git add -A && git commit`) on the same workspace,
  * the alternative a user would otherwise run after each tool call to catch shell edits.
- * Two passes: with the watch daemon the session-start hook starts (the default), and walking the
- * tree (TIMEWARP_WATCH=0). Env: HOOKS_BENCH_FILES, HOOKS_BENCH_RUNS. Prints p50/p95 and peak RSS
+ * Two passes: with the watch daemon the session-start hook starts (the default: its hook server
+ * answers the hooks, and one row loads the CLI in the hook's process instead,
+ * TIMEWARP_HOOK_SERVER=0), and walking the tree (TIMEWARP_WATCH=0). Env: HOOKS_BENCH_FILES, HOOKS_BENCH_RUNS. Prints p50/p95 and peak RSS
  * per child.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
       if (mode === "walk") run("node", [BIN, "watch", "stop"], { cwd: dir });
       const rows = measure(mode, env);
       report(mode, rows);
+      if (mode === "watch") reportDaemon();
     }
     run("node", [BIN, "watch", "stop"], { cwd: dir });
 
@@ -106,7 +108,9 @@ async function main(): Promise<void> {
         "session-start": [],
         "pre-tool-use (Edit)": [],
         "post-tool-use (Edit)": [],
-        "pre-tool-use (Edit), no code cache": [],
+        [mode === "watch"
+          ? "pre-tool-use (Edit), no hook server"
+          : "pre-tool-use (Edit), no code cache"]: [],
         "pre-tool-use (Bash)": [],
         "post-tool-use (Bash)": [],
         "shadow git add -A && commit": [],
@@ -143,9 +147,16 @@ async function main(): Promise<void> {
           tool_input: { file_path: file, old_string: "x", new_string: "y" },
         };
         rows["pre-tool-use (Edit)"]?.push(hook("pre-tool-use", edit));
-        rows["pre-tool-use (Edit), no code cache"]?.push(
-          hook("pre-tool-use", { ...edit, tool_use_id: `nc${i}` }, { TIMEWARP_CODE_CACHE: "0" }),
-        );
+        // With the daemon: the same hook loading the CLI in its own process (as before the hook
+        // server); walking: the CLI without its V8 code cache.
+        if (mode === "watch")
+          rows["pre-tool-use (Edit), no hook server"]?.push(
+            hook("pre-tool-use", { ...edit, tool_use_id: `ns${i}` }, { TIMEWARP_HOOK_SERVER: "0" }),
+          );
+        else
+          rows["pre-tool-use (Edit), no code cache"]?.push(
+            hook("pre-tool-use", { ...edit, tool_use_id: `nc${i}` }, { TIMEWARP_CODE_CACHE: "0" }),
+          );
         writeFileSync(file, `export const edited = ${i};\n`);
         rows["post-tool-use (Edit)"]?.push(hook("post-tool-use", edit));
         const bash = {
@@ -172,6 +183,25 @@ async function main(): Promise<void> {
       return rows;
     }
 
+    /** The daemon's own peak RSS: the watcher plus the hook server's worker with the code loaded. */
+    function reportDaemon(): void {
+      try {
+        const info = JSON.parse(
+          readFileSync(join(dir, ".timewarp", "watch", "daemon.json"), "utf8"),
+        );
+        const proc = readFileSync(`/proc/${info.pid}/status`, "utf8");
+        const hwm = /VmHWM:\s+(\d+) kB/.exec(proc)?.[1];
+        const hooks = JSON.parse(
+          readFileSync(join(dir, ".timewarp", "watch", "hooks", "server.json"), "utf8"),
+        );
+        console.log(
+          `watch daemon (pid ${info.pid}): peak RSS ${hwm ? `${(Number(hwm) / 1024).toFixed(0)} MiB` : "n/a"}, ${hooks.served} hooks answered by its hook server`,
+        );
+      } catch (error) {
+        console.log(`watch daemon: not found (${String(error)})`);
+      }
+    }
+
     function report(mode: string, rows: Record<string, Sample[]>): void {
       const floor = pct(rows["node -e 0"]?.map((s) => s.ms) ?? [], 50);
       const gitP50 = pct(rows["shadow git add -A && commit"]?.map((s) => s.ms) ?? [], 50);
@@ -179,7 +209,7 @@ async function main(): Promise<void> {
         `\n${mode === "watch" ? "with the watch daemon (default)" : "walking the tree (TIMEWARP_WATCH=0)"}`,
       );
       console.log(
-        `${"row".padEnd(30)} ${"p50 ms".padStart(8)} ${"p95 ms".padStart(8)} ${"×node".padStart(7)} ${"×git".padStart(6)} ${"peak RSS".padStart(10)}`,
+        `${"row".padEnd(38)} ${"p50 ms".padStart(8)} ${"p95 ms".padStart(8)} ${"×node".padStart(7)} ${"×git".padStart(6)} ${"peak RSS".padStart(10)}`,
       );
       for (const [name, samples] of Object.entries(rows)) {
         if (samples.length === 0) continue;
@@ -187,7 +217,7 @@ async function main(): Promise<void> {
         const rss = Math.max(...samples.map((s) => s.rssKiB ?? 0));
         const p50 = pct(ms, 50);
         console.log(
-          `${name.padEnd(30)} ${p50.toFixed(1).padStart(8)} ${pct(ms, 95).toFixed(1).padStart(8)} ${(p50 / floor).toFixed(2).padStart(7)} ${(p50 / gitP50).toFixed(2).padStart(6)} ${rss > 0 ? `${(rss / 1024).toFixed(0)} MiB`.padStart(10) : "n/a".padStart(10)}`,
+          `${name.padEnd(38)} ${p50.toFixed(1).padStart(8)} ${pct(ms, 95).toFixed(1).padStart(8)} ${(p50 / floor).toFixed(2).padStart(7)} ${(p50 / gitP50).toFixed(2).padStart(6)} ${rss > 0 ? `${(rss / 1024).toFixed(0)} MiB`.padStart(10) : "n/a".padStart(10)}`,
         );
       }
     }
