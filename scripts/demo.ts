@@ -93,10 +93,12 @@ function cliJson<T>(args: string[]): T {
   if (r.status !== 0) fail(`timewarp ${args.join(" ")}: ${r.stdout}${r.stderr}`);
   return JSON.parse(r.stdout) as T;
 }
+let hooksRun = 0;
 function hook(
   event: string,
   payload: Record<string, unknown>,
 ): { status: number | null; stdout: string; stderr: string } {
+  hooksRun++;
   return cli(
     ["hook", event],
     JSON.stringify({ session_id: SESSION, transcript_path: transcript, cwd: project, ...payload }),
@@ -409,6 +411,13 @@ for (const c of cards.slice(0, 2))
 evidence(join(run, "artifacts", "view_preview.md"));
 
 await client.close();
+const served = cliJson<{ hooks: { served: number } | null }>(["watch", "status"]).hooks;
+if (served !== null) {
+  console.log(`\n${bold("The watch daemon's hook server")}`);
+  say(
+    `answered ${served.served} of the ${hooksRun} hook calls without loading the CLI (${hooksRun - served.served} ran in their own process, before the daemon was up)`,
+  );
+}
 stopWatcher();
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 console.log(`\n${green(bold("done"))} in ${seconds} s. Everything is under ${demoDir}:`);
