@@ -53,8 +53,11 @@ export interface HookServer {
   close: () => void;
 }
 
-/** Replies nobody collected (their client was killed) are removed after this long. */
-const STALE_REPLY_MS = 10 * 60_000;
+/**
+ * Files of killed clients (a reply nobody collected, a request half written) are removed after
+ * this long.
+ */
+const LEFTOVER_MS = 10 * 60_000;
 
 /**
  * Serve `timewarp hook` calls for the workspace at `root` through its hook directory (see
@@ -205,10 +208,10 @@ export function serveHooks(options: HookServerOptions): HookServer {
     }
   }
 
-  const sweepReplies = (): void => {
-    const old = Date.now() - STALE_REPLY_MS;
+  const sweepLeftovers = (): void => {
+    const old = Date.now() - LEFTOVER_MS;
     for (const name of readdirSync(paths.dir)) {
-      if (!name.startsWith("res-")) continue;
+      if (join(paths.dir, name) === paths.record || name.startsWith("req-")) continue;
       try {
         if (statSync(join(paths.dir, name)).mtimeMs < old) rmSync(join(paths.dir, name));
       } catch {
@@ -222,7 +225,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
     if (id !== null) take(id);
   });
   watcher.on("error", (error) => log(`timewarp hooks: watcher error: ${String(error)}`));
-  const sweeper = setInterval(sweepReplies, 60_000);
+  const sweeper = setInterval(sweepLeftovers, 60_000);
   sweeper.unref();
   ensureWorker();
   publish();
