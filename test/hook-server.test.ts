@@ -137,7 +137,8 @@ describe("the hook server's machinery (a scripted worker)", () => {
     expect(seen).toEqual({ event: "echo", input: payload, cwd: root, marker: "m1", json: true });
     expect(call(root, "block", "{}")).toMatchObject({ served: true, exitCode: 2 });
     expect(leftovers(root)).toEqual([]);
-    expect(readHookServer(root)?.served).toBe(2);
+    // the count is published just after the reply
+    await waitUntil(() => readHookServer(root)?.served === 2);
   });
 
   it("parallel clients each get their own answer", async () => {
@@ -303,7 +304,8 @@ describe("the watch daemon serves the real hooks", () => {
     const daemonRoot = setup({});
     await waitUntil(() => readHookServer(daemonRoot) !== null);
     const viaDaemon = run(daemonRoot, {});
-    expect(served(daemonRoot)).toBe(4);
+    await waitUntil(() => readHookServer(daemonRoot)?.served === 4, 5_000);
+    expect(served(daemonRoot)).toBe(4); // and `watch status` says so
     const plainRoot = setup({ TIMEWARP_HOOK_SERVER: "0" });
     expect(readHookServer(plainRoot)).toBeNull();
     const inProcess = run(plainRoot, { TIMEWARP_HOOK_SERVER: "0" });
@@ -331,6 +333,7 @@ describe("the watch daemon serves the real hooks", () => {
       },
     );
     expect(out.kind).toBe("ok");
+    await waitUntil(() => readHookServer(root)?.served === 1, 5_000);
     expect(served(root)).toBe(1);
     const id = /snapshot (\S+)/.exec(out.summary)?.[1] as string;
     const record = JSON.parse(
