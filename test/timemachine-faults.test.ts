@@ -316,17 +316,18 @@ describe("disk full mid-travel", () => {
       mkdirSync(root);
       const bytes = (n: number, seed: number) =>
         Buffer.from(Array.from({ length: n }, (_, i) => (i * seed + (i >> 7)) & 0xff));
-      writeFiles(root, { "data.bin": { content: bytes(450 * 1024, 7) }, "small.txt": "past\n" });
+      writeFiles(root, { "data.bin": { content: bytes(600 * 1024, 7) }, "small.txt": "past\n" });
       const { snapshot_id } = await startSession({ root, sessionId: "full" });
       writeFiles(root, {
-        "data.bin": { content: bytes(350 * 1024, 13) },
+        "data.bin": { content: bytes(300 * 1024, 13) },
         "small.txt": "present\n",
       });
       const present = readTree(root);
-      // objects: 450K (past) + 350K (backup); the workspace 350K; the restore's temp copy of the
-      // past data.bin (450K) no longer fits
+      // objects: 600K (past) + 300K (backup); the workspace 300K; the past data.bin (600K) does
+      // not fit even in place of the present one, and the rollback puts the present one back
       const e = expectCode(() => travel({ root, snapshotId: snapshot_id }), "DISK_FULL");
       expect(e.message).toMatch(/ENOSPC|disk full/);
+      expect((e as { data?: { rolled_back?: boolean } }).data?.rolled_back).toBe(true);
       expect(treeDiff(readTree(root), present)).toEqual([]);
       expect(readStatus(root)).toMatchObject({ mode: "present", transition: null });
     },

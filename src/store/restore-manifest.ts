@@ -386,24 +386,35 @@ function tempFor(dest: FsPath): FsPath {
   ]);
 }
 
-/** Temp file in the same directory, exact mode (fchmod, so the umask does not interfere), rename. */
+/**
+ * Replace `dest` with a new file of exactly these bytes and mode (fchmod: the umask does not
+ * interfere), as git's checkout does: unlink, then create. Not temp + rename, which on this
+ * ext4 cost 4.0 ms for 20 small files against 0.7 ms (a return's largest fixed cost). An observer may see the path missing or short for an instant;
+ * the transition's journal, not the file, is what makes a restore atomic (an interrupted one is
+ * redone by `recover` from the backup), and a file left short by a failed write is removed.
+ */
 function writeFileExact(dest: FsPath, bytes: Uint8Array, mode: number): void {
-  const temp = tempFor(dest);
+  try {
+    unlinkSync(dest);
+  } catch (error) {
+    if (errnoCode(error) !== "ENOENT") throw error;
+  }
   let fd: number | undefined;
   try {
-    fd = openSync(temp, "wx", 0o600);
+    fd = openSync(dest, "wx", 0o600);
     let off = 0;
     while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
     fchmodSync(fd, mode);
     closeSync(fd);
     fd = undefined;
-    renameSync(temp, dest);
   } catch (error) {
-    if (fd !== undefined) closeSync(fd);
-    try {
-      unlinkSync(temp);
-    } catch {
-      // never created
+    if (fd !== undefined) {
+      closeSync(fd);
+      try {
+        unlinkSync(dest);
+      } catch {
+        // gone already
+      }
     }
     throw error;
   }
