@@ -5,6 +5,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -25,7 +26,6 @@ import { makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
  * (helpers/hook-server-child.ts); then the real daemon running the real hooks.
  */
 
-const TSX = join(REPO_ROOT, "node_modules", ".bin", "tsx");
 const CHILD = join(REPO_ROOT, "test", "helpers", "hook-server-child.ts");
 const cleanups: (() => void)[] = [];
 beforeAll(() => {
@@ -98,6 +98,7 @@ function echoed(result: HookClientResult): {
   input: string;
   cwd: string;
   marker: string | null;
+  secret: string | null;
   json: boolean;
 } {
   if (!result.served) throw new Error(`not served: ${result.reason}`);
@@ -131,10 +132,18 @@ describe("the hook server's machinery (a scripted worker)", () => {
     const root = workspace();
     await scriptedServer(root, "normal");
     const payload = `{"text":"${"é∑😀\\n".repeat(60_000)}"}`;
-    const seen = echoed(
-      call(root, "echo", payload, { env: { HOOK_TEST_MARKER: "m1" }, json: true }),
-    );
-    expect(seen).toEqual({ event: "echo", input: payload, cwd: root, marker: "m1", json: true });
+    const env = { HOOK_TEST_MARKER: "m1", HOOK_TEST_API_KEY: "sk-not-for-disk" };
+    const seen = echoed(call(root, "echo", payload, { env, json: true }));
+    // the environment, but for secret-looking names, which never reach the request file
+    expect(seen).toEqual({
+      event: "echo",
+      input: payload,
+      cwd: root,
+      marker: "m1",
+      secret: null,
+      json: true,
+    });
+    expect(statSync(hookServerPaths(root).dir).mode & 0o777).toBe(0o700);
     expect(call(root, "block", "{}")).toMatchObject({ served: true, exitCode: 2 });
     expect(leftovers(root)).toEqual([]);
     // the count is published just after the reply

@@ -39,6 +39,13 @@ export type HookClientResult =
   /** Nothing ran; `input` is the payload when it was read (the caller's stdin is consumed). */
   | { served: false; reason: string; input?: Buffer };
 
+/**
+ * Variables a hook never needs and a request file should not carry (the agent's API keys and
+ * tokens): left out of the environment the hook runs under. The files are private (0600) and
+ * live for milliseconds, but a key written to disk is a key at risk.
+ */
+const SECRET_NAME = /SECRET|TOKEN|PASSW(OR)?D|CREDENTIAL|API_?KEY|PRIVATE_?KEY|AUTH/i;
+
 /** Fault injection for tests (TIMEWARP_CRASH_AT, …) kills or stalls its own process. */
 const FAULT_POINT_ENV = /^TIMEWARP_[A-Z]+_AT$/;
 const pause = new Int32Array(new SharedArrayBuffer(4));
@@ -78,14 +85,18 @@ export function callHookServer(options: HookClientOptions): HookClientResult {
     ...(explicitRoot !== undefined ? { root: explicitRoot } : {}),
     cwd: options.cwd,
     env: Object.fromEntries(
-      Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined),
+      Object.entries(env).filter(
+        (e): e is [string, string] => e[1] !== undefined && !SECRET_NAME.test(e[0]),
+      ),
     ),
   };
   const id = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
   const request = join(paths.dir, requestFile(id));
   const temp = join(paths.dir, `.${requestFile(id)}.tmp`);
   try {
-    writeFileSync(temp, Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), input]));
+    writeFileSync(temp, Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), input]), {
+      mode: 0o600,
+    });
     renameSync(temp, request);
   } catch (error) {
     rmSync(temp, { force: true });

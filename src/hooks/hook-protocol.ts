@@ -37,7 +37,10 @@ export interface HookRequestHeader {
   root?: string;
   /** The client's working directory. */
   cwd: string;
-  /** The client's environment: the hook runs under it, as it would in its own process. */
+  /**
+   * The client's environment, but for secret-looking names (API keys, tokens): the hook runs
+   * under it, as it would in its own process.
+   */
   env: Record<string, string>;
 }
 

@@ -70,7 +70,8 @@ export function serveHooks(options: HookServerOptions): HookServer {
   const log = options.log ?? (() => {});
   const paths = hookServerPaths(options.root);
   rmSync(paths.dir, { recursive: true, force: true });
-  mkdirSync(paths.dir, { recursive: true });
+  // Private: requests carry payloads (file contents, commands) and the agent's environment.
+  mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   let lastRequestAt = Date.now();
   let served = 0;
   let closing = false;
@@ -86,7 +87,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
   const answer = (reply: string, body: HookReply): void => {
     const temp = join(paths.dir, `.${reply.slice(reply.lastIndexOf("/") + 1)}.tmp`);
     try {
-      writeFileSync(temp, JSON.stringify(body));
+      writeFileSync(temp, JSON.stringify(body), { mode: 0o600 });
       renameSync(temp, reply);
     } catch (error) {
       rmSync(temp, { force: true });
