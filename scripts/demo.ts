@@ -415,7 +415,7 @@ const served = cliJson<{ hooks: { served: number } | null }>(["watch", "status"]
 if (served !== null) {
   console.log(`\n${bold("The watch daemon's hook server")}`);
   say(
-    `answered ${served.served} of the ${hooksRun} hook calls without loading the CLI (the other ${hooksRun - served.served} ran before the daemon was up, loading it)`,
+    `answered ${served.served} of the ${hooksRun} hook calls without loading the CLI (the first ${hooksRun - served.served} loaded it: the daemon was not up yet)`,
   );
 }
 stopWatcher();
