@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readSnapshot } from "../src/store/index.ts";
+import { createObjectStore, fsck, readSnapshot } from "../src/store/index.ts";
 import {
   endSession,
   getIssue,
@@ -111,6 +111,38 @@ describe("on_session_start", () => {
     expect(changed.cleanup.deleted_snapshots.length).toBe(1);
     expect(gcRuns()).toBe(before + 1);
     expect(changed.cleanup.removed_objects).toBe(1);
+  });
+
+  it("cleanup collects what the deleted snapshots named; garbage from elsewhere waits for the daily whole gc", async () => {
+    const root = workspace();
+    writeFiles(root, { "a.txt": "v0\n", "copy.txt": "shared\n" });
+    await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    writeFiles(root, { "a.txt": "v1\n" });
+    // its old snapshot goes, and no whole gc ever ran here: this one is whole
+    const first = await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    expect(first.cleanup.removed_objects).toBe(1);
+    const lastGc = join(root, ".timewarp", "last-gc");
+    const wholeAt = statSync(lastGc).mtimeMs;
+    const store = createObjectStore(join(root, ".timewarp", "objects"));
+    const orphan = store.write(Buffer.from("written by a snapshot killed before its record\n"));
+    const v1 = store.write(Buffer.from("v1\n"));
+    // a.txt changes, and a second name takes the content the first snapshot alone had under copy.txt
+    writeFiles(root, { "a.txt": "v2\n", "copy.txt": "v1\n" });
+    const second = await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    expect(second.cleanup.deleted_snapshots.length).toBe(1);
+    expect(second.cleanup.removed_objects).toBe(1); // "shared\n" only
+    expect(store.has(v1)).toBe(true); // the new snapshot names it (as copy.txt)
+    expect(store.has(orphan)).toBe(true); // not the cleanup's garbage
+    expect(statSync(lastGc).mtimeMs).toBe(wholeAt);
+    // a day later the session start runs the whole gc, which takes the orphan too
+    const old = new Date(Date.now() - 25 * 60 * 60_000);
+    utimesSync(lastGc, old, old);
+    writeFiles(root, { "a.txt": "v3\n" });
+    const third = await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    expect(third.cleanup.removed_objects).toBe(2); // "v2\n" and the orphan
+    expect(store.has(orphan)).toBe(false);
+    expect(statSync(lastGc).mtimeMs).toBeGreaterThan(old.getTime());
+    expect(fsck(root).ok).toBe(true);
   });
 
   it("cleanup: deletes unreferenced snapshots and collects their objects; keeps issues', live sessions' and the new one", async () => {

@@ -1,5 +1,5 @@
-import { unlinkSync } from "node:fs";
-import { basename } from "node:path";
+import { statSync, unlinkSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import {
   appendEvent,
   type Clock,
@@ -9,7 +9,7 @@ import {
   systemClock,
   workspacePaths,
 } from "../core/index.ts";
-import type { Manifest } from "./manifest.ts";
+import { diffManifestTexts, type Manifest } from "./manifest.ts";
 import { createObjectStore } from "./object-store.ts";
 import { recordId } from "./snapshot-record.ts";
 import { listSnapshots, readManifest } from "./snapshots.ts";
@@ -105,12 +105,96 @@ export function collectGarbage(root: string, options: GcOptions): GcResult {
     { removed_objects: removed.size, freed_bytes: freed },
     options.clock ?? systemClock,
   );
+  try {
+    writeFileSync(
+      lastGcFile(root),
+      `${new Date((options.clock ?? systemClock).now()).toISOString()}\n`,
+    );
+  } catch {
+    // only a hint for when the next whole gc is due
+  }
   return {
     removed_objects: removed.size,
     freed_bytes: freed,
     kept_objects: kept,
     removed_temp: removedTemp,
   };
+}
+
+function lastGcFile(root: string): string {
+  return join(workspacePaths(root).data, "last-gc");
+}
+
+/** When the last whole gc (`collectGarbage`) of this workspace finished (ms), or null. */
+export function lastGarbageCollection(root: string): number | null {
+  try {
+    return statSync(lastGcFile(root)).mtimeMs;
+  } catch {
+    return null;
+  }
+}
+
+export interface DroppedGcOptions {
+  /** The canonical manifest texts (`readManifestText`) of the records just deleted. */
+  dropped: readonly Buffer[];
+  /** The text of the record they are compared with first: the newest one kept (a root too). */
+  base: Buffer;
+  /** The texts of every other record kept (snapshots and backups). */
+  kept: readonly Buffer[];
+  /** Object ids that stay besides those the kept manifests name (the ledger's images). */
+  extraRoots: ReadonlySet<string>;
+  clock?: Clock;
+}
+
+/**
+ * The gc of a cleanup that deleted records: only objects those records named can have become
+ * garbage, so only they are looked at, not every object of the store. The candidates are the
+ * objects of the dropped manifests' lines that differ from `base` (a text diff: the cost of a
+ * few memcmp over the texts); each one is kept if any kept text contains its id (a byte search,
+ * which can only err towards keeping) or `extraRoots` has it. Same result as `collectGarbage`
+ * for the garbage the deletion made; garbage from anywhere else (a killed snapshot's objects,
+ * the ledger's pruned images) waits for a whole gc. Null when a text is not a canonical manifest
+ * text of UTF-8 names: run `collectGarbage` then.
+ */
+export function collectDroppedObjects(
+  root: string,
+  options: DroppedGcOptions,
+): Pick<GcResult, "removed_objects" | "freed_bytes"> | null {
+  const candidates = new Set<string>();
+  for (const text of options.dropped) {
+    const d = diffManifestTexts(text, options.base);
+    if (d === null) return null;
+    for (const e of d.a) if (e.type === "file" && e.oid !== undefined) candidates.add(e.oid);
+  }
+  const dead = new Set<string>();
+  for (const oid of candidates) {
+    // The base too: another of its lines, one the dropped text shares, may name the same object.
+    if (options.extraRoots.has(oid) || options.base.includes(oid)) continue;
+    if (options.kept.some((text) => text.includes(oid))) continue;
+    dead.add(oid);
+  }
+  const paths = workspacePaths(root);
+  let removed = 0;
+  let freed = 0;
+  if (dead.size > 0) {
+    const store = createObjectStore(paths.objects);
+    const packed = store.prunePacks({ has: (oid) => !dead.has(oid) });
+    removed += packed.removed.length;
+    freed += packed.freed;
+    for (const oid of dead) {
+      const size = store.remove(oid); // loose; a packed one went with its pack above
+      if (size > 0) removed++;
+      freed += size;
+    }
+    pruneStatCache(paths.statCache, dead);
+  }
+  appendEvent(
+    paths.events,
+    "gc.completed",
+    { removed_objects: removed, freed_bytes: freed },
+    options.clock ?? systemClock,
+  );
+  return { removed_objects: removed, freed_bytes: freed };
 }
 
 export interface FsckProblem {

@@ -10,8 +10,14 @@ export type { ExcludeMatcher } from "./excludes.ts";
 export { createExcludeMatcher } from "./excludes.ts";
 export type { ExportResult } from "./export-snapshot.ts";
 export { exportSnapshot } from "./export-snapshot.ts";
-export type { FsckProblem, FsckResult, GcOptions, GcResult } from "./gc.ts";
-export { collectGarbage, collectReferencedOids, fsck } from "./gc.ts";
+export type { DroppedGcOptions, FsckProblem, FsckResult, GcOptions, GcResult } from "./gc.ts";
+export {
+  collectDroppedObjects,
+  collectGarbage,
+  collectReferencedOids,
+  fsck,
+  lastGarbageCollection,
+} from "./gc.ts";
 export type { InitResult } from "./init-workspace.ts";
 export { initWorkspace } from "./init-workspace.ts";
 export type { Manifest, ManifestEntry } from "./manifest.ts";

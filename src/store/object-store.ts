@@ -72,7 +72,7 @@ export interface ObjectStore {
    * live ones (written first, so a crash leaves both, never neither). Returns the dropped ids
    * and their bytes. `remove` handles loose objects.
    */
-  prunePacks(keep: ReadonlySet<string>): { removed: string[]; freed: number };
+  prunePacks(keep: { has(oid: string): boolean }): { removed: string[]; freed: number };
 }
 
 /** Open (lazily creating) the object store in `dir` (normally `.timewarp/objects`). */

@@ -15,12 +15,17 @@ import {
 } from "../core/index.ts";
 import { collectLedgerOids } from "../ledger/index.ts";
 import {
+  collectDroppedObjects,
   collectGarbage,
   collectReferencedOids,
   createSnapshot,
   deleteSnapshot,
+  lastGarbageCollection,
   listSnapshots,
   type Manifest,
+  readManifestText,
+  recordId,
+  type SnapshotRecord,
 } from "../store/index.ts";
 import { type EnvFingerprint, probeEnvFingerprint } from "./env-fingerprint.ts";
 import { issueSnapshotIds } from "./issues.ts";
@@ -119,7 +124,13 @@ export async function startSession(options: StartSessionOptions): Promise<StartS
     });
     const next = { ...state, session_id: sessionId, session_snapshot_id: snap.id };
     writeState(paths, next);
-    const cleanup = cleanUp(paths, next, snap.id, () => snap.manifest, clock);
+    const cleanup = cleanUp(
+      paths,
+      next,
+      snap.id,
+      { manifest: () => snap.manifest, text: () => snap.manifestText() },
+      clock,
+    );
     appendEvent(
       paths.events,
       "session.started",
@@ -147,8 +158,8 @@ function cleanUp(
   paths: WorkspacePaths,
   state: ReturnType<typeof readState>,
   newId: string,
-  /** The new snapshot's manifest: decoded only when a gc needs it (the delta path made text). */
-  newManifest: () => Manifest,
+  /** The new snapshot's manifest, as text and decoded (only when a whole gc needs it). */
+  newManifest: { manifest: () => Manifest; text: () => Buffer },
   clock: Clock,
 ): CleanupReport {
   const report: CleanupReport = {
@@ -191,6 +202,11 @@ function cleanUp(
   });
   report.skipped = plan.skipped;
   report.kept = plan.kept.length;
+  const backups = listSnapshots(paths.root, { kind: "present_backup" });
+  const dropped = new Set([...plan.deleteSnapshots, ...plan.deleteBackups]);
+  const droppedRecords = [...records, ...backups].filter((r) => dropped.has(recordId(r)));
+  // Their manifests, read before the records go: what they named is what the gc looks at.
+  const droppedTexts = readTexts(paths, droppedRecords);
   for (const id of plan.deleteSnapshots) {
     deleteSnapshot(paths.root, id, { clock });
     report.deleted_snapshots.push(id);
@@ -210,13 +226,74 @@ function cleanUp(
   if (report.deleted_snapshots.length + report.deleted_backups.length > 0 && !nothingFreed) {
     // The ledger's stored before/after images are roots too: without them ReverseOp loses its
     // exact-restore rung and milestones their net diffs.
-    const roots = collectReferencedOids(paths.root, { known: new Map([[newId, newManifest()]]) });
-    for (const oid of collectLedgerOids(paths.root)) roots.add(oid);
-    const gc = collectGarbage(paths.root, { roots, clock });
-    report.removed_objects = gc.removed_objects;
-    report.freed_bytes = gc.freed_bytes;
+    const ledgerOids = collectLedgerOids(paths.root);
+    const gc = wholeGcDue(paths.root)
+      ? null
+      : droppedGc(paths, newId, droppedTexts, newManifest.text, ledgerOids, clock);
+    if (gc !== null) {
+      report.removed_objects = gc.removed_objects;
+      report.freed_bytes = gc.freed_bytes;
+    } else {
+      const roots = collectReferencedOids(paths.root, {
+        known: new Map([[newId, newManifest.manifest()]]),
+      });
+      for (const oid of ledgerOids) roots.add(oid);
+      const whole = collectGarbage(paths.root, { roots, clock });
+      report.removed_objects = whole.removed_objects;
+      report.freed_bytes = whole.freed_bytes;
+    }
   }
   return report;
+}
+
+/**
+ * A whole gc (every manifest read, every object listed) runs at a session start once a day:
+ * the cleanup's own gc looks only at what the records it deleted named, and garbage made
+ * elsewhere (a return's backup, a killed snapshot, the ledger's pruned images) waits for it.
+ */
+const WHOLE_GC_EVERY_MS = 24 * 60 * 60_000;
+
+function wholeGcDue(root: string): boolean {
+  const last = lastGarbageCollection(root);
+  return last === null || Date.now() - last > WHOLE_GC_EVERY_MS;
+}
+
+/** The manifest texts of records, or null when one cannot be read (then a whole gc runs). */
+function readTexts(paths: WorkspacePaths, records: SnapshotRecord[]): Buffer[] | null {
+  try {
+    return records.map((r) => readManifestText(paths.root, r));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The cleanup's gc by the deleted records' manifests (`collectDroppedObjects`), or null when
+ * it cannot run (a text unreadable or not canonical): then the whole gc.
+ */
+function droppedGc(
+  paths: WorkspacePaths,
+  newId: string,
+  dropped: Buffer[] | null,
+  newText: () => Buffer,
+  ledgerOids: ReadonlySet<string>,
+  clock: Clock,
+): { removed_objects: number; freed_bytes: number } | null {
+  if (dropped === null) return null;
+  const kept = readTexts(
+    paths,
+    [...listSnapshots(paths.root), ...listSnapshots(paths.root, { kind: "present_backup" })].filter(
+      (r) => recordId(r) !== newId,
+    ),
+  );
+  if (kept === null) return null;
+  return collectDroppedObjects(paths.root, {
+    dropped,
+    base: newText(),
+    kept,
+    extraRoots: ledgerOids,
+    clock,
+  });
 }
 
 /** Issue folders a killed `issue_report` left half-built in `.timewarp/tmp/`. */
