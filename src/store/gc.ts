@@ -178,13 +178,18 @@ export function collectDroppedObjects(
   let freed = 0;
   if (dead.size > 0) {
     const store = createObjectStore(paths.objects);
-    const packed = store.prunePacks({ has: (oid) => !dead.has(oid) });
-    removed += packed.removed.length;
-    freed += packed.freed;
+    const packedDead = new Set<string>();
     for (const oid of dead) {
-      const size = store.remove(oid); // loose; a packed one went with its pack above
+      const size = store.remove(oid); // loose, the usual case: a snapshot's later objects
       if (size > 0) removed++;
+      else if (store.has(oid)) packedDead.add(oid);
       freed += size;
+    }
+    if (packedDead.size > 0) {
+      // Only then are the packs read: each one holding a dead object is rewritten without it.
+      const packed = store.prunePacks({ has: (oid) => !packedDead.has(oid) });
+      removed += packed.removed.length;
+      freed += packed.freed;
     }
     pruneStatCache(paths.statCache, dead);
   }
