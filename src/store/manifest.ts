@@ -311,8 +311,16 @@ export function decompressManifest(bytes: Buffer): Buffer {
   return bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : brotliDecompressSync(bytes);
 }
 
-/** The text `readManifestTextFile` read last, by the file's identity and expected hash. */
-let lastText: { key: string; hash: string; text: Buffer } | undefined;
+/** The texts `readManifestTextFile` read or was given last, newest first, by file and hash. */
+const lastTexts: { key: string; hash: string; text: Buffer }[] = [];
+const KEPT_TEXTS = 2;
+
+function keepText(entry: { key: string; hash: string; text: Buffer }): void {
+  const at = lastTexts.findIndex((e) => e.key === entry.key);
+  if (at >= 0) lastTexts.splice(at, 1);
+  lastTexts.unshift(entry);
+  lastTexts.length = Math.min(lastTexts.length, KEPT_TEXTS);
+}
 
 const fileKey = (st: { dev: number; ino: number; size: number; mtimeMs: number }) =>
   `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
@@ -320,15 +328,16 @@ const fileKey = (st: { dev: number; ino: number; size: number; mtimeMs: number }
 /**
  * The canonical text in the stored manifest file `file`, checked against `hash` (CORRUPT_FILE
  * when it does not match or does not decompress; the file system's error when it cannot be
- * read). The last text read is kept, keyed by the file's device, inode, size and mtime: a
+ * read). The last two texts are kept, keyed by the file's device, inode, size and mtime: a
  * return reads the same file up to three times (its backup's manifest, which is also the base
- * of both of its scans), and manifest files are never rewritten in place.
+ * of both of its scans); a session start reads the last snapshot's as the base of its scan,
+ * writes the new one, then reads the last one again when its cleanup deleted it. Manifest files
+ * are never rewritten in place.
  */
 export function readManifestTextFile(file: string, hash: string): Buffer {
   const key = fileKey(statSync(file));
-  if (lastText !== undefined && lastText.key === key && lastText.hash === hash) {
-    return lastText.text;
-  }
+  const kept = lastTexts.find((e) => e.key === key && e.hash === hash);
+  if (kept !== undefined) return kept.text;
   let text: Buffer;
   try {
     text = decompressManifest(readFileSync(file));
@@ -348,16 +357,16 @@ export function readManifestTextFile(file: string, hash: string): Buffer {
       { data: { file, expected: hash, got } },
     );
   }
-  lastText = { key, hash, text };
+  keepText({ key, hash, text });
   return text;
 }
 
 /** Keep `text` as the text of the manifest file just written at `file` (see `readManifestTextFile`). */
 export function rememberManifestText(file: string, hash: string, text: Buffer): void {
   try {
-    lastText = { key: fileKey(statSync(file)), hash, text };
+    keepText({ key: fileKey(statSync(file)), hash, text });
   } catch {
-    lastText = undefined;
+    // not kept: the next read decompresses it
   }
 }
 
