@@ -47,7 +47,7 @@ describe("collectDroppedObjects", () => {
           join(root, rel),
           n < pool.length ? (pool[n] as string) : `unique ${n} ${seed}\n`,
         );
-      files.forEach((f, i) => fill(f, i));
+      for (const [i, f] of files.entries()) fill(f, i);
       const ids: string[] = [];
       for (let s = 0; s < 6; s++) {
         for (let k = 0; k < 1 + Math.floor(rnd() * 8); k++) {
