@@ -139,8 +139,11 @@ export interface DroppedGcOptions {
   dropped: readonly Buffer[];
   /** The text of the record they are compared with first: the newest one kept (a root too). */
   base: Buffer;
-  /** The texts of every other record kept (snapshots and backups). */
-  kept: readonly Buffer[];
+  /**
+   * The texts of every other record kept (snapshots and backups), read one at a time so that
+   * memory stays flat however many there are; an error stops the gc before anything is removed.
+   */
+  kept: Iterable<Buffer>;
   /** Object ids that stay besides those the kept manifests name (the ledger's images). */
   extraRoots: ReadonlySet<string>;
   clock?: Clock;
@@ -169,9 +172,11 @@ export function collectDroppedObjects(
   const dead = new Set<string>();
   for (const oid of candidates) {
     // The base too: another of its lines, one the dropped text shares, may name the same object.
-    if (options.extraRoots.has(oid) || options.base.includes(oid)) continue;
-    if (options.kept.some((text) => text.includes(oid))) continue;
-    dead.add(oid);
+    if (!options.extraRoots.has(oid) && !options.base.includes(oid)) dead.add(oid);
+  }
+  for (const text of dead.size > 0 ? options.kept : []) {
+    for (const oid of dead) if (text.includes(oid)) dead.delete(oid);
+    if (dead.size === 0) break;
   }
   const paths = workspacePaths(root);
   let removed = 0;

@@ -280,20 +280,24 @@ function droppedGc(
   clock: Clock,
 ): { removed_objects: number; freed_bytes: number } | null {
   if (dropped === null) return null;
-  const kept = readTexts(
-    paths,
-    [...listSnapshots(paths.root), ...listSnapshots(paths.root, { kind: "present_backup" })].filter(
-      (r) => recordId(r) !== newId,
-    ),
-  );
-  if (kept === null) return null;
-  return collectDroppedObjects(paths.root, {
-    dropped,
-    base: newText(),
-    kept,
-    extraRoots: ledgerOids,
-    clock,
-  });
+  const records = [
+    ...listSnapshots(paths.root),
+    ...listSnapshots(paths.root, { kind: "present_backup" }),
+  ].filter((r) => recordId(r) !== newId);
+  function* kept(): Generator<Buffer> {
+    for (const r of records) yield readManifestText(paths.root, r);
+  }
+  try {
+    return collectDroppedObjects(paths.root, {
+      dropped,
+      base: newText(),
+      kept: kept(),
+      extraRoots: ledgerOids,
+      clock,
+    });
+  } catch {
+    return null; // a kept manifest unreadable: the whole gc decides (and reports it)
+  }
 }
 
 /** Issue folders a killed `issue_report` left half-built in `.timewarp/tmp/`. */
