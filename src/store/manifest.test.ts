@@ -228,4 +228,61 @@ describe("diffManifestTexts", () => {
       );
     }
   });
+
+  it("skips long equal runs a block at a time and still finds every difference (3000-entry texts)", () => {
+    let seed = 11;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const entry = (path: string, v: number): ManifestEntry =>
+      v % 5 === 4
+        ? { path, type: "symlink", mode: 0o777, size: 1, mtime_ms: v, target: `t${v}` }
+        : {
+            path,
+            type: "file",
+            mode: 0o644,
+            size: v,
+            mtime_ms: 7,
+            oid: gitBlobId(Buffer.from(`${v}`)),
+          };
+    const base = new Map<string, ManifestEntry>();
+    for (let k = 0; k < 3000; k++) {
+      const path = `d${k % 17}/${"x".repeat(k % 7)}f${k}.ts`;
+      base.set(path, entry(path, k));
+    }
+    const text = (m: Map<string, ManifestEntry>) =>
+      manifestBytes({ schema_version: 1, entries: sortEntries([...m.values()]) });
+    const keys = [...base.keys()];
+    for (let round = 0; round < 40; round++) {
+      const x = new Map(base);
+      const y = new Map(base);
+      // a few edits on either side, clustered or spread, at the ends too
+      for (let k = 0; k < 1 + Math.floor(rnd() * 12); k++) {
+        const side = rnd() < 0.5 ? x : y;
+        const at =
+          rnd() < 0.1 ? (rnd() < 0.5 ? 0 : keys.length - 1) : Math.floor(rnd() * keys.length);
+        const path = keys[at] as string;
+        const op = rnd();
+        if (op < 0.3) side.delete(path);
+        else if (op < 0.7) side.set(path, entry(path, 10_000 + Math.floor(rnd() * 1000)));
+        else {
+          const extra = `${path}.new${Math.floor(rnd() * 3)}`;
+          side.set(extra, entry(extra, Math.floor(rnd() * 50)));
+        }
+      }
+      const d = diffManifestTexts(text(x), text(y));
+      expect(d).not.toBeNull();
+      const differs = (p: string) => JSON.stringify(x.get(p)) !== JSON.stringify(y.get(p));
+      const sorted = (m: Map<string, ManifestEntry>) => sortEntries([...m.values()]);
+      expect(d?.a).toEqual(sorted(x).filter((e) => differs(e.path)));
+      expect(d?.b).toEqual(sorted(y).filter((e) => differs(e.path)));
+      expect(d?.same).toBe([...x.keys()].filter((p) => y.has(p) && !differs(p)).length);
+      expect(d?.bSymlinks).toEqual(
+        sorted(y)
+          .filter((e) => e.type === "symlink")
+          .map((e) => e.path),
+      );
+    }
+  });
 });

@@ -137,19 +137,6 @@ function linePath(lines: TextLines, i: number): string | null {
   return JSON.parse(text.toString("utf8", s + LINE_HEAD.length - 1, close)) as string;
 }
 
-/** The entry on line `i`, checked as a manifest entry; null when it is not one. */
-function lineEntry(lines: TextLines, i: number): ManifestEntry | null {
-  let e: unknown;
-  try {
-    e = JSON.parse(lines.text.toString("utf8", lines.starts[i], lines.ends[i]));
-  } catch {
-    return null;
-  }
-  return manifestProblem({ schema_version: MANIFEST_SCHEMA_VERSION, entries: [e] }) === null
-    ? (e as ManifestEntry)
-    : null;
-}
-
 /**
  * The canonical text of a manifest with a few entries changed, made from the text of the
  * manifest before (`manifestBytes`): `edits` maps a path to its new entry, or to null when it
@@ -221,61 +208,152 @@ const SYMLINK_TYPE = Buffer.from('"type":"symlink"');
  * not a canonical text of plain UTF-8 names (decode them instead).
  */
 export function diffManifestTexts(a: Buffer, b: Buffer): TextDifference | null {
-  const la = textLines(a);
-  const lb = textLines(b);
-  if (la === null || lb === null) return null;
+  const head = Buffer.from(textHead(MANIFEST_SCHEMA_VERSION));
+  const tail = Buffer.from(TEXT_TAIL);
+  const body = (t: Buffer): number | null =>
+    t.length >= head.length + tail.length &&
+    t.compare(head, 0, head.length, 0, head.length) === 0 &&
+    t.compare(tail, 0, tail.length, t.length - tail.length) === 0 &&
+    !t.includes(B64_KEY)
+      ? t.length - tail.length
+      : null;
+  const endA = body(a);
+  const endB = body(b);
+  if (endA === null || endB === null) return null;
   const out: TextDifference = { a: [], b: [], same: 0, bSymlinks: [] };
-  const na = la.starts.length;
-  const nb = lb.starts.length;
-  let i = 0;
-  let j = 0;
-  const take = (lines: TextLines, k: number, into: ManifestEntry[]): boolean => {
-    const e = lineEntry(lines, k);
-    if (e === null) return false;
-    into.push(e);
-    return true;
-  };
-  while (i < na || j < nb) {
-    if (i < na && j < nb) {
-      const sa = la.starts[i] as number;
-      const ea = la.ends[i] as number;
-      const sb = lb.starts[j] as number;
-      const eb = lb.ends[j] as number;
-      if (ea - sa === eb - sb && a.compare(b, sb, eb, sa, ea) === 0) {
-        out.same++;
-        i++;
-        j++;
-        continue;
-      }
-      const pa = linePath(la, i);
-      const pb = linePath(lb, j);
-      if (pa === null || pb === null) return null;
-      if (pa <= pb && !take(la, i++, out.a)) return null;
-      if (pb <= pa && !take(lb, j++, out.b)) return null;
-    } else if (i < na) {
-      if (!take(la, i++, out.a)) return null;
-    } else if (!take(lb, j++, out.b)) return null;
+  // i and j are at the start of a line of a and of b (or at their ends). Runs of equal bytes
+  // are skipped a block at a time; only the lines around a difference are looked at.
+  let i = head.length;
+  let j = head.length;
+  while (i < endA && j < endB) {
+    const run = equalRun(a, i, endA, b, j, endB);
+    // Back to the start of the line holding the first differing byte: the same offset in both,
+    // since the bytes before it are equal and the run began at a line start.
+    const lineStart = run === 0 ? i : Math.max(i, a.lastIndexOf(0x0a, i + run - 1) + 1);
+    j += lineStart - i;
+    i = lineStart;
+    if (i >= endA || j >= endB) break;
+    const la = lineAt(a, i, endA);
+    const lb = lineAt(b, j, endB);
+    if (la === null || lb === null) return null;
+    if (la.end - i === lb.end - j && a.compare(b, j, lb.end, i, la.end) === 0) {
+      // the same entry; only a separator differed (one of them is its text's last line)
+      i = la.next;
+      j = lb.next;
+      continue;
+    }
+    const pa = pathOfLine(a, i, la.end);
+    const pb = pathOfLine(b, j, lb.end);
+    if (pa === null || pb === null) return null;
+    if (pa <= pb) {
+      const e = entryOfLine(a, i, la.end);
+      if (e === null) return null;
+      out.a.push(e);
+      i = la.next;
+    }
+    if (pb <= pa) {
+      const e = entryOfLine(b, j, lb.end);
+      if (e === null) return null;
+      out.b.push(e);
+      j = lb.next;
+    }
   }
+  for (; i < endA; ) {
+    const la = lineAt(a, i, endA);
+    const e = la === null ? null : entryOfLine(a, i, la.end);
+    if (la === null || e === null) return null;
+    out.a.push(e);
+    i = la.next;
+  }
+  for (; j < endB; ) {
+    const lb = lineAt(b, j, endB);
+    const e = lb === null ? null : entryOfLine(b, j, lb.end);
+    if (lb === null || e === null) return null;
+    out.b.push(e);
+    j = lb.next;
+  }
+  out.same = countLines(b, head.length, endB) - out.b.length;
   for (let at = b.indexOf(SYMLINK_TYPE); at >= 0; at = b.indexOf(SYMLINK_TYPE, at + 1)) {
-    const k = lineAt(lb, at);
-    const path = k < 0 ? null : linePath(lb, k);
+    const start = b.lastIndexOf(0x0a, at) + 1;
+    const line = lineAt(b, Math.max(start, head.length), endB);
+    const path = line === null ? null : pathOfLine(b, Math.max(start, head.length), line.end);
     if (path === null) return null;
     out.bSymlinks.push(path);
   }
   return out;
 }
 
-/** The line holding byte `at` (binary search over the starts); -1 when none. */
-function lineAt(lines: TextLines, at: number): number {
-  let lo = 0;
-  let hi = lines.starts.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((lines.starts[mid] as number) > at) hi = mid - 1;
-    else if ((lines.ends[mid] as number) <= at) lo = mid + 1;
-    else return mid;
+/**
+ * How many bytes from `i` in `a` and `j` in `b` are equal (before either end): compared a
+ * block at a time, doubling while they match, then narrowed by halves to the first difference.
+ */
+function equalRun(a: Buffer, i: number, endA: number, b: Buffer, j: number, endB: number): number {
+  const max = Math.min(endA - i, endB - j);
+  let done = 0;
+  let window = 4096;
+  while (done < max) {
+    const n = Math.min(window, max - done);
+    if (a.compare(b, j + done, j + done + n, i + done, i + done + n) === 0) {
+      done += n;
+      window *= 2;
+      continue;
+    }
+    let lo = done;
+    let hi = done + n; // a and b agree on [i, i + lo), differ somewhere in [lo, hi)
+    while (hi - lo > 32) {
+      const mid = (lo + hi) >>> 1;
+      if (a.compare(b, j + lo, j + mid, i + lo, i + mid) === 0) lo = mid;
+      else hi = mid;
+    }
+    while (lo < hi && a[i + lo] === b[j + lo]) lo++;
+    return lo;
   }
-  return -1;
+  return max;
+}
+
+/**
+ * The line starting at `start` of a text whose body ends at `bodyEnd`: its entry's end (before
+ * the "," separator) and where the next line starts. Null when a line other than the last does
+ * not end with ",".
+ */
+function lineAt(
+  text: Buffer,
+  start: number,
+  bodyEnd: number,
+): { end: number; next: number } | null {
+  const nl = text.indexOf(0x0a, start);
+  if (nl < 0 || nl >= bodyEnd) return { end: bodyEnd, next: bodyEnd };
+  if (text[nl - 1] !== 0x2c) return null;
+  return { end: nl - 1, next: nl + 1 };
+}
+
+/** The lines of a body (its line separators plus one), one native search per line. */
+function countLines(text: Buffer, start: number, bodyEnd: number): number {
+  if (bodyEnd <= start) return 0;
+  let n = 1;
+  for (let at = text.indexOf(0x0a, start); at >= 0 && at < bodyEnd; at = text.indexOf(0x0a, at + 1))
+    n++;
+  return n;
+}
+
+function pathOfLine(text: Buffer, start: number, end: number): string | null {
+  if (text.compare(LINE_HEAD, 0, LINE_HEAD.length, start, start + LINE_HEAD.length) !== 0)
+    return null;
+  const close = text.indexOf(TYPE_KEY, start);
+  if (close < 0 || close >= end) return null;
+  return JSON.parse(text.toString("utf8", start + LINE_HEAD.length - 1, close)) as string;
+}
+
+function entryOfLine(text: Buffer, start: number, end: number): ManifestEntry | null {
+  let e: unknown;
+  try {
+    e = JSON.parse(text.toString("utf8", start, end));
+  } catch {
+    return null;
+  }
+  return manifestProblem({ schema_version: MANIFEST_SCHEMA_VERSION, entries: [e] }) === null
+    ? (e as ManifestEntry)
+    : null;
 }
 
 const SEPARATOR = Buffer.from(",\n");
