@@ -178,6 +178,24 @@ describe("spliceManifestText", () => {
   });
 });
 
+/** `diffManifestTexts` of two manifests' texts, checked against a diff of the maps. */
+function expectTextDiff(x: Map<string, ManifestEntry>, y: Map<string, ManifestEntry>): void {
+  const text = (m: Map<string, ManifestEntry>) =>
+    manifestBytes({ schema_version: 1, entries: sortEntries([...m.values()]) });
+  const d = diffManifestTexts(text(x), text(y));
+  expect(d).not.toBeNull();
+  const differs = (p: string) => JSON.stringify(x.get(p)) !== JSON.stringify(y.get(p));
+  const sorted = (m: Map<string, ManifestEntry>) => sortEntries([...m.values()]);
+  expect(d?.a).toEqual(sorted(x).filter((e) => differs(e.path)));
+  expect(d?.b).toEqual(sorted(y).filter((e) => differs(e.path)));
+  expect(d?.same).toBe([...x.keys()].filter((p) => y.has(p) && !differs(p)).length);
+  expect(d?.bSymlinks).toEqual(
+    sorted(y)
+      .filter((e) => e.type === "symlink")
+      .map((e) => e.path),
+  );
+}
+
 describe("diffManifestTexts", () => {
   it("finds exactly the entries whose lines differ, over random pairs of manifests", () => {
     let seed = 5;
@@ -209,23 +227,10 @@ describe("diffManifestTexts", () => {
       }
       return m;
     };
-    const text = (m: Map<string, ManifestEntry>) =>
-      manifestBytes({ schema_version: 1, entries: sortEntries([...m.values()]) });
     for (let round = 0; round < 300; round++) {
       const x = make();
       const y = rnd() < 0.2 ? new Map(x) : make();
-      const d = diffManifestTexts(text(x), text(y));
-      expect(d).not.toBeNull();
-      const differs = (p: string) => JSON.stringify(x.get(p)) !== JSON.stringify(y.get(p));
-      const sorted = (m: Map<string, ManifestEntry>) => sortEntries([...m.values()]);
-      expect(d?.a).toEqual(sorted(x).filter((e) => differs(e.path)));
-      expect(d?.b).toEqual(sorted(y).filter((e) => differs(e.path)));
-      expect(d?.same).toBe([...x.keys()].filter((p) => y.has(p) && !differs(p)).length);
-      expect(d?.bSymlinks).toEqual(
-        sorted(y)
-          .filter((e) => e.type === "symlink")
-          .map((e) => e.path),
-      );
+      expectTextDiff(x, y);
     }
   });
 
@@ -251,8 +256,6 @@ describe("diffManifestTexts", () => {
       const path = `d${k % 17}/${"x".repeat(k % 7)}f${k}.ts`;
       base.set(path, entry(path, k));
     }
-    const text = (m: Map<string, ManifestEntry>) =>
-      manifestBytes({ schema_version: 1, entries: sortEntries([...m.values()]) });
     const keys = [...base.keys()];
     for (let round = 0; round < 40; round++) {
       const x = new Map(base);
@@ -271,18 +274,7 @@ describe("diffManifestTexts", () => {
           side.set(extra, entry(extra, Math.floor(rnd() * 50)));
         }
       }
-      const d = diffManifestTexts(text(x), text(y));
-      expect(d).not.toBeNull();
-      const differs = (p: string) => JSON.stringify(x.get(p)) !== JSON.stringify(y.get(p));
-      const sorted = (m: Map<string, ManifestEntry>) => sortEntries([...m.values()]);
-      expect(d?.a).toEqual(sorted(x).filter((e) => differs(e.path)));
-      expect(d?.b).toEqual(sorted(y).filter((e) => differs(e.path)));
-      expect(d?.same).toBe([...x.keys()].filter((p) => y.has(p) && !differs(p)).length);
-      expect(d?.bSymlinks).toEqual(
-        sorted(y)
-          .filter((e) => e.type === "symlink")
-          .map((e) => e.path),
-      );
+      expectTextDiff(x, y);
     }
   });
 });

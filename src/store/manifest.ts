@@ -101,18 +101,24 @@ interface TextLines {
   ends: number[];
 }
 
+/**
+ * Where the entry lines of a canonical manifest text end (they start right after the head), or
+ * null when `text` has not the canonical head and tail, or names a path that is not UTF-8.
+ */
+function textBodyEnd(text: Buffer, head: Buffer, tail: Buffer): number | null {
+  return text.length >= head.length + tail.length &&
+    text.compare(head, 0, head.length, 0, head.length) === 0 &&
+    text.compare(tail, 0, tail.length, text.length - tail.length) === 0 &&
+    !text.includes(B64_KEY)
+    ? text.length - tail.length
+    : null;
+}
+
 function textLines(text: Buffer): TextLines | null {
   const head = Buffer.from(textHead(MANIFEST_SCHEMA_VERSION));
   const tail = Buffer.from(TEXT_TAIL);
-  if (
-    text.length < head.length + tail.length ||
-    text.compare(head, 0, head.length, 0, head.length) !== 0 ||
-    text.compare(tail, 0, tail.length, text.length - tail.length) !== 0 ||
-    text.includes(B64_KEY)
-  ) {
-    return null;
-  }
-  const bodyEnd = text.length - tail.length;
+  const bodyEnd = textBodyEnd(text, head, tail);
+  if (bodyEnd === null) return null;
   const starts: number[] = [];
   const ends: number[] = [];
   for (let pos = head.length; pos < bodyEnd; ) {
@@ -210,15 +216,8 @@ const SYMLINK_TYPE = Buffer.from('"type":"symlink"');
 export function diffManifestTexts(a: Buffer, b: Buffer): TextDifference | null {
   const head = Buffer.from(textHead(MANIFEST_SCHEMA_VERSION));
   const tail = Buffer.from(TEXT_TAIL);
-  const body = (t: Buffer): number | null =>
-    t.length >= head.length + tail.length &&
-    t.compare(head, 0, head.length, 0, head.length) === 0 &&
-    t.compare(tail, 0, tail.length, t.length - tail.length) === 0 &&
-    !t.includes(B64_KEY)
-      ? t.length - tail.length
-      : null;
-  const endA = body(a);
-  const endB = body(b);
+  const endA = textBodyEnd(a, head, tail);
+  const endB = textBodyEnd(b, head, tail);
   if (endA === null || endB === null) return null;
   const out: TextDifference = { a: [], b: [], same: 0, bSymlinks: [] };
   // i and j are at the start of a line of a and of b (or at their ends). Runs of equal bytes
@@ -245,33 +244,13 @@ export function diffManifestTexts(a: Buffer, b: Buffer): TextDifference | null {
     const pa = pathOfLine(a, i, la.end);
     const pb = pathOfLine(b, j, lb.end);
     if (pa === null || pb === null) return null;
-    if (pa <= pb) {
-      const e = entryOfLine(a, i, la.end);
-      if (e === null) return null;
-      out.a.push(e);
-      i = la.next;
-    }
-    if (pb <= pa) {
-      const e = entryOfLine(b, j, lb.end);
-      if (e === null) return null;
-      out.b.push(e);
-      j = lb.next;
-    }
+    const nextA = pa <= pb ? takeLine(a, i, endA, out.a) : i;
+    const nextB = pb <= pa ? takeLine(b, j, endB, out.b) : j;
+    if (nextA === null || nextB === null) return null;
+    i = nextA;
+    j = nextB;
   }
-  for (; i < endA; ) {
-    const la = lineAt(a, i, endA);
-    const e = la === null ? null : entryOfLine(a, i, la.end);
-    if (la === null || e === null) return null;
-    out.a.push(e);
-    i = la.next;
-  }
-  for (; j < endB; ) {
-    const lb = lineAt(b, j, endB);
-    const e = lb === null ? null : entryOfLine(b, j, lb.end);
-    if (lb === null || e === null) return null;
-    out.b.push(e);
-    j = lb.next;
-  }
+  if (!takeRest(a, i, endA, out.a) || !takeRest(b, j, endB, out.b)) return null;
   out.same = countLines(b, head.length, endB) - out.b.length;
   for (let at = b.indexOf(SYMLINK_TYPE); at >= 0; at = b.indexOf(SYMLINK_TYPE, at + 1)) {
     const start = b.lastIndexOf(0x0a, at) + 1;
@@ -334,6 +313,30 @@ function countLines(text: Buffer, start: number, bodyEnd: number): number {
   for (let at = text.indexOf(0x0a, start); at >= 0 && at < bodyEnd; at = text.indexOf(0x0a, at + 1))
     n++;
   return n;
+}
+
+/** The entry on the line at `start`, into `into`; where the next line starts, or null. */
+function takeLine(
+  text: Buffer,
+  start: number,
+  bodyEnd: number,
+  into: ManifestEntry[],
+): number | null {
+  const line = lineAt(text, start, bodyEnd);
+  const e = line === null ? null : entryOfLine(text, start, line.end);
+  if (line === null || e === null) return null;
+  into.push(e);
+  return line.next;
+}
+
+/** Every entry from the line at `start` to the body's end, into `into`; false when one is not. */
+function takeRest(text: Buffer, start: number, bodyEnd: number, into: ManifestEntry[]): boolean {
+  for (let at = start; at < bodyEnd; ) {
+    const next = takeLine(text, at, bodyEnd, into);
+    if (next === null) return false;
+    at = next;
+  }
+  return true;
 }
 
 function pathOfLine(text: Buffer, start: number, end: number): string | null {
