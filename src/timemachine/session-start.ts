@@ -227,9 +227,12 @@ function cleanUp(
     // The ledger's stored before/after images are roots too: without them ReverseOp loses its
     // exact-restore rung and milestones their net diffs.
     const ledgerOids = collectLedgerOids(paths.root);
+    const keptRecords = [...records, ...backups].filter(
+      (r) => !dropped.has(recordId(r)) && recordId(r) !== newId,
+    );
     const gc = wholeGcDue(paths.root)
       ? null
-      : droppedGc(paths, newId, droppedTexts, newManifest.text, ledgerOids, clock);
+      : droppedGc(paths, keptRecords, droppedTexts, newManifest.text, ledgerOids, clock);
     if (gc !== null) {
       report.removed_objects = gc.removed_objects;
       report.freed_bytes = gc.freed_bytes;
@@ -273,25 +276,21 @@ function readTexts(paths: WorkspacePaths, records: SnapshotRecord[]): Buffer[] |
  */
 function droppedGc(
   paths: WorkspacePaths,
-  newId: string,
+  kept: SnapshotRecord[],
   dropped: Buffer[] | null,
   newText: () => Buffer,
   ledgerOids: ReadonlySet<string>,
   clock: Clock,
 ): { removed_objects: number; freed_bytes: number } | null {
   if (dropped === null) return null;
-  const records = [
-    ...listSnapshots(paths.root),
-    ...listSnapshots(paths.root, { kind: "present_backup" }),
-  ].filter((r) => recordId(r) !== newId);
-  function* kept(): Generator<Buffer> {
-    for (const r of records) yield readManifestText(paths.root, r);
+  function* keptTexts(): Generator<Buffer> {
+    for (const r of kept) yield readManifestText(paths.root, r);
   }
   try {
     return collectDroppedObjects(paths.root, {
       dropped,
       base: newText(),
-      kept: kept(),
+      kept: keptTexts(),
       extraRoots: ledgerOids,
       clock,
     });
