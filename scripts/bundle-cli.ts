@@ -37,21 +37,27 @@ const builtinDynamicImports: Plugin = {
   },
 };
 
-rmSync(OUT, { recursive: true, force: true });
-const result = await build({
-  entryPoints: [join(ROOT, "src", "cli", "entry.ts")],
+/** What both bundles are: one minified CommonJS file for Node 20. */
+const common = {
   bundle: true,
   platform: "node",
   format: "cjs",
   target: "node20",
   minify: true,
-  sourcemap: "linked",
-  outfile: join(OUT, "timewarp.cjs"),
   metafile: true,
   logLevel: "warning",
-  plugins: [builtinDynamicImports],
-  // ES-module code asks import.meta for its own location; in the bundle that is the bundle file.
+  // ES-module code asks import.meta for its own location; in a bundle that is the bundle file.
   define: { "import.meta.url": "__twBundleUrl", "import.meta.dirname": "__dirname" },
+} as const;
+
+rmSync(OUT, { recursive: true, force: true });
+const result = await build({
+  ...common,
+  entryPoints: [join(ROOT, "src", "cli", "entry.ts")],
+  sourcemap: "linked",
+  outfile: join(OUT, "timewarp.cjs"),
+  plugins: [builtinDynamicImports],
+  // Only here: the hook client's code never asks import.meta, and its start is a hook's budget.
   banner: { js: "const __twBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
 const dynamic = Object.values(result.metafile.outputs).flatMap((o) =>
@@ -82,17 +88,10 @@ const sourcesWithoutSideEffects: Plugin = {
 
 // The hook client: what the bin runs first for `timewarp hook …` (see src/cli/hook-client-main.ts).
 const client = await build({
+  ...common,
   entryPoints: [join(ROOT, "src", "cli", "hook-client-main.ts")],
-  bundle: true,
-  platform: "node",
-  format: "cjs",
-  target: "node20",
-  minify: true,
   outfile: join(OUT, "hook-client.cjs"),
-  metafile: true,
-  logLevel: "warning",
   plugins: [sourcesWithoutSideEffects],
-  define: { "import.meta.url": "__twBundleUrl", "import.meta.dirname": "__dirname" },
 });
 const clientBytes = Object.values(client.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
 const clientInputs = Object.values(client.metafile.outputs).flatMap((o) =>
