@@ -7,11 +7,10 @@ import {
   rmSync,
   statSync,
   watch,
-  writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import type { Worker } from "node:worker_threads";
-import { writeJsonAtomic } from "../core/index.ts";
+import { writeFileAtomic, writeJsonAtomic } from "../core/index.ts";
 import { formatHookResponse } from "./hook-outcome.ts";
 import {
   claimedFile,
@@ -85,12 +84,10 @@ export function serveHooks(options: HookServerOptions): HookServer {
   >();
 
   const answer = (reply: string, body: HookReply): void => {
-    const temp = join(paths.dir, `.${reply.slice(reply.lastIndexOf("/") + 1)}.tmp`);
     try {
-      writeFileSync(temp, JSON.stringify(body), { mode: 0o600 });
-      renameSync(temp, reply);
+      // whole or not at all (the client polls for the name), private, not fsynced: ephemeral
+      writeFileAtomic(reply, JSON.stringify(body), { mode: 0o600, durable: false });
     } catch (error) {
-      rmSync(temp, { force: true });
       log(`timewarp hooks: cannot write a reply: ${String(error)}`);
     }
   };
