@@ -102,7 +102,10 @@ describe("collectDroppedObjects", () => {
         left.length,
       );
       const after = createObjectStore(workspacePaths(root).objects).list();
-      expect(after.filter((oid) => !live.has(oid)), `seed ${seed}`).toEqual([]);
+      expect(
+        after.filter((oid) => !live.has(oid)),
+        `seed ${seed}`,
+      ).toEqual([]);
     }
     // the histories do leave packed garbage (the first snapshot's objects), so the check bites
     expect(packedLeft).toBeGreaterThan(0);
