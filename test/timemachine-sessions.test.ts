@@ -1,8 +1,10 @@
 import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { acquireLock, workspacePaths } from "../src/core/index.ts";
 import { createObjectStore, fsck, readSnapshot } from "../src/store/index.ts";
 import {
+  beginSession,
   endSession,
   getIssue,
   readStatus,
@@ -239,6 +241,49 @@ describe("on_session_start", () => {
     expect(existsSync(snapshotDir(root, a.snapshot_id))).toBe(true);
     returnToPresent({ root });
     expect(readSnapshot(root, a.snapshot_id).snapshot_id).toBe(a.snapshot_id);
+  });
+});
+
+describe("beginSession (the hook server's session start: the cleanup after the answer)", () => {
+  it("records the session at once and deletes nothing until cleanUp runs, under the lock again", async () => {
+    const root = workspace();
+    const first = await startSession({ root, sessionId: "first", pid: process.pid });
+    endSession({ root, sessionId: "first" });
+    writeFiles(root, { "a.txt": "changed\n" });
+    const begun = await beginSession({ root, sessionId: "second", pid: process.pid });
+    expect(begun.result.session_id).toBe("second");
+    expect(readStatus(root).session_snapshot_id).toBe(begun.result.snapshot_id);
+    expect(existsSync(snapshotDir(root, begun.result.snapshot_id))).toBe(true);
+    expect(existsSync(snapshotDir(root, first.snapshot_id))).toBe(true); // not yet
+
+    // another command holds the workspace: the cleanup steps aside, it does not wait or fail
+    const lock = acquireLock(workspacePaths(root).lock, { command: "travel" });
+    const locked = begun.cleanUp();
+    lock.release();
+    expect(locked.skipped).toMatch(/locked/);
+    expect(locked.deleted_snapshots).toEqual([]);
+    expect(existsSync(snapshotDir(root, first.snapshot_id))).toBe(true);
+
+    const report = begun.cleanUp();
+    expect(report.skipped).toBeNull();
+    expect(report.deleted_snapshots).toEqual([first.snapshot_id]);
+    expect(report.expired_sessions).toEqual(["first"]);
+    expect(existsSync(snapshotDir(root, first.snapshot_id))).toBe(false);
+    expect(existsSync(snapshotDir(root, begun.result.snapshot_id))).toBe(true);
+    expect(fsck(root).ok).toBe(true);
+  });
+
+  it("a travel between the answer and the cleanup makes the cleanup skip, from the state it reads then", async () => {
+    const root = workspace();
+    const first = await startSession({ root, sessionId: "first", pid: process.pid });
+    endSession({ root, sessionId: "first" });
+    writeFiles(root, { "a.txt": "changed\n" });
+    const begun = await beginSession({ root, sessionId: "second", pid: process.pid });
+    travel({ root, snapshotId: first.snapshot_id });
+    expect(begun.cleanUp().skipped).toBe("mode=past");
+    expect(existsSync(snapshotDir(root, first.snapshot_id))).toBe(true);
+    returnToPresent({ root });
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("changed\n");
   });
 });
 

@@ -37,8 +37,11 @@ export function runHookWorker(
       return;
     }
     queue = queue.then(async () => {
-      const reply = await runOne(message, options.watchCommand);
+      const { reply, after } = await runOne(message, options.watchCommand);
       port.postMessage({ kind: "reply", id: message.id, reply } satisfies HookWorkerReply);
+      // What the answer need not wait for (a session start's cleanup) runs once it is out; the
+      // next hook waits for it in the queue, as it must for the workspace lock anyway.
+      await after?.();
     });
   });
 }
@@ -46,7 +49,7 @@ export function runHookWorker(
 async function runOne(
   request: Extract<HookWorkerRequest, { kind: "hook" }>,
   watchCommand: ((root: string) => string[]) | undefined,
-): Promise<HookAnswer> {
+): Promise<{ reply: HookAnswer; after?: () => Promise<void> }> {
   const { header } = request;
   for (const key of Object.keys(process.env)) if (!(key in header.env)) delete process.env[key];
   Object.assign(process.env, header.env);
@@ -58,15 +61,17 @@ async function runOne(
       cwd: header.cwd,
       ...(header.agent !== undefined ? { agent: header.agent } : {}),
       json: header.json === true,
+      deferAfterAnswer: true,
       clock: systemClock,
       random: systemRandom,
       ...(watchCommand !== undefined ? { watchCommand } : {}),
     });
-    return { stdout: run.stdout, stderr: run.stderr, exitCode: run.exitCode };
+    const reply = { stdout: run.stdout, stderr: run.stderr, exitCode: run.exitCode };
+    return run.after === undefined ? { reply } : { reply, after: run.after };
   } catch (error) {
     // runHook answers its own failures; reaching here is a bug, and still must not block.
     const message = error instanceof Error ? error.message : String(error);
-    return { stdout: "", stderr: `timewarp hook: ${message}\n`, exitCode: 0 };
+    return { reply: { stdout: "", stderr: `timewarp hook: ${message}\n`, exitCode: 0 } };
   }
 }
 

@@ -3,12 +3,13 @@ import type { HookContext } from "./run-hook.ts";
 
 /**
  * SessionStart: `on_session_start` (seed §9) — the session snapshot, cleanup, and the session
- * remembered with its transcript path so `issue_report` exports the right chat later. A
- * `compact` start (Claude Code compacting the same conversation) only refreshes the record: the
- * workspace did not start anew.
+ * remembered with its transcript path so `issue_report` exports the right chat later. The
+ * cleanup is left for after the answer (`ctx.later`): the hook server answers once the snapshot
+ * is recorded. A `compact` start (Claude Code compacting the same conversation) only refreshes
+ * the record: the workspace did not start anew.
  */
 export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
-  const { rememberSession, startSession } = await import("../timemachine/index.ts");
+  const { beginSession, rememberSession } = await import("../timemachine/index.ts");
   const transcript = ctx.payload.transcript_path ?? undefined;
   if (ctx.payload.source === "compact") {
     rememberSession({
@@ -19,13 +20,17 @@ export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
     });
     return { kind: "ok", summary: `session ${ctx.payload.session_id} refreshed (compact)` };
   }
-  const result = await startSession({
+  const begun = await beginSession({
     root: ctx.root,
     sessionId: ctx.payload.session_id,
     ...(transcript !== undefined ? { transcriptPath: transcript } : {}),
     clock: ctx.clock,
     random: ctx.random,
   });
+  ctx.later(() => {
+    begun.cleanUp();
+  });
+  const result = begun.result;
   const partial = result.partial ? `, partial: ${result.skipped.length} path(s) skipped` : "";
   return {
     kind: "ok",

@@ -19,6 +19,11 @@ export interface HookContext {
   agent: HookAgent;
   clock: Clock;
   random: Random;
+  /**
+   * Work the hook's answer need not wait for (a session start's cleanup): run before `runHook`
+   * returns, or after the answer when the caller asked for `deferAfterAnswer`.
+   */
+  later(task: () => void | Promise<void>): void;
 }
 
 export interface RunHookOptions {
@@ -43,6 +48,12 @@ export interface RunHookOptions {
   agent?: string;
   /** Print the CLI's one JSON document instead of the agent's protocol. */
   json?: boolean;
+  /**
+   * Leave the work an answer need not wait for to the caller, as `HookRun.after`, to run once
+   * the answer is out (the hook server's worker: the agent goes on meanwhile). A process hook
+   * gains nothing by it (the agent waits for the process to exit) and leaves it unset.
+   */
+  deferAfterAnswer?: boolean;
   clock: Clock;
   random: Random;
 }
@@ -50,6 +61,11 @@ export interface RunHookOptions {
 export interface HookRun extends HookResponse {
   outcome: HookOutcome;
   root: string;
+  /**
+   * With `deferAfterAnswer`: the work left, to run after the answer. It never throws: a failure
+   * is recorded as a `hook.failed` event, since the answer has gone.
+   */
+  after?: () => Promise<void>;
 }
 
 /**
@@ -89,6 +105,7 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
   const root =
     options.root ?? resolveRoot(payload.cwd ?? options.cwd ?? process.cwd(), process.env);
   const agent = asked ?? detectAgent(payload);
+  const tasks: (() => void | Promise<void>)[] = [];
   const ctx: HookContext = {
     root,
     event,
@@ -96,6 +113,7 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
     agent,
     clock: options.clock,
     random: options.random,
+    later: (task) => tasks.push(task),
   };
   let outcome: HookOutcome;
   try {
@@ -114,6 +132,27 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
     const command = options.watchCommand;
     const { ensureWatchDaemon } = await import("../store/index.ts");
     ensureWatchDaemon(root, () => command(root));
+  }
+  if (options.deferAfterAnswer === true && tasks.length > 0) {
+    const after = async () => {
+      for (const task of tasks) {
+        try {
+          await task();
+        } catch (error) {
+          recordFailure(root, options, error instanceof Error ? error.message : String(error));
+        }
+      }
+    };
+    return { ...finish(options, root, agent, outcome), after };
+  }
+  try {
+    for (const task of tasks) await task();
+  } catch (error) {
+    outcome = {
+      kind: "failed",
+      summary: "internal failure",
+      message: error instanceof Error ? error.message : String(error),
+    };
   }
   return finish(options, root, agent, outcome);
 }

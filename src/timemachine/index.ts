@@ -28,8 +28,13 @@ export { recover } from "./recover.ts";
 export { REDACTED, redactSecrets } from "./redact.ts";
 export type { ReturnOptions, ReturnResult } from "./return.ts";
 export { returnToPresent } from "./return.ts";
-export type { CleanupReport, StartSessionOptions, StartSessionResult } from "./session-start.ts";
-export { startSession } from "./session-start.ts";
+export type {
+  BegunSession,
+  CleanupReport,
+  StartSessionOptions,
+  StartSessionResult,
+} from "./session-start.ts";
+export { beginSession, startSession } from "./session-start.ts";
 export type { EndSessionOptions, RememberSessionOptions, SessionRecord } from "./sessions.ts";
 export { endSession, rememberSession } from "./sessions.ts";
 export type { State, Transition } from "./state.ts";

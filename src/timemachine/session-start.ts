@@ -5,6 +5,7 @@ import {
   appendEvent,
   type Clock,
   createShortId,
+  ErrorCode,
   isProcessAlive,
   isTimewarpError,
   type Random,
@@ -18,6 +19,7 @@ import {
   collectDroppedObjects,
   collectGarbage,
   collectReferencedOids,
+  type CreateSnapshotResult,
   createSnapshot,
   deleteSnapshot,
   lastGarbageCollection,
@@ -90,6 +92,69 @@ export interface StartSessionResult {
  */
 export async function startSession(options: StartSessionOptions): Promise<StartSessionResult> {
   const started = performance.now();
+  const opened = await openSession(options, (paths, state, snap, clock) =>
+    cleanUp(paths, state, snap.id, newManifestOf(snap), clock),
+  );
+  return { ...opened.result, cleanup: opened.after, duration_ms: ms(started) };
+}
+
+/** A session started by `beginSession`, its cleanup still to run. */
+export interface BegunSession {
+  result: Omit<StartSessionResult, "cleanup">;
+  /**
+   * The cleanup `startSession` runs, under the workspace lock taken again. When another process
+   * holds the lock by then, or a travel began, it is skipped (`skipped` says why): the next
+   * session start deletes what this one would have.
+   */
+  cleanUp(): CleanupReport;
+}
+
+/**
+ * `startSession` without its cleanup, which the caller runs once it has answered: the hook
+ * server answers a SessionStart as soon as the snapshot is recorded, then cleans up while the
+ * agent goes on (~6 ms at 10k files, more when a whole gc is due).
+ */
+export async function beginSession(options: StartSessionOptions): Promise<BegunSession> {
+  const started = performance.now();
+  const opened = await openSession(options, (_paths, _state, snap) => snap);
+  const snap = opened.after;
+  const paths = workspacePaths(options.root);
+  const clock = options.clock ?? systemClock;
+  return {
+    result: { ...opened.result, duration_ms: ms(started) },
+    cleanUp(): CleanupReport {
+      let lock: ReturnType<typeof acquireLock>;
+      try {
+        lock = acquireLock(paths.lock, { command: `session cleanup ${opened.result.session_id}` });
+      } catch (error) {
+        if (isTimewarpError(error) && error.code === ErrorCode.LOCKED) {
+          return { ...emptyReport(), skipped: `the workspace is locked (${error.message})` };
+        }
+        throw error;
+      }
+      try {
+        return cleanUp(paths, readState(paths), snap.id, newManifestOf(snap), clock);
+      } finally {
+        lock.release();
+      }
+    },
+  };
+}
+
+/**
+ * The session's snapshot and records, under the workspace lock, then `then` (still under it).
+ * Probes the environment before taking the lock: a slow toolchain shim must not hold other
+ * sessions up.
+ */
+async function openSession<T>(
+  options: StartSessionOptions,
+  then: (
+    paths: WorkspacePaths,
+    state: ReturnType<typeof readState>,
+    snap: CreateSnapshotResult,
+    clock: Clock,
+  ) => T,
+): Promise<{ result: Omit<StartSessionResult, "cleanup" | "duration_ms">; after: T }> {
   const paths = workspacePaths(options.root);
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;
@@ -97,7 +162,6 @@ export async function startSession(options: StartSessionOptions): Promise<StartS
   assertSessionId(sessionId);
   mkdirSync(paths.data, { recursive: true });
   assertNoTransition(readState(paths), paths);
-  // Probe before taking the lock: a slow toolchain shim must not hold other sessions up.
   const env = await probeEnvFingerprint({
     root: paths.root,
     cacheFile: join(paths.data, "cache", "env-fingerprint.json"),
@@ -124,34 +188,52 @@ export async function startSession(options: StartSessionOptions): Promise<StartS
     });
     const next = { ...state, session_id: sessionId, session_snapshot_id: snap.id };
     writeState(paths, next);
-    const cleanup = cleanUp(
-      paths,
-      next,
-      snap.id,
-      { manifest: () => snap.manifest, text: () => snap.manifestText() },
-      clock,
-    );
     appendEvent(
       paths.events,
       "session.started",
       { session_id: sessionId, snapshot_id: snap.id },
       clock,
     );
+    const after = then(paths, next, snap, clock);
     return {
-      session_id: sessionId,
-      snapshot_id: snap.id,
-      created_at: snap.record.created_at,
-      files: snap.record.files,
-      bytes: snap.record.bytes,
-      partial: snap.record.partial,
-      skipped: snap.record.skipped.map((s) => ({ path: s.path, reason: s.reason })),
-      env_fingerprint: env,
-      cleanup,
-      duration_ms: Math.round(performance.now() - started),
+      result: {
+        session_id: sessionId,
+        snapshot_id: snap.id,
+        created_at: snap.record.created_at,
+        files: snap.record.files,
+        bytes: snap.record.bytes,
+        partial: snap.record.partial,
+        skipped: snap.record.skipped.map((s) => ({ path: s.path, reason: s.reason })),
+        env_fingerprint: env,
+      },
+      after,
     };
   } finally {
     lock.release();
   }
+}
+
+function newManifestOf(snap: CreateSnapshotResult): {
+  manifest: () => Manifest;
+  text: () => Buffer;
+} {
+  return { manifest: () => snap.manifest, text: () => snap.manifestText() };
+}
+
+function ms(since: number): number {
+  return Math.round(performance.now() - since);
+}
+
+function emptyReport(): CleanupReport {
+  return {
+    skipped: null,
+    deleted_snapshots: [],
+    deleted_backups: [],
+    expired_sessions: [],
+    kept: 0,
+    removed_objects: 0,
+    freed_bytes: 0,
+  };
 }
 
 function cleanUp(
@@ -162,15 +244,7 @@ function cleanUp(
   newManifest: { manifest: () => Manifest; text: () => Buffer },
   clock: Clock,
 ): CleanupReport {
-  const report: CleanupReport = {
-    skipped: null,
-    deleted_snapshots: [],
-    deleted_backups: [],
-    expired_sessions: [],
-    kept: 0,
-    removed_objects: 0,
-    freed_bytes: 0,
-  };
+  const report = emptyReport();
   removeDeadTemp(paths);
   let issueRefs: Set<string>;
   try {
