@@ -16,10 +16,10 @@ import {
 } from "../core/index.ts";
 import { collectLedgerOids } from "../ledger/index.ts";
 import {
+  type CreateSnapshotResult,
   collectDroppedObjects,
   collectGarbage,
   collectReferencedOids,
-  type CreateSnapshotResult,
   createSnapshot,
   deleteSnapshot,
   lastGarbageCollection,
