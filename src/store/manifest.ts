@@ -88,59 +88,28 @@ const TYPE_KEY = Buffer.from(',"type":"');
 const B64_KEY = Buffer.from(',"path_b64":"');
 
 /**
- * The entry lines of a canonical manifest text (`manifestBytes`): line `i` is
- * `text[starts[i], ends[i])`, lines are separated by ",\n" (a raw newline is never inside
- * one: JSON escapes it in strings). Null when `text` is not such a text, or names a path that
- * is not UTF-8 (those sort by their bytes, so a search by path would be wrong).
+ * Texts already found canonical with plain UTF-8 names (or made so by `spliceManifestText`):
+ * a return compares and splices the same few texts several times, and each check is a search
+ * through all of its bytes. A text is never written to once made, so the answer holds.
  */
-interface TextLines {
-  text: Buffer;
-  head: Buffer;
-  tail: Buffer;
-  starts: number[];
-  ends: number[];
-}
+const plainTexts = new WeakSet<Buffer>();
 
 /**
- * Where the entry lines of a canonical manifest text end (they start right after the head), or
- * null when `text` has not the canonical head and tail, or names a path that is not UTF-8.
+ * Where the entry lines of a canonical manifest text (`manifestBytes`) end (they start right
+ * after the head; lines are separated by ",\n", and a raw newline is never inside one: JSON
+ * escapes it in strings), or null when `text` has not the canonical head and tail, or names a
+ * path that is not UTF-8 (those sort by their bytes, so a search by path would be wrong).
  */
 function textBodyEnd(text: Buffer, head: Buffer, tail: Buffer): number | null {
-  return text.length >= head.length + tail.length &&
+  if (plainTexts.has(text)) return text.length - tail.length;
+  const plain =
+    text.length >= head.length + tail.length &&
     text.compare(head, 0, head.length, 0, head.length) === 0 &&
     text.compare(tail, 0, tail.length, text.length - tail.length) === 0 &&
-    !text.includes(B64_KEY)
-    ? text.length - tail.length
-    : null;
-}
-
-function textLines(text: Buffer): TextLines | null {
-  const head = Buffer.from(textHead(MANIFEST_SCHEMA_VERSION));
-  const tail = Buffer.from(TEXT_TAIL);
-  const bodyEnd = textBodyEnd(text, head, tail);
-  if (bodyEnd === null) return null;
-  const starts: number[] = [];
-  const ends: number[] = [];
-  for (let pos = head.length; pos < bodyEnd; ) {
-    let nl = text.indexOf(0x0a, pos);
-    if (nl < 0 || nl > bodyEnd) nl = bodyEnd;
-    const end = nl < bodyEnd ? nl - 1 : nl;
-    if (nl < bodyEnd && text[end] !== 0x2c) return null;
-    starts.push(pos);
-    ends.push(end);
-    pos = nl + 1;
-  }
-  return { text, head, tail, starts, ends };
-}
-
-/** The path of line `i` (its JSON string, up to the `type` key that always follows). */
-function linePath(lines: TextLines, i: number): string | null {
-  const { text } = lines;
-  const s = lines.starts[i] as number;
-  if (text.compare(LINE_HEAD, 0, LINE_HEAD.length, s, s + LINE_HEAD.length) !== 0) return null;
-  const close = text.indexOf(TYPE_KEY, s);
-  if (close < 0 || close >= (lines.ends[i] as number)) return null;
-  return JSON.parse(text.toString("utf8", s + LINE_HEAD.length - 1, close)) as string;
+    !text.includes(B64_KEY);
+  if (!plain) return null;
+  plainTexts.add(text);
+  return text.length - tail.length;
 }
 
 /**
@@ -155,43 +124,56 @@ export function spliceManifestText(
   text: Buffer,
   edits: ReadonlyMap<string, ManifestEntry | null>,
 ): Buffer | null {
-  const lines = textLines(text);
-  if (lines === null) return null;
-  const { starts, ends } = lines;
-  const lowerBound = (path: string): number | null => {
-    let lo = 0;
-    let hi = starts.length;
+  const head = Buffer.from(textHead(MANIFEST_SCHEMA_VERSION));
+  const tail = Buffer.from(TEXT_TAIL);
+  const bodyEnd = textBodyEnd(text, head, tail);
+  if (bodyEnd === null) return null;
+  // The first line from the line start `from` on whose path is not below `path`: its start (the
+  // body's end when none), and whether it is `path` itself. A binary search over the bytes,
+  // each probe reading the line around its middle byte, so no line is looked at otherwise.
+  const lowerBound = (path: string, from: number): { at: number; same: boolean } | null => {
+    let lo = from;
+    let hi = bodyEnd;
+    let same = false; // whether the line at `hi` is `path`
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const p = linePath(lines, mid);
-      if (p === null) return null;
-      if (p < path) lo = mid + 1;
-      else hi = mid;
+      const start = mid === lo ? lo : Math.max(lo, text.lastIndexOf(0x0a, mid - 1) + 1);
+      const line = lineAt(text, start, bodyEnd);
+      const p = line === null ? null : pathOfLine(text, start, line.end);
+      if (line === null || p === null) return null;
+      if (p < path) {
+        lo = line.next;
+      } else {
+        hi = start;
+        same = p === path;
+      }
     }
-    return lo;
+    return { at: lo, same };
   };
-  const paths = [...edits.keys()].sort();
-  const pieces: Buffer[] = [lines.head];
+  const pieces: Buffer[] = [head];
   let first = true;
   const emit = (piece: Buffer) => {
     if (!first) pieces.push(SEPARATOR);
     pieces.push(piece);
     first = false;
   };
-  let cursor = 0;
-  for (const path of paths) {
+  let cursor = head.length; // the start of the first line not yet copied or replaced
+  for (const path of [...edits.keys()].sort()) {
     const entry = edits.get(path);
     if (entry?.path_b64 !== undefined || entry?.target_b64 !== undefined) return null;
-    const at = lowerBound(path);
-    if (at === null) return null;
-    if (at > cursor) emit(text.subarray(starts[cursor], ends[at - 1]));
-    cursor = at;
-    if (at < starts.length && linePath(lines, at) === path) cursor = at + 1;
+    const found = lowerBound(path, cursor);
+    if (found === null) return null;
+    const { at } = found;
+    // the lines before it, up to the last one's end (before its separator)
+    if (at > cursor) emit(text.subarray(cursor, at === bodyEnd ? bodyEnd : at - SEPARATOR.length));
+    cursor = found.same ? (lineAt(text, at, bodyEnd)?.next ?? bodyEnd) : at;
     if (entry !== null && entry !== undefined) emit(Buffer.from(entryLine(entry), "utf8"));
   }
-  if (cursor < starts.length) emit(text.subarray(starts[cursor], ends[starts.length - 1]));
-  pieces.push(lines.tail);
-  return Buffer.concat(pieces);
+  if (cursor < bodyEnd) emit(text.subarray(cursor, bodyEnd));
+  pieces.push(tail);
+  const out = Buffer.concat(pieces);
+  plainTexts.add(out); // plain lines in, plain lines out
+  return out;
 }
 
 /** What differs between two manifests given as canonical texts (`diffManifestTexts`). */

@@ -50,6 +50,11 @@ export interface DeltaScanOptions {
   beforeRead?: ScanOptions["beforeRead"];
   /** The changed paths, when the caller knows them; else the watch daemon is asked. */
   changed?: readonly string[];
+  /**
+   * Only the text is wanted (`scanWorkspaceText`): an edited text is not hashed up front to
+   * see whether it came back to the last manifest (`hash` is computed when read).
+   */
+  textOnly?: boolean;
 }
 
 /** What a delta scan found; the counts are the whole workspace's. */
@@ -222,6 +227,18 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
   }
   const text = spliceManifestText(old, edits);
   if (text === null) return fallback("the last manifest's text cannot be edited in place");
+  if (options.textOnly === true) {
+    let lazy: string | undefined;
+    return {
+      ...common,
+      get hash() {
+        lazy ??= gitBlobId(text);
+        return lazy;
+      },
+      text,
+      quiet: false,
+    };
+  }
   const hash = gitBlobId(text);
   if (hash === known.hash) {
     const stored = readStored(file);
@@ -293,7 +310,7 @@ export function scanWorkspaceText(
   root: string,
   options: Pick<DeltaScanOptions, "excludes" | "statCachePath" | "dataDir" | "maxFileBytes">,
 ): { text: Buffer; skipped: SkippedPath[] } | null {
-  const delta = deltaScan(root, options);
+  const delta = deltaScan(root, { ...options, textOnly: true });
   if ("fallback" in delta) return null;
   const known = delta.known;
   const text =
