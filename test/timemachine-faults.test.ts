@@ -358,6 +358,13 @@ describe("return verification", () => {
     const r = recover({ root }); // the restore runs again and removes the intruder
     expect(r).toMatchObject({ outcome: "return_finished", mode: "present" });
     expect(treeDiff(readTree(root), present)).toEqual([]);
+    // the backup outlives the return, unreferenced, until the next travel's journal is durable
+    expect(readStatus(root)).toMatchObject({ mode: "present", backup_path: null });
+    expect(existsSync(t.backup_path)).toBe(true);
+    const next = travel({ root, snapshotId });
     expect(existsSync(t.backup_path)).toBe(false);
+    expect(listSnapshots(root, { kind: "present_backup" }).map((r) => r.backup_id)).toEqual([
+      next.backup_id,
+    ]);
   });
 });

@@ -7,7 +7,7 @@ import {
   TimewarpError,
   type WorkspacePaths,
 } from "../core/index.ts";
-import { deleteSnapshot, readSnapshot } from "../store/index.ts";
+import { readSnapshot } from "../store/index.ts";
 import { faultPoint } from "./fault-points.ts";
 import type { State, Transition } from "./state.ts";
 import { writeState } from "./state-file.ts";
@@ -106,7 +106,10 @@ export interface PresentRestored {
  * Bring the present back from the backup `t.backup_id` and prove it: restore by difference, then
  * verify the whole workspace against the backup's manifest. On a mismatch the journal stays, the
  * backup stays, and RETURN_VERIFY_FAILED lists the differing paths. On success state.json says
- * `present` and the backup is deleted (its objects go at the next gc).
+ * `present`, written without an fsync, and the backup stays on disk, no longer referenced: a
+ * power cut that loses this write leaves the journal, and recover restores the backup again.
+ * The next travel deletes it once its own journal is durable (or a session start's cleanup
+ * does), and its objects go at the next gc.
  */
 export function restorePresent(
   ctx: StepContext,
@@ -146,13 +149,8 @@ export function restorePresent(
     guard_token: null,
     transition: null,
   };
-  writeState(ctx.paths, present);
+  writeState(ctx.paths, present, { durable: false });
   step(ctx, `${t.kind}:present`);
-  try {
-    deleteSnapshot(ctx.paths.root, t.backup_id, { kind: "present_backup", clock: ctx.clock });
-  } catch {
-    // an undeleted backup is only disk space: session-start cleanup removes unreferenced ones
-  }
   return {
     state: present,
     written: restored.written,

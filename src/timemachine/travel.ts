@@ -15,7 +15,13 @@ import {
 import { createSnapshot, deleteSnapshot, readSnapshot } from "../store/index.ts";
 import type { State, Transition } from "./state.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
-import { createdSource, readConfigOf, recordSource, travelExcludes } from "./store-adapter.ts";
+import {
+  createdSource,
+  listBackupIds,
+  readConfigOf,
+  recordSource,
+  travelExcludes,
+} from "./store-adapter.ts";
 import {
   finishTravel,
   nowIso,
@@ -133,6 +139,7 @@ export function travel(options: TravelOptions): TravelResult {
       }
       throw rollBack(ctx, state, t, error);
     }
+    removeOldBackups(ctx, backup.id);
     return {
       mode: "past",
       snapshot_id: options.snapshotId,
@@ -151,6 +158,23 @@ export function travel(options: TravelOptions): TravelResult {
     };
   } finally {
     lock.release();
+  }
+}
+
+/**
+ * The backups earlier returns left (a return does not delete its backup: that would need the
+ * `present` state fsynced first). Safe now: the journal written durably before this travel's
+ * restore references only its own backup. Best effort: a session start's cleanup removes any
+ * left over.
+ */
+function removeOldBackups(ctx: StepContext, keep: string): void {
+  try {
+    for (const id of listBackupIds(ctx.paths.root)) {
+      if (id !== keep)
+        deleteSnapshot(ctx.paths.root, id, { kind: "present_backup", clock: ctx.clock });
+    }
+  } catch {
+    // only disk space
   }
 }
 
