@@ -127,7 +127,7 @@ export async function beginSession(options: StartSessionOptions): Promise<BegunS
       try {
         lock = acquireLock(paths.lock, { command: `session cleanup ${opened.result.session_id}` });
       } catch (error) {
-        if (isTimewarpError(error) && error.code === ErrorCode.LOCKED) {
+        if (isTimewarpError(error, ErrorCode.LOCKED)) {
           return { ...emptyReport(), skipped: `the workspace is locked (${error.message})` };
         }
         throw error;
