@@ -7,6 +7,7 @@
 export type { AtomicWriteOptions } from "./atomic-write.ts";
 export {
   fsyncDirectory,
+  fsyncFile,
   isTempName,
   tempPathFor,
   writeFileAtomic,

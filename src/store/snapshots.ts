@@ -8,6 +8,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from "node:fs";
 import { join, relative } from "node:path";
 import {
@@ -21,6 +22,7 @@ import {
   errnoCode,
   fromSystemError,
   fsyncDirectory,
+  fsyncFile,
   isProcessAlive,
   type Random,
   readConfig,
@@ -32,7 +34,6 @@ import {
   type WorkspacePaths,
   workspacePaths,
   writeFileAtomic,
-  writeJsonAtomic,
 } from "../core/index.ts";
 import {
   compressManifest,
@@ -204,6 +205,7 @@ export function createSnapshot(
     mkdirSync(building);
     // An unchanged workspace has the manifest a stored record already holds: that file is
     // linked instead of written again (and written when it cannot be, say on another device).
+    // The folder is private until it is renamed in whole, so its files are written in place.
     let linked = false;
     if (scanned.known !== undefined) {
       try {
@@ -213,7 +215,7 @@ export function createSnapshot(
         // written below
       }
     }
-    if (!linked) writeFileAtomic(join(building, MANIFEST_FILE), scanned.stored());
+    if (!linked) writeFileSync(join(building, MANIFEST_FILE), scanned.stored(), { flag: "wx" });
     record = {
       schema_version: SNAPSHOT_RECORD_SCHEMA_VERSION,
       kind,
@@ -234,7 +236,15 @@ export function createSnapshot(
       skipped: scanned.skipped,
       manifest: { file: MANIFEST_FILE, hash: scanned.hash, entries: scanned.entries },
     };
-    writeJsonAtomic(join(building, RECORD_FILE), record);
+    writeFileSync(join(building, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`, {
+      flag: "wx",
+    });
+    // Written first, synced after: the first fsync commits both files (and their names) in one
+    // journal transaction, the others find nothing left to commit. Then the rename, and a second
+    // commit for it.
+    if (!linked) fsyncFile(join(building, MANIFEST_FILE));
+    fsyncFile(join(building, RECORD_FILE));
+    fsyncDirectory(building);
     renameSync(building, finalDir);
     fsyncDirectory(recordsDir);
   } catch (error) {

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
   acquireLock,
@@ -6,6 +6,8 @@ import {
   type Clock,
   createShortId,
   ErrorCode,
+  fsyncDirectory,
+  fsyncFile,
   isProcessAlive,
   isTimewarpError,
   type Random,
@@ -187,7 +189,9 @@ async function openSession<T>(
       clock,
     });
     const next = { ...state, session_id: sessionId, session_snapshot_id: snap.id };
-    writeState(paths, next);
+    // Not fsynced here: the cleanup syncs it before it deletes anything the old state named
+    // (a power cut before that leaves the old state and the snapshots it names).
+    writeState(paths, next, { durable: false });
     appendEvent(
       paths.events,
       "session.started",
@@ -245,6 +249,8 @@ function cleanUp(
   clock: Clock,
 ): CleanupReport {
   const report = emptyReport();
+  // The session's state.json, written without an fsync, is made durable before anything goes.
+  syncState(paths);
   removeDeadTemp(paths);
   let issueRefs: Set<string>;
   try {
@@ -371,6 +377,12 @@ function droppedGc(
   } catch {
     return null; // a kept manifest unreadable: the whole gc decides (and reports it)
   }
+}
+
+function syncState(paths: WorkspacePaths): void {
+  if (!existsSync(paths.state)) return;
+  fsyncFile(paths.state);
+  fsyncDirectory(paths.data);
 }
 
 /** Issue folders a killed `issue_report` left half-built in `.timewarp/tmp/`. */
