@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { acquireLock, workspacePaths } from "../src/core/index.ts";
-import { createObjectStore, fsck, readSnapshot } from "../src/store/index.ts";
+import { acquireLock, gitBlobId, workspacePaths } from "../src/core/index.ts";
+import { createObjectStore, fsck, readSnapshot, readStatCache } from "../src/store/index.ts";
 import {
   beginSession,
   endSession,
@@ -250,8 +250,11 @@ describe("beginSession (the hook server's session start: the cleanup after the a
     const first = await startSession({ root, sessionId: "first", pid: process.pid });
     endSession({ root, sessionId: "first" });
     writeFiles(root, { "a.txt": "changed\n" });
+    const statCache = workspacePaths(root).statCache;
+    const cacheBefore = readFileSync(statCache);
     const begun = await beginSession({ root, sessionId: "second", pid: process.pid });
     expect(begun.result.session_id).toBe("second");
+    expect(readFileSync(statCache).equals(cacheBefore)).toBe(true); // its update waits too
     expect(readStatus(root).session_snapshot_id).toBe(begun.result.snapshot_id);
     expect(existsSync(snapshotDir(root, begun.result.snapshot_id))).toBe(true);
     expect(existsSync(snapshotDir(root, first.snapshot_id))).toBe(true); // not yet
@@ -266,6 +269,10 @@ describe("beginSession (the hook server's session start: the cleanup after the a
 
     const report = begun.cleanUp();
     expect(report.skipped).toBeNull();
+    // now the cache vouches for the new content (the gc alone would only have dropped the old)
+    expect(readStatCache(statCache).entries.get("a.txt")?.oid).toBe(
+      gitBlobId(Buffer.from("changed\n")),
+    );
     expect(report.deleted_snapshots).toEqual([first.snapshot_id]);
     expect(report.expired_sessions).toEqual(["first"]);
     expect(existsSync(snapshotDir(root, first.snapshot_id))).toBe(false);
@@ -280,7 +287,10 @@ describe("beginSession (the hook server's session start: the cleanup after the a
     writeFiles(root, { "a.txt": "changed\n" });
     const begun = await beginSession({ root, sessionId: "second", pid: process.pid });
     travel({ root, snapshotId: first.snapshot_id });
+    const travelsCache = readFileSync(workspacePaths(root).statCache);
     expect(begun.cleanUp().skipped).toBe("mode=past");
+    // the travel's backup left a newer stat cache: the session start's older one is not written
+    expect(readFileSync(workspacePaths(root).statCache).equals(travelsCache)).toBe(true);
     expect(existsSync(snapshotDir(root, first.snapshot_id))).toBe(true);
     returnToPresent({ root });
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("changed\n");

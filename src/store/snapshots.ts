@@ -81,6 +81,12 @@ export interface CreateSnapshotOptions {
    * its own). Default: the watch daemon's answer, when one runs.
    */
   changed?: readonly string[];
+  /**
+   * Leave the stat cache's update to the caller (`result.writeCache`, to run under the
+   * workspace lock): a session start served by the hook server answers first. Until it runs,
+   * scans start from the old cache, which only costs them work.
+   */
+  deferCache?: boolean;
 }
 
 export interface CreateSnapshotResult {
@@ -102,6 +108,12 @@ export interface CreateSnapshotResult {
    * and the stat cache), `index` (a change list applied to the whole index) or `walk`.
    */
   scan: ScanHow;
+  /**
+   * With `deferCache`: update the stat cache (and the last-manifest link) to this snapshot, if
+   * the cache on disk is still the one this scan started from (a later writer, such as a
+   * travel's backup, left a newer one).
+   */
+  writeCache?: () => void;
 }
 
 export type ScanHow = "delta" | "index" | "walk";
@@ -253,17 +265,25 @@ export function createSnapshot(
   }
   // Last: a cache that names the new manifest (a crash before this only costs the next scan
   // some work), through a link of its own that outlives the record.
-  scanned.writeCache(() => {
-    const file = join(finalDir, MANIFEST_FILE);
-    try {
-      linkLastManifest(paths, file);
-      const text = scanned.madeText();
-      if (text !== undefined) rememberManifestText(paths.lastManifest, scanned.hash, text);
-      return { file: relative(paths.data, paths.lastManifest), hash: scanned.hash };
-    } catch {
-      return { file: relative(paths.data, file), hash: scanned.hash };
-    }
-  });
+  const writeCache = () =>
+    scanned.writeCache(() => {
+      const file = join(finalDir, MANIFEST_FILE);
+      try {
+        linkLastManifest(paths, file);
+        const text = scanned.madeText();
+        if (text !== undefined) rememberManifestText(paths.lastManifest, scanned.hash, text);
+        return { file: relative(paths.data, paths.lastManifest), hash: scanned.hash };
+      } catch {
+        // the record went meanwhile (a deferred write), or links fail: the file itself, which
+        // a later scan finds, or finds gone and falls back
+        return { file: relative(paths.data, file), hash: scanned.hash };
+      }
+    });
+  if (options.deferCache !== true) writeCache();
+  const stamp = options.deferCache === true ? fileStamp(paths.statCache) : null;
+  const writeCacheLater = () => {
+    if (fileStamp(paths.statCache) === stamp) writeCache();
+  };
   if (kind === "snapshot") {
     appendEvent(
       paths.events,
@@ -286,7 +306,14 @@ export function createSnapshot(
     objects_written: scanned.objects_written,
     duration_ms: Math.round(performance.now() - started),
     scan: scanned.how,
+    ...(options.deferCache === true ? { writeCache: writeCacheLater } : {}),
   };
+}
+
+/** A file's identity and last change (inode, size, change time), or null when it is absent. */
+function fileStamp(path: string): string | null {
+  const st = statSync(path, { bigint: true, throwIfNoEntry: false });
+  return st === undefined ? null : `${st.ino}:${st.size}:${st.ctimeNs}`;
 }
 
 /** Point `paths.lastManifest` at `file` (a hard link, swapped in by rename; a copy where links fail). */

@@ -104,9 +104,10 @@ export async function startSession(options: StartSessionOptions): Promise<StartS
 export interface BegunSession {
   result: Omit<StartSessionResult, "cleanup">;
   /**
-   * The cleanup `startSession` runs, under the workspace lock taken again. When another process
-   * holds the lock by then, or a travel began, it is skipped (`skipped` says why): the next
-   * session start deletes what this one would have.
+   * The stat cache's update, then the cleanup `startSession` runs, under the workspace lock
+   * taken again. When another process holds the lock by then, both are skipped (`skipped` says
+   * why; a later scan does more work, the next session start deletes what this one would
+   * have); after a travel began, the cleanup is.
    */
   cleanUp(): CleanupReport;
 }
@@ -114,11 +115,12 @@ export interface BegunSession {
 /**
  * `startSession` without its cleanup, which the caller runs once it has answered: the hook
  * server answers a SessionStart as soon as the snapshot is recorded, then cleans up while the
- * agent goes on (~6 ms at 10k files, more when a whole gc is due).
+ * agent goes on (~6 ms at 10k files, more when a whole gc is due). The stat cache's update
+ * (~2 ms at 10k files) waits for the cleanup too.
  */
 export async function beginSession(options: StartSessionOptions): Promise<BegunSession> {
   const started = performance.now();
-  const opened = await openSession(options, (_paths, _state, snap) => snap);
+  const opened = await openSession(options, (_paths, _state, snap) => snap, { deferCache: true });
   const snap = opened.after;
   const paths = workspacePaths(options.root);
   const clock = options.clock ?? systemClock;
@@ -135,6 +137,7 @@ export async function beginSession(options: StartSessionOptions): Promise<BegunS
         throw error;
       }
       try {
+        snap.writeCache?.();
         return cleanUp(paths, readState(paths), snap.id, newManifestOf(snap), clock);
       } finally {
         lock.release();
@@ -156,6 +159,7 @@ async function openSession<T>(
     snap: CreateSnapshotResult,
     clock: Clock,
   ) => T,
+  snapshotOptions: { deferCache?: boolean } = {},
 ): Promise<{ result: Omit<StartSessionResult, "cleanup" | "duration_ms">; after: T }> {
   const paths = workspacePaths(options.root);
   const clock = options.clock ?? systemClock;
@@ -176,6 +180,7 @@ async function openSession<T>(
       sessionId,
       envFingerprint: env,
       ...(options.taskHint === undefined ? {} : { initialTaskHint: options.taskHint }),
+      ...snapshotOptions,
       clock,
       random,
     });
