@@ -197,6 +197,17 @@ async function main(): Promise<void> {
         console.log(
           `watch daemon (pid ${info.pid}): peak RSS ${hwm ? `${(Number(hwm) / 1024).toFixed(0)} MiB` : "n/a"}, ${hooks.served} hooks answered by its hook server`,
         );
+        // Where a served hook's time goes: the daemon's share (claim to reply); the rest is
+        // the client's Node start, its stdin, and the file round trip.
+        const timings = (hooks.timings ?? {}) as Record<
+          string,
+          { count: number; p50_ms: number; p95_ms: number }
+        >;
+        for (const [event, t] of Object.entries(timings)) {
+          console.log(
+            `  in the daemon, ${event.padEnd(14)} p50 ${String(t.p50_ms).padStart(5)} ms, p95 ${String(t.p95_ms).padStart(5)} ms (${t.count} answered)`,
+          );
+        }
       } catch (error) {
         console.log(`watch daemon: not found (${String(error)})`);
       }

@@ -150,6 +150,22 @@ describe("the hook server's machinery (a scripted worker)", () => {
     await waitUntil(() => readHookServer(root)?.served === 2);
   });
 
+  it("publishes per-event counts and claim-to-reply times for `watch status`", async () => {
+    const root = workspace();
+    await scriptedServer(root, "normal");
+    for (let i = 0; i < 3; i++) expect(call(root, "echo", "{}").served).toBe(true);
+    expect(call(root, "slow", "{}").served).toBe(true);
+    await waitUntil(() => readHookServer(root)?.served === 4);
+    const timings = readHookServer(root)?.timings ?? {};
+    expect(Object.keys(timings).sort()).toEqual(["echo", "slow"]);
+    expect(timings.echo?.count).toBe(3);
+    expect(timings.slow).toMatchObject({ count: 1 });
+    expect(timings.slow?.p50_ms).toBeGreaterThanOrEqual(150);
+    expect(timings.slow?.p95_ms).toBe(timings.slow?.p50_ms);
+    expect(timings.echo?.p95_ms).toBeLessThan(150);
+    expect(timings.echo?.p50_ms).toBeLessThanOrEqual(timings.echo?.p95_ms ?? 0);
+  });
+
   it("parallel clients each get their own answer", async () => {
     const root = workspace();
     await scriptedServer(root, "normal");
@@ -262,11 +278,17 @@ describe("the watch daemon serves the real hooks", () => {
     expect(r.status, r.stderr).toBe(0);
     return r.json() as { kind: string; summary: string };
   }
-  function served(root: string): number {
+  /** `watch status`: hooks answered, and per event how many. */
+  function served(root: string): { served: number; byEvent: Record<string, number> } {
     const s = runCli(["watch", "status", "--json", "-C", root]).json() as {
-      hooks: { served: number } | null;
+      hooks: { served: number; timings: Record<string, { count: number }> } | null;
     };
-    return s.hooks?.served ?? -1;
+    return {
+      served: s.hooks?.served ?? -1,
+      byEvent: Object.fromEntries(
+        Object.entries(s.hooks?.timings ?? {}).map(([event, t]) => [event, t.count]),
+      ),
+    };
   }
 
   it("edit and shell hooks through the CLI are answered by the daemon and record what the in-process hooks record", async () => {
@@ -314,7 +336,11 @@ describe("the watch daemon serves the real hooks", () => {
     await waitUntil(() => readHookServer(daemonRoot) !== null);
     const viaDaemon = run(daemonRoot, {});
     await waitUntil(() => readHookServer(daemonRoot)?.served === 4, 5_000);
-    expect(served(daemonRoot)).toBe(4); // and `watch status` says so
+    // and `watch status` says so, per event
+    expect(served(daemonRoot)).toEqual({
+      served: 4,
+      byEvent: { "pre-tool-use": 2, "post-tool-use": 2 },
+    });
     const plainRoot = setup({ TIMEWARP_HOOK_SERVER: "0" });
     expect(readHookServer(plainRoot)).toBeNull();
     const inProcess = run(plainRoot, { TIMEWARP_HOOK_SERVER: "0" });
@@ -343,7 +369,7 @@ describe("the watch daemon serves the real hooks", () => {
     );
     expect(out.kind).toBe("ok");
     await waitUntil(() => readHookServer(root)?.served === 1, 5_000);
-    expect(served(root)).toBe(1);
+    expect(served(root)).toEqual({ served: 1, byEvent: { "session-start": 1 } });
     const id = /snapshot (\S+)/.exec(out.summary)?.[1] as string;
     const record = JSON.parse(
       readFileSync(join(root, ".timewarp", "snapshots", id, "snapshot.json"), "utf8"),

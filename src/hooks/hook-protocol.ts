@@ -26,7 +26,21 @@ export interface HookServerRecord {
   started_at: string;
   /** Hooks answered so far (rewritten after each). */
   served: number;
+  /**
+   * Per event: hooks answered, and the time from claiming a request to writing its reply
+   * (queueing behind an earlier hook included) over the last `HOOK_TIMING_WINDOW` of them.
+   */
+  timings?: Record<string, HookEventTimings>;
 }
+
+export interface HookEventTimings {
+  count: number;
+  p50_ms: number;
+  p95_ms: number;
+}
+
+/** How many recent answers per event the server's percentiles cover. */
+export const HOOK_TIMING_WINDOW = 200;
 
 export interface HookRequestHeader {
   protocol: number;

@@ -15,7 +15,9 @@ import { formatHookResponse } from "./hook-outcome.ts";
 import {
   claimedFile,
   HOOK_PROTOCOL,
+  HOOK_TIMING_WINDOW,
   type HookAnswer,
+  type HookEventTimings,
   type HookReply,
   type HookRequestHeader,
   type HookServerRecord,
@@ -80,8 +82,20 @@ export function serveHooks(options: HookServerOptions): HookServer {
   let workerReady = false;
   const pending = new Map<
     number,
-    { reply: string; timer: NodeJS.Timeout; header: HookRequestHeader }
+    { reply: string; timer: NodeJS.Timeout; header: HookRequestHeader; claimedAt: number }
   >();
+  /** Per event: answers so far, and the last HOOK_TIMING_WINDOW claim-to-reply times (ms). */
+  const timings = new Map<string, { count: number; recent: number[] }>();
+  const timed = (event: string, ms: number): void => {
+    let t = timings.get(event);
+    if (t === undefined) {
+      t = { count: 0, recent: [] };
+      timings.set(event, t);
+    }
+    t.count++;
+    t.recent.push(ms);
+    if (t.recent.length > HOOK_TIMING_WINDOW) t.recent.shift();
+  };
 
   const answer = (reply: string, body: HookReply): void => {
     try {
@@ -124,6 +138,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
       pending.delete(message.id);
       served++;
       answer(p.reply, message.reply);
+      timed(p.header.event, performance.now() - p.claimedAt);
       if (!closing) publish();
     });
     w.on("error", (error) => {
@@ -140,6 +155,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
 
   /** Claim a request by rename (at most once), then run it or decline it. */
   const take = (id: string): void => {
+    const claimedAt = performance.now();
     const claimed = join(paths.dir, claimedFile(id));
     try {
       renameSync(join(paths.dir, requestFile(id)), claimed);
@@ -181,7 +197,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
       log(`timewarp hooks: a ${event} hook ran past ${timeoutMs} ms; restarting the worker`);
       dropWorker(`the hook ran past ${timeoutMs} ms and was abandoned`);
     }, timeoutMs);
-    pending.set(runId, { reply, timer, header });
+    pending.set(runId, { reply, timer, header, claimedAt });
     ensureWorker().postMessage({
       kind: "hook",
       id: runId,
@@ -198,6 +214,9 @@ export function serveHooks(options: HookServerOptions): HookServer {
       pid: process.pid,
       started_at: startedAt,
       served,
+      timings: Object.fromEntries(
+        [...timings].map(([event, t]) => [event, summarize(t.count, t.recent)]),
+      ),
     };
     try {
       writeJsonAtomic(paths.record, record, { durable: false });
@@ -245,6 +264,16 @@ export function serveHooks(options: HookServerOptions): HookServer {
       dropWorker("the daemon stopped before this hook finished");
     },
   };
+}
+
+/** Nearest-rank percentiles of the recent times, rounded to 0.1 ms. */
+function summarize(count: number, recent: readonly number[]): HookEventTimings {
+  const sorted = [...recent].sort((a, b) => a - b);
+  const at = (p: number) => {
+    const v = sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+    return Math.round(v * 10) / 10;
+  };
+  return { count, p50_ms: at(50), p95_ms: at(95) };
 }
 
 /** A failure in the hook's own answer form (`--json` or the agent's), which never blocks. */

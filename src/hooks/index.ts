@@ -14,7 +14,12 @@ export { hooksFor, INSTALL_AGENTS, mcpServerFor } from "./agent-wiring.ts";
 export type { HookArgs, HookClientOptions, HookClientResult } from "./hook-client.ts";
 export { callHookServer, readHookServer } from "./hook-client.ts";
 export type { HookOutcome, HookResponse } from "./hook-outcome.ts";
-export type { HookAnswer, HookReply, HookServerRecord } from "./hook-protocol.ts";
+export type {
+  HookAnswer,
+  HookEventTimings,
+  HookReply,
+  HookServerRecord,
+} from "./hook-protocol.ts";
 export { hookServerPaths } from "./hook-protocol.ts";
 export { findWorkspaceRoot, resolveRoot } from "./hook-root.ts";
 export type { HookServer, HookServerOptions } from "./hook-server.ts";

@@ -6,8 +6,8 @@
  * dies while loading). Prints "ready" once it serves; SIGTERM closes it.
  *
  * The scripted worker answers event "echo" with what it received (event, payload, cwd, and the
- * env variables HOOK_TEST_MARKER and HOOK_TEST_API_KEY), exits on "crash", and never answers
- * "hang".
+ * env variables HOOK_TEST_MARKER and HOOK_TEST_API_KEY), after 150 ms for "slow", exits on
+ * "crash", and never answers "hang".
  */
 import { Worker } from "node:worker_threads";
 import { serveHooks } from "../../src/hooks/index.ts";
@@ -21,7 +21,9 @@ parentPort.on("message", (m) => {
   if (m.header.event === "crash") process.exit(3);
   if (m.header.event === "hang") return;
   const seen = { event: m.header.event, input: m.input, cwd: m.header.cwd, marker: m.header.env.HOOK_TEST_MARKER ?? null, secret: m.header.env.HOOK_TEST_API_KEY ?? null, json: m.header.json === true };
-  parentPort.postMessage({ kind: "reply", id: m.id, reply: { stdout: JSON.stringify(seen) + "\\n", stderr: "", exitCode: m.header.event === "block" ? 2 : 0 } });
+  const reply = () => parentPort.postMessage({ kind: "reply", id: m.id, reply: { stdout: JSON.stringify(seen) + "\\n", stderr: "", exitCode: m.header.event === "block" ? 2 : 0 } });
+  if (m.header.event === "slow") setTimeout(reply, 150);
+  else reply();
 });`;
 const BROKEN = `throw new Error("the hook code does not load");`;
 

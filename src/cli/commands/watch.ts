@@ -134,13 +134,22 @@ export function registerWatchCommands(program: Command): void {
             started_at: info?.started_at ?? null,
             directories: info?.directories ?? null,
             journal_bytes: journalBytes,
-            hooks: hooks === null ? null : { served: hooks.served, since: hooks.started_at },
+            hooks:
+              hooks === null
+                ? null
+                : { served: hooks.served, since: hooks.started_at, timings: hooks.timings ?? {} },
             log: wp.log,
           },
           human:
             info === null
               ? `no watch daemon (scans walk the tree); start one with ${style.bold("timewarp watch start")}`
-              : `watch daemon pid ${info.pid} since ${info.started_at}, ${info.directories} directories, journal ${journalBytes ?? "?"} bytes; ${hooks === null ? "not serving hooks" : `serving hooks (${hooks.served} answered)`}`,
+              : [
+                  `watch daemon pid ${info.pid} since ${info.started_at}, ${info.directories} directories, journal ${journalBytes ?? "?"} bytes; ${hooks === null ? "not serving hooks" : `serving hooks (${hooks.served} answered)`}`,
+                  ...Object.entries(hooks?.timings ?? {}).map(
+                    ([event, t]) =>
+                      `  ${event}: ${t.count} answered, ${t.p50_ms} ms at the median, p95 ${t.p95_ms} ms (in the daemon, from claim to reply)`,
+                  ),
+                ].join("\n"),
         };
       }),
     );
