@@ -297,6 +297,26 @@ describe("beginSession (the hook server's session start: the cleanup after the a
   });
 });
 
+describe("backups after a return", () => {
+  it("a return keeps its backup, unreferenced, until the next travel deletes it", async () => {
+    const root = workspace();
+    const s = await startSession({ root, sessionId: "a", pid: process.pid });
+    writeFiles(root, { "a.txt": "present\n" });
+    const first = travel({ root, snapshotId: s.snapshot_id });
+    const back = returnToPresent({ root });
+    expect(back.backup_id).toBe(first.backup_id);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("present\n");
+    expect(readStatus(root)).toMatchObject({ mode: "present", backup_path: null });
+    expect(existsSync(first.backup_path)).toBe(true);
+    const second = travel({ root, snapshotId: s.snapshot_id });
+    expect(existsSync(first.backup_path)).toBe(false);
+    expect(existsSync(second.backup_path)).toBe(true);
+    returnToPresent({ root });
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("present\n");
+    expect(fsck(root).ok).toBe(true);
+  });
+});
+
 describe("rememberSession (the SessionStart hook's call)", () => {
   it("remembers the transcript path for issue_report, and a refresh keeps it", async () => {
     const root = workspace();

@@ -41,7 +41,7 @@ export {
   SNAPSHOT_ID_PATTERN,
 } from "./ids.ts";
 export type { AcquireLockOptions, LockHandle, LockHolder } from "./lock.ts";
-export { acquireLock, readLockHolder, withLock } from "./lock.ts";
+export { acquireLock, clearLockOfThread, readLockHolder, withLock } from "./lock.ts";
 export type { WorkspacePaths } from "./paths.ts";
 export { DATA_DIR, workspacePaths } from "./paths.ts";
 export { isProcessAlive } from "./process-alive.ts";

@@ -1,10 +1,13 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, TimewarpError } from "./errors.ts";
-import { acquireLock, readLockHolder } from "./lock.ts";
+import { acquireLock, clearLockOfThread, readLockHolder } from "./lock.ts";
 import { isProcessAlive } from "./process-alive.ts";
 
 describe("acquireLock", () => {
@@ -16,6 +19,40 @@ describe("acquireLock", () => {
   };
   afterEach(() => {
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it("names the worker thread that holds it; once that thread is gone, only its lock is cleared", async () => {
+    const path = join(tmp(), "lock");
+    // a real worker thread takes the lock through this module and ends without releasing it
+    const tsx = pathToFileURL(
+      createRequire(import.meta.url)
+        .resolve("tsx/esm/api")
+        .replace(/\.cjs$/, ".mjs"),
+    ).href;
+    const lockModule = pathToFileURL(join(import.meta.dirname, "lock.ts")).href;
+    const worker = new Worker(
+      `const { parentPort } = require("node:worker_threads");
+       import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(lockModule)}); })
+         .then((l) => parentPort.postMessage(l.acquireLock(${JSON.stringify(path)}, { command: "cleanup" }).holder));`,
+      { eval: true },
+    );
+    const thread = worker.threadId;
+    const holder = await new Promise((resolve, reject) => {
+      worker.once("message", resolve);
+      worker.once("error", reject);
+    });
+    await worker.terminate();
+    expect(holder).toMatchObject({ pid: process.pid, thread, command: "cleanup" });
+    expect(readLockHolder(path)).toMatchObject({ thread });
+    expect(clearLockOfThread(path, thread + 1)).toBe(false); // another thread's: kept
+    expect(existsSync(path)).toBe(true);
+    expect(clearLockOfThread(path, thread)).toBe(true);
+    expect(existsSync(path)).toBe(false);
+    // the main thread's own lock names no thread and is never cleared this way
+    const mine = acquireLock(path);
+    expect(readLockHolder(path)?.thread).toBeUndefined();
+    expect(clearLockOfThread(path, thread)).toBe(false);
+    mine.release();
   });
 
   it("records the holder and releases", () => {

@@ -8,6 +8,7 @@ import {
   writeSync,
 } from "node:fs";
 import { hostname } from "node:os";
+import { threadId } from "node:worker_threads";
 import { z } from "zod";
 import { tempPathFor } from "./atomic-write.ts";
 import { ErrorCode, errnoCode, fromSystemError, TimewarpError } from "./errors.ts";
@@ -18,6 +19,8 @@ const LockHolderSchema = z.object({
   host: z.string(),
   started_at: z.string(),
   command: z.string().optional(),
+  /** The worker thread that holds it, when not the main thread (`clearLockOfThread`). */
+  thread: z.number().int().optional(),
 });
 
 export type LockHolder = z.infer<typeof LockHolderSchema>;
@@ -95,6 +98,7 @@ export function acquireLock(path: string, options: AcquireLockOptions = {}): Loc
     host: hostname(),
     started_at: now().toISOString(),
     ...(options.command === undefined ? {} : { command: options.command }),
+    ...(threadId === 0 ? {} : { thread: threadId }),
   };
   for (let attempt = 0; attempt < 5; attempt++) {
     if (tryCreate(path, me)) return handleFor(path, me);
@@ -225,6 +229,23 @@ export async function withLock<T>(
   } finally {
     lock.release();
   }
+}
+
+/**
+ * Remove the lock at `path` if a worker thread of this process holds it, one that is gone: a
+ * thread stopped from outside (terminated mid-hook) never ran its release, and its process,
+ * still alive, would keep the lock held for everyone until it exits. True when it did.
+ */
+export function clearLockOfThread(path: string, thread: number): boolean {
+  const h = readHolder(path);
+  if (h === "absent" || h === "unreadable") return false;
+  if (h.pid !== process.pid || h.host !== hostname() || h.thread !== thread) return false;
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `removing lock ${path}`);
+  }
+  return true;
 }
 
 /** The current holder of the lock at `path`, if any (for `timewarp status`). */

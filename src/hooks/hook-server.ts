@@ -10,7 +10,12 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import type { Worker } from "node:worker_threads";
-import { writeFileAtomic, writeJsonAtomic } from "../core/index.ts";
+import {
+  clearLockOfThread,
+  workspacePaths,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from "../core/index.ts";
 import { formatHookResponse } from "./hook-outcome.ts";
 import {
   claimedFile,
@@ -122,9 +127,26 @@ export function serveHooks(options: HookServerOptions): HookServer {
     failAll(why);
     if (w !== null) void w.terminate();
   };
+  /**
+   * The locks a worker stopped from outside (a hook past its time, a crash, the daemon's stop,
+   * which can come during a session start's cleanup) may still hold: they name this live
+   * process, so nobody else would take them over until it exits.
+   */
+  const releaseLocksOf = async (thread: number): Promise<void> => {
+    const { ledgerPaths } = await import("../ledger/index.ts");
+    for (const path of [workspacePaths(options.root).lock, ledgerPaths(options.root).lock]) {
+      try {
+        if (clearLockOfThread(path, thread))
+          log(`timewarp hooks: released ${path}, held by a stopped worker`);
+      } catch (error) {
+        log(`timewarp hooks: cannot release ${path}: ${String(error)}`);
+      }
+    }
+  };
   const ensureWorker = (): Worker => {
     if (worker !== null) return worker;
     const w = options.startWorker();
+    const thread = w.threadId;
     worker = w;
     workerReady = false;
     w.on("message", (message: HookWorkerReply) => {
@@ -147,6 +169,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
     });
     w.on("exit", (code) => {
       if (worker === w) dropWorker(`the hook worker exited (code ${code})`);
+      void releaseLocksOf(thread);
     });
     w.unref();
     w.postMessage({ kind: "warm" } satisfies HookWorkerRequest);

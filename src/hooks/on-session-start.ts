@@ -1,15 +1,16 @@
+import type { StartSessionResult } from "../timemachine/index.ts";
 import type { HookOutcome } from "./hook-outcome.ts";
 import type { HookContext } from "./run-hook.ts";
 
 /**
  * SessionStart: `on_session_start` (seed §9) — the session snapshot, cleanup, and the session
- * remembered with its transcript path so `issue_report` exports the right chat later. The
- * cleanup is left for after the answer (`ctx.later`): the hook server answers once the snapshot
- * is recorded. A `compact` start (Claude Code compacting the same conversation) only refreshes
+ * remembered with its transcript path so `issue_report` exports the right chat later. Served by
+ * the hook server, the cleanup is left for after the answer (`ctx.later`): it answers once the
+ * snapshot is recorded. A `compact` start (Claude Code compacting the same conversation) only refreshes
  * the record: the workspace did not start anew.
  */
 export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
-  const { beginSession, rememberSession } = await import("../timemachine/index.ts");
+  const { beginSession, rememberSession, startSession } = await import("../timemachine/index.ts");
   const transcript = ctx.payload.transcript_path ?? undefined;
   if (ctx.payload.source === "compact") {
     rememberSession({
@@ -20,17 +21,24 @@ export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
     });
     return { kind: "ok", summary: `session ${ctx.payload.session_id} refreshed (compact)` };
   }
-  const begun = await beginSession({
+  const options = {
     root: ctx.root,
     sessionId: ctx.payload.session_id,
     ...(transcript !== undefined ? { transcriptPath: transcript } : {}),
     clock: ctx.clock,
     random: ctx.random,
-  });
-  ctx.later(() => {
-    begun.cleanUp();
-  });
-  const result = begun.result;
+  };
+  let result: Omit<StartSessionResult, "cleanup">;
+  if (ctx.answersFirst) {
+    const begun = await beginSession(options);
+    ctx.later(() => {
+      begun.cleanUp();
+    });
+    result = begun.result;
+  } else {
+    // the agent waits for this process either way: one lock for the snapshot and the cleanup
+    result = await startSession(options);
+  }
   const partial = result.partial ? `, partial: ${result.skipped.length} path(s) skipped` : "";
   return {
     kind: "ok",

@@ -24,6 +24,8 @@ export interface HookContext {
    * returns, or after the answer when the caller asked for `deferAfterAnswer`.
    */
   later(task: () => void | Promise<void>): void;
+  /** Whether `later` tasks run after the answer (`deferAfterAnswer`) rather than before it. */
+  answersFirst: boolean;
 }
 
 export interface RunHookOptions {
@@ -114,6 +116,7 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
     clock: options.clock,
     random: options.random,
     later: (task) => tasks.push(task),
+    answersFirst: options.deferAfterAnswer === true,
   };
   let outcome: HookOutcome;
   try {

@@ -21,6 +21,8 @@ export {
 export type { EditHistory, GetEditHistoryParams, HistoryItem, SnapshotDiff } from "./history.ts";
 export { getEditHistory, readSnapshotDiff } from "./history.ts";
 export type { EditResult, LedgerContext } from "./ledger-context.ts";
+export type { LedgerPaths } from "./ledger-paths.ts";
+export { ledgerPaths } from "./ledger-paths.ts";
 export {
   acceptMilestoneProposal,
   listMilestoneProposals,

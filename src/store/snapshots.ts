@@ -227,7 +227,9 @@ export function createSnapshot(
         // written below
       }
     }
-    if (!linked) writeFileSync(join(building, MANIFEST_FILE), scanned.stored(), { flag: "wx" });
+    if (!linked) {
+      writeFileSync(join(building, MANIFEST_FILE), scanned.stored(), { flag: "wx", mode: 0o644 });
+    }
     record = {
       schema_version: SNAPSHOT_RECORD_SCHEMA_VERSION,
       kind,
@@ -250,10 +252,10 @@ export function createSnapshot(
     };
     writeFileSync(join(building, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`, {
       flag: "wx",
+      mode: 0o644,
     });
-    // Written first, synced after: the first fsync commits both files (and their names) in one
-    // journal transaction, the others find nothing left to commit. Then the rename, and a second
-    // commit for it.
+    // Written first, synced after: both files and their names can go in one journal commit
+    // instead of one per temp-and-rename each; then the rename, and a commit for it.
     if (!linked) fsyncFile(join(building, MANIFEST_FILE));
     fsyncFile(join(building, RECORD_FILE));
     fsyncDirectory(building);

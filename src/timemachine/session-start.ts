@@ -337,7 +337,8 @@ function cleanUp(
 /**
  * A whole gc (every manifest read, every object listed) runs at a session start once a day:
  * the cleanup's own gc looks only at what the records it deleted named, and garbage made
- * elsewhere (a return's backup, a killed snapshot, the ledger's pruned images) waits for it.
+ * elsewhere (a backup the next travel deleted, a killed snapshot, the ledger's pruned images)
+ * waits for it.
  */
 const WHOLE_GC_EVERY_MS = 24 * 60 * 60_000;
 

@@ -107,9 +107,12 @@ export interface PresentRestored {
  * verify the whole workspace against the backup's manifest. On a mismatch the journal stays, the
  * backup stays, and RETURN_VERIFY_FAILED lists the differing paths. On success state.json says
  * `present`, written without an fsync, and the backup stays on disk, no longer referenced: a
- * power cut that loses this write leaves the journal, and recover restores the backup again.
- * The next travel deletes it once its own journal is durable (or a session start's cleanup
- * does), and its objects go at the next gc.
+ * power cut that loses this write leaves the journal, and recover restores the backup again
+ * (over what was written in the few seconds before the cut, on a file system that does not
+ * keep renames in order; ext4's journal does). The files a restore writes are not fsynced
+ * either, so the kept backup is also what makes such a cut recoverable. The next travel deletes
+ * it once its own journal is durable (or a session start's cleanup does), and its objects go at
+ * the next gc.
  */
 export function restorePresent(
   ctx: StepContext,

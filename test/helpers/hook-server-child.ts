@@ -7,7 +7,7 @@
  *
  * The scripted worker answers event "echo" with what it received (event, payload, cwd, and the
  * env variables HOOK_TEST_MARKER and HOOK_TEST_API_KEY), after 150 ms for "slow", exits on
- * "crash", and never answers "hang".
+ * "crash", and never answers "hang" nor "hang-locked" (which takes the workspace lock first).
  */
 import { Worker } from "node:worker_threads";
 import { serveHooks } from "../../src/hooks/index.ts";
@@ -20,6 +20,14 @@ parentPort.on("message", (m) => {
   if (m.kind === "warm") return parentPort.postMessage({ kind: "ready" });
   if (m.header.event === "crash") process.exit(3);
   if (m.header.event === "hang") return;
+  if (m.header.event === "hang-locked") {
+    // holds the workspace lock as acquireLock writes it in a worker thread, then never answers
+    const fs = require("node:fs");
+    const wt = require("node:worker_threads");
+    fs.mkdirSync(m.header.cwd + "/.timewarp", { recursive: true });
+    fs.writeFileSync(m.header.cwd + "/.timewarp/lock", JSON.stringify({ pid: process.pid, host: require("node:os").hostname(), started_at: new Date().toISOString(), command: "session cleanup", thread: wt.threadId }));
+    return;
+  }
   const seen = { event: m.header.event, input: m.input, cwd: m.header.cwd, marker: m.header.env.HOOK_TEST_MARKER ?? null, secret: m.header.env.HOOK_TEST_API_KEY ?? null, json: m.header.json === true };
   const reply = () => parentPort.postMessage({ kind: "reply", id: m.id, reply: { stdout: JSON.stringify(seen) + "\\n", stderr: "", exitCode: m.header.event === "block" ? 2 : 0 } });
   if (m.header.event === "slow") setTimeout(reply, 150);
