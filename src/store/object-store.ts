@@ -164,8 +164,13 @@ export function createObjectStore(dir: string): ObjectStore {
     dir,
     pathOf,
     has: (oid) => existsSync(pathOf(oid)) || findPacked(oid) !== null,
-    sizeOf: (oid) =>
-      statSync(pathOf(oid), { throwIfNoEntry: false })?.size ?? findPacked(oid)?.size ?? null,
+    sizeOf: (oid) => {
+      const path = pathOf(oid);
+      // packs first once loaded, as `read` does: a restore asks this of every file it writes
+      const early = packs !== undefined ? findPacked(oid) : null;
+      if (early !== null) return early.size;
+      return statSync(path, { throwIfNoEntry: false })?.size ?? findPacked(oid)?.size ?? null;
+    },
     writeKnown,
     writeMany(objects) {
       const fresh = new Map<string, Uint8Array>();
@@ -220,21 +225,36 @@ export function createObjectStore(dir: string): ObjectStore {
       return oid;
     },
     read(oid, options = {}) {
-      let bytes: Buffer;
-      try {
-        bytes = readFileSync(pathOf(oid));
-      } catch (error) {
-        if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `reading object ${oid}`);
-        const packed = findPacked(oid);
-        if (packed === null) {
-          throw new TimewarpError(ErrorCode.OBJECT_NOT_FOUND, `object ${oid} not found in ${dir}`, {
-            data: { oid },
-          });
-        }
+      const path = pathOf(oid);
+      const fromPack = (packed: { pack: Pack; offset: number; size: number }): Buffer => {
         try {
-          bytes = readFromPack(packed.pack, packed.offset, packed.size);
+          return readFromPack(packed.pack, packed.offset, packed.size);
         } catch (packError) {
           throw fromSystemError(packError, `reading object ${oid} from ${packed.pack.file}`);
+        }
+      };
+      // Once the packs are loaded (a restore asked `has` first), they are looked in first: a
+      // packed object then costs no failed open of a loose path (a thrown ENOENT is ~15 µs).
+      const early = packs !== undefined ? findPacked(oid) : null;
+      let bytes: Buffer;
+      if (early !== null) {
+        bytes = fromPack(early);
+      } else {
+        try {
+          bytes = readFileSync(path);
+        } catch (error) {
+          if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `reading object ${oid}`);
+          const packed = findPacked(oid);
+          if (packed === null) {
+            throw new TimewarpError(
+              ErrorCode.OBJECT_NOT_FOUND,
+              `object ${oid} not found in ${dir}`,
+              {
+                data: { oid },
+              },
+            );
+          }
+          bytes = fromPack(packed);
         }
       }
       if (options.verify === true) {
