@@ -106,8 +106,12 @@ function echoed(result: HookClientResult): {
 }
 
 /** The protocol's files left in the hook directory (besides the server's record). */
+/** Files of requests, claims and replies left in the hook directory (the server's record and its
+ * atomic rewrite in flight after each answer are not leftovers). */
 function leftovers(root: string): string[] {
-  return readdirSync(hookServerPaths(root).dir).filter((n) => n !== "server.json");
+  return readdirSync(hookServerPaths(root).dir).filter(
+    (n) => n !== "server.json" && !n.startsWith(".server.json."),
+  );
 }
 
 describe("the hook server's machinery (a scripted worker)", () => {
