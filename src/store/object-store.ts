@@ -367,6 +367,20 @@ export function createMemoryObjectStore(): ObjectStore & {
  * is a slice of Node's shared 8 KiB pool, and holding thousands of them pinned whole pool slabs
  * (+37 MiB at 100k small files). An object larger than the arena is written at once.
  */
+/**
+ * An arena with room for `need` bytes, its first `used` kept: grown by doubling from 64 KiB up
+ * to `max`. Allocating the whole `max` at once cost every small snapshot 8 MiB of external
+ * memory, which made V8 run a full mark-compact after each (~10 ms in the hook worker).
+ */
+function roomFor(arena: Buffer | undefined, used: number, need: number, max: number): Buffer {
+  if (arena !== undefined && arena.length >= need) return arena;
+  let size = Math.max(arena?.length ?? 0, 64 * 1024);
+  while (size < need) size *= 2;
+  const grown = Buffer.allocUnsafeSlow(Math.min(size, Math.max(max, need)));
+  if (arena !== undefined) arena.copy(grown, 0, 0, used);
+  return grown;
+}
+
 export function batchObjectWrites(
   store: ObjectStore,
   limits: { bytes: number; count: number } = { bytes: 8 * 1024 * 1024, count: 2048 },
@@ -388,7 +402,7 @@ export function batchObjectWrites(
     if (held.has(oid) || store.has(oid)) return false;
     if (bytes.length > limits.bytes) return store.writeKnown(oid, bytes);
     if (used + bytes.length > limits.bytes) flush();
-    arena ??= Buffer.allocUnsafeSlow(limits.bytes);
+    arena = roomFor(arena, used, used + bytes.length, limits.bytes);
     arena.set(bytes, used);
     held.set(oid, { offset: used, size: bytes.length });
     used += bytes.length;
