@@ -6,8 +6,8 @@ import type { HookContext } from "./run-hook.ts";
  * SessionStart: `on_session_start` (seed §9) — the session snapshot, cleanup, and the session
  * remembered with its transcript path so `issue_report` exports the right chat later. Served by
  * the hook server, the cleanup is left for after the answer (`ctx.later`): it answers once the
- * snapshot is recorded. A `compact` start (Claude Code compacting the same conversation) only refreshes
- * the record: the workspace did not start anew.
+ * snapshot is recorded. A `compact` start (Claude Code compacting the same conversation) only
+ * refreshes the record: the workspace did not start anew.
  */
 export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
   const { beginSession, rememberSession, startSession } = await import("../timemachine/index.ts");
