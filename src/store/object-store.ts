@@ -93,6 +93,12 @@ export function createObjectStore(dir: string): ObjectStore {
     }
     return null;
   };
+  /**
+   * Where `oid` is packed, asked only once the packs are loaded (a restore checked its objects
+   * first): `read` and `sizeOf` then look there before the loose path, so a packed object costs
+   * no failed open of a loose path (a thrown ENOENT is ~15 µs).
+   */
+  const packedIfLoaded = (oid: string) => (packs !== undefined ? findPacked(oid) : null);
   const pathOf = (oid: string): string => {
     if (!OID.test(oid)) {
       throw new TimewarpError(ErrorCode.INVALID_INPUT, `not an object id: ${JSON.stringify(oid)}`);
@@ -166,8 +172,7 @@ export function createObjectStore(dir: string): ObjectStore {
     has: (oid) => existsSync(pathOf(oid)) || findPacked(oid) !== null,
     sizeOf: (oid) => {
       const path = pathOf(oid);
-      // packs first once loaded, as `read` does: a restore asks this of every file it writes
-      const early = packs !== undefined ? findPacked(oid) : null;
+      const early = packedIfLoaded(oid);
       if (early !== null) return early.size;
       return statSync(path, { throwIfNoEntry: false })?.size ?? findPacked(oid)?.size ?? null;
     },
@@ -233,9 +238,7 @@ export function createObjectStore(dir: string): ObjectStore {
           throw fromSystemError(packError, `reading object ${oid} from ${packed.pack.file}`);
         }
       };
-      // Once the packs are loaded (a restore asked `has` first), they are looked in first: a
-      // packed object then costs no failed open of a loose path (a thrown ENOENT is ~15 µs).
-      const early = packs !== undefined ? findPacked(oid) : null;
+      const early = packedIfLoaded(oid);
       let bytes: Buffer;
       if (early !== null) {
         bytes = fromPack(early);
@@ -358,16 +361,6 @@ export function createMemoryObjectStore(): ObjectStore & {
 }
 
 /**
- * A writer over `store` that holds new objects back and stores them in bulk (`writeMany`: a
- * pack when there are many): for a scan that may write thousands (a first snapshot). Held
- * objects count as present. `flush()` before anything refers to them (a record); objects held
- * when the process dies are simply not stored, and nothing refers to them yet.
- *
- * Held bytes are copied into one arena, not kept as the caller's buffers: a small file's buffer
- * is a slice of Node's shared 8 KiB pool, and holding thousands of them pinned whole pool slabs
- * (+37 MiB at 100k small files). An object larger than the arena is written at once.
- */
-/**
  * An arena with room for `need` bytes, its first `used` kept: grown by doubling from 64 KiB up
  * to `max`. Allocating the whole `max` at once cost every small snapshot 8 MiB of external
  * memory, which made V8 run a full mark-compact after each (~10 ms in the hook worker).
@@ -381,6 +374,16 @@ function roomFor(arena: Buffer | undefined, used: number, need: number, max: num
   return grown;
 }
 
+/**
+ * A writer over `store` that holds new objects back and stores them in bulk (`writeMany`: a
+ * pack when there are many): for a scan that may write thousands (a first snapshot). Held
+ * objects count as present. `flush()` before anything refers to them (a record); objects held
+ * when the process dies are simply not stored, and nothing refers to them yet.
+ *
+ * Held bytes are copied into one arena, not kept as the caller's buffers: a small file's buffer
+ * is a slice of Node's shared 8 KiB pool, and holding thousands of them pinned whole pool slabs
+ * (+37 MiB at 100k small files). An object larger than the arena is written at once.
+ */
 export function batchObjectWrites(
   store: ObjectStore,
   limits: { bytes: number; count: number } = { bytes: 8 * 1024 * 1024, count: 2048 },
