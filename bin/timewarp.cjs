@@ -96,7 +96,13 @@ function runBundle(file) {
 
 if (existsSync(bundle)) {
   let tried = { served: false };
-  if (process.argv[2] === "hook" && existsSync(hookClient)) {
+  // Set by bin/timewarp-hook when it already asked the hook server (no server, or it declined):
+  // asking again would only cost time. The bundle's entry reads and removes it.
+  if (
+    process.argv[2] === "hook" &&
+    process.env.TIMEWARP_HOOK_TRIED !== "1" &&
+    existsSync(hookClient)
+  ) {
     tried = require(hookClient).runViaHookServer(process.argv.slice(2));
     // Tells the bundle's entry that the server was asked, and hands it the payload if read.
     globalThis[Symbol.for("timewarp.hookServerTried")] = tried;

@@ -1,13 +1,5 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -16,8 +8,16 @@ import {
   hookServerPaths,
   readHookServer,
 } from "../src/hooks/index.ts";
-import { initWorkspace } from "../src/store/index.ts";
-import { makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
+import { REPO_ROOT, runCli } from "./helpers/cli.ts";
+import {
+  cleanups,
+  leftovers,
+  runCleanups,
+  scriptedServer,
+  sleep,
+  waitUntil,
+  workspace,
+} from "./helpers/scripted-hook-server.ts";
 
 /**
  * The hook server: the watch daemon answers `timewarp hook` calls from a worker thread that
@@ -26,56 +26,11 @@ import { makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
  * (helpers/hook-server-child.ts); then the real daemon running the real hooks.
  */
 
-const CHILD = join(REPO_ROOT, "test", "helpers", "hook-server-child.ts");
-const cleanups: (() => void)[] = [];
 beforeAll(() => {
   // vitest.config.ts turns watch daemons off for the other tests; these need them
   delete process.env.TIMEWARP_WATCH;
 });
-afterEach(() => {
-  for (const c of cleanups.splice(0).reverse()) c();
-});
-
-function workspace(): string {
-  const t = makeTempDir("tw-hooksrv-");
-  cleanups.push(t.cleanup);
-  initWorkspace(t.dir);
-  return t.dir;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitUntil(check: () => boolean, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await sleep(20);
-  }
-}
-
-/** A scripted hook server for `root` in its own process; resolves once it serves. */
-async function scriptedServer(
-  root: string,
-  mode: "normal" | "stale" | "broken-worker",
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ child: ChildProcess; output: () => string }> {
-  // node with tsx's loader, not the tsx launcher: signals must reach the server itself
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, root, mode], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...env },
-  });
-  cleanups.push(() => child.kill("SIGKILL"));
-  let out = "";
-  child.stdout?.on("data", (b: Buffer) => {
-    out += b.toString();
-  });
-  child.stderr?.on("data", (b: Buffer) => {
-    out += b.toString();
-  });
-  await waitUntil(() => out.includes("ready\n") && readHookServer(root) !== null);
-  return { child, output: () => out };
-}
+afterEach(runCleanups);
 
 function call(
   root: string,
@@ -97,21 +52,16 @@ function echoed(result: HookClientResult): {
   event: string;
   input: string;
   cwd: string;
+  root: string | null;
+  agent: string | null;
+  json: boolean;
+  reply: string | null;
   marker: string | null;
   secret: string | null;
-  json: boolean;
+  lc_all: string | null;
 } {
   if (!result.served) throw new Error(`not served: ${result.reason}`);
   return JSON.parse(result.stdout);
-}
-
-/** The protocol's files left in the hook directory (besides the server's record). */
-/** Files of requests, claims and replies left in the hook directory (the server's record and its
- * atomic rewrite in flight after each answer are not leftovers). */
-function leftovers(root: string): string[] {
-  return readdirSync(hookServerPaths(root).dir).filter(
-    (n) => n !== "server.json" && !n.startsWith(".server.json."),
-  );
 }
 
 describe("the hook server's machinery (a scripted worker)", () => {
@@ -136,16 +86,20 @@ describe("the hook server's machinery (a scripted worker)", () => {
     const root = workspace();
     await scriptedServer(root, "normal");
     const payload = `{"text":"${"é∑😀\\n".repeat(60_000)}"}`;
-    const env = { HOOK_TEST_MARKER: "m1", HOOK_TEST_API_KEY: "sk-not-for-disk" };
+    const env = { HOOK_TEST_MARKER: "m1", HOOK_TEST_API_KEY: "sk-not-for-disk", LC_ALL: "C" };
     const seen = echoed(call(root, "echo", payload, { env, json: true }));
     // the environment, but for secret-looking names, which never reach the request file
     expect(seen).toEqual({
       event: "echo",
       input: payload,
       cwd: root,
+      root: null,
+      agent: null,
+      json: true,
+      reply: null,
       marker: "m1",
       secret: null,
-      json: true,
+      lc_all: "C",
     });
     expect(statSync(hookServerPaths(root).dir).mode & 0o777).toBe(0o700);
     expect(call(root, "block", "{}")).toMatchObject({ served: true, exitCode: 2 });
@@ -204,6 +158,17 @@ describe("the hook server's machinery (a scripted worker)", () => {
     expect(r).toMatchObject({ served: false, reason: "the code on disk changed" });
     expect(r.served === false && r.input?.toString()).toBe("the payload");
     await waitUntil(() => server.output().includes("stale: the code on disk changed"));
+  });
+
+  it("a server notices on its own that its code changed, without a request to decline", async () => {
+    const root = workspace();
+    const server = await scriptedServer(root, "stale-later", { HOOK_STALE_CHECK_MS: "50" });
+    await sleep(200);
+    expect(server.output()).not.toContain("stale:");
+    // an upgrade's clients speak a newer protocol and never ask this server anything
+    writeFileSync(join(root, ".stale"), "");
+    await waitUntil(() => server.output().includes("stale: the code on disk changed"), 5_000);
+    expect(readHookServer(root)?.served).toBe(0);
   });
 
   it("a worker that cannot load declines what it was given: the hook never ran", async () => {

@@ -21,7 +21,12 @@ if (!isMainThread && worker?.timewarp === HOOK_WORKER && parentPort !== null) {
   // A plain hook call asks the workspace's hook server first, then skips building the program
   // (commander and every command group): agents start one on every tool call.
   const hook = parseHookArgv(process.argv.slice(2));
-  const tried = (globalThis as Record<symbol, HookServerTry | undefined>)[HOOK_SERVER_TRIED];
+  // bin/timewarp-hook found no server for this hook, or the server declined it: as the bin's own
+  // try (bin/timewarp.cjs reads the variable too; it is not passed on to what the hook starts).
+  const tried =
+    (globalThis as Record<symbol, HookServerTry | undefined>)[HOOK_SERVER_TRIED] ??
+    (process.env.TIMEWARP_HOOK_TRIED === "1" ? { served: false } : undefined);
+  delete process.env.TIMEWARP_HOOK_TRIED;
   const done =
     hook !== null
       ? (tried !== undefined

@@ -13,12 +13,19 @@ import { DATA_DIR } from "../core/index.ts";
  *                      payload bytes (the hook's stdin).
  *   `run-<id>.json`    the same request once the server claimed it (renamed; then removed).
  *   `res-<id>.json`    the reply (`HookReply`), renamed in whole; the client reads and removes it.
+ *   `out-<id>`, `err-<id>`  with `reply: "files"`: the hook's stdout and stderr, each written
+ *                      only when not empty and before the reply, which then holds only
+ *                      `{"exitCode":N}` (or `{"declined":…}`); the client removes them with it.
  *
  * A client that sees no reply in time takes its request back by renaming it away: if that
  * works the server never had it, and the client runs the hook itself; if the request is gone,
  * the server claimed it, and the client waits for the reply.
+ *
+ * Two clients speak it: the bin's (Node, `hook-client.ts`) and `bin/timewarp-hook` (a POSIX
+ * shell script, which spares a hook Node's start; it asks for `reply: "files"` because it has no
+ * JSON parser, and reads the record's first two fields by their place: `protocol`, then `pid`).
  */
-export const HOOK_PROTOCOL = 2;
+export const HOOK_PROTOCOL = 3;
 
 export interface HookServerRecord {
   protocol: number;
@@ -56,6 +63,8 @@ export interface HookRequestHeader {
    * under it, as it would in its own process.
    */
   env: Record<string, string>;
+  /** `files`: the answer's output as files of its own (`out-<id>`, `err-<id>`), not in the JSON. */
+  reply?: "json" | "files";
 }
 
 /** What a hook printed and how it exited. */
@@ -84,6 +93,8 @@ export function hookServerPaths(root: string): HookServerPaths {
 export const requestFile = (id: string): string => `req-${id}.json`;
 export const claimedFile = (id: string): string => `run-${id}.json`;
 export const replyFile = (id: string): string => `res-${id}.json`;
+export const stdoutFile = (id: string): string => `out-${id}`;
+export const stderrFile = (id: string): string => `err-${id}`;
 /** The id of a request file name, or null for any other name. */
 export function requestId(name: string): string | null {
   return name.startsWith("req-") && name.endsWith(".json") ? name.slice(4, -5) : null;

@@ -7,15 +7,11 @@ import {
   rmSync,
   statSync,
   watch,
+  writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import type { Worker } from "node:worker_threads";
-import {
-  clearLockOfThread,
-  workspacePaths,
-  writeFileAtomic,
-  writeJsonAtomic,
-} from "../core/index.ts";
+import { clearLockOfThread, workspacePaths, writeFileAtomic } from "../core/index.ts";
 import { formatHookResponse } from "./hook-outcome.ts";
 import {
   claimedFile,
@@ -30,6 +26,8 @@ import {
   replyFile,
   requestFile,
   requestId,
+  stderrFile,
+  stdoutFile,
 } from "./hook-protocol.ts";
 import type { HookWorkerReply, HookWorkerRequest } from "./hook-worker.ts";
 import { HOOK_EVENTS, type HookEvent } from "./payload.ts";
@@ -45,6 +43,11 @@ export interface HookServerOptions {
    */
   stale?: () => string | null;
   onStale?: (reason: string) => void;
+  /**
+   * How often `stale` is also asked between requests (default 5 s): an upgrade's clients speak
+   * a newer protocol and never come to ask, so a stale server must notice on its own.
+   */
+  staleCheckMs?: number;
   /** A hook running longer than this is abandoned and its worker replaced (default 2 min). */
   hookTimeoutMs?: number;
   log?: (line: string) => void;
@@ -64,6 +67,12 @@ export interface HookServer {
  * this long.
  */
 const LEFTOVER_MS = 10 * 60_000;
+
+/** Where a request's answer goes: its reply file, and with `reply: "files"` its output files. */
+interface ReplyTo {
+  reply: string;
+  files?: { stdout: string; stderr: string };
+}
 
 /**
  * Serve `timewarp hook` calls for the workspace at `root` through its hook directory (see
@@ -87,7 +96,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
   let workerReady = false;
   const pending = new Map<
     number,
-    { reply: string; timer: NodeJS.Timeout; header: HookRequestHeader; claimedAt: number }
+    { to: ReplyTo; timer: NodeJS.Timeout; header: HookRequestHeader; claimedAt: number }
   >();
   /** Per event: answers so far, and the last HOOK_TIMING_WINDOW claim-to-reply times (ms). */
   const timings = new Map<string, { count: number; recent: number[] }>();
@@ -102,10 +111,25 @@ export function serveHooks(options: HookServerOptions): HookServer {
     if (t.recent.length > HOOK_TIMING_WINDOW) t.recent.shift();
   };
 
-  const answer = (reply: string, body: HookReply): void => {
+  const answer = (to: ReplyTo, body: HookReply): void => {
+    let json: HookReply | { exitCode: number } = body;
+    if (to.files !== undefined && body.declined === undefined) {
+      // The output first, each file only when there is some: the reply publishes them.
+      json = { exitCode: body.exitCode };
+      for (const [file, text] of [
+        [to.files.stdout, body.stdout],
+        [to.files.stderr, body.stderr],
+      ] as const) {
+        try {
+          if (text !== "") writeFileSync(file, text, { mode: 0o600 });
+        } catch (error) {
+          log(`timewarp hooks: cannot write a hook's output: ${String(error)}`);
+        }
+      }
+    }
     try {
       // whole or not at all (the client polls for the name), private, not fsynced: ephemeral
-      writeFileAtomic(reply, JSON.stringify(body), { mode: 0o600, durable: false });
+      writeFileAtomic(to.reply, JSON.stringify(json), { mode: 0o600, durable: false });
     } catch (error) {
       log(`timewarp hooks: cannot write a reply: ${String(error)}`);
     }
@@ -118,7 +142,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
     for (const [id, p] of pending) {
       clearTimeout(p.timer);
       pending.delete(id);
-      answer(p.reply, workerReady ? failedAnswer(p.header, why) : { declined: why });
+      answer(p.to, workerReady ? failedAnswer(p.header, why) : { declined: why });
     }
   };
   const dropWorker = (why: string): void => {
@@ -159,7 +183,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
       clearTimeout(p.timer);
       pending.delete(message.id);
       served++;
-      answer(p.reply, message.reply);
+      answer(p.to, message.reply);
       timed(p.header.event, performance.now() - p.claimedAt);
       if (!closing) publish();
     });
@@ -185,12 +209,12 @@ export function serveHooks(options: HookServerOptions): HookServer {
     } catch {
       return; // taken back by its client, or a second event for the same request
     }
-    const reply = join(paths.dir, replyFile(id));
+    const to: ReplyTo = { reply: join(paths.dir, replyFile(id)) };
     let bytes: Buffer;
     try {
       bytes = readFileSync(claimed);
     } catch (error) {
-      answer(reply, { declined: `cannot read the request: ${String(error)}` });
+      answer(to, { declined: `cannot read the request: ${String(error)}` });
       return;
     } finally {
       rmSync(claimed, { force: true });
@@ -203,12 +227,17 @@ export function serveHooks(options: HookServerOptions): HookServer {
       header = undefined;
     }
     if (newline < 0 || header?.protocol !== HOOK_PROTOCOL) {
-      answer(reply, { declined: "the request is not of this server's protocol" });
+      answer(to, { declined: "the request is not of this server's protocol" });
       return;
     }
+    if (header.reply === "files")
+      to.files = {
+        stdout: join(paths.dir, stdoutFile(id)),
+        stderr: join(paths.dir, stderrFile(id)),
+      };
     const staleReason = closing ? "the daemon is stopping" : (options.stale?.() ?? null);
     if (staleReason !== null) {
-      answer(reply, { declined: staleReason });
+      answer(to, { declined: staleReason });
       if (!closing) options.onStale?.(staleReason);
       return;
     }
@@ -220,7 +249,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
       log(`timewarp hooks: a ${event} hook ran past ${timeoutMs} ms; restarting the worker`);
       dropWorker(`the hook ran past ${timeoutMs} ms and was abandoned`);
     }, timeoutMs);
-    pending.set(runId, { reply, timer, header, claimedAt });
+    pending.set(runId, { to, timer, header, claimedAt });
     ensureWorker().postMessage({
       kind: "hook",
       id: runId,
@@ -242,7 +271,8 @@ export function serveHooks(options: HookServerOptions): HookServer {
       ),
     };
     try {
-      writeJsonAtomic(paths.record, record, { durable: false });
+      // One line, protocol then pid first: the shell client reads them without a JSON parser.
+      writeFileAtomic(paths.record, `${JSON.stringify(record)}\n`, { durable: false });
     } catch (error) {
       log(`timewarp hooks: cannot write ${paths.record}: ${String(error)}`);
     }
@@ -267,6 +297,11 @@ export function serveHooks(options: HookServerOptions): HookServer {
   watcher.on("error", (error) => log(`timewarp hooks: watcher error: ${String(error)}`));
   const sweeper = setInterval(sweepLeftovers, 60_000);
   sweeper.unref();
+  const staleCheck = setInterval(() => {
+    const why = closing ? null : (options.stale?.() ?? null);
+    if (why !== null) options.onStale?.(why);
+  }, options.staleCheckMs ?? 5_000);
+  staleCheck.unref();
   ensureWorker();
   publish();
 
@@ -279,6 +314,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
       rmSync(paths.record, { force: true });
       watcher.close();
       clearInterval(sweeper);
+      clearInterval(staleCheck);
       // Requests that came in meanwhile are declined (their clients run them), not left to wait.
       for (const name of readdirSync(paths.dir)) {
         const id = requestId(name);

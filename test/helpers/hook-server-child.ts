@@ -1,14 +1,20 @@
 /**
  * A hook server in its own process, as the watch daemon runs one, but with a scripted worker:
  * the tests drive the server's machinery (claims, declines, failures, timeouts) through the
- * real client without loading the hook code. Usage: tsx hook-server-child.ts ROOT MODE, where
- * MODE is "normal", "stale" (declines every request as stale) or "broken-worker" (the worker
- * dies while loading). Prints "ready" once it serves; SIGTERM closes it.
+ * real clients without loading the hook code. Usage: tsx hook-server-child.ts ROOT MODE, where
+ * MODE is "normal", "stale" (declines every request as stale), "stale-later" (stale once
+ * ROOT/.stale exists; checked every HOOK_STALE_CHECK_MS) or "broken-worker" (the worker dies
+ * while loading). Prints "ready" once it serves, and "stale: <reason>" when told it is stale;
+ * SIGTERM closes it.
  *
- * The scripted worker answers event "echo" with what it received (event, payload, cwd, and the
- * env variables HOOK_TEST_MARKER and HOOK_TEST_API_KEY), after 150 ms for "slow", exits on
- * "crash", and never answers "hang" nor "hang-locked" (which takes the workspace lock first).
+ * The scripted worker answers every other event with what it received (event, payload, cwd,
+ * root, agent, --json, the reply form, and the env variables HOOK_TEST_MARKER,
+ * HOOK_TEST_API_KEY and LC_ALL) on stdout: exit 2 for "block", a line on stderr too for
+ * "noisy", after 150 ms for "slow". It exits on "crash", and never answers "hang" nor
+ * "hang-locked" (which takes the workspace lock first).
  */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { serveHooks } from "../../src/hooks/index.ts";
 
@@ -28,8 +34,9 @@ parentPort.on("message", (m) => {
     fs.writeFileSync(m.header.cwd + "/.timewarp/lock", JSON.stringify({ pid: process.pid, host: require("node:os").hostname(), started_at: new Date().toISOString(), command: "session cleanup", thread: wt.threadId }));
     return;
   }
-  const seen = { event: m.header.event, input: m.input, cwd: m.header.cwd, marker: m.header.env.HOOK_TEST_MARKER ?? null, secret: m.header.env.HOOK_TEST_API_KEY ?? null, json: m.header.json === true };
-  const reply = () => parentPort.postMessage({ kind: "reply", id: m.id, reply: { stdout: JSON.stringify(seen) + "\\n", stderr: "", exitCode: m.header.event === "block" ? 2 : 0 } });
+  const seen = { event: m.header.event, input: m.input, cwd: m.header.cwd, root: m.header.root ?? null, agent: m.header.agent ?? null, json: m.header.json === true, reply: m.header.reply ?? null, marker: m.header.env.HOOK_TEST_MARKER ?? null, secret: m.header.env.HOOK_TEST_API_KEY ?? null, lc_all: m.header.env.LC_ALL ?? null };
+  const stderr = m.header.event === "noisy" ? "a line on stderr\\n" : "";
+  const reply = () => parentPort.postMessage({ kind: "reply", id: m.id, reply: { stdout: JSON.stringify(seen) + "\\n", stderr, exitCode: m.header.event === "block" ? 2 : 0 } });
   if (m.header.event === "slow") setTimeout(reply, 150);
   else reply();
 });`;
@@ -38,7 +45,11 @@ const BROKEN = `throw new Error("the hook code does not load");`;
 const server = serveHooks({
   root,
   startWorker: () => new Worker(mode === "broken-worker" ? BROKEN : SCRIPTED, { eval: true }),
-  stale: () => (mode === "stale" ? "the code on disk changed" : null),
+  stale: () =>
+    mode === "stale" || (mode === "stale-later" && existsSync(join(root, ".stale")))
+      ? "the code on disk changed"
+      : null,
+  staleCheckMs: Number(process.env.HOOK_STALE_CHECK_MS ?? 5_000),
   onStale: (reason) => process.stdout.write(`stale: ${reason}\n`),
   hookTimeoutMs: Number(process.env.HOOK_TIMEOUT_MS ?? 120_000),
   log: (line) => process.stderr.write(`${line}\n`),

@@ -1,0 +1,346 @@
+import { spawn, spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { readHookServer } from "../src/hooks/index.ts";
+import { cliCommand, makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
+import {
+  cleanups,
+  leftovers,
+  runCleanups,
+  scriptedServer,
+  sleep,
+  waitUntil,
+  workspace,
+} from "./helpers/scripted-hook-server.ts";
+
+/**
+ * bin/timewarp-hook, the hook client in POSIX shell that spares a hook Node's start: run by real
+ * shells with real awks (dash and mawk, as Debian's /bin/sh; bash and gawk; busybox's sh and
+ * awk) against a scripted hook server (helpers/hook-server-child.ts). The script is linked into
+ * a bin directory as npm links it, beside a `timewarp` that logs how it was called and then runs
+ * the real CLI: every case the client leaves to the CLI shows there.
+ */
+
+const SCRIPT = join(REPO_ROOT, "bin", "timewarp-hook");
+const has = (file: string) => existsSync(file);
+const onPath = (name: string) => spawnSync("sh", ["-c", `command -v ${name}`]).status === 0;
+const busybox = onPath("busybox")
+  ? spawnSync("sh", ["-c", "command -v busybox"], { encoding: "utf8" }).stdout.trim()
+  : null;
+
+const VARIANTS = [
+  { name: "dash with mawk", shell: ["/bin/dash"], awk: "/usr/bin/mawk" },
+  { name: "bash with gawk", shell: ["/bin/bash"], awk: "/usr/bin/gawk" },
+  { name: "busybox sh and awk", shell: [busybox ?? "busybox", "sh"], awk: busybox ?? "" },
+].map((v) => ({ ...v, available: has(v.shell[0] as string) && v.awk !== "" && has(v.awk) }));
+
+beforeAll(() => {
+  // vitest.config.ts turns watch daemons off for the other tests; the client skips servers then
+  delete process.env.TIMEWARP_WATCH;
+});
+afterEach(runCleanups);
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
+  /** A bin directory as npm makes one: the script linked in, a logging `timewarp`, an awk. */
+  function binDir(): { dir: string; calls: () => string[] } {
+    const t = makeTempDir("tw-hookbin-");
+    cleanups.push(t.cleanup);
+    const log = join(t.dir, "calls.log");
+    symlinkSync(SCRIPT, join(t.dir, "timewarp-hook"));
+    symlinkSync(variant.awk, join(t.dir, "awk"));
+    const cli = cliCommand();
+    const argv = [cli.command, ...cli.args].map((a) => `'${a}'`).join(" ");
+    writeFileSync(
+      join(t.dir, "timewarp"),
+      `#!/bin/sh\nprintf '%s\\n' "tried=\${TIMEWARP_HOOK_TRIED-} $*" >> '${log}'\nexec ${argv} "$@"\n`,
+    );
+    chmodSync(join(t.dir, "timewarp"), 0o755);
+    return {
+      dir: t.dir,
+      calls: () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n") : []),
+    };
+  }
+
+  function hook(
+    bin: string,
+    args: string[],
+    options: { cwd: string; input?: string; env?: NodeJS.ProcessEnv },
+  ): Run {
+    const t0 = performance.now();
+    const r = spawnSync(
+      variant.shell[0] as string,
+      [...variant.shell.slice(1), join(bin, "timewarp-hook"), ...args],
+      {
+        cwd: options.cwd,
+        input: options.input ?? "",
+        encoding: "utf8",
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ...options.env },
+        timeout: 60_000,
+      },
+    );
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr, ms: performance.now() - t0 };
+  }
+
+  const echo = (r: Run) => JSON.parse(r.stdout) as Record<string, unknown>;
+
+  it.runIf(variant.available)(
+    "the server answers: output, exit code, cwd, environment and payload as the Node client gives them",
+    async () => {
+      const root = workspace();
+      const bin = binDir();
+      await scriptedServer(root, "normal");
+      // a payload of several lines, without a final newline; an environment value every JSON
+      // escape is needed for; a secret-looking name that must not reach the request file
+      const payload = `{"text":"é∑😀"}\n\t{"second":"line \\" \\\\"}\r\n${"x".repeat(200_000)}`;
+      const marker = `a "quoted" \\back\\slash\ttab\nnewline\u0001ctl é😀 $HOME \`x\``;
+      const env = { HOOK_TEST_MARKER: marker, HOOK_TEST_API_KEY: "sk-not-for-disk" };
+      const r = hook(bin.dir, ["echo", "--agent", "claude-code", "--json"], {
+        cwd: root,
+        input: payload,
+        env: { ...env, LC_ALL: "C.UTF-8" },
+      });
+      expect(r.stderr).toBe("");
+      expect(r.status).toBe(0);
+      expect(echo(r)).toEqual({
+        event: "echo",
+        input: payload,
+        cwd: realpathSync(root),
+        root: null,
+        agent: "claude-code",
+        json: true,
+        reply: "files",
+        marker,
+        secret: null,
+        lc_all: "C.UTF-8",
+      });
+      // the client's own LC_ALL=C for awk does not leak into the hook's environment
+      expect(echo(hook(bin.dir, ["echo"], { cwd: root, env: { LC_ALL: undefined } })).lc_all).toBe(
+        null,
+      );
+      const blocked = hook(bin.dir, ["block"], { cwd: root, input: "{}" });
+      expect(blocked).toMatchObject({ status: 2, stderr: "" });
+      expect(echo(blocked).event).toBe("block");
+      const noisy = hook(bin.dir, ["noisy"], { cwd: root, input: "{}" });
+      expect(noisy).toMatchObject({ status: 0, stderr: "a line on stderr\n" });
+      expect(echo(noisy).event).toBe("noisy");
+      expect(bin.calls()).toEqual([]); // the CLI never started
+      expect(leftovers(root)).toEqual([]);
+      await waitUntil(() => readHookServer(root)?.served === 4);
+    },
+  );
+
+  it.runIf(variant.available)(
+    "finds the workspace as the CLI does: --cwd, the agent's project directory, the nearest .timewarp/",
+    async () => {
+      const root = workspace();
+      const bin = binDir();
+      await scriptedServer(root, "normal");
+      const deep = join(root, "src", "deep");
+      mkdirSync(deep, { recursive: true });
+      const real = realpathSync(root);
+      // from a subdirectory: the nearest directory holding .timewarp/
+      expect(echo(hook(bin.dir, ["echo"], { cwd: deep })).cwd).toBe(realpathSync(deep));
+      // the agent's project directory, when the cwd lies inside it (with a trailing slash)
+      const viaProject = hook(bin.dir, ["echo"], {
+        cwd: deep,
+        env: { CLAUDE_PROJECT_DIR: `${real}/` },
+      });
+      expect(echo(viaProject).root).toBe(null);
+      // --cwd, resolved against the cwd as Node resolves it, goes in the request as the root
+      expect(echo(hook(bin.dir, ["echo", "-C", "../.."], { cwd: deep })).root).toBe(real);
+      expect(echo(hook(bin.dir, ["echo", "-C", `${real}//src/./..//`], { cwd: deep })).root).toBe(
+        real,
+      );
+      const relative = hook(bin.dir, ["echo", "--cwd", "src"], { cwd: real });
+      expect(relative.status).toBe(0);
+      expect(bin.calls()).toEqual(["tried=1 hook echo --cwd src"]); // no server at src/
+      expect(leftovers(root)).toEqual([]);
+    },
+  );
+
+  it.runIf(variant.available)(
+    "what it does not handle goes to the CLI with the same arguments and the payload untouched",
+    async () => {
+      const root = workspace();
+      const bin = binDir();
+      const bash = JSON.stringify({
+        session_id: "s1",
+        cwd: root,
+        tool_name: "Bash",
+        tool_use_id: "b1",
+        tool_input: { command: "true" },
+      });
+      // no server: the CLI runs the hook, told the server was asked already
+      const none = hook(bin.dir, ["pre-tool-use", "--json"], { cwd: root, input: bash });
+      expect(none.status).toBe(0);
+      expect(JSON.parse(none.stdout)).toMatchObject({ kind: "ok", summary: /^Bash: / });
+      // arguments it does not know, an event name it would have to escape, fault injection,
+      // the opt-out: the CLI judges
+      await scriptedServer(root, "normal");
+      const cases: [string[], NodeJS.ProcessEnv][] = [
+        [["pre-tool-use", "--json", "--bogus"], {}],
+        [['pre"tool', "--json"], {}],
+        [["pre-tool-use", "--json"], { TIMEWARP_CRASH_AT: "nowhere" }],
+        [["pre-tool-use", "--json"], { TIMEWARP_HOOK_SERVER: "0" }],
+      ];
+      for (const [args, env] of cases) {
+        const r = hook(bin.dir, args, { cwd: root, input: bash, env });
+        expect(r.status, r.stderr).toBe(0);
+        expect(JSON.parse(r.stdout)).toMatchObject({ event: args[0] });
+      }
+      expect(bin.calls()).toEqual([
+        "tried=1 hook pre-tool-use --json",
+        "tried= hook pre-tool-use --json --bogus",
+        'tried= hook pre"tool --json',
+        "tried=1 hook pre-tool-use --json",
+        "tried= hook pre-tool-use --json",
+      ]);
+      // only the odd event name reached the server: the CLI's own client hands any name on
+      await waitUntil(() => readHookServer(root)?.served === 1);
+      expect(leftovers(root)).toEqual([]);
+    },
+    60_000,
+  );
+
+  it.runIf(variant.available)(
+    "a server that declines, or does not claim within about a second: the CLI runs the hook with the payload",
+    async () => {
+      const root = workspace();
+      const bin = binDir();
+      const payload = (id: string) =>
+        JSON.stringify({
+          session_id: "s1",
+          cwd: root,
+          tool_name: "Bash",
+          tool_use_id: id,
+          tool_input: { command: `echo ${"é".repeat(5000)}` },
+        });
+      const stale = await scriptedServer(root, "stale");
+      const declined = hook(bin.dir, ["pre-tool-use", "--json"], {
+        cwd: root,
+        input: payload("d1"),
+      });
+      expect(declined.status, declined.stderr).toBe(0);
+      expect(JSON.parse(declined.stdout)).toMatchObject({ kind: "ok", summary: /^Bash: / });
+      await waitUntil(() => stale.output().includes("stale: the code on disk changed"));
+      stale.child.kill("SIGKILL");
+      await waitUntil(() => readHookServer(root) === null);
+
+      const deaf = await scriptedServer(root, "normal");
+      deaf.child.kill("SIGSTOP"); // alive, its record in place, but deaf
+      let late: Run;
+      try {
+        late = hook(bin.dir, ["pre-tool-use", "--json"], { cwd: root, input: payload("d2") });
+      } finally {
+        deaf.child.kill("SIGCONT");
+      }
+      expect(late.ms).toBeGreaterThan(900);
+      expect(late.status, late.stderr).toBe(0);
+      expect(JSON.parse(late.stdout)).toMatchObject({ kind: "ok", summary: /^Bash: / });
+      expect(bin.calls()).toEqual([
+        "tried=1 hook pre-tool-use --json",
+        "tried=1 hook pre-tool-use --json",
+      ]);
+      // woken up, the server finds nothing to run: the request was taken back whole
+      await sleep(200);
+      expect(readHookServer(root)?.served).toBe(0);
+      expect(leftovers(root)).toEqual([]);
+    },
+    60_000,
+  );
+
+  it.runIf(variant.available)(
+    "a server killed after claiming: a failure in the hook's own form, exit 0, the hook never run twice",
+    async () => {
+      const root = workspace();
+      const bin = binDir();
+      for (const json of [false, true]) {
+        const { child } = await scriptedServer(root, "normal");
+        spawn("sh", ["-c", `sleep 0.3; kill -9 ${child.pid}`], { stdio: "ignore" });
+        const r = hook(bin.dir, ["hang", ...(json ? ["--json"] : [])], { cwd: root, input: "{}" });
+        expect(r.status).toBe(0);
+        expect(r.ms).toBeLessThan(5_000);
+        const message = `the daemon's hook server did not finish this hook (its process ${child.pid} is gone)`;
+        if (json) {
+          expect(JSON.parse(r.stdout)).toEqual({
+            event: "hang",
+            kind: "failed",
+            summary: "internal failure",
+            message,
+          });
+        } else expect(r).toMatchObject({ stdout: "", stderr: `timewarp hook: ${message}\n` });
+      }
+      expect(bin.calls()).toEqual([]);
+    },
+    60_000,
+  );
+
+  it.runIf(variant.available)("parallel calls each get their own answer", async () => {
+    const root = workspace();
+    const bin = binDir();
+    await scriptedServer(root, "normal");
+    const runs = Array.from({ length: 8 }, (_, i) => {
+      const child = spawn(
+        variant.shell[0] as string,
+        [...variant.shell.slice(1), join(bin.dir, "timewarp-hook"), "echo"],
+        { cwd: root, env: { ...process.env, PATH: `${bin.dir}:${process.env.PATH}` } },
+      );
+      child.stdin.end(`payload ${i}`);
+      let out = "";
+      child.stdout.on("data", (b: Buffer) => {
+        out += b.toString();
+      });
+      return new Promise<string>((done) => child.on("exit", () => done(out)));
+    });
+    const outs = await Promise.all(runs);
+    expect(outs.map((o) => JSON.parse(o).input)).toEqual(
+      Array.from({ length: 8 }, (_, i) => `payload ${i}`),
+    );
+    expect(leftovers(root)).toEqual([]);
+  });
+});
+
+describe("timewarp-hook as an agent runs it", () => {
+  it("runs by its shebang from npm's link, and the watch daemon runs the real session start", async () => {
+    const root = workspace();
+    const bin = makeTempDir("tw-hookbin-");
+    cleanups.push(bin.cleanup);
+    symlinkSync(SCRIPT, join(bin.dir, "timewarp-hook"));
+    const started = runCli(["watch", "start", "--json", "-C", root]);
+    expect(started.status, started.stderr).toBe(0);
+    cleanups.push(() => runCli(["watch", "stop", "-C", root]));
+    await waitUntil(() => readHookServer(root) !== null);
+    const r = spawnSync(
+      join(bin.dir, "timewarp-hook"),
+      ["session-start", "--agent", "claude-code", "--json"],
+      {
+        cwd: root,
+        input: JSON.stringify({ session_id: "s1", cwd: root, source: "startup" }),
+        encoding: "utf8",
+      },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { kind: string; summary: string };
+    expect(out.kind).toBe("ok");
+    const id = /snapshot (\S+)/.exec(out.summary)?.[1] as string;
+    expect(existsSync(join(root, ".timewarp", "snapshots", id, "snapshot.json"))).toBe(true);
+    await waitUntil(() => readHookServer(root)?.timings?.["session-start"]?.count === 1);
+    expect(leftovers(root)).toEqual([]);
+  }, 60_000);
+});
