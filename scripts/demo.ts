@@ -11,12 +11,14 @@
 import { spawnSync } from "node:child_process";
 import {
   appendFileSync,
+  chmodSync,
   cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,7 +50,23 @@ const transcript = join(agentDir, "transcript.jsonl");
 cpSync(join(REPO, "examples", "transcripts", "claude-session.jsonl"), transcript);
 cpSync(join(REPO, "examples", "design"), join(project, "design"), { recursive: true });
 const SESSION = "7f3c2a10-demo-4b8e-9d11-5a6b7c8d9e0f";
-const env = { ...process.env, NO_COLOR: "1", CLAUDE_PROJECT_DIR: project, HOME: agentDir };
+// The agent's PATH has timewarp on it as npm installs it: `timewarp` (here: the CLI from source)
+// beside a link to bin/timewarp-hook, which the installed hook commands run.
+const binDir = join(agentDir, "bin");
+mkdirSync(binDir);
+symlinkSync(join(REPO, "bin", "timewarp-hook"), join(binDir, "timewarp-hook"));
+writeFileSync(
+  join(binDir, "timewarp"),
+  `#!/bin/sh\nexec '${process.execPath}' --import '${TSX_LOADER}' '${ENTRY}' "$@"\n`,
+);
+chmodSync(join(binDir, "timewarp"), 0o755);
+const env = {
+  ...process.env,
+  NO_COLOR: "1",
+  CLAUDE_PROJECT_DIR: project,
+  HOME: agentDir,
+  PATH: `${binDir}:${process.env.PATH ?? ""}`,
+};
 
 let stepNo = 0;
 function step(title: string): void {
@@ -94,15 +112,33 @@ function cliJson<T>(args: string[]): T {
   return JSON.parse(r.stdout) as T;
 }
 let hooksRun = 0;
-function hook(
-  event: string,
-  payload: Record<string, unknown>,
-): { status: number | null; stdout: string; stderr: string } {
+/**
+ * A hook as Claude Code runs it: the command line the install wrote into .claude/settings.json
+ * for the payload's `hook_event_name`, through `sh -c`, the payload on stdin.
+ */
+function hook(payload: Record<string, unknown> & { hook_event_name: string }): {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+} {
   hooksRun++;
-  return cli(
-    ["hook", event],
-    JSON.stringify({ session_id: SESSION, transcript_path: transcript, cwd: project, ...payload }),
-  );
+  const settings = JSON.parse(readFileSync(join(project, ".claude", "settings.json"), "utf8")) as {
+    hooks: Record<string, { hooks: { command: string }[] }[]>;
+  };
+  const command = settings.hooks[payload.hook_event_name]?.[0]?.hooks[0]?.command;
+  if (command === undefined) fail(`no ${payload.hook_event_name} hook was installed`);
+  const r = spawnSync("sh", ["-c", command], {
+    cwd: project,
+    env,
+    input: JSON.stringify({
+      session_id: SESSION,
+      transcript_path: transcript,
+      cwd: project,
+      ...payload,
+    }),
+    encoding: "utf8",
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 function runTests(label: string): { passed: boolean; log: string } {
   const r = spawnSync(process.execPath, ["--test"], { cwd: project, encoding: "utf8", env });
@@ -139,7 +175,7 @@ evidence(join(project, ".claude", "settings.json"));
 // 2. session start through the hook
 step("Session start (the SessionStart hook): a snapshot of the workspace");
 const t0 = performance.now();
-const ss = hook("session-start", { hook_event_name: "SessionStart", source: "startup" });
+const ss = hook({ hook_event_name: "SessionStart", source: "startup" });
 if (ss.status !== 0) fail(`session-start hook: ${ss.stderr}`);
 const status = cliJson<{ session_snapshot_id: string; mode: string }>(["status"]);
 say(
@@ -210,14 +246,14 @@ const editInput = {
   old_string: '.replace(/[^a-z0-9]+/g, "-")',
   new_string: '.replace(/[^\\p{L}0-9]+/gu, "-")',
 };
-hook("pre-tool-use", {
+hook({
   hook_event_name: "PreToolUse",
   tool_name: "Edit",
   tool_use_id: "toolu_02",
   tool_input: editInput,
 });
 writeFileSync(slugifyPath, attempt);
-hook("post-tool-use", {
+hook({
   hook_event_name: "PostToolUse",
   tool_name: "Edit",
   tool_use_id: "toolu_02",
@@ -231,14 +267,14 @@ termLog.push(first.log);
 // 5. an edit made through the shell, caught
 step("An edit made through the shell (Bash), caught by the stat-cache rescan");
 const shellCmd = "printf '\\n## Status\\n\\nAccents: work in progress.\\n' >> README.md";
-hook("pre-tool-use", {
+hook({
   hook_event_name: "PreToolUse",
   tool_name: "Bash",
   tool_use_id: "toolu_sh",
   tool_input: { command: shellCmd },
 });
 spawnSync("sh", ["-c", shellCmd], { cwd: project });
-const post = hook("post-tool-use", {
+const post = hook({
   hook_event_name: "PostToolUse",
   tool_name: "Bash",
   tool_use_id: "toolu_sh",
@@ -391,7 +427,7 @@ const guard = await tool(client, "guard_check", { paths: ["package.json"], tool:
 say(
   `guard_check on an edit to package.json: ${red(String(guard.action))} (drift ${guard.drift_score}) — ${(guard.reasons as string[])[0] ?? ""}`,
 );
-const blocked = hook("pre-tool-use", {
+const blocked = hook({
   hook_event_name: "PreToolUse",
   tool_name: "Write",
   tool_use_id: "toolu_bad",
@@ -415,7 +451,7 @@ const served = cliJson<{ hooks: { served: number } | null }>(["watch", "status"]
 if (served !== null) {
   console.log(`\n${bold("The watch daemon's hook server")}`);
   say(
-    `answered ${served.served} of the ${hooksRun} hook calls without loading the CLI (the first ${hooksRun - served.served} loaded it: the daemon was not up yet)`,
+    `answered ${served.served} of the ${hooksRun} hook calls: timewarp-hook handed them over without starting Node (the first ${hooksRun - served.served} ran the CLI: the daemon was not up yet)`,
   );
 }
 stopWatcher();

@@ -93,7 +93,7 @@ describe("installAgent / uninstallAgent", () => {
     expect(merged.permissions).toEqual({ allow: ["Bash(npm test)"] });
     expect(merged.hooks.PostToolUse.map((g) => g.hooks[0]?.command)).toEqual([
       "prettier --write",
-      "timewarp hook post-tool-use --agent claude-code",
+      "timewarp-hook post-tool-use --agent claude-code",
     ]);
     expect((await install("claude-code")).changed).toBe(false);
     await uninstall("claude-code");
@@ -134,7 +134,7 @@ describe("installAgent / uninstallAgent", () => {
     expect(Object.keys(s.hooks)).toEqual(["SessionStart", "BeforeTool", "AfterTool", "SessionEnd"]);
     expect(s.hooks.BeforeTool?.[0]?.matcher).toBe("^(write_file|replace|run_shell_command)$");
     expect(s.hooks.BeforeTool?.[0]?.hooks[0]?.command).toBe(
-      "timewarp hook pre-tool-use --agent gemini",
+      "timewarp-hook pre-tool-use --agent gemini",
     );
     const again = snapshotFiles([".gemini/settings.json"]);
     expect((await install("gemini")).changed).toBe(false);
@@ -230,14 +230,19 @@ describe("the wiring shipped in plugins/", () => {
     const hooks = JSON.parse(plugin("claude-code/hooks/hooks.json")) as {
       hooks: Record<string, { hooks: { command: string }[] }[]>;
     };
+    // timewarp-hook is a bin of the package, and what it cannot answer goes to `timewarp hook`
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
+      bin: Record<string, string>;
+    };
+    expect(pkg.bin["timewarp-hook"]).toBe("bin/timewarp-hook");
     const program = createProgram();
     expect(program.commands.map((c) => c.name())).toContain("hook");
     const choices: readonly string[] = HOOK_EVENTS;
     for (const groups of Object.values(hooks.hooks))
       for (const g of groups)
         for (const h of g.hooks) {
-          const [bin, sub, event, flag, agent] = h.command.split(" ");
-          expect([bin, sub, flag, agent]).toEqual(["timewarp", "hook", "--agent", "claude-code"]);
+          const [bin, event, flag, agent] = h.command.split(" ");
+          expect([bin, flag, agent]).toEqual(["timewarp-hook", "--agent", "claude-code"]);
           expect(choices).toContain(event);
         }
   });

@@ -1,11 +1,12 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { systemClock, workspacePaths } from "../src/core/index.ts";
 import { installAgent } from "../src/hooks/index.ts";
+import { initWorkspace } from "../src/store/index.ts";
 import { parseTranscript, readStatus } from "../src/timemachine/index.ts";
-import { cliCommand, makeTempDir } from "./helpers/cli.ts";
+import { cliCommand, makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
 import { imageText, ledgerRecords } from "./hooks-helpers.ts";
 
 // The real OpenCode plugin module, as `timewarp install opencode` writes it, loaded the way
@@ -48,12 +49,12 @@ const messages = [
   },
 ];
 
-async function loadPlugin(): Promise<Hooks> {
-  const { command, args } = cliCommand();
+async function loadPlugin(command?: string): Promise<Hooks> {
+  const cli = cliCommand();
   await installAgent({
     root: dir,
     agent: "opencode",
-    command: [command, ...args].join(" "),
+    command: command ?? [cli.command, ...cli.args].join(" "),
     clock: systemClock,
   });
   const mod = (await import(
@@ -113,6 +114,51 @@ describe("the OpenCode plugin module", () => {
       expect.objectContaining({ kind: "tool_input", tool: "edit" }),
       expect.objectContaining({ kind: "tool_output", text: "Edit applied" }),
     ]);
+  });
+
+  it("with a plain `timewarp` command, hooks go through timewarp-hook beside it, or the CLI without one", async () => {
+    // a bin directory as npm makes one: `timewarp` (logging, then the real CLI) and the link
+    const bin = join(dir, "..", `${dir.split("/").pop()}-bin`);
+    mkdirSync(bin);
+    const log = join(bin, "calls.log");
+    const cli = [cliCommand().command, ...cliCommand().args].map((a) => `'${a}'`).join(" ");
+    writeFileSync(
+      join(bin, "timewarp"),
+      `#!/bin/sh\nprintf '%s\\n' "tried=\${TIMEWARP_HOOK_TRIED-} $*" >> '${log}'\nexec ${cli} "$@"\n`,
+    );
+    chmodSync(join(bin, "timewarp"), 0o755);
+    symlinkSync(join(REPO_ROOT, "bin", "timewarp-hook"), join(bin, "timewarp-hook"));
+    // The client looks for a hook server only where watching is allowed; the workspace's config
+    // keeps the CLI's session start from starting a daemon.
+    initWorkspace(dir);
+    const config = workspacePaths(dir).config;
+    writeFileSync(
+      config,
+      JSON.stringify({ ...JSON.parse(readFileSync(config, "utf8")), watch: false }),
+    );
+    const watchEnv = process.env.TIMEWARP_WATCH;
+    delete process.env.TIMEWARP_WATCH;
+    try {
+      const plugin = await loadPlugin(join(bin, "timewarp"));
+      const created = (id: string) =>
+        plugin.event({ event: { type: "session.created", properties: { info: { id } } } });
+      await created("ses_3");
+      expect(readStatus(dir).session_id).toBe("ses_3");
+      // no watch daemon here (the tests run without): timewarp-hook handed the hook to the CLI
+      expect(readFileSync(log, "utf8")).toBe(
+        "tried=1 hook session-start --agent opencode --json\n",
+      );
+      rmSync(join(bin, "timewarp-hook"));
+      await created("ses_4");
+      expect(readStatus(dir).session_id).toBe("ses_4");
+      expect(readFileSync(log, "utf8").split("\n")[1]).toBe(
+        "tried= hook session-start --agent opencode --json",
+      );
+    } finally {
+      if (watchEnv === undefined) delete process.env.TIMEWARP_WATCH;
+      else process.env.TIMEWARP_WATCH = watchEnv;
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it("a drift guard's block becomes a thrown error that stops the tool", async () => {

@@ -14,6 +14,16 @@ import { dirname, join } from "node:path";
 // `timewarp install opencode --command "…"` rewrites this line.
 const TIMEWARP_COMMAND = ["timewarp"];
 
+// Hooks go through `timewarp-hook`, the shell client npm installs beside `timewarp`: when the
+// project's watch daemon serves hooks, it hands them over without starting Node. Only for a
+// plain `timewarp` command (not `npx …`), and not on Windows; where it is missing, the CLI.
+const HOOK_CLIENT =
+  process.platform !== "win32" &&
+  TIMEWARP_COMMAND.length === 1 &&
+  /(^|\/)timewarp$/.test(TIMEWARP_COMMAND[0])
+    ? `${TIMEWARP_COMMAND[0]}-hook`
+    : null;
+
 /** OpenCode's tool names → the names `timewarp hook` knows (Claude Code's). */
 const TOOL_NAMES = {
   edit: "Edit",
@@ -24,14 +34,18 @@ const TOOL_NAMES = {
   bash: "Bash",
 };
 
-function runTimewarp(args, { cwd, input = "" }) {
-  const [bin, ...pre] = TIMEWARP_COMMAND;
+function runTimewarp(args, options) {
+  return run([...TIMEWARP_COMMAND, ...args], options);
+}
+
+/** Run a command; `code: -1` when it could not start (not installed). */
+function run([bin, ...args], { cwd, input = "" }) {
   return new Promise((resolve) => {
     let stdout = "";
     let stderr = "";
     let child;
     try {
-      child = spawn(bin, [...pre, ...args], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+      child = spawn(bin, args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
     } catch (error) {
       resolve({ code: -1, stdout, stderr: String(error) });
       return;
@@ -44,6 +58,7 @@ function runTimewarp(args, { cwd, input = "" }) {
     });
     child.on("error", (error) => resolve({ code: -1, stdout, stderr: String(error) }));
     child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.on("error", () => undefined); // a command that did not start: reported above
     child.stdin.end(input);
   });
 }
@@ -119,10 +134,10 @@ function hookPayload(directory, input, args, event) {
 }
 
 async function hook(event, payload, directory) {
-  const res = await runTimewarp(["hook", event, "--agent", "opencode", "--json"], {
-    cwd: directory,
-    input: JSON.stringify(payload),
-  });
+  const args = [event, "--agent", "opencode", "--json"];
+  const options = { cwd: directory, input: JSON.stringify(payload) };
+  let res = HOOK_CLIENT === null ? undefined : await run([HOOK_CLIENT, ...args], options);
+  if (res === undefined || res.code === -1) res = await runTimewarp(["hook", ...args], options);
   return { code: res.code, result: parseJson(res.stdout), stderr: res.stderr };
 }
 

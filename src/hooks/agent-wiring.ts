@@ -36,13 +36,30 @@ const MATCHERS = {
 
 type HookFileAgent = keyof typeof MATCHERS;
 
-/** The command line a hook runs: `<timewarp> hook <event> --agent <agent>`. */
+/**
+ * The command line a hook runs. For timewarp itself (`timewarp`, or a path to it): its sibling
+ * `timewarp-hook <event> --agent <agent>`, the POSIX shell client that spares each hook Node's
+ * start when the watch daemon serves hooks and hands every other case to `timewarp hook`. Any
+ * other launcher (`npx timewarp`, `node …/timewarp.cjs`), and Windows, where there is no POSIX
+ * shell to count on: `<command> hook <event> --agent <agent>`.
+ */
 export function hookCommand(options: {
   command: string;
   event: HookEvent;
   agent: HookAgent;
+  /** Default: not on Windows. */
+  shellClient?: boolean;
 }): string {
-  return `${options.command} hook ${options.event} --agent ${options.agent}`;
+  const { command, event, agent } = options;
+  const shell = options.shellClient ?? process.platform !== "win32";
+  return shell && /^(?:\S*\/)?timewarp$/.test(command)
+    ? `${command}-hook ${event} --agent ${agent}`
+    : `${command} hook ${event} --agent ${agent}`;
+}
+
+/** The event a hook command line of timewarp's runs (`… hook <event> …`, `timewarp-hook <event> …`). */
+export function hookEventOf(command: string): string | null {
+  return /(?: hook|(?:^|\/)timewarp-hook) (\S+)/.exec(command)?.[1] ?? null;
 }
 
 /**
@@ -51,14 +68,18 @@ export function hookCommand(options: {
  * expectations (a hook takes tens of milliseconds): Claude Code and Codex count seconds, Gemini
  * CLI milliseconds.
  */
-export function hooksFor(agent: HookFileAgent, command: string): HooksTable {
+export function hooksFor(
+  agent: HookFileAgent,
+  command: string,
+  options: { shellClient?: boolean } = {},
+): HooksTable {
   const table: HooksTable = {};
   const events: HookEvent[] = ["session-start", "pre-tool-use", "post-tool-use", "session-end"];
   for (const event of events) {
     const tool = event === "pre-tool-use" || event === "post-tool-use";
     const handler: HookHandler = {
       type: "command",
-      command: hookCommand({ command, event, agent }),
+      command: hookCommand({ command, event, agent, ...options }),
       ...(agent === "gemini" ? { name: `timewarp-${event}`, timeout: 30_000 } : { timeout: 30 }),
     };
     table[AGENT_EVENT_NAMES[agent][event]] = [
@@ -80,7 +101,7 @@ export function isTimewarpHandler(handler: unknown): boolean {
   const command = (handler as { command?: unknown }).command;
   return (
     typeof command === "string" &&
-    / hook (session-start|pre-tool-use|post-tool-use|session-end) --agent (claude-code|gemini|codex|opencode)$/.test(
+    /(?: hook|(?:^|\/)timewarp-hook) (session-start|pre-tool-use|post-tool-use|session-end) --agent (claude-code|gemini|codex|opencode)$/.test(
       command,
     )
   );

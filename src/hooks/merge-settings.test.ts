@@ -39,6 +39,24 @@ describe("mergeHooks / removeHooks", () => {
     expect(updated.value.hooks).toEqual(ours);
   });
 
+  it("an install from before the shell client (`timewarp hook …`) is moved to `timewarp-hook` in place", () => {
+    const before = { shellClient: false } as const;
+    const old = mergeHooks({}, hooksFor("claude-code", "timewarp", before)).value;
+    const command = (v: Record<string, unknown>) =>
+      (v.hooks as Record<string, { hooks: { command: string }[] }[]>).PreToolUse?.[0]?.hooks[0]
+        ?.command;
+    expect(command(old)).toBe("timewarp hook pre-tool-use --agent claude-code");
+    const updated = mergeHooks(old, ours);
+    expect(updated.changes).toHaveLength(4);
+    expect(updated.changes.every((c) => c.startsWith("~"))).toBe(true);
+    expect(command(updated.value)).toBe("timewarp-hook pre-tool-use --agent claude-code");
+    // a path to timewarp gets the sibling; any other launcher keeps `hook`
+    expect(command(mergeHooks({}, hooksFor("claude-code", "/opt/tw/bin/timewarp")).value)).toBe(
+      "/opt/tw/bin/timewarp-hook pre-tool-use --agent claude-code",
+    );
+    expect(removeHooks(updated.value).value).toEqual({});
+  });
+
   it("keeps a user's handler that shares a group with ours", () => {
     const shared = {
       hooks: {

@@ -1,4 +1,4 @@
-import { type HookGroup, type HooksTable, isTimewarpHandler } from "./agent-wiring.ts";
+import { type HookGroup, type HooksTable, hookEventOf, isTimewarpHandler } from "./agent-wiring.ts";
 
 export type JsonObject = { [key: string]: unknown };
 
@@ -58,12 +58,8 @@ function sameCommands(existing: unknown, ours: HookGroup): boolean {
   if (!isJsonObject(existing) || !Array.isArray(existing.hooks)) return false;
   const theirs = existing.hooks
     .filter(isTimewarpHandler)
-    .map((h) => eventOf((h as { command: string }).command));
-  return ours.hooks.some((h) => theirs.includes(eventOf(h.command)));
-}
-
-function eventOf(command: string): string {
-  return / hook (\S+) /.exec(command)?.[1] ?? command;
+    .map((h) => hookEventOf((h as { command: string }).command));
+  return ours.hooks.some((h) => theirs.includes(hookEventOf(h.command)));
 }
 
 /**
