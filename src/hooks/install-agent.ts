@@ -67,7 +67,7 @@ type InstallRecord = z.infer<typeof InstallRecordSchema>;
 const NOTES: Record<InstallAgent, string[]> = {
   "claude-code": [
     "Start Claude Code in this project; approve the `timewarp` MCP server from .mcp.json when asked.",
-    'Hooks run `timewarp` from PATH (npm i -g timewarp), or pass --command "npx timewarp".',
+    'Hooks run `timewarp-hook` from PATH (npm i -g timewarp installs it beside `timewarp`), or pass --command "npx timewarp".',
   ],
   gemini: [
     "Gemini CLI reads hooks from .gemini/settings.json (hooks need a Gemini CLI release with hooks support); check with /hooks.",
