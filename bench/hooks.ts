@@ -1,13 +1,16 @@
 /**
- * `npm run bench:hooks [FILES] [RUNS]` — hook latency, each sample a whole process start of the
- * BUILT CLI (`node bin/timewarp.cjs hook …`, as an agent runs it), on a workspace of FILES files
- * (default 10 000), RUNS samples per event (default 20). Side by side: bare `node -e 0` (the floor
- * of any Node hook) and a shadow-git commit (`git add -A && git commit`) on the same workspace,
- * the alternative a user would otherwise run after each tool call to catch shell edits.
- * Two passes: with the watch daemon the session-start hook starts (the default: its hook server
- * answers the hooks, and one row loads the CLI in the hook's process instead,
- * TIMEWARP_HOOK_SERVER=0), and walking the tree (TIMEWARP_WATCH=0). Env: HOOKS_BENCH_FILES, HOOKS_BENCH_RUNS. Prints p50/p95 and peak RSS
- * per child.
+ * `npm run bench:hooks [FILES] [RUNS]` — hook latency, each sample a whole process as an agent
+ * starts it: `bin/timewarp-hook <event>` (what `timewarp install` wires: a POSIX shell client
+ * that hands the hook to the watch daemon's hook server, else runs the BUILT CLI), and for
+ * comparison `node bin/timewarp.cjs hook <event>` (the Node client), on a workspace of FILES
+ * files (default 10 000), RUNS samples per row (default 20). Side by side: bare `node -e 0` and
+ * `sh -c true` (the floors of a Node and of a shell hook) and a shadow-git commit
+ * (`git add -A && git commit`) on the same workspace, the alternative a user would otherwise run
+ * after each tool call to catch shell edits. Two passes: with the watch daemon the session-start
+ * hook starts (the default: its hook server answers the hooks; one row loads the CLI in the
+ * hook's process instead, TIMEWARP_HOOK_SERVER=0), and walking the tree (TIMEWARP_WATCH=0: the
+ * shell client runs the CLI at once). Env: HOOKS_BENCH_FILES, HOOKS_BENCH_RUNS. Prints p50/p95
+ * and peak RSS per child.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -16,6 +19,7 @@ import { join, resolve } from "node:path";
 
 const REPO = resolve(import.meta.dirname, "..");
 const BIN = join(REPO, "bin", "timewarp.cjs");
+const SHELL_CLIENT = join(REPO, "bin", "timewarp-hook");
 const FILES = Number(process.argv[2] ?? process.env.HOOKS_BENCH_FILES ?? 10_000);
 const RUNS = Number(process.argv[3] ?? process.env.HOOKS_BENCH_RUNS ?? 20);
 const TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
@@ -93,20 +97,29 @@ async function main(): Promise<void> {
     run("node", [BIN, "watch", "stop"], { cwd: dir });
 
     function measure(mode: string, env: NodeJS.ProcessEnv): Record<string, Sample[]> {
+      /** A hook as the agent runs it: the shell client, or with `node` the Node client. */
       const hook = (
         event: string,
         payload: Record<string, unknown>,
         extra: NodeJS.ProcessEnv = {},
+        client: "shell" | "node" = "shell",
       ) =>
-        run("node", [BIN, "hook", event, "--agent", "claude-code"], {
-          cwd: dir,
-          input: JSON.stringify({ session_id: sid, cwd: dir, transcript_path: null, ...payload }),
-          env: { ...env, ...extra },
-        });
+        run(
+          client === "shell" ? SHELL_CLIENT : "node",
+          [...(client === "shell" ? [] : [BIN, "hook"]), event, "--agent", "claude-code"],
+          {
+            cwd: dir,
+            input: JSON.stringify({ session_id: sid, cwd: dir, transcript_path: null, ...payload }),
+            env: { ...env, ...extra },
+          },
+        );
       const rows: Record<string, Sample[]> = {
         "node -e 0": [],
+        "sh -c true": [],
         "session-start": [],
+        "session-start, Node client": [],
         "pre-tool-use (Edit)": [],
+        "pre-tool-use (Edit), Node client": [],
         "post-tool-use (Edit)": [],
         [mode === "watch"
           ? "pre-tool-use (Edit), no hook server"
@@ -134,7 +147,15 @@ async function main(): Promise<void> {
       }
       for (let i = 0; i < RUNS; i++) {
         rows["node -e 0"]?.push(run("node", ["-e", "0"], { cwd: dir }));
-        rows["session-start"]?.push(hook("session-start", { source: "startup" }));
+        rows["sh -c true"]?.push(run("sh", ["-c", "true"], { cwd: dir }));
+        // Alternating which client goes first: the first session start after the edits below
+        // snapshots them, the second finds nothing new.
+        for (const client of i % 2 === 0
+          ? (["shell", "node"] as const)
+          : (["node", "shell"] as const))
+          rows[client === "shell" ? "session-start" : "session-start, Node client"]?.push(
+            hook("session-start", { source: "startup" }, {}, client),
+          );
         const file = join(
           dir,
           "src",
@@ -147,6 +168,9 @@ async function main(): Promise<void> {
           tool_input: { file_path: file, old_string: "x", new_string: "y" },
         };
         rows["pre-tool-use (Edit)"]?.push(hook("pre-tool-use", edit));
+        rows["pre-tool-use (Edit), Node client"]?.push(
+          hook("pre-tool-use", { ...edit, tool_use_id: `nc${i}` }, {}, "node"),
+        );
         // With the daemon: the same hook loading the CLI in its own process (as before the hook
         // server); walking: the CLI without its V8 code cache.
         if (mode === "watch")
@@ -155,7 +179,7 @@ async function main(): Promise<void> {
           );
         else
           rows["pre-tool-use (Edit), no code cache"]?.push(
-            hook("pre-tool-use", { ...edit, tool_use_id: `nc${i}` }, { TIMEWARP_CODE_CACHE: "0" }),
+            hook("pre-tool-use", { ...edit, tool_use_id: `cc${i}` }, { TIMEWARP_CODE_CACHE: "0" }),
           );
         writeFileSync(file, `export const edited = ${i};\n`);
         rows["post-tool-use (Edit)"]?.push(hook("post-tool-use", edit));

@@ -15,6 +15,7 @@ import {
   runCleanups,
   scriptedServer,
   sleep,
+  stdoutOf,
   waitUntil,
   workspace,
 } from "./helpers/scripted-hook-server.ts";
@@ -138,11 +139,7 @@ describe("the hook server's machinery (a scripted worker)", () => {
         cwd: REPO_ROOT,
         stdio: ["ignore", "pipe", "inherit"],
       });
-      let out = "";
-      child.stdout.on("data", (b: Buffer) => {
-        out += b.toString();
-      });
-      return new Promise<string>((done) => child.on("exit", () => done(out)));
+      return stdoutOf(child);
     });
     const outs = await Promise.all(runs);
     expect(outs.map((o) => JSON.parse(o).input)).toEqual(

@@ -18,6 +18,7 @@ import {
   runCleanups,
   scriptedServer,
   sleep,
+  stdoutOf,
   waitUntil,
   workspace,
 } from "./helpers/scripted-hook-server.ts";
@@ -302,11 +303,7 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
         { cwd: root, env: { ...process.env, PATH: `${bin.dir}:${process.env.PATH}` } },
       );
       child.stdin.end(`payload ${i}`);
-      let out = "";
-      child.stdout.on("data", (b: Buffer) => {
-        out += b.toString();
-      });
-      return new Promise<string>((done) => child.on("exit", () => done(out)));
+      return stdoutOf(child);
     });
     const outs = await Promise.all(runs);
     expect(outs.map((o) => JSON.parse(o).input)).toEqual(

@@ -70,3 +70,12 @@ export function leftovers(root: string): string[] {
     (n) => n !== "server.json" && !n.startsWith(".server.json."),
   );
 }
+
+/** What a child process prints on stdout, once it exits. */
+export function stdoutOf(child: ChildProcess): Promise<string> {
+  let out = "";
+  child.stdout?.on("data", (b: Buffer) => {
+    out += b.toString();
+  });
+  return new Promise<string>((done) => child.on("exit", () => done(out)));
+}
