@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createProgram } from "../src/cli/main.ts";
@@ -110,6 +110,40 @@ describe("installAgent / uninstallAgent", () => {
     expect(report.files[0]).toMatchObject({ action: "updated" });
     expect(JSON.parse(read(".claude/settings.json"))).toEqual({ model: "opus" });
     expect(existsSync(join(dir, ".mcp.json"))).toBe(false);
+  });
+
+  it("says when the programs the wiring starts are not on PATH, and not when they are", async () => {
+    const bin = join(dir, "bin");
+    mkdirSync(bin);
+    const notes = async (PATH: string, command?: string) =>
+      (
+        await installAgent({
+          root: dir,
+          agent: "claude-code",
+          clock: systemClock,
+          dryRun: true,
+          env: { PATH },
+          ...(command !== undefined ? { command } : {}),
+        })
+      ).notes.filter((n) => n.includes("is not on this PATH"));
+    expect(await notes(bin)).toEqual([
+      expect.stringMatching(/^`timewarp` is not on this PATH/),
+      expect.stringMatching(/^`timewarp-hook` is not on this PATH/),
+    ]);
+    for (const name of ["timewarp", "timewarp-hook"]) {
+      writeFileSync(join(bin, name), "#!/bin/sh\n");
+      chmodSync(join(bin, name), name === "timewarp" ? 0o755 : 0o644); // not executable yet
+    }
+    expect(await notes(`/nowhere:${bin}`)).toEqual([
+      expect.stringMatching(/^`timewarp-hook` is not on this PATH/),
+    ]);
+    chmodSync(join(bin, "timewarp-hook"), 0o755);
+    expect(await notes(`/nowhere:${bin}`)).toEqual([]);
+    // a path is looked at as it is; a launcher is the one program
+    expect(await notes("", join(bin, "timewarp"))).toEqual([]);
+    expect(await notes(bin, "npx timewarp")).toEqual([
+      expect.stringMatching(/^`npx` is not on this PATH/),
+    ]);
   });
 
   it("gemini: hooks and mcpServers merge into .gemini/settings.json beside the user's settings", async () => {

@@ -1,5 +1,14 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -12,7 +21,7 @@ import {
   writeFileAtomic,
   writeJsonAtomic,
 } from "../core/index.ts";
-import type { InstallAgent } from "./agent-wiring.ts";
+import { hookCommand, type InstallAgent } from "./agent-wiring.ts";
 import { type FileSpec, type InstallAssets, installSpecs } from "./plan-install.ts";
 
 export interface InstallOptions {
@@ -23,6 +32,8 @@ export interface InstallOptions {
   command?: string;
   dryRun?: boolean;
   clock: Clock;
+  /** Where to look for the programs the wiring starts (default: this process's environment). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface InstallFileReport {
@@ -208,8 +219,42 @@ export function installAgent(options: InstallOptions): InstallReport {
     changed,
     files,
     undo: `timewarp install --uninstall ${options.agent}`,
-    notes: changed ? NOTES[options.agent] : [],
+    notes: [
+      ...(changed ? NOTES[options.agent] : []),
+      ...missingPrograms(options.agent, command, options.env ?? process.env).map(
+        (program) =>
+          `\`${program}\` is not on this PATH: the agent cannot start it unless its own PATH has it (npm i -g timewarp installs \`timewarp\` and \`timewarp-hook\`; or install again with --command "npx timewarp").`,
+      ),
+    ],
   };
+}
+
+/**
+ * The programs the wiring starts (the MCP server's, and the hooks' when they are not the same)
+ * that are not on `env`'s PATH: worth a note, not an error, since the agent's PATH may differ.
+ */
+function missingPrograms(agent: InstallAgent, command: string, env: NodeJS.ProcessEnv): string[] {
+  if (process.platform === "win32") return []; // PATHEXT and friends: not judged
+  const first = (line: string) => line.split(" ").find((s) => s !== "") ?? line;
+  const programs = new Set([first(command)]);
+  // OpenCode's module runs timewarp-hook when it is there and the CLI when it is not.
+  if (agent !== "opencode")
+    programs.add(first(hookCommand({ command, event: "session-start", agent })));
+  const dirs = (env.PATH ?? "").split(":").filter((d) => d !== "");
+  return [...programs].filter((program) =>
+    program.includes("/")
+      ? !isExecutable(program)
+      : !dirs.some((dir) => isExecutable(join(dir, program))),
+  );
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /**
