@@ -126,6 +126,7 @@ async function main(): Promise<void> {
           : "pre-tool-use (Edit), no code cache"]: [],
         "pre-tool-use (Bash)": [],
         "post-tool-use (Bash)": [],
+        "session-end": [],
         "shadow git add -A && commit": [],
       };
       // Warm-up: the first session snapshot hashes everything once (not a hook's steady state),
@@ -191,6 +192,8 @@ async function main(): Promise<void> {
         rows["pre-tool-use (Bash)"]?.push(hook("pre-tool-use", bash));
         writeFileSync(join(dir, "src", "m0", "f1.ts"), `export const shell = ${i};\n`);
         rows["post-tool-use (Bash)"]?.push(hook("post-tool-use", bash));
+        // The session ends; the next round's session starts begin it again.
+        rows["session-end"]?.push(hook("session-end", { reason: "other" }));
         writeFileSync(join(dir, "src", "m0", "f2.ts"), `export const git = ${i};\n`);
         rows["shadow git add -A && commit"]?.push(
           run(
