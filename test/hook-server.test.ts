@@ -37,7 +37,12 @@ function call(
   root: string,
   event: string,
   input: string | (() => Buffer),
-  options: { env?: NodeJS.ProcessEnv; json?: boolean; claimTimeoutMs?: number } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    json?: boolean;
+    claimTimeoutMs?: number;
+    replyTimeoutMs?: number;
+  } = {},
 ): HookClientResult {
   return callHookServer({
     args: { event, ...(options.json ? { json: true } : {}) },
@@ -45,6 +50,7 @@ function call(
     env: { ...process.env, ...options.env },
     input,
     ...(options.claimTimeoutMs !== undefined ? { claimTimeoutMs: options.claimTimeoutMs } : {}),
+    ...(options.replyTimeoutMs !== undefined ? { replyTimeoutMs: options.replyTimeoutMs } : {}),
   });
 }
 
@@ -60,6 +66,7 @@ function echoed(result: HookClientResult): {
   marker: string | null;
   secret: string | null;
   lc_all: string | null;
+  awkpath: string | null;
 } {
   if (!result.served) throw new Error(`not served: ${result.reason}`);
   return JSON.parse(result.stdout);
@@ -101,6 +108,7 @@ describe("the hook server's machinery (a scripted worker)", () => {
       marker: "m1",
       secret: null,
       lc_all: "C",
+      awkpath: null,
     });
     expect(statSync(hookServerPaths(root).dir).mode & 0o777).toBe(0o700);
     expect(call(root, "block", "{}")).toMatchObject({ served: true, exitCode: 2 });
@@ -198,6 +206,16 @@ describe("the hook server's machinery (a scripted worker)", () => {
     expect(r).toMatchObject({ served: true, exitCode: 0 });
     expect(r.served && r.stderr).toMatch(/ran past 300 ms/);
     expect(echoed(call(root, "echo", "next")).input).toBe("next");
+  });
+
+  it("a live server that never replies: the client stops waiting at its limit and fails open", async () => {
+    const root = workspace();
+    await scriptedServer(root, "normal"); // its own limit for a hook: the default 2 minutes
+    const t0 = performance.now();
+    const r = call(root, "hang", "{}", { replyTimeoutMs: 600 });
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(600);
+    expect(r).toMatchObject({ served: true, exitCode: 0, stdout: "" });
+    expect(r.served && r.stderr).toMatch(/no reply within 2 minutes/);
   });
 
   it("a worker stopped while it holds the workspace lock does not leave the lock to a live pid", async () => {

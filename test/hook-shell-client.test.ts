@@ -5,12 +5,13 @@ import {
   mkdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readHookServer } from "../src/hooks/index.ts";
+import { hookServerPaths, readHookServer } from "../src/hooks/index.ts";
 import { cliCommand, makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
 import {
   cleanups,
@@ -26,12 +27,13 @@ import {
 /**
  * bin/timewarp-hook, the hook client in POSIX shell that spares a hook Node's start: run by real
  * shells with real awks (dash and mawk, as Debian's /bin/sh; bash and gawk; busybox's sh and
- * awk) against a scripted hook server (helpers/hook-server-child.ts). The script is linked into
+ * awk; dash and the one true awk, the BSDs' and macOS's) against a scripted hook server (helpers/hook-server-child.ts). The script is linked into
  * a bin directory as npm links it, beside a `timewarp` that logs how it was called and then runs
  * the real CLI: every case the client leaves to the CLI shows there.
  */
 
 const SCRIPT = join(REPO_ROOT, "bin", "timewarp-hook");
+const UMASK = process.umask().toString(8).padStart(4, "0");
 const has = (file: string) => existsSync(file);
 const onPath = (name: string) => spawnSync("sh", ["-c", `command -v ${name}`]).status === 0;
 const busybox = onPath("busybox")
@@ -42,6 +44,8 @@ const VARIANTS = [
   { name: "dash with mawk", shell: ["/bin/dash"], awk: "/usr/bin/mawk" },
   { name: "bash with gawk", shell: ["/bin/bash"], awk: "/usr/bin/gawk" },
   { name: "busybox sh and awk", shell: [busybox ?? "busybox", "sh"], awk: busybox ?? "" },
+  // the one true awk, whose descendants macOS and the BSDs ship
+  { name: "dash with original-awk", shell: ["/bin/dash"], awk: "/usr/bin/original-awk" },
 ].map((v) => ({ ...v, available: has(v.shell[0] as string) && v.awk !== "" && has(v.awk) }));
 
 beforeAll(() => {
@@ -69,12 +73,19 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
     const argv = [cli.command, ...cli.args].map((a) => `'${a}'`).join(" ");
     writeFileSync(
       join(t.dir, "timewarp"),
-      `#!/bin/sh\nprintf '%s\\n' "tried=\${TIMEWARP_HOOK_TRIED-} $*" >> '${log}'\nexec ${argv} "$@"\n`,
+      `#!/bin/sh\nprintf '%s\\n' "tried=\${TIMEWARP_HOOK_TRIED-} umask=$(umask) $*" >> '${log}'\nexec ${argv} "$@"\n`,
     );
     chmodSync(join(t.dir, "timewarp"), 0o755);
     return {
       dir: t.dir,
-      calls: () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n") : []),
+      // what the CLI was started with; the umask is the caller's (the client's own is private)
+      calls: () =>
+        existsSync(log)
+          ? readFileSync(log, "utf8")
+              .trim()
+              .split("\n")
+              .map((line) => line.replace(` umask=${UMASK}`, ""))
+          : [],
     };
   }
 
@@ -109,7 +120,8 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
       // a payload of several lines, without a final newline; an environment value every JSON
       // escape is needed for; a secret-looking name that must not reach the request file
       const payload = `{"text":"é∑😀"}\n\t{"second":"line \\" \\\\"}\r\n${"x".repeat(200_000)}`;
-      const marker = `a "quoted" \\back\\slash\ttab\nnewline\u0001ctl é😀 $HOME \`x\``;
+      // (long, with escapes all along it: escaping must not cost its square)
+      const marker = `a "quoted" \\back\\slash\ttab\nnewline\u0001ctl é😀 $HOME \`x\`${"\\\n".repeat(40_000)}`;
       const env = { HOOK_TEST_MARKER: marker, HOOK_TEST_API_KEY: "sk-not-for-disk" };
       const r = hook(bin.dir, ["echo", "--agent", "claude-code", "--json"], {
         cwd: root,
@@ -129,6 +141,7 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
         marker,
         secret: null,
         lc_all: "C.UTF-8",
+        awkpath: null, // gawk's own, not the caller's
       });
       // the client's own LC_ALL=C for awk does not leak into the hook's environment
       expect(echo(hook(bin.dir, ["echo"], { cwd: root, env: { LC_ALL: undefined } })).lc_all).toBe(
@@ -197,23 +210,28 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
       const cases: [string[], NodeJS.ProcessEnv][] = [
         [["pre-tool-use", "--json", "--bogus"], {}],
         [['pre"tool', "--json"], {}],
+        [["", "pre-tool-use", "--json"], {}],
+        [["pre-tool-use", "--json", "--agent", ""], {}],
         [["pre-tool-use", "--json"], { TIMEWARP_CRASH_AT: "nowhere" }],
         [["pre-tool-use", "--json"], { TIMEWARP_HOOK_SERVER: "0" }],
       ];
       for (const [args, env] of cases) {
         const r = hook(bin.dir, args, { cwd: root, input: bash, env });
         expect(r.status, r.stderr).toBe(0);
-        expect(JSON.parse(r.stdout)).toMatchObject({ event: args[0] });
+        expect(JSON.parse(r.stdout)).toMatchObject({ event: args[0] || "pre-tool-use" });
       }
       expect(bin.calls()).toEqual([
         "tried=1 hook pre-tool-use --json",
         "tried= hook pre-tool-use --json --bogus",
         'tried= hook pre"tool --json',
+        "tried= hook  pre-tool-use --json",
+        "tried= hook pre-tool-use --json --agent ",
         "tried=1 hook pre-tool-use --json",
         "tried= hook pre-tool-use --json",
       ]);
-      // only the odd event name reached the server: the CLI's own client hands any name on
-      await waitUntil(() => readHookServer(root)?.served === 1);
+      // the odd event name and the empty agent reached the server through the CLI's own client,
+      // which hands any event on (a second positional makes the CLI parse for itself)
+      await waitUntil(() => readHookServer(root)?.served === 2);
       expect(leftovers(root)).toEqual([]);
     },
     60_000,
@@ -291,6 +309,78 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
     },
     60_000,
   );
+
+  it.runIf(variant.available)(
+    "what is not a live server's is not trusted: pid 0, a linked directory, a file at its temp name",
+    async () => {
+      const root = workspace();
+      const bin = binDir();
+      const hooks = hookServerPaths(root).dir;
+      const victim = join(root, "victim.txt");
+      writeFileSync(victim, "precious\n");
+      // a record naming pid 0 (kill -0 0 would be our own process group), as a checked-in
+      // .timewarp/ could carry it
+      mkdirSync(hooks, { recursive: true });
+      writeFileSync(join(hooks, "server.json"), '{"protocol":3,"pid":0}\n');
+      const zero = hook(bin.dir, ["echo"], { cwd: root, input: "{}" });
+      expect(zero.ms).toBeLessThan(900); // not left to the claim timeout
+      expect(bin.calls()).toEqual(["tried=1 hook echo"]);
+
+      const { child } = await scriptedServer(root, "normal");
+      // the client's temp name already taken, by a link to somewhere else: never written through
+      const shell = variant.shell.map((a) => `'${a}'`).join(" ");
+      const planted = spawnSync(
+        "sh",
+        [
+          "-c",
+          `ln -s '${victim}' '${hooks}'/.req-sh-$$.tmp && exec ${shell} '${join(bin.dir, "timewarp-hook")}' echo`,
+        ],
+        {
+          cwd: root,
+          input: "{}",
+          encoding: "utf8",
+          env: { ...process.env, PATH: `${bin.dir}:${process.env.PATH}` },
+        },
+      );
+      expect(planted.status, planted.stderr).toBe(0);
+      expect(readFileSync(victim, "utf8")).toBe("precious\n");
+      expect(bin.calls()).toEqual(["tried=1 hook echo", "tried=1 hook echo"]);
+      expect(readHookServer(root)?.served).toBe(0);
+
+      // the server's directory replaced by a link: not the server's
+      child.kill("SIGSTOP");
+      const moved = `${hooks}.moved`;
+      renameSync(hooks, moved);
+      symlinkSync(moved, hooks);
+      try {
+        const linked = hook(bin.dir, ["echo"], { cwd: root, input: "{}" });
+        expect(linked.ms).toBeLessThan(900);
+      } finally {
+        child.kill("SIGCONT");
+      }
+      expect(bin.calls()).toHaveLength(3);
+    },
+    60_000,
+  );
+
+  it.runIf(variant.available)("a closed stdin is an empty payload, as in the CLI", async () => {
+    const root = workspace();
+    const bin = binDir();
+    await scriptedServer(root, "normal");
+    const shell = variant.shell.map((a) => `'${a}'`).join(" ");
+    const r = spawnSync(
+      "sh",
+      ["-c", `exec <&- && exec ${shell} '${join(bin.dir, "timewarp-hook")}' echo`],
+      {
+        cwd: root,
+        encoding: "utf8",
+        env: { ...process.env, PATH: `${bin.dir}:${process.env.PATH}` },
+      },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ event: "echo", input: "" });
+    expect(bin.calls()).toEqual([]);
+  });
 
   it.runIf(variant.available)("parallel calls each get their own answer", async () => {
     const root = workspace();

@@ -32,6 +32,11 @@ export interface HookClientOptions {
   input: Buffer | string | (() => Buffer);
   /** How long a server may take to claim a request before the caller runs it (default 1 s). */
   claimTimeoutMs?: number;
+  /**
+   * How long to wait for the reply at all (default 130 s: past the server's own 2 minutes for a
+   * hook, so only a server that can no longer write replies gets here). Then: a failure, exit 0.
+   */
+  replyTimeoutMs?: number;
 }
 
 export type HookClientResult =
@@ -143,6 +148,8 @@ export function callHookServer(options: HookClientOptions): HookClientResult {
         claimed = true; // claimed: it runs, wait for its reply
       }
     }
+    if (claimed && now - sentAt >= (options.replyTimeoutMs ?? 130_000))
+      return failure(options.args, "no reply within 2 minutes");
     if (claimed && now >= nextLivenessCheck) {
       nextLivenessCheck = now + 1_000;
       if (!isProcessAlive(server.pid))

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { DATA_DIR } from "../core/index.ts";
 
 /**
@@ -14,7 +14,8 @@ export function resolveRoot(cwd: string, env: NodeJS.ProcessEnv): string {
     const dir = env[name];
     if (dir === undefined || dir === "") continue;
     const rel = relative(resolve(dir), start);
-    if (rel === "" || (!rel.startsWith("..") && !isAbsolute(rel))) return resolve(dir);
+    // inside: not above it (`..`, `../…`; a child named `..x` is inside) nor on another root
+    if (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) return resolve(dir);
   }
   return findWorkspaceRoot(start);
 }

@@ -9,7 +9,7 @@
  *
  * The scripted worker answers every other event with what it received (event, payload, cwd,
  * root, agent, --json, the reply form, and the env variables HOOK_TEST_MARKER,
- * HOOK_TEST_API_KEY and LC_ALL) on stdout: exit 2 for "block", a line on stderr too for
+ * HOOK_TEST_API_KEY, LC_ALL and AWKPATH) on stdout: exit 2 for "block", a line on stderr too for
  * "noisy", after 150 ms for "slow". It exits on "crash", and never answers "hang" nor
  * "hang-locked" (which takes the workspace lock first).
  */
@@ -34,7 +34,7 @@ parentPort.on("message", (m) => {
     fs.writeFileSync(m.header.cwd + "/.timewarp/lock", JSON.stringify({ pid: process.pid, host: require("node:os").hostname(), started_at: new Date().toISOString(), command: "session cleanup", thread: wt.threadId }));
     return;
   }
-  const seen = { event: m.header.event, input: m.input, cwd: m.header.cwd, root: m.header.root ?? null, agent: m.header.agent ?? null, json: m.header.json === true, reply: m.header.reply ?? null, marker: m.header.env.HOOK_TEST_MARKER ?? null, secret: m.header.env.HOOK_TEST_API_KEY ?? null, lc_all: m.header.env.LC_ALL ?? null };
+  const seen = { event: m.header.event, input: m.input, cwd: m.header.cwd, root: m.header.root ?? null, agent: m.header.agent ?? null, json: m.header.json === true, reply: m.header.reply ?? null, marker: m.header.env.HOOK_TEST_MARKER ?? null, secret: m.header.env.HOOK_TEST_API_KEY ?? null, lc_all: m.header.env.LC_ALL ?? null, awkpath: m.header.env.AWKPATH ?? null };
   const stderr = m.header.event === "noisy" ? "a line on stderr\\n" : "";
   const reply = () => parentPort.postMessage({ kind: "reply", id: m.id, reply: { stdout: JSON.stringify(seen) + "\\n", stderr, exitCode: m.header.event === "block" ? 2 : 0 } });
   if (m.header.event === "slow") setTimeout(reply, 150);
