@@ -27,9 +27,10 @@ import {
 /**
  * bin/timewarp-hook, the hook client in POSIX shell that spares a hook Node's start: run by real
  * shells with real awks (dash and mawk, as Debian's /bin/sh; bash and gawk; busybox's sh and
- * awk; dash and the one true awk, the BSDs' and macOS's) against a scripted hook server (helpers/hook-server-child.ts). The script is linked into
- * a bin directory as npm links it, beside a `timewarp` that logs how it was called and then runs
- * the real CLI: every case the client leaves to the CLI shows there.
+ * awk; dash and the one true awk, the BSDs' and macOS's) against a scripted hook server
+ * (helpers/hook-server-child.ts). The script is linked into a bin directory as npm links it,
+ * beside a `timewarp` that logs how it was called and then runs the real CLI: every case the
+ * client leaves to the CLI shows there.
  */
 
 const SCRIPT = join(REPO_ROOT, "bin", "timewarp-hook");
@@ -89,23 +90,27 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
     };
   }
 
+  /**
+   * Run the client from `bin` under this variant's shell. `before`: shell commands run first in
+   * the same process (`sh -c '<before> && exec <client>'`), so that `$$` is the client's pid.
+   */
   function hook(
     bin: string,
     args: string[],
-    options: { cwd: string; input?: string; env?: NodeJS.ProcessEnv },
+    options: { cwd: string; input?: string; env?: NodeJS.ProcessEnv; before?: string },
   ): Run {
+    const argv = [...variant.shell, join(bin, "timewarp-hook"), ...args];
+    const quoted = argv.map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(" ");
+    const [command, ...rest] =
+      options.before === undefined ? argv : ["sh", "-c", `${options.before} && exec ${quoted}`];
     const t0 = performance.now();
-    const r = spawnSync(
-      variant.shell[0] as string,
-      [...variant.shell.slice(1), join(bin, "timewarp-hook"), ...args],
-      {
-        cwd: options.cwd,
-        input: options.input ?? "",
-        encoding: "utf8",
-        env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ...options.env },
-        timeout: 60_000,
-      },
-    );
+    const r = spawnSync(command as string, rest, {
+      cwd: options.cwd,
+      input: options.input ?? "",
+      encoding: "utf8",
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ...options.env },
+      timeout: 60_000,
+    });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr, ms: performance.now() - t0 };
   }
 
@@ -328,20 +333,11 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
 
       const { child } = await scriptedServer(root, "normal");
       // the client's temp name already taken, by a link to somewhere else: never written through
-      const shell = variant.shell.map((a) => `'${a}'`).join(" ");
-      const planted = spawnSync(
-        "sh",
-        [
-          "-c",
-          `ln -s '${victim}' '${hooks}'/.req-sh-$$.tmp && exec ${shell} '${join(bin.dir, "timewarp-hook")}' echo`,
-        ],
-        {
-          cwd: root,
-          input: "{}",
-          encoding: "utf8",
-          env: { ...process.env, PATH: `${bin.dir}:${process.env.PATH}` },
-        },
-      );
+      const planted = hook(bin.dir, ["echo"], {
+        cwd: root,
+        input: "{}",
+        before: `ln -s '${victim}' '${hooks}'/.req-sh-$$.tmp`,
+      });
       expect(planted.status, planted.stderr).toBe(0);
       expect(readFileSync(victim, "utf8")).toBe("precious\n");
       expect(bin.calls()).toEqual(["tried=1 hook echo", "tried=1 hook echo"]);
@@ -367,16 +363,7 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
     const root = workspace();
     const bin = binDir();
     await scriptedServer(root, "normal");
-    const shell = variant.shell.map((a) => `'${a}'`).join(" ");
-    const r = spawnSync(
-      "sh",
-      ["-c", `exec <&- && exec ${shell} '${join(bin.dir, "timewarp-hook")}' echo`],
-      {
-        cwd: root,
-        encoding: "utf8",
-        env: { ...process.env, PATH: `${bin.dir}:${process.env.PATH}` },
-      },
-    );
+    const r = hook(bin.dir, ["echo"], { cwd: root, before: "exec <&-" });
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ event: "echo", input: "" });
     expect(bin.calls()).toEqual([]);
