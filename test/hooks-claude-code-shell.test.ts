@@ -61,6 +61,32 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
     expect(shell?.data.files).toEqual(["blob.bin", "gen.txt", "src/app.ts"]);
   });
 
+  it("Bash that exits non-zero: PostToolUseFailure is wired to the same hook, and its edits are recorded", async () => {
+    const { hooksFor } = await import("../src/hooks/index.ts");
+    const wiring = hooksFor("claude-code", "timewarp");
+    expect(wiring.PostToolUseFailure).toEqual(wiring.PostToolUse);
+    expect(hook("session-start", common({ source: "startup" }), dir).status).toBe(0);
+    const call = common({
+      tool_name: "Bash",
+      tool_use_id: "toolu_fail",
+      tool_input: { command: "npx eslint --fix src && npm test", description: "lint, test" },
+    });
+    expect(hook("pre-tool-use", call, dir).status).toBe(0);
+    writeFileSync(join(dir, "src", "app.ts"), 'export const greeting = "hello";\n');
+    // Claude Code's failure payload: `error` instead of `tool_response`.
+    const post = hook(
+      "post-tool-use",
+      { ...call, hook_event_name: "PostToolUseFailure", error: "Exit code 1", is_interrupt: false },
+      dir,
+    );
+    expect(post.status).toBe(0);
+    const records = ledgerRecords(dir);
+    expect(records.map((r) => [r.tool, r.affectedFiles])).toEqual([["shell", ["src/app.ts"]]]);
+    expect(imageText(dir, records[0]?.files[0]?.after ?? null)).toBe(
+      'export const greeting = "hello";\n',
+    );
+  });
+
   it("drift guards: rollback blocks the edit (exit 2, reason on stderr); a warning passes with context", () => {
     mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
     writeFileSync(

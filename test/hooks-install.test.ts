@@ -84,6 +84,7 @@ describe("installAgent / uninstallAgent", () => {
       "+hooks.SessionStart",
       "+hooks.PreToolUse",
       "+hooks.PostToolUse",
+      "+hooks.PostToolUseFailure",
       "+hooks.SessionEnd",
     ]);
     const merged = JSON.parse(read(".claude/settings.json")) as {

@@ -82,9 +82,12 @@ export function hooksFor(
       command: hookCommand({ command, event, agent, ...options }),
       ...(agent === "gemini" ? { name: `timewarp-${event}`, timeout: 30_000 } : { timeout: 30 }),
     };
-    table[AGENT_EVENT_NAMES[agent][event]] = [
-      tool ? { matcher: MATCHERS[agent], hooks: [handler] } : { hooks: [handler] },
-    ];
+    const groups = [tool ? { matcher: MATCHERS[agent], hooks: [handler] } : { hooks: [handler] }];
+    table[AGENT_EVENT_NAMES[agent][event]] = groups;
+    // Claude Code fires PostToolUseFailure instead of PostToolUse when a tool fails (a Bash
+    // command that exits non-zero): the files a failing test run, `lint --fix` or codemod
+    // changed must reach the ledger all the same, so it gets the same handler.
+    if (agent === "claude-code" && event === "post-tool-use") table.PostToolUseFailure = groups;
   }
   return table;
 }

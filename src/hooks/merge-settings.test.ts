@@ -17,6 +17,7 @@ describe("mergeHooks / removeHooks", () => {
       "+hooks.SessionStart",
       "+hooks.PreToolUse",
       "+hooks.PostToolUse",
+      "+hooks.PostToolUseFailure",
       "+hooks.SessionEnd",
     ]);
     expect((once.value.hooks as Record<string, unknown[]>).PreToolUse).toHaveLength(2);
@@ -34,6 +35,7 @@ describe("mergeHooks / removeHooks", () => {
       "~hooks.SessionStart",
       "~hooks.PreToolUse",
       "~hooks.PostToolUse",
+      "~hooks.PostToolUseFailure",
       "~hooks.SessionEnd",
     ]);
     expect(updated.value.hooks).toEqual(ours);
@@ -41,14 +43,22 @@ describe("mergeHooks / removeHooks", () => {
 
   it("an install from before the shell client (`timewarp hook …`) is moved to `timewarp-hook` in place", () => {
     const before = { shellClient: false } as const;
-    const old = mergeHooks({}, hooksFor("claude-code", "timewarp", before)).value;
+    // That install had no PostToolUseFailure either.
+    const { PostToolUseFailure: _, ...earlier } = hooksFor("claude-code", "timewarp", before);
+    const old = mergeHooks({}, earlier).value;
     const command = (v: Record<string, unknown>) =>
       (v.hooks as Record<string, { hooks: { command: string }[] }[]>).PreToolUse?.[0]?.hooks[0]
         ?.command;
     expect(command(old)).toBe("timewarp hook pre-tool-use --agent claude-code");
     const updated = mergeHooks(old, ours);
-    expect(updated.changes).toHaveLength(4);
-    expect(updated.changes.every((c) => c.startsWith("~"))).toBe(true);
+    // The four events it had move over in place; PostToolUseFailure is new beside them.
+    expect(updated.changes).toEqual([
+      "~hooks.SessionStart",
+      "~hooks.PreToolUse",
+      "~hooks.PostToolUse",
+      "+hooks.PostToolUseFailure",
+      "~hooks.SessionEnd",
+    ]);
     expect(command(updated.value)).toBe("timewarp-hook pre-tool-use --agent claude-code");
     // a path to timewarp gets the sibling; any other launcher keeps `hook`
     expect(command(mergeHooks({}, hooksFor("claude-code", "/opt/tw/bin/timewarp")).value)).toBe(
