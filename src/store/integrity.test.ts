@@ -1,12 +1,23 @@
-import { readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { backdate } from "../../test/helpers/backdate.ts";
 import { makeTempDir } from "../../test/helpers/cli.ts";
+import { canMountTmpfs, mountSmallTmpfs } from "../../test/helpers/small-fs.ts";
 import { DEFAULT_EXCLUDES, isTimewarpError, readEvents, workspacePaths } from "../core/index.ts";
 import {
   createObjectStore,
   createSnapshot,
+  exportSnapshot,
   fsck,
   listSnapshots,
   listSnapshotsChecked,
@@ -179,5 +190,44 @@ describe("trusted caches are checked, never trusted blindly (issue 16, class 6)"
         file: join(b.dir, "snapshot.json"),
       }),
     ]);
+  });
+
+  it.skipIf(!canMountTmpfs)(
+    "an export onto a full disk is DISK_FULL and leaves no target folder, whole or half",
+    () => {
+      const root = tmp();
+      writeFileSync(join(root, "a.txt"), "small\n");
+      mkdirSync(join(root, "big"));
+      for (let i = 0; i < 4; i++) writeFileSync(join(root, `big/${i}.bin`), randomBytes(300_000));
+      const snap = createSnapshot(root, OPTS);
+      const fs = mountSmallTmpfs(512);
+      if (fs === null) throw new Error("tmpfs");
+      cleanups.push(fs.unmount);
+      const out = join(fs.dir, "out");
+      expect(codeOf(() => exportSnapshot(root, snap.id, out))).toBe("DISK_FULL");
+      expect(existsSync(out)).toBe(false);
+      expect(readdirSync(fs.dir)).toEqual([]);
+      // an empty target directory stays as it was
+      mkdirSync(out);
+      expect(codeOf(() => exportSnapshot(root, snap.id, out))).toBe("DISK_FULL");
+      expect(readdirSync(fs.dir)).toEqual(["out"]);
+      expect(readdirSync(out)).toEqual([]);
+    },
+  );
+
+  it("an export appears whole at the end; a killed export's folder is removed by the next", () => {
+    const root = tmp();
+    twoFiles(root);
+    const snap = createSnapshot(root, OPTS);
+    const parent = tmp();
+    const out = join(parent, "out");
+    // what an export killed mid-copy leaves (pid 2^22 + 1 is above Linux's pid_max: not alive)
+    const stale = join(parent, ".out.tw-export-4194305-0badc0de");
+    mkdirSync(join(stale, "workspace"), { recursive: true });
+    exportSnapshot(root, snap.id, out);
+    expect(readdirSync(parent)).toEqual(["out"]);
+    expect(readdirSync(out).sort()).toEqual(["snapshot.json", "workspace"]);
+    expect(readFileSync(join(out, "workspace/b.txt"), "utf8")).toBe("BBBB\n");
+    expect(codeOf(() => exportSnapshot(root, snap.id, out))).toBe("TARGET_NOT_EMPTY");
   });
 });
