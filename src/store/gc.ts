@@ -212,7 +212,16 @@ export function collectDroppedObjects(
 }
 
 export interface FsckProblem {
-  kind: "corrupt_object" | "missing_object" | "bad_record" | "corrupt_cache" | "temp_file";
+  kind:
+    | "corrupt_object"
+    | "missing_object"
+    | "bad_record"
+    | "corrupt_cache"
+    | "temp_file"
+    /** The ledger's (`fsckLedger`): a line of history/index.tsv that is wrong. */
+    | "corrupt_index"
+    /** The ledger's: a record with no index line (a crash between them); only noted. */
+    | "unindexed_record";
   /** Object id, record id or cache file, whichever applies. */
   subject: string;
   /** The file at fault (for a missing object, the manifest that names it). */
