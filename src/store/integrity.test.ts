@@ -21,9 +21,11 @@ import {
   fsck,
   listSnapshots,
   listSnapshotsChecked,
+  peekStatCache,
   readManifest,
   readManifestText,
   readStatCache,
+  writeStatCache,
 } from "./index.ts";
 
 const OPTS = { excludes: [...DEFAULT_EXCLUDES], maxFileBytes: 1e9 };
@@ -127,6 +129,33 @@ describe("trusted caches are checked, never trusted blindly (issue 16, class 6)"
     buf[buf.length - 30] = (buf[buf.length - 30] ?? 0) ^ 1; // one bit in the trailer
     writeFileSync(paths.statCache, buf);
     expect(readStatCache(paths.statCache).entries.size).toBe(0);
+  });
+
+  it("fsck finds a cache entry that lies with a valid checksum; a damaged header is not peeked", () => {
+    const root = tmp();
+    twoFiles(root);
+    const first = createSnapshot(root, OPTS);
+    createSnapshot(root, OPTS); // past the racy window
+    const paths = workspacePaths(root);
+    const cache = readStatCache(paths.statCache);
+    const a = cache.entries.get("a.txt");
+    const bOid = first.manifest.entries.find((e) => e.path === "b.txt")?.oid ?? "";
+    if (a === undefined) throw new Error("a.txt not cached");
+    cache.entries.set("a.txt", { ...a, oid: bOid }); // what a bug could write, sum and all
+    writeStatCache(paths.statCache, cache);
+    expect(fsck(root).problems).toEqual([
+      expect.objectContaining({
+        kind: "corrupt_cache",
+        path: paths.statCache,
+        code: "CORRUPT_FILE",
+        detail: expect.stringContaining("a.txt: the file hashes to"),
+      }),
+    ]);
+    expect(peekStatCache(paths.statCache)).not.toBeNull();
+    const buf = readFileSync(paths.statCache);
+    buf[9] = (buf[9] ?? 0) ^ 1; // the scan start
+    writeFileSync(paths.statCache, buf);
+    expect(peekStatCache(paths.statCache)).toBeNull();
   });
 
   it("a corrupt last-manifest.json.br is never linked into a new record", () => {
