@@ -26,7 +26,11 @@ export const ErrorCode = {
   CONFIG_INVALID: "CONFIG_INVALID",
   /** The workspace lock is held by a live process; `data.holder` names it (pid, host, started_at, command). */
   LOCKED: "LOCKED",
-  /** A protocol file on disk (state.json, issue.json, a manifest, …) is corrupt or hand-edited into an invalid shape. */
+  /**
+   * A protocol file on disk (state.json, issue.json, a manifest, …) is truncated, corrupt or
+   * hand-edited into an invalid shape; `data.file` names it. fsck also reports a cache or index
+   * that fails its check with this code.
+   */
   CORRUPT_FILE: "CORRUPT_FILE",
 
   // ── store ────────────────────────────────────────────────────────────────

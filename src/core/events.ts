@@ -41,6 +41,11 @@ export const EventRegistry = {
   "guard.checked": z.object({ action: z.string(), score: z.number() }).passthrough(),
   "card.created": z.object({ pattern_id: z.string() }).passthrough(),
   "hook.failed": z.object({ event: z.string(), message: z.string() }).passthrough(),
+  /**
+   * A cache or index failed its integrity check and was dropped, never trusted (issue 16): the
+   * next read rebuilds it (for the stat cache, one full re-hash).
+   */
+  "cache.discarded": z.object({ file: z.string(), reason: z.string() }).passthrough(),
 } as const;
 
 export type EventName = keyof typeof EventRegistry;

@@ -11,7 +11,13 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { errnoCode, fromSystemError, writeFileAtomic } from "../core/index.ts";
+import {
+  appendEvent,
+  errnoCode,
+  fromSystemError,
+  systemClock,
+  writeFileAtomic,
+} from "../core/index.ts";
 import {
   decodeIndexCache,
   encodeIndexCache,
@@ -414,7 +420,12 @@ function loadCachedPrefix(
     return undefined;
   }
   const decoded = decodeIndexCache(buf);
-  if (decoded === undefined) return undefined;
+  if (decoded === undefined) {
+    // It names this very prefix of this file, yet its body fails its sha1 or its tables: damaged,
+    // not stale. Dropped and said so; the next load that parses 2000 lines writes it anew.
+    discardIndexCache(indexPath, "its sha1 or its tables do not check out");
+    return undefined;
+  }
   indexLoadStats.fromCache++;
   return {
     ino: st.ino,
@@ -423,6 +434,64 @@ function loadCachedPrefix(
     onDisk: claimed.covered,
     data: decoded.data,
   };
+}
+
+/** Remove a damaged `index.cache`, with a `cache.discarded` event on the workspace's bus. */
+function discardIndexCache(indexPath: string, reason: string): void {
+  const file = indexCachePath(indexPath);
+  rmSync(file, { force: true });
+  try {
+    // index.tsv lies in `.timewarp/history/`; the bus is `.timewarp/events.jsonl`.
+    appendEvent(
+      join(dirname(dirname(indexPath)), "events.jsonl"),
+      "cache.discarded",
+      { file, reason: `index.cache: ${reason}` },
+      systemClock,
+    );
+  } catch {
+    // a full or read-only disk: the cache is ignored all the same
+  }
+}
+
+/**
+ * What is wrong with `index.cache` for the index at `indexPath` (for fsck; null: absent, sound,
+ * or stale, which readers ignore and replace). A cache that names this file's prefix must decode
+ * and hold exactly what parsing that prefix gives.
+ */
+export function checkIndexCache(indexPath: string): string | null {
+  let buf: Buffer;
+  let st: { ino: number; dev: number; size: number };
+  try {
+    buf = readFileSync(indexCachePath(indexPath));
+    st = statSync(indexPath);
+  } catch {
+    return null;
+  }
+  const claimed = readCacheKey(buf);
+  if (claimed === undefined) return "its header does not read";
+  if (
+    claimed.ino !== st.ino ||
+    claimed.dev !== st.dev ||
+    claimed.covered <= 0 ||
+    claimed.covered > st.size ||
+    keyFor(indexPath, st, claimed.covered).fingerprint !== claimed.fingerprint
+  ) {
+    return null; // stale: made for another file or other bytes, and never used for this one
+  }
+  const decoded = decodeIndexCache(buf);
+  if (decoded === undefined) return "its sha1 or its tables do not check out";
+  const parsed = emptyIndex();
+  parseIndexText(readRange(indexPath, 0, claimed.covered).toString("utf8"), parsed);
+  const a = decoded.data;
+  if (a.count !== parsed.count) return `it lists ${a.count} operations, the index ${parsed.count}`;
+  for (let i = 0; i < a.count; i++) {
+    const x = indexEntryAt(a, i);
+    const y = indexEntryAt(parsed, i);
+    if (JSON.stringify(x) !== JSON.stringify(y)) {
+      return `operation ${i + 1} differs from index.tsv (${y.id})`;
+    }
+  }
+  return null;
 }
 
 /**

@@ -18,6 +18,8 @@ export {
   createDirectory,
   deletePath,
 } from "./edit-tools.ts";
+export type { LedgerFsckResult } from "./fsck-ledger.ts";
+export { fsckLedger } from "./fsck-ledger.ts";
 export type { EditHistory, GetEditHistoryParams, HistoryItem, SnapshotDiff } from "./history.ts";
 export { getEditHistory, readSnapshotDiff } from "./history.ts";
 export type { EditResult, LedgerContext } from "./ledger-context.ts";

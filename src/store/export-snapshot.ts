@@ -1,8 +1,12 @@
-import { mkdirSync, readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import {
   ErrorCode,
   errnoCode,
+  fromSystemError,
+  fsyncDirectory,
+  isProcessAlive,
   TimewarpError,
   workspacePaths,
   writeJsonAtomic,
@@ -22,6 +26,11 @@ export interface ExportResult {
  * Materialize a snapshot as the seed's copy layout: `<dir>/snapshot.json` and
  * `<dir>/workspace/…` (files with their modes, symlinks as links, empty directories).
  * `dir` must not exist or be empty (TARGET_NOT_EMPTY); SNAPSHOT_NOT_FOUND for an unknown id.
+ *
+ * The copy is built in a hidden folder beside `dir` and renamed onto it at the end, so `dir`
+ * appears whole or not at all (issue 16: a full disk left half a copy that looked like one). A
+ * failure removes the folder (DISK_FULL when the disk filled); one left by a killed export is
+ * removed by the next export to the same place.
  */
 export function exportSnapshot(
   root: string,
@@ -32,16 +41,43 @@ export function exportSnapshot(
   const record = readSnapshot(root, id, query);
   const manifest = readManifest(root, record);
   const out = resolve(dir);
+  assertExportTarget(out);
+  const parent = dirname(out);
+  const prefix = `.${basename(out)}.tw-export-`;
+  const building = join(parent, `${prefix}${process.pid}-${randomBytes(4).toString("hex")}`);
   try {
-    const names = readdirSync(out);
-    if (names.length > 0) {
-      throw new TimewarpError(
-        ErrorCode.TARGET_NOT_EMPTY,
-        `export target ${out} is not empty (has ${names.length} entries); choose a new directory`,
-        { data: { dir: out } },
-      );
-    }
+    mkdirSync(parent, { recursive: true });
+    removeStaleBuilds(parent, prefix);
+    mkdirSync(join(building, "workspace"), { recursive: true });
   } catch (error) {
+    rmSync(building, { recursive: true, force: true });
+    throw fromSystemError(error, `creating ${building} to export ${id}`);
+  }
+  let restore: RestoreResult;
+  try {
+    restore = restoreManifest(join(building, "workspace"), manifest, {
+      store: createObjectStore(workspacePaths(root).objects),
+      excludes: [],
+    });
+    writeJsonAtomic(join(building, RECORD_FILE), record);
+    // Replaces `out` when it is an empty directory (rename(2)); checked again just before.
+    assertExportTarget(out);
+    renameSync(building, out);
+    fsyncDirectory(parent);
+  } catch (error) {
+    rmSync(building, { recursive: true, force: true });
+    throw fromSystemError(error, `exporting ${id} to ${out}`);
+  }
+  return { dir: out, files: record.files, bytes: record.bytes, restore };
+}
+
+/** `out` must not exist, or be an empty directory. */
+function assertExportTarget(out: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(out);
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return;
     if (errnoCode(error) === "ENOTDIR") {
       throw new TimewarpError(
         ErrorCode.NOT_A_DIRECTORY,
@@ -51,13 +87,24 @@ export function exportSnapshot(
         },
       );
     }
-    if (errnoCode(error) !== "ENOENT") throw error;
+    throw fromSystemError(error, `reading export target ${out}`);
   }
-  mkdirSync(join(out, "workspace"), { recursive: true });
-  const restore = restoreManifest(join(out, "workspace"), manifest, {
-    store: createObjectStore(workspacePaths(root).objects),
-    excludes: [],
-  });
-  writeJsonAtomic(join(out, RECORD_FILE), record);
-  return { dir: out, files: record.files, bytes: record.bytes, restore };
+  if (names.length > 0) {
+    throw new TimewarpError(
+      ErrorCode.TARGET_NOT_EMPTY,
+      `export target ${out} is not empty (has ${names.length} entries); choose a new directory`,
+      { data: { dir: out } },
+    );
+  }
+}
+
+/** Folders a killed export to the same target left (their pid is gone). */
+function removeStaleBuilds(parent: string, prefix: string): void {
+  for (const name of readdirSync(parent)) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]);
+    if (Number.isInteger(pid) && !isProcessAlive(pid)) {
+      rmSync(join(parent, name), { recursive: true, force: true });
+    }
+  }
 }

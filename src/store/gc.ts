@@ -1,19 +1,29 @@
-import { statSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import {
   appendEvent,
   type Clock,
+  ErrorCode,
   errnoCode,
+  gitBlobId,
   isProcessAlive,
   isTimewarpError,
   systemClock,
+  type WorkspacePaths,
   workspacePaths,
 } from "../core/index.ts";
-import { diffManifestTexts, type Manifest } from "./manifest.ts";
+import { decodeManifest, diffManifestTexts, type Manifest } from "./manifest.ts";
 import { createObjectStore } from "./object-store.ts";
 import { recordId } from "./snapshot-record.ts";
-import { listSnapshots, readManifest } from "./snapshots.ts";
-import { pruneStatCache } from "./stat-cache.ts";
+import { listSnapshots, listSnapshotsChecked, readManifest } from "./snapshots.ts";
+import {
+  checkStatCacheFile,
+  loadStatCache,
+  type ManifestRef,
+  manifestRefProblem,
+  pruneStatCache,
+  type StatCache,
+} from "./stat-cache.ts";
 
 /**
  * Every object id referenced by a record under `snapshots/` or `present_backup/` (manifests are
@@ -202,24 +212,45 @@ export function collectDroppedObjects(
 }
 
 export interface FsckProblem {
-  kind: "corrupt_object" | "missing_object" | "bad_record" | "temp_file";
-  /** Object id, record id or file, whichever applies. */
+  kind:
+    | "corrupt_object"
+    | "missing_object"
+    | "bad_record"
+    | "corrupt_cache"
+    | "temp_file"
+    /** The ledger's (`fsckLedger`): a line of history/index.tsv that is wrong. */
+    | "corrupt_index"
+    /** The ledger's: a record with no index line (a crash between them); only noted. */
+    | "unindexed_record";
+  /** Object id, record id or cache file, whichever applies. */
   subject: string;
+  /** The file at fault (for a missing object, the manifest that names it). */
+  path: string;
+  /**
+   * The code a read of it gives: OBJECT_CORRUPT, OBJECT_NOT_FOUND, CORRUPT_FILE (a record, a
+   * manifest, a cache), or the file system's (PERMISSION_DENIED, …); IO_ERROR for a temp file.
+   */
+  code: ErrorCode;
   detail: string;
 }
 
 export interface FsckResult {
-  /** True when no object is corrupt or missing and every record reads (temp files are only noted). */
+  /** True when nothing is corrupt or missing and every record reads (temp files are only noted). */
   ok: boolean;
   objects: number;
   records: number;
+  /** Cache files checked (stat caches and the last manifest). */
+  caches: number;
   problems: FsckProblem[];
 }
 
 /**
  * Check the store: every object re-hashed against its id, every record and manifest readable
- * with the hash it promises, every referenced object present. Reads everything; run it on
- * demand, not on every snapshot.
+ * with the hash it promises, every referenced object present, and every cache the store trusts
+ * (the stat caches' checksums and, for the entries whose file still has the cached stat data,
+ * the content id; `last-manifest.json.br` against the sum and hash the stat cache recorded).
+ * One damaged record is reported and the others are still checked. Reads everything and changes
+ * nothing (a bad cache is discarded by its next reader); run it on demand.
  */
 export function fsck(root: string): FsckResult {
   const paths = workspacePaths(root);
@@ -234,34 +265,40 @@ export function fsck(root: string): FsckResult {
       problems.push({
         kind: "corrupt_object",
         subject: oid,
+        path: store.pathOf(oid),
+        code: isTimewarpError(error) ? error.code : ErrorCode.IO_ERROR,
         detail: error instanceof Error ? error.message : String(error),
       });
     }
   }
   let records = 0;
   for (const kind of ["snapshot", "present_backup"] as const) {
-    let list: ReturnType<typeof listSnapshots>;
+    let list: ReturnType<typeof listSnapshotsChecked>;
     try {
-      list = listSnapshots(root, { kind });
+      list = listSnapshotsChecked(root, { kind });
     } catch (error) {
-      problems.push({
-        kind: "bad_record",
-        subject: kind,
-        detail: isTimewarpError(error) ? error.message : String(error),
-      });
+      const dir = kind === "snapshot" ? paths.snapshots : paths.backups;
+      problems.push(problemOf("bad_record", kind, dir, error));
       continue;
     }
-    for (const record of list) {
+    for (const bad of list.corrupt) {
+      problems.push({
+        kind: "bad_record",
+        subject: bad.id,
+        path: bad.file,
+        code: bad.code,
+        detail: bad.message,
+      });
+    }
+    for (const record of list.records) {
       records++;
+      const dir = kind === "snapshot" ? paths.snapshots : paths.backups;
+      const file = join(dir, recordId(record), record.manifest.file);
       let manifest: Manifest;
       try {
         manifest = readManifest(root, record);
       } catch (error) {
-        problems.push({
-          kind: "bad_record",
-          subject: recordId(record),
-          detail: error instanceof Error ? error.message : String(error),
-        });
+        problems.push(problemOf("bad_record", recordId(record), file, error));
         continue;
       }
       for (const e of manifest.entries) {
@@ -269,19 +306,137 @@ export function fsck(root: string): FsckResult {
           problems.push({
             kind: "missing_object",
             subject: e.oid,
+            path: file,
+            code: ErrorCode.OBJECT_NOT_FOUND,
             detail: `${recordId(record)}: ${e.path}`,
           });
         }
       }
     }
   }
+  const caches = checkCaches(paths, problems);
   for (const temp of store.listTemp()) {
-    problems.push({ kind: "temp_file", subject: temp, detail: "left by an interrupted write" });
+    problems.push({
+      kind: "temp_file",
+      subject: temp,
+      path: temp,
+      code: ErrorCode.IO_ERROR,
+      detail: "left by an interrupted write",
+    });
   }
   return {
     ok: problems.every((p) => p.kind === "temp_file"),
     objects: present.size,
     records,
+    caches,
     problems,
   };
+}
+
+function problemOf(
+  kind: FsckProblem["kind"],
+  subject: string,
+  path: string,
+  error: unknown,
+): FsckProblem {
+  return {
+    kind,
+    subject,
+    path: isTimewarpError(error) && typeof error.data?.file === "string" ? error.data.file : path,
+    code: isTimewarpError(error) ? error.code : ErrorCode.IO_ERROR,
+    detail: error instanceof Error ? error.message : String(error),
+  };
+}
+
+/**
+ * The caches the store trusts: the workspace's stat cache, the hooks' (the baseline a shell
+ * command's changes are diffed against; same format, kept in `.timewarp/hooks/`), and the last
+ * manifest the stat cache names. Returns how many files were checked.
+ */
+function checkCaches(paths: WorkspacePaths, problems: FsckProblem[]): number {
+  let checked = 0;
+  const cacheProblem = (file: string, detail: string) =>
+    problems.push({
+      kind: "corrupt_cache",
+      subject: file,
+      path: file,
+      code: ErrorCode.CORRUPT_FILE,
+      detail,
+    });
+  let ref: ManifestRef | undefined;
+  for (const file of [paths.statCache, join(paths.data, "hooks", "stat-cache.bin")]) {
+    if (!existsSync(file)) continue;
+    checked++;
+    const problem = checkStatCacheFile(file);
+    if (problem !== null) {
+      cacheProblem(file, `${file}: ${problem}`);
+      continue;
+    }
+    const cache = loadStatCache(file);
+    if (cache === null) continue; // of another format version: ignored by every reader
+    for (const detail of cacheEntryProblems(paths.root, cache)) {
+      cacheProblem(file, `${file}: ${detail}`);
+    }
+    if (file === paths.statCache) ref = cache.index?.manifest;
+  }
+  if (existsSync(paths.lastManifest)) {
+    checked++;
+    const problem = lastManifestProblem(paths, ref);
+    if (problem !== null) cacheProblem(paths.lastManifest, `${paths.lastManifest}: ${problem}`);
+  }
+  return checked;
+}
+
+/**
+ * Entries of a sound cache that still lie: the file has exactly the cached stat data (size,
+ * mtime, ctime, inode, mode; older than the scan, so not racy) but other bytes. A scan would
+ * trust such an entry, so it is re-hashed here. ctime cannot be set back by hand: a match with
+ * other bytes means the cache itself is wrong.
+ */
+function cacheEntryProblems(root: string, cache: StatCache): string[] {
+  const out: string[] = [];
+  for (const [key, c] of cache.entries) {
+    if (key.charCodeAt(0) === 0 || c.mtimeMs >= cache.scanStartMs) continue; // byte names; racy
+    const file = join(root, key);
+    const st = lstatSync(file, { throwIfNoEntry: false });
+    if (
+      st === undefined ||
+      st.size !== c.size ||
+      st.mtimeMs !== c.mtimeMs ||
+      st.ctimeMs !== c.ctimeMs ||
+      st.ino !== c.ino ||
+      st.mode !== c.mode
+    ) {
+      continue; // changed since: a scan re-reads it anyway
+    }
+    let got: string;
+    try {
+      got = gitBlobId(readFileSync(file));
+    } catch {
+      continue;
+    }
+    if (got !== c.oid) out.push(`${key}: the file hashes to ${got}, the cache says ${c.oid}`);
+  }
+  return out;
+}
+
+/** What is wrong with `last-manifest.json.br` (null: nothing). */
+function lastManifestProblem(paths: WorkspacePaths, ref: ManifestRef | undefined): string | null {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(paths.lastManifest);
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  const named = ref !== undefined && join(paths.data, ref.file) === paths.lastManifest;
+  if (named) {
+    const problem = manifestRefProblem(bytes, ref);
+    if (problem !== null) return problem;
+  }
+  try {
+    decodeManifest(bytes, { source: paths.lastManifest, ...(named ? { hash: ref.hash } : {}) });
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  return null;
 }

@@ -43,6 +43,7 @@ export { scanWorkspaceText } from "./snapshot-delta.ts";
 export type { RecordKind, SnapshotRecord } from "./snapshot-record.ts";
 export { recordId, SnapshotRecordSchema } from "./snapshot-record.ts";
 export type {
+  CorruptRecord,
   CreateSnapshotOptions,
   CreateSnapshotResult,
   RecordQuery,
@@ -52,6 +53,7 @@ export {
   createSnapshot,
   deleteSnapshot,
   listSnapshots,
+  listSnapshotsChecked,
   readManifest,
   readManifestText,
   readSnapshot,

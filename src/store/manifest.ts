@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync } from "node:zlib";
 import { z } from "zod";
-import { ErrorCode, errnoCode, formatZodIssues, gitBlobId, TimewarpError } from "../core/index.ts";
+import { ErrorCode, formatZodIssues, gitBlobId, TimewarpError } from "../core/index.ts";
 
 const Oid = z.string().regex(/^[0-9a-f]{40}$/);
 
@@ -401,11 +401,13 @@ export function readManifestTextFile(file: string, hash: string): Buffer {
   const key = fileKey(statSync(file));
   const kept = lastTexts.find((e) => e.key === key && e.hash === hash);
   if (kept !== undefined) return kept.text;
+  // Read first, decompress apart: zlib's errors carry a `code` too (Z_BUF_ERROR for a truncated
+  // file), which must not pass for the file system's (issue 16: that was IO_ERROR).
+  const bytes = readFileSync(file);
   let text: Buffer;
   try {
-    text = decompressManifest(readFileSync(file));
+    text = decompressManifest(bytes);
   } catch (error) {
-    if (errnoCode(error) !== undefined) throw error;
     throw new TimewarpError(
       ErrorCode.CORRUPT_FILE,
       `${file}: not a compressed manifest (${error instanceof Error ? error.message : String(error)})`,

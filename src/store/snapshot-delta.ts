@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gitBlobId } from "../core/index.ts";
 import {
@@ -17,7 +16,9 @@ import {
 } from "./scan-workspace.ts";
 import {
   type CachedStat,
+  type ManifestRef,
   openStatCacheTable,
+  readManifestRef,
   type ScanIndex,
   type StatCacheTable,
   spliceStatCache,
@@ -71,12 +72,12 @@ export interface DeltaScan {
   /** Its canonical text; undefined when the workspace is as the last manifest (`known`). */
   text?: Buffer;
   /** The stored manifest file this scan found unchanged, and its bytes. */
-  known?: { file: string; hash: string };
+  known?: ManifestRef;
   stored?: Buffer;
   /** Nothing moved and the watch token is the same: the cache on disk needs no rewrite. */
   quiet: boolean;
   /** The new stat cache's bytes, recording `manifest` as the file that holds this manifest. */
-  cacheBytes(manifest: { file: string; hash: string }): Buffer;
+  cacheBytes(manifest: ManifestRef): Buffer;
 }
 
 /** Why the delta path was not taken, and the daemon's answer when one was asked. */
@@ -195,7 +196,7 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
   }
 
   const token = scan.statCache.watchToken ?? watched?.token;
-  const cacheBytes = (manifest: { file: string; hash: string }) =>
+  const cacheBytes = (manifest: ManifestRef) =>
     spliceStatCache(table, removed, scan.statCache.entries, {
       scanStartMs: scan.statCache.scanStartMs,
       watchToken: token,
@@ -214,8 +215,8 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
   const known = index.manifest;
   const file = join(options.dataDir, known.file);
   if (edits.size === 0) {
-    const stored = readStored(file);
-    if (stored === null) return fallback("the last manifest file is gone");
+    const stored = readManifestRef(options.dataDir, known);
+    if (stored === null) return fallback("the last manifest file is gone or does not match");
     const quiet = token === table.watchToken && sameCache(scan.statCache.entries, slice);
     return { ...common, hash: known.hash, known, stored, quiet };
   }
@@ -241,19 +242,11 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
   }
   const hash = gitBlobId(text);
   if (hash === known.hash) {
-    const stored = readStored(file);
-    if (stored === null) return fallback("the last manifest file is gone");
+    const stored = readManifestRef(options.dataDir, known);
+    if (stored === null) return fallback("the last manifest file is gone or does not match");
     return { ...common, hash, known, stored, quiet: false };
   }
   return { ...common, hash, text, quiet: false };
-}
-
-function readStored(file: string): Buffer | null {
-  try {
-    return readFileSync(file);
-  } catch {
-    return null;
-  }
 }
 
 /** Did the scan keep every entry of the slice as it was (so the table needs no rewrite)? */

@@ -46,7 +46,10 @@ export const SnapshotRecordSchema = z
     skipped: z.array(SkippedPathSchema),
     manifest: z.object({
       /** File name beside snapshot.json (brotli-compressed canonical JSON; gzip in older records). */
-      file: z.string(),
+      file: z
+        .string()
+        .regex(/^[^/\\]+$/)
+        .refine((f) => f !== "." && f !== "..", "a file name"),
       /** `hashManifest` of the manifest: git blob id of its canonical (uncompressed) text. */
       hash: z.string().regex(/^[0-9a-f]{40}$/),
       entries: z.number().int().nonnegative(),

@@ -24,6 +24,7 @@ import {
   fsyncDirectory,
   fsyncFile,
   isProcessAlive,
+  isTimewarpError,
   type Random,
   readConfig,
   readJsonFile,
@@ -56,7 +57,14 @@ import {
   type SnapshotRecord,
   SnapshotRecordSchema,
 } from "./snapshot-record.ts";
-import { readStatCache, type StatCache, writeStatCache } from "./stat-cache.ts";
+import {
+  type ManifestRef,
+  manifestFileSum,
+  readManifestRef,
+  readStatCache,
+  type StatCache,
+  writeStatCache,
+} from "./stat-cache.ts";
 
 export const RECORD_FILE = "snapshot.json";
 export const MANIFEST_FILE = "manifest.json.br";
@@ -213,6 +221,8 @@ export function createSnapshot(
   const building = join(paths.tmp, `${TMP_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
   const finalDir = join(recordsDir, id);
   let record: SnapshotRecord;
+  /** The checksum of the manifest file's bytes, which the stat cache records beside its name. */
+  let storedSum = "";
   try {
     mkdirSync(building);
     // An unchanged workspace has the manifest a stored record already holds: that file is
@@ -223,12 +233,15 @@ export function createSnapshot(
       try {
         linkSync(join(paths.data, scanned.known.file), join(building, MANIFEST_FILE));
         linked = true;
+        storedSum = scanned.known.sum;
       } catch {
         // written below
       }
     }
     if (!linked) {
-      writeFileSync(join(building, MANIFEST_FILE), scanned.stored(), { flag: "wx", mode: 0o644 });
+      const bytes = scanned.stored();
+      writeFileSync(join(building, MANIFEST_FILE), bytes, { flag: "wx", mode: 0o644 });
+      storedSum = manifestFileSum(bytes);
     }
     record = {
       schema_version: SNAPSHOT_RECORD_SCHEMA_VERSION,
@@ -274,11 +287,15 @@ export function createSnapshot(
         linkLastManifest(paths, file);
         const text = scanned.madeText();
         if (text !== undefined) rememberManifestText(paths.lastManifest, scanned.hash, text);
-        return { file: relative(paths.data, paths.lastManifest), hash: scanned.hash };
+        return {
+          file: relative(paths.data, paths.lastManifest),
+          hash: scanned.hash,
+          sum: storedSum,
+        };
       } catch {
         // the record went meanwhile (a deferred write), or links fail: the file itself, which
         // a later scan finds, or finds gone and falls back
-        return { file: relative(paths.data, file), hash: scanned.hash };
+        return { file: relative(paths.data, file), hash: scanned.hash, sum: storedSum };
       }
     });
   if (options.deferCache !== true) writeCache();
@@ -343,7 +360,7 @@ interface Scanned {
   hash: string;
   entries: number;
   /** A stored manifest file with exactly this manifest, to link instead of writing a copy. */
-  known?: { file: string; hash: string };
+  known?: ManifestRef;
   /** The manifest's stored bytes. */
   stored: () => Buffer;
   /** The manifest itself (decoded on demand when the delta path made only its text). */
@@ -356,7 +373,7 @@ interface Scanned {
    * Write the new stat cache (when it changed), naming the manifest file `ref()` makes as this
    * manifest's (called only when the cache will name it).
    */
-  writeCache: (ref: () => { file: string; hash: string }) => void;
+  writeCache: (ref: () => ManifestRef) => void;
 }
 
 /**
@@ -430,8 +447,14 @@ function scanForSnapshot(
   store.flush();
   // Not kept alive while the manifest is encoded and written (at 100k files it is ~20 MB).
   oldCache = undefined;
-  // Unchanged (the watcher saw nothing): the manifest of the index's stored file.
-  const known = scan.unchanged ? scan.statCache.index?.manifest : undefined;
+  // Unchanged (the watcher saw nothing): the manifest of the index's stored file, if it still
+  // holds the bytes the index recorded (else it is encoded anew, and the index forgets it).
+  let known = scan.unchanged ? scan.statCache.index?.manifest : undefined;
+  const forgotten = known !== undefined && readManifestRef(paths.data, known) === null;
+  if (forgotten) {
+    known = undefined;
+    delete scan.statCache.index?.manifest;
+  }
   const encoded = known === undefined ? encodeManifest(scan.manifest) : undefined;
   return {
     how: scan.incremental ? "index" : "walk",
@@ -461,6 +484,7 @@ function scanForSnapshot(
       // more), so the file need not be rewritten.
       if (
         (updatable && known === undefined) ||
+        forgotten ||
         scan.rehashed > 0 ||
         scan.statCache.entries.size !== oldCacheSize ||
         !scan.watchQuiet
@@ -491,13 +515,71 @@ function listIds(dir: string, kind: RecordKind): string[] {
 /**
  * Every record of a kind, oldest first. A record folder whose snapshot.json is corrupt throws
  * CORRUPT_FILE naming it (it is never silently ignored: gc must not drop what it references).
+ * A listing for people uses `listSnapshotsChecked`, which lists the others.
  */
 export function listSnapshots(root: string, query: RecordQuery = {}): SnapshotRecord[] {
   const kind = query.kind ?? "snapshot";
   const dir = kindDir(root, kind);
-  return listIds(dir, kind).map((id) =>
-    readJsonFile(join(dir, id, RECORD_FILE), SnapshotRecordSchema),
-  );
+  return listIds(dir, kind).map((id) => readRecordFile(dir, id, kind));
+}
+
+/** A record folder whose snapshot.json cannot be read, as a listing flags it. */
+export interface CorruptRecord {
+  id: string;
+  kind: RecordKind;
+  /** CORRUPT_FILE (truncated, not JSON, wrong shape, another id), or the file system's code. */
+  code: ErrorCode;
+  message: string;
+  /** The snapshot.json at fault. */
+  file: string;
+}
+
+/**
+ * Every record of a kind that reads, oldest first, and the folders whose snapshot.json does not
+ * (`corrupt`): one damaged record must not hide the others from a listing (issue 16). Not for
+ * gc, which must stop on any (`listSnapshots`).
+ */
+export function listSnapshotsChecked(
+  root: string,
+  query: RecordQuery = {},
+): { records: SnapshotRecord[]; corrupt: CorruptRecord[] } {
+  const kind = query.kind ?? "snapshot";
+  const dir = kindDir(root, kind);
+  const records: SnapshotRecord[] = [];
+  const corrupt: CorruptRecord[] = [];
+  for (const id of listIds(dir, kind)) {
+    try {
+      records.push(readRecordFile(dir, id, kind));
+    } catch (error) {
+      if (!isTimewarpError(error)) throw error;
+      corrupt.push({
+        id,
+        kind,
+        code: error.code,
+        message: error.message,
+        file: join(dir, id, RECORD_FILE),
+      });
+    }
+  }
+  return { records, corrupt };
+}
+
+/**
+ * `<dir>/<id>/snapshot.json`, which must name the folder it lies in (CORRUPT_FILE otherwise: its
+ * manifest is looked up by the id inside, so a record copied or edited into another folder would
+ * be read with another record's manifest).
+ */
+function readRecordFile(dir: string, id: string, kind: RecordKind): SnapshotRecord {
+  const file = join(dir, id, RECORD_FILE);
+  const record = readJsonFile(file, SnapshotRecordSchema);
+  if (record.kind !== kind || recordId(record) !== id) {
+    throw new TimewarpError(
+      ErrorCode.CORRUPT_FILE,
+      `${file}: names ${record.kind} ${JSON.stringify(recordId(record))}, expected ${kind} ${JSON.stringify(id)} (its folder)`,
+      { data: { file } },
+    );
+  }
+  return record;
 }
 
 /** One record. SNAPSHOT_NOT_FOUND (with `data.available`) when there is no such id. */
@@ -516,7 +598,7 @@ export function readSnapshot(root: string, id: string, query: RecordQuery = {}):
       { data: { id, kind, available } },
     );
   }
-  return readJsonFile(file, SnapshotRecordSchema);
+  return readRecordFile(dir, id, kind);
 }
 
 /** The manifest of a record (by id or record), verified against the hash in its snapshot.json. */

@@ -1,6 +1,16 @@
-import { closeSync, openSync, readFileSync, readSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  statSync,
+  unlinkSync,
+} from "node:fs";
 import { endianness } from "node:os";
-import { writeFileAtomic } from "../core/index.ts";
+import { basename, dirname, join } from "node:path";
+import { crc32 } from "node:zlib";
+import { appendEvent, DATA_DIR, systemClock, writeFileAtomic } from "../core/index.ts";
 import type { ManifestEntry } from "./manifest.ts";
 import type { SkippedPath } from "./scan-workspace.ts";
 
@@ -46,9 +56,52 @@ export interface ScanIndex {
    * directory, and its hash), set by the snapshot that wrote it: an unchanged workspace links
    * it into the next snapshot instead of encoding 10k entries again.
    */
-  manifest?: { file: string; hash: string };
+  manifest?: ManifestRef;
   /** Files with more than one hard link: revisited by every incremental scan. */
   linked?: string[];
+}
+
+/**
+ * A stored manifest file named by an index: its path (relative to the data directory), the hash
+ * of its canonical text, and the CRC-32 of its stored bytes (`manifestFileSum`), so that a
+ * reader can check the file in a pass over ~300 KB instead of decompressing and hashing 1.5 MB
+ * of text before it links the file into a new record (issue 16: trusted caches are checked).
+ */
+export interface ManifestRef {
+  file: string;
+  hash: string;
+  sum: string;
+}
+
+/** The checksum `ManifestRef.sum` records of a stored manifest file's bytes. */
+export function manifestFileSum(bytes: Uint8Array): string {
+  return crc32(bytes).toString(16).padStart(8, "0");
+}
+
+/**
+ * The stored bytes of the manifest file an index names, when they match its recorded sum; null
+ * when the file is gone or does not match (reported on the bus as `cache.discarded`, and left
+ * in place: the name may be a record's own file, which fsck reports). For a snapshot about to
+ * link that file into a new record: a damaged one must never be.
+ */
+export function readManifestRef(dataDir: string, ref: ManifestRef): Buffer | null {
+  const file = join(dataDir, ref.file);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch {
+    return null;
+  }
+  const problem = manifestRefProblem(bytes, ref);
+  if (problem === null) return bytes;
+  reportDiscarded(file, problem);
+  return null;
+}
+
+/** What is wrong with the bytes of the manifest file `ref` names (null: nothing). */
+export function manifestRefProblem(bytes: Uint8Array, ref: ManifestRef): string | null {
+  const sum = manifestFileSum(bytes);
+  return sum === ref.sum ? null : `its crc32 is ${sum}, the stat cache recorded ${ref.sum}`;
 }
 
 export function emptyStatCache(): StatCache {
@@ -56,15 +109,22 @@ export function emptyStatCache(): StatCache {
 }
 
 const MAGIC = 0x54575343; // "TWSC"
-const FORMAT_VERSION = 6;
+/** 7: a CRC-32 of the header in it, and of the whole file at its end (issue 16). */
+const FORMAT_VERSION = 7;
 /** Header flag: every key is a UTF-8 path without U+FFFD (no byte names; see `StatCacheTable`). */
 const FLAG_PLAIN = 1;
 /** The watch token's slot in the header: a length byte, then up to 63 ASCII bytes. */
 const TOKEN_SLOT = 64;
-/** Header: magic, version, scan start (f64), file count, flags, total bytes (f64), token. */
+/**
+ * Header: magic, version, scan start (f64), file count, flags, total bytes (f64), token, and the
+ * CRC-32 of the bytes before it (`peekStatCache` reads only the header, and trusts it only so).
+ */
 const BYTES_AT = 4 + 4 + 8 + 4 + 4;
 const TOKEN_AT = BYTES_AT + 8;
-const HEADER_BYTES = TOKEN_AT + TOKEN_SLOT;
+const HEADER_CRC_AT = TOKEN_AT + TOKEN_SLOT;
+const HEADER_BYTES = HEADER_CRC_AT + 4;
+/** The CRC-32 of everything before it closes the file. */
+const SUM_BYTES = 4;
 /** After the header: where each entry starts (u32 per entry, then where the table ends). */
 const tableStart = (count: number) => HEADER_BYTES + 4 * (count + 1);
 const LITTLE_ENDIAN = endianness() === "LE";
@@ -72,35 +132,42 @@ const LITTLE_ENDIAN = endianness() === "LE";
 const FIXED_BYTES = 4 + 8 * 4 + 4 + 20;
 
 /**
- * Read a stat cache file; null when it is absent, torn or of another format. The format is a
- * header (magic, version, scan start, file count, flags, total size, watch token), the offset
- * of each entry, a flat binary table sorted by key in code-unit order (per file: key length,
- * key, four doubles, mode, raw oid), then a JSON trailer (length, text) with the index and the
- * racy keys (mtime not older than the scan start); it must be consumed exactly, so a torn write
- * is always detected. Decoding 10k entries takes a few milliseconds, a third of what the JSON
- * text it replaced took to parse; `openStatCacheTable` reads it without decoding any.
+ * Read a stat cache file; null when it is absent, torn, corrupt or of another format. The format
+ * is a header (magic, version, scan start, file count, flags, total size, watch token, the
+ * header's CRC-32), the offset of each entry, a flat binary table sorted by key in code-unit
+ * order (per file: key length, key, four doubles, mode, raw oid), a JSON trailer (length, text)
+ * with the index and the racy keys (mtime not older than the scan start), then the CRC-32 of all
+ * the bytes before it. A file whose sums do not match is discarded (`discardCache`): a cache that
+ * is wrong would make a snapshot record one file with another's bytes (issue 16), while a lost
+ * one only costs a full re-hash. Decoding 10k entries takes a few milliseconds, a third of what
+ * the JSON text it replaced took to parse; `openStatCacheTable` reads it without decoding any.
  */
 export function loadStatCache(path: string): StatCache | null {
   const buf = readCacheFile(path);
-  if (buf === null) return null;
+  return buf === null ? null : decodeStatCache(buf);
+}
+
+/** A checked cache file's contents; null when its structure does not add up. */
+function decodeStatCache(buf: Buffer): StatCache | null {
+  const fileEnd = buf.length - SUM_BYTES;
   const scanStartMs = buf.readDoubleLE(8);
   const count = buf.readUInt32LE(16);
   const watchToken = readToken(buf);
   const entries = new Map<string, CachedStat>();
   let off = tableStart(count);
   for (let i = 0; i < count; i++) {
-    if (off + 4 > buf.length) return null;
+    if (off + 4 > fileEnd) return null;
     const keyLen = buf.readUInt32LE(off);
     const keyEnd = off + 4 + keyLen;
-    if (keyEnd + FIXED_BYTES - 4 > buf.length) return null;
+    if (keyEnd + FIXED_BYTES - 4 > fileEnd) return null;
     const key = buf.toString("utf8", off + 4, keyEnd);
     off = keyEnd;
     entries.set(key, entryAt(buf, off));
     off += FIXED_BYTES - 4;
   }
-  if (off + 4 > buf.length) return null;
+  if (off + 4 > fileEnd) return null;
   const trailerEnd = off + 4 + buf.readUInt32LE(off);
-  if (trailerEnd !== buf.length) return null;
+  if (trailerEnd !== fileEnd) return null;
   let trailer: { index?: ScanIndex };
   try {
     trailer = JSON.parse(buf.toString("utf8", off + 4, trailerEnd));
@@ -125,6 +192,7 @@ export function lookupStatCache(
 ): { scanStartMs: number; found: Map<string, CachedStat>; under: Set<string> } | null {
   const buf = readCacheFile(path);
   if (buf === null) return null;
+  const fileEnd = buf.length - SUM_BYTES;
   const wanted = new Map<number, { key: string; bytes: Buffer }[]>();
   for (const key of keys) {
     const bytes = Buffer.from(key, "utf8");
@@ -139,11 +207,11 @@ export function lookupStatCache(
   const count = buf.readUInt32LE(16);
   let off = tableStart(count);
   for (let i = 0; i < count; i++) {
-    if (off + 4 > buf.length) return null;
+    if (off + 4 > fileEnd) return null;
     const keyLen = buf.readUInt32LE(off);
     const keyStart = off + 4;
     off = keyStart + keyLen;
-    if (off + FIXED_BYTES - 4 > buf.length) return null;
+    if (off + FIXED_BYTES - 4 > fileEnd) return null;
     for (const { p, bytes } of prefixes) {
       if (
         keyLen > bytes.length &&
@@ -161,27 +229,111 @@ export function lookupStatCache(
     }
     off += FIXED_BYTES - 4;
   }
-  if (off + 4 > buf.length || off + 4 + buf.readUInt32LE(off) !== buf.length) return null;
+  if (off + 4 > fileEnd || off + 4 + buf.readUInt32LE(off) !== fileEnd) return null;
   return { scanStartMs: buf.readDoubleLE(8), found, under };
 }
 
-/** The whole cache file when it is ours (magic, version, a full header); else null. */
+/**
+ * The whole cache file when it is ours and its sums match; else null. One of another format
+ * version (an upgrade) is only ignored; a damaged one is discarded.
+ */
 function readCacheFile(path: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return null;
+  }
+  let buf: Buffer;
+  let ino: number;
+  try {
+    ino = fstatSync(fd).ino;
+    buf = readFileSync(fd);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+  const problem = cacheFileProblem(buf);
+  if (problem === null) return buf;
+  if (problem !== OTHER_VERSION) discardCache(path, problem, ino);
+  return null;
+}
+
+const OTHER_VERSION = "of another format version";
+
+/** What is wrong with a cache file's bytes (null: nothing; `OTHER_VERSION`: not ours to judge). */
+function cacheFileProblem(buf: Buffer): string | null {
+  if (buf.length < 8 || buf.readUInt32LE(0) !== MAGIC) return "not a stat cache (no TWSC magic)";
+  if (buf.readUInt32LE(4) !== FORMAT_VERSION) return OTHER_VERSION;
+  if (buf.length < HEADER_BYTES + SUM_BYTES) return `truncated (${buf.length} bytes)`;
+  if (headerSum(buf) !== buf.readUInt32LE(HEADER_CRC_AT))
+    return "its header checksum does not match";
+  const want = buf.readUInt32LE(buf.length - SUM_BYTES);
+  const got = crc32(buf.subarray(0, buf.length - SUM_BYTES));
+  return got === want
+    ? null
+    : `its checksum does not match (crc32 ${hex8(got)}, the file says ${hex8(want)})`;
+}
+
+const hex8 = (n: number) => n.toString(16).padStart(8, "0");
+const headerSum = (buf: Buffer) => crc32(buf.subarray(0, HEADER_CRC_AT));
+
+/**
+ * Drop a cache that failed its check, and say so on the event bus (`cache.discarded`) of the
+ * workspace it lies in: the next scan re-hashes every file instead of trusting it. Readers may
+ * run without the workspace lock; the file is removed only while it is still the one read (a
+ * writer's fresh cache renamed in meanwhile stays; a lost race costs a re-hash, never a wrong
+ * answer).
+ */
+function discardCache(path: string, reason: string, ino: number): void {
+  try {
+    if (statSync(path).ino === ino) unlinkSync(path);
+  } catch {
+    // gone already
+  }
+  reportDiscarded(path, reason);
+}
+
+/** The `cache.discarded` event, on the bus of the workspace `path` lies in. */
+function reportDiscarded(path: string, reason: string): void {
+  const data = dataDirOf(path);
+  if (data === undefined) return;
+  try {
+    appendEvent(
+      join(data, "events.jsonl"),
+      "cache.discarded",
+      { file: path, reason: `${basename(path)}: ${reason}` },
+      systemClock,
+    );
+  } catch {
+    // a full or read-only disk: the cache is ignored all the same
+  }
+}
+
+/** The `.timewarp/` directory `path` lies in, if any. */
+function dataDirOf(path: string): string | undefined {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    if (basename(dir) === DATA_DIR) return dir;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * What is wrong with the stat cache file at `path` (its sums, its structure), for fsck; null
+ * when it is absent, sound, or of another format version. It is only looked at, not discarded.
+ */
+export function checkStatCacheFile(path: string): string | null {
   let buf: Buffer;
   try {
     buf = readFileSync(path);
   } catch {
     return null;
   }
-  return isOurHeader(buf) ? buf : null;
-}
-
-function isOurHeader(buf: Buffer): boolean {
-  return (
-    buf.length >= HEADER_BYTES &&
-    buf.readUInt32LE(0) === MAGIC &&
-    buf.readUInt32LE(4) === FORMAT_VERSION
-  );
+  const problem = cacheFileProblem(buf);
+  if (problem === OTHER_VERSION) return null;
+  if (problem !== null) return problem;
+  return decodeStatCache(buf) === null ? "its table or trailer does not add up" : null;
 }
 
 /** The fixed part of the entry whose key ends at `off`. */
@@ -205,15 +357,15 @@ function referencesAny(path: string, oids: ReadonlySet<string>): boolean {
   } catch {
     return false; // no cache, nothing to prune
   }
-  if (!isOurHeader(buf)) return true;
+  if (cacheFileProblem(buf) !== null) return true;
   const raw = new Set<string>();
   for (const oid of oids) raw.add(Buffer.from(oid, "hex").toString("latin1"));
   const count = buf.readUInt32LE(16);
   let off = tableStart(count);
   for (let i = 0; i < count; i++) {
-    if (off + 4 > buf.length) return true;
+    if (off + 4 > buf.length - SUM_BYTES) return true;
     off += 4 + buf.readUInt32LE(off);
-    if (off + FIXED_BYTES - 4 > buf.length) return true;
+    if (off + FIXED_BYTES - 4 > buf.length - SUM_BYTES) return true;
     if (raw.has(buf.toString("latin1", off + 36, off + 56))) return true;
     off += FIXED_BYTES - 4;
   }
@@ -250,7 +402,9 @@ export function peekStatCache(path: string): StatCacheHeader | null {
   try {
     const header = Buffer.alloc(HEADER_BYTES);
     if (readSync(fd, header, 0, HEADER_BYTES, 0) !== HEADER_BYTES) return null;
-    if (!isOurHeader(header)) return null;
+    if (header.readUInt32LE(0) !== MAGIC || header.readUInt32LE(4) !== FORMAT_VERSION) return null;
+    // A damaged header is left for the next full read to discard: a peek only declines to use it.
+    if (headerSum(header) !== header.readUInt32LE(HEADER_CRC_AT)) return null;
     const watchToken = readToken(header);
     return {
       scanStartMs: header.readDoubleLE(8),
@@ -293,7 +447,7 @@ export function encodeStatCache(cache: StatCache): Buffer {
   }
   const trailer = Buffer.from(JSON.stringify({ index: cache.index, racy }), "utf8");
   const start = tableStart(keys.length);
-  const buf = Buffer.allocUnsafe(start + tableBytes + 4 + trailer.length);
+  const buf = Buffer.allocUnsafe(start + tableBytes + 4 + trailer.length + SUM_BYTES);
   writeHeader(buf, {
     scanStartMs: cache.scanStartMs,
     count: keys.length,
@@ -312,6 +466,12 @@ export function encodeStatCache(cache: StatCache): Buffer {
   buf.writeUInt32LE(off, HEADER_BYTES + 4 * keys.length);
   buf.writeUInt32LE(trailer.length, off);
   trailer.copy(buf, off + 4);
+  return seal(buf);
+}
+
+/** Close a cache file's bytes with the CRC-32 of all before it (header written, sum last). */
+function seal(buf: Buffer): Buffer {
+  buf.writeUInt32LE(crc32(buf.subarray(0, buf.length - SUM_BYTES)), buf.length - SUM_BYTES);
   return buf;
 }
 
@@ -338,6 +498,7 @@ function writeHeader(
   buf.fill(0, TOKEN_AT, HEADER_BYTES);
   buf.writeUInt8(token.length, TOKEN_AT);
   buf.write(token, TOKEN_AT + 1, "latin1");
+  buf.writeUInt32LE(headerSum(buf), HEADER_CRC_AT);
 }
 
 /** The fixed part of an entry at `off` (after its key); returns where the next entry starts. */
@@ -380,7 +541,7 @@ export function openStatCacheTable(path: string): StatCacheTable | null {
   if (buf === null) return null;
   const count = buf.readUInt32LE(16);
   const start = tableStart(count);
-  if (start + 4 > buf.length) return null;
+  if (start + 4 > buf.length - SUM_BYTES) return null;
   let offsets: Uint32Array;
   const at = buf.byteOffset + HEADER_BYTES;
   if (LITTLE_ENDIAN && at % 4 === 0) {
@@ -390,9 +551,10 @@ export function openStatCacheTable(path: string): StatCacheTable | null {
     for (let i = 0; i <= count; i++) offsets[i] = buf.readUInt32LE(HEADER_BYTES + 4 * i);
   }
   const end = offsets[count] as number;
-  if ((count > 0 && offsets[0] !== start) || end < start || end + 4 > buf.length) return null;
+  const fileEnd = buf.length - SUM_BYTES;
+  if ((count > 0 && offsets[0] !== start) || end < start || end + 4 > fileEnd) return null;
   const trailerEnd = end + 4 + buf.readUInt32LE(end);
-  if (trailerEnd !== buf.length) return null;
+  if (trailerEnd !== fileEnd) return null;
   let trailer: { index?: ScanIndex; racy?: string[] };
   try {
     trailer = JSON.parse(buf.toString("utf8", end + 4, trailerEnd));
@@ -478,7 +640,7 @@ export function spliceStatCache(
   const total = count + keys.length;
   const trailer = Buffer.from(JSON.stringify({ index: next.index, racy }), "utf8");
   const start = tableStart(total);
-  const buf = Buffer.allocUnsafe(start + tableBytes + 4 + trailer.length);
+  const buf = Buffer.allocUnsafe(start + tableBytes + 4 + trailer.length + SUM_BYTES);
   writeHeader(buf, {
     scanStartMs: next.scanStartMs,
     count: total,
@@ -517,7 +679,9 @@ export function spliceStatCache(
   buf.writeUInt32LE(out, HEADER_BYTES + 4 * n);
   buf.writeUInt32LE(trailer.length, out);
   trailer.copy(buf, out + 4);
-  return buf;
+  // One pass over the new bytes (~0.3 ms per MB, a 10k-file cache is ~1 MB): the spliced file
+  // is checked as a whole, like one encoded anew.
+  return seal(buf);
 }
 
 /** Write the cache atomically. Not fsynced: a cache lost to a power cut only costs a re-hash. */

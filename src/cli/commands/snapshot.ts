@@ -75,11 +75,12 @@ export function registerSnapshotCommands(program: Command): void {
 
   snapshot
     .command("list")
-    .description("list snapshots, oldest first")
+    .description("list snapshots, oldest first (and any whose record does not read)")
     .action(
       action(async (ctx) => {
-        const { listSnapshots } = await import("../../store/index.ts");
-        const records = listSnapshots(ctx.root);
+        const { listSnapshotsChecked } = await import("../../store/index.ts");
+        // One damaged record is flagged, not a reason to hide the others (issue 16).
+        const { records, corrupt } = listSnapshotsChecked(ctx.root);
         const snapshots = records.map((r) => ({
           snapshot_id: r.snapshot_id,
           created_at: r.created_at,
@@ -88,17 +89,24 @@ export function registerSnapshotCommands(program: Command): void {
           bytes: r.bytes,
           partial: r.partial,
         }));
-        const human =
-          snapshots.length === 0
-            ? "no snapshots"
-            : snapshots
-                .map(
-                  (s) =>
-                    `${s.snapshot_id}  ${s.created_at}  ${String(s.files).padStart(7)} files  ${formatBytes(s.bytes).padStart(9)}` +
-                    `${s.partial ? style.yellow("  partial") : ""}${s.session_id ? style.dim(`  ${s.session_id}`) : ""}`,
-                )
-                .join("\n");
-        return { json: { snapshots }, human };
+        const lines = snapshots.map(
+          (s) =>
+            `${s.snapshot_id}  ${s.created_at}  ${String(s.files).padStart(7)} files  ${formatBytes(s.bytes).padStart(9)}` +
+            `${s.partial ? style.yellow("  partial") : ""}${s.session_id ? style.dim(`  ${s.session_id}`) : ""}`,
+        );
+        for (const c of corrupt) lines.push(style.red(`${c.id}  ${c.code}: ${c.message}`));
+        return {
+          json: {
+            snapshots,
+            corrupt: corrupt.map((c) => ({
+              id: c.id,
+              code: c.code,
+              message: c.message,
+              file: c.file,
+            })),
+          },
+          human: lines.length === 0 ? "no snapshots" : lines.join("\n"),
+        };
       }),
     );
 
@@ -163,17 +171,23 @@ export function registerSnapshotCommands(program: Command): void {
 
   program
     .command("fsck")
-    .description("check the store: re-hash every object, read every record, find missing objects")
+    .description(
+      "check the store and the ledger: re-hash every object, read every record and manifest, check every cache and index",
+    )
     .action(
       action(async (ctx) => {
         const { fsck } = await import("../../store/index.ts");
-        const result = fsck(ctx.root);
-        const lines = result.problems.map((p) => `  ${p.kind} ${p.subject}: ${p.detail}`);
+        const { fsckLedger } = await import("../../ledger/index.ts");
+        const result = fsckLedger(ctx.root, fsck(ctx.root));
+        const lines = result.problems.map(
+          (p) =>
+            `  ${p.code} ${p.kind} ${p.path}${p.subject === p.path ? "" : ` (${p.subject})`}: ${p.detail}`,
+        );
         return {
           json: result,
           human: result.ok
-            ? `ok: ${result.objects} objects, ${result.records} records${lines.length > 0 ? `\n${lines.join("\n")}` : ""}`
-            : `${style.red("damaged")}: ${result.problems.length} problem(s) in ${result.objects} objects, ${result.records} records\n${lines.join("\n")}`,
+            ? `ok: ${result.objects} objects, ${result.records} records, ${result.operations} operations, ${result.caches} caches${lines.length > 0 ? `\n${lines.join("\n")}` : ""}`
+            : `${style.red("damaged")}: ${result.problems.length} problem(s) in ${result.objects} objects, ${result.records} records, ${result.operations} operations, ${result.caches} caches\n${lines.join("\n")}`,
           exitCode: result.ok ? 0 : 1,
         };
       }),
