@@ -1,9 +1,8 @@
-import { mkdirSync, readdirSync, rmSync, unlinkSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import {
   type Clock,
   ErrorCode,
-  errnoCode,
   faultPoint,
   fromSystemError,
   isTempName,
@@ -20,6 +19,7 @@ import {
   oidOf,
   storeImages,
 } from "./record-operation.ts";
+import { resolveWorkspacePath } from "./safe-path.ts";
 import type { FileImage, OperationRecord } from "./schema.ts";
 import {
   type FileState,
@@ -96,11 +96,11 @@ export function applyOperation(options: ApplyOperationOptions): void {
 function writeWorkspace(root: string, edits: FileEdit[], record: OperationRecord): void {
   for (const e of edits) {
     if (e.oldPath === null || e.oldPath === e.newPath) continue;
-    writeFileState(join(root, e.oldPath), e.oldPath, null);
+    writeWorkspacePath(root, e.oldPath, null);
     faultPoint("ledger:file");
   }
   for (const d of record.directories) {
-    if (d.action === "removed" && !removeEmptyDirectory(join(root, d.path))) {
+    if (d.action === "removed" && !removeWorkspaceDirectory(root, d.path)) {
       throw new TimewarpError(
         ErrorCode.IO_ERROR,
         `could not remove directory ${d.path}: not empty`,
@@ -108,19 +108,35 @@ function writeWorkspace(root: string, edits: FileEdit[], record: OperationRecord
       );
     }
   }
-  for (const d of record.directories) {
-    if (d.action !== "created") continue;
-    try {
-      mkdirSync(join(root, d.path), { recursive: true });
-    } catch (error) {
-      throw fromSystemError(error, `creating the directory ${d.path}`);
-    }
-  }
+  for (const d of record.directories)
+    if (d.action === "created") makeWorkspaceDirectory(root, d.path);
   for (const e of edits) {
     if (e.newPath === null) continue;
-    writeFileState(join(root, e.newPath), e.newPath, e.after);
+    writeWorkspacePath(root, e.newPath, e.after);
     faultPoint("ledger:file");
   }
+}
+
+// The three workspace steps of the ledger, each through workspace-files' checked writes: the
+// one place to change when those change.
+
+/** Write (atomically, with its mode) or delete (null) the file `rel`. */
+export function writeWorkspacePath(root: string, rel: string, state: FileState | null): void {
+  writeFileState(join(root, rel), rel, state);
+}
+
+/** Create the directory `rel` and its missing parents. */
+export function makeWorkspaceDirectory(root: string, rel: string): void {
+  try {
+    mkdirSync(join(root, rel), { recursive: true });
+  } catch (error) {
+    throw fromSystemError(error, `creating the directory ${rel}`);
+  }
+}
+
+/** Remove the directory `rel` if it is empty; false when it is not empty or absent. */
+export function removeWorkspaceDirectory(root: string, rel: string): boolean {
+  return removeEmptyDirectory(join(root, rel));
 }
 
 /** Undo a failed application; the error to throw (the failure's code, what happened to the tree). */
@@ -212,13 +228,7 @@ export function rollBackOperation(options: {
   const result: RollBackResult = { restored: [], kept: [] };
   const removed = record.directories.filter((d) => d.action === "removed");
   for (const d of [...removed].sort((a, b) => depth(a.path) - depth(b.path))) {
-    if (currentImage(root, d.path) === null) {
-      try {
-        mkdirSync(join(root, d.path), { recursive: true });
-      } catch (error) {
-        throw fromSystemError(error, `restoring the directory ${d.path}`);
-      }
-    }
+    if (currentImage(root, d.path) === null) makeWorkspaceDirectory(root, d.path);
   }
   for (const p of pathImagesOf(record)) {
     removeTempsOf(root, p.path);
@@ -233,7 +243,7 @@ export function rollBackOperation(options: {
   }
   const created = record.directories.filter((d) => d.action === "created");
   for (const d of [...created].sort((a, b) => depth(b.path) - depth(a.path)))
-    removeEmptyDirectory(join(root, d.path));
+    removeWorkspaceDirectory(root, d.path);
   return result;
 }
 
@@ -244,27 +254,24 @@ function restorePre(
   preImage: (image: FileImage) => Uint8Array | null,
   result: RollBackResult,
 ): void {
-  const abs = join(root, p.path);
   const bytes = p.pre === null ? null : preImage(p.pre);
   if (p.pre !== null && bytes === null) {
     result.kept.push(p.path);
     return;
   }
-  if (present) {
-    try {
-      unlinkSync(abs);
-    } catch (error) {
-      if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `rolling back ${p.path}`);
-    }
-  }
-  if (p.pre !== null && bytes !== null) {
-    writeFileState(abs, p.path, { bytes, mode: p.pre.mode as FileState["mode"] });
-  }
+  if (present) writeWorkspacePath(root, p.path, null);
+  if (p.pre !== null && bytes !== null)
+    writeWorkspacePath(root, p.path, { bytes, mode: p.pre.mode as FileState["mode"] });
   result.restored.push(p.path);
 }
 
 /** Remove `.<name>.tw-tmp-*` beside `rel`: an atomic write killed before its rename. */
 function removeTempsOf(root: string, rel: string): void {
+  try {
+    resolveWorkspacePath(root, rel);
+  } catch {
+    return; // a parent is a symlink now: whatever lies behind it is not ours to delete
+  }
   const dir = dirname(join(root, rel));
   const prefix = `.${basename(rel)}`;
   let names: string[];

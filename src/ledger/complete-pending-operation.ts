@@ -8,14 +8,20 @@ import {
   systemClock,
 } from "../core/index.ts";
 import { createObjectStore } from "../store/index.ts";
-import { currentImage, matchesImage, rollBackOperation } from "./apply-operation.ts";
+import {
+  currentImage,
+  matchesImage,
+  removeWorkspaceDirectory,
+  rollBackOperation,
+} from "./apply-operation.ts";
 import { firstPositionOf, loadIndex } from "./history-index.ts";
 import { withLedgerLock } from "./ledger-lock.ts";
 import { type LedgerPaths, ledgerPaths } from "./ledger-paths.ts";
 import { clearJournal, pathImagesOf, readJournal } from "./operation-journal.ts";
 import { recordFileOf } from "./operation-store.ts";
 import { announceOperation, appendRecordIndexLine, commitRecord } from "./record-operation.ts";
-import { isDirectory, removeEmptyDirectory } from "./workspace-files.ts";
+import { resolveWorkspacePath } from "./safe-path.ts";
+import { isDirectory } from "./workspace-files.ts";
 
 /** What finishing a pending ledger operation did. */
 export interface LedgerRecovery {
@@ -47,6 +53,10 @@ export function completePendingOperation(paths: LedgerPaths, clock: Clock): Ledg
   if (journal === null) return { outcome: "none" };
   const { record } = journal;
   const about = { operationId: record.id, tool: record.tool };
+  // The journal is a file on disk like a record: its paths are checked before any is touched
+  // (UNSAFE_PATH for `..` or a symlink on the way; the journal then stays for a human).
+  for (const p of [...record.affectedFiles, ...record.directories.map((d) => d.path)])
+    resolveWorkspacePath(paths.root, p);
   if (existsSync(recordFileOf(paths, record))) {
     if (firstPositionOf(loadIndex(paths.index), record.id) === undefined)
       appendRecordIndexLine(paths, record);
@@ -83,8 +93,8 @@ function finishDirectories(
   for (const d of directories)
     if (d.action === "created" && !isDirectory(join(root, d.path))) return false;
   for (const d of directories) {
-    const abs = join(root, d.path);
-    if (d.action === "removed" && isDirectory(abs) && !removeEmptyDirectory(abs)) return false;
+    if (d.action !== "removed" || !isDirectory(join(root, d.path))) continue;
+    if (!removeWorkspaceDirectory(root, d.path)) return false;
   }
   return true;
 }
