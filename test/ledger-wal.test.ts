@@ -215,6 +215,22 @@ describe("a multi-file operation that fails part-way changes nothing", () => {
     expectNoRecord(root);
   });
 
+  it("a patch that replaces a file by a directory applies (deletions first), and its revert restores the file", async () => {
+    const root = workspace();
+    writeFileSync(join(root, "d"), "d\n");
+    const before = readTree(root);
+    const diff = createPatch([
+      { oldPath: "d", newPath: null, before: Buffer.from("d\n"), after: null },
+      { oldPath: null, newPath: "d/e", before: null, after: Buffer.from("e\n") },
+    ]);
+    expect((await applyUnifiedDiff({ root }, { diff, dryRun: true })).success).toBe(true);
+    const r = await applyUnifiedDiff({ root }, { diff });
+    expect(readFileSync(join(root, "d/e"), "utf8")).toBe("e\n");
+    const back = await reverseOp({ root }, { snapshotId: String(r.snapshotId) });
+    expect(back.success).toBe(true);
+    expect(treeDiff(readTree(root), before)).toEqual([]);
+  });
+
   it("a patch that hits ENOSPC on its 3rd file rolls the first two back (injected fault)", async () => {
     const { root, diff } = threeFileWorkspace();
     const before = readTree(root);

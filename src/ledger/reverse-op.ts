@@ -77,6 +77,10 @@ class Overlay {
   }
   file(rel: string): FileState | null {
     if (this.files.has(rel)) return this.files.get(rel) ?? null;
+    // A directory where a file was (an operation that replaced a file by a directory): no file
+    // here; whether the revert may put the file back is for the plan's directory steps and
+    // assertWritable to say.
+    if (isDirectory(join(this.root, rel))) return null;
     return readFileState(join(this.root, rel), rel);
   }
   dir(rel: string): boolean {

@@ -75,7 +75,7 @@ export function recover(options: {
     if (!t) {
       throw new TimewarpError(
         ErrorCode.NOTHING_TO_RECOVER,
-        `no interrupted travel or return in ${paths.state} (mode ${state.mode})`,
+        `no interrupted travel or return in ${paths.state} (mode ${state.mode}), and no pending ledger operation${ledger.outcome === "busy" ? " but the one a live writer is applying" : ""}`,
         { data: { mode: state.mode } },
       );
     }
