@@ -481,7 +481,10 @@ describe("random kill -9 while editing", () => {
     for (let round = 0; round < 32; round++) {
       const loop = startLedgerLoop(child, root, round + 1);
       await loop.ready;
-      await new Promise((r) => setTimeout(r, 5 + Math.floor(rand() * 150)));
+      // after 0-2 finished operations (so kills land inside operations on a slow machine as on
+      // a fast one), then 0-60 ms into the next
+      await loop.finished(Math.floor(rand() * 3));
+      await new Promise((r) => setTimeout(r, Math.floor(rand() * 60)));
       loop.process.kill("SIGKILL");
       await loop.exited;
       // the child really ran (how far it got before the kill is left to chance)

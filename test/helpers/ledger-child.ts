@@ -150,7 +150,14 @@ export function startLedgerLoop(
   child: string,
   root: string,
   seed: number,
-): { process: ChildProcess; ready: Promise<void>; exited: Promise<void>; output: () => string } {
+): {
+  process: ChildProcess;
+  ready: Promise<void>;
+  exited: Promise<void>;
+  /** Resolves once the child has finished `n` operations (or has exited). */
+  finished: (n: number) => Promise<void>;
+  output: () => string;
+} {
   const p = spawn(process.execPath, [child, "loop", root, String(seed)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -159,15 +166,30 @@ export function startLedgerLoop(
   const ready = new Promise<void>((resolve) => {
     onReady = resolve;
   });
+  const waiters: { n: number; resolve: () => void }[] = [];
+  const done = () => (out.match(/^(op|refused) /gm) ?? []).length;
+  const wake = (all: boolean) => {
+    for (const w of waiters.splice(0)) {
+      if (all || done() >= w.n) w.resolve();
+      else waiters.push(w);
+    }
+  };
   p.stdout?.on("data", (d: Buffer) => {
     out += d.toString();
     if (out.includes("ready\n")) onReady();
+    wake(false);
   });
   const exited = new Promise<void>((resolve) => {
     p.on("exit", () => {
       onReady();
+      wake(true);
       resolve();
     });
   });
-  return { process: p, ready, exited, output: () => out };
+  const finished = (n: number) =>
+    new Promise<void>((resolve) => {
+      waiters.push({ n, resolve });
+      wake(p.exitCode !== null || p.signalCode !== null);
+    });
+  return { process: p, ready, exited, finished, output: () => out };
 }
