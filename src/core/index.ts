@@ -27,6 +27,7 @@ export type { TimewarpErrorOptions } from "./errors.ts";
 export { ErrorCode, errnoCode, fromSystemError, isTimewarpError, TimewarpError } from "./errors.ts";
 export type { BusEvent, EventName, ReadEventsResult } from "./events.ts";
 export { appendEvent, EventRegistry, readEvents } from "./events.ts";
+export { faultPoint } from "./fault-points.ts";
 export { EMPTY_BLOB_ID, gitBlobId, NULL_OID } from "./hash.ts";
 export {
   assertIssueId,

@@ -1,28 +1,23 @@
-import { mkdirSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { ErrorCode, isTimewarpError, systemClock, TimewarpError } from "../core/index.ts";
 import { applyFilePatch, parsePatch } from "../diff/index.ts";
+import { applyOperation } from "./apply-operation.ts";
+import { withLedgerWriter } from "./complete-pending-operation.ts";
 import type { EditResult, LedgerContext } from "./ledger-context.ts";
-import { withLedgerLock } from "./ledger-lock.ts";
 import { ledgerPaths } from "./ledger-paths.ts";
 import { applyEditBlockToText } from "./match-edit-block.ts";
 import { applyRangedEditToText } from "./plan-ranged-edit.ts";
+import { assertWritable, withCreatedParents } from "./plan-workspace-writes.ts";
 import {
   buildOperationRecord,
   diffOfEdits,
   type FileEdit,
   isRealChange,
-  persistOperation,
 } from "./record-operation.ts";
 import { resolveWorkspacePath } from "./safe-path.ts";
 import type { DirectoryChange } from "./schema.ts";
-import {
-  type FileState,
-  isDirectory,
-  readFileState,
-  removeEmptyDirectory,
-  writeFileState,
-} from "./workspace-files.ts";
+import { type FileState, isDirectory, readFileState } from "./workspace-files.ts";
 
 /** What a tool plans from the current tree, before anything is written. */
 interface EditPlan {
@@ -41,85 +36,71 @@ interface RunEditOptions {
 
 /**
  * The one path every edit tool takes: plan from the current tree (under the ledger lock, so two
- * writers never interleave a read-modify-write), then — unless dryRun — write the files and
- * record one operation. dryRun takes no lock and creates nothing, not even `.timewarp/`.
+ * writers never interleave a read-modify-write), check that every write can succeed, then —
+ * unless dryRun — apply and record it as one write-ahead operation (`applyOperation`: all of
+ * it, or nothing and a coded error). dryRun runs the same plan and checks, takes no lock and
+ * creates nothing, not even `.timewarp/`.
  */
 async function runEdit(ctx: LedgerContext, options: RunEditOptions): Promise<EditResult> {
   const started = performance.now();
-  if (options.dryRun) {
+  const prepare = () => {
     const plan = options.plan();
     const edits = plan.edits.filter(isRealChange);
+    const directories = withCreatedParents(ctx.root, edits, plan.directories);
+    assertWritable(ctx.root, edits, directories);
+    return { message: plan.message, edits, directories };
+  };
+  if (options.dryRun) {
+    const { message, edits, directories } = prepare();
     return {
       success: true,
-      message: `dry run: ${plan.message}`,
+      message: `dry run: ${message}`,
       previewDiff: diffOfEdits(edits),
-      affectedFiles: affectedOf(edits, plan.directories),
+      affectedFiles: affectedOf(edits, directories),
       dryRun: true,
     };
   }
   const paths = ledgerPaths(ctx.root);
-  return withLedgerLock(ctx.root, options.tool, () => {
-    const plan = withCreatedParents(ctx.root, options.plan());
-    const edits = plan.edits.filter(isRealChange);
-    if (edits.length === 0 && plan.directories.length === 0) {
+  return withLedgerWriter(ctx, options.tool, () => {
+    const { message, edits, directories } = prepare();
+    if (edits.length === 0 && directories.length === 0) {
       return {
         success: true,
-        message: `nothing changed: ${plan.message}`,
+        message: `nothing changed: ${message}`,
         previewDiff: "",
         affectedFiles: [],
         dryRun: false,
       };
     }
-    writeEdits(ctx.root, edits, plan.directories);
     const record = buildOperationRecord({
       root: paths.root,
       tool: options.tool,
       description: options.description,
       toolParams: options.toolParams,
       edits,
-      directories: plan.directories,
+      directories,
       executionTimeMs: Math.round((performance.now() - started) * 100) / 100,
       ...(ctx.sessionId === undefined ? {} : { sessionId: ctx.sessionId }),
       ...(ctx.clock === undefined ? {} : { clock: ctx.clock }),
       ...(ctx.random === undefined ? {} : { random: ctx.random }),
     });
-    persistOperation(paths, record, edits, {
-      clock: ctx.clock ?? systemClock,
+    applyOperation({
+      paths,
+      record,
+      edits,
       event: "edit.applied",
+      clock: ctx.clock ?? systemClock,
+      started,
     });
     return {
       success: true,
-      message: plan.message,
+      message,
       snapshotId: record.id,
       previewDiff: record.diff,
       affectedFiles: record.affectedFiles,
       dryRun: false,
     };
   });
-}
-
-/**
- * Record the directories a file creation brings into being, so that reverting the creation
- * removes them again instead of leaving empty folders behind.
- */
-function withCreatedParents(root: string, plan: EditPlan): EditPlan {
-  const planned = new Set(
-    plan.directories.filter((d) => d.action === "created").map((d) => d.path),
-  );
-  const extra: DirectoryChange[] = [];
-  for (const e of plan.edits) {
-    if (e.newPath === null || e.after === null) continue;
-    const parts = e.newPath.split("/");
-    for (let i = 1; i < parts.length; i++) {
-      const rel = parts.slice(0, i).join("/");
-      if (planned.has(rel) || isDirectory(join(root, rel))) continue;
-      planned.add(rel);
-      extra.push({ path: rel, action: "created" });
-    }
-  }
-  if (extra.length === 0) return plan;
-  extra.sort((a, b) => a.path.split("/").length - b.path.split("/").length);
-  return { ...plan, directories: [...extra, ...plan.directories] };
 }
 
 function affectedOf(edits: FileEdit[], dirs: DirectoryChange[]): string[] {
@@ -130,33 +111,6 @@ function affectedOf(edits: FileEdit[], dirs: DirectoryChange[]): string[] {
   }
   for (const d of dirs) out.add(d.path);
   return [...out];
-}
-
-/**
- * Apply planned edits to the tree: created directories (shallowest first), file writes and
- * deletions (each atomic), then removed directories (deepest first, as planned).
- */
-export function writeEdits(root: string, edits: FileEdit[], dirs: DirectoryChange[]): void {
-  for (const d of dirs)
-    if (d.action === "created") mkdirSync(join(root, d.path), { recursive: true });
-  for (const e of edits) {
-    if (e.newPath !== null) writeFileState(join(root, e.newPath), e.newPath, e.after);
-  }
-  for (const e of edits) {
-    if (e.oldPath !== null && e.oldPath !== e.newPath)
-      writeFileState(join(root, e.oldPath), e.oldPath, null);
-  }
-  for (const d of dirs) {
-    if (d.action === "removed" && !removeEmptyDirectory(join(root, d.path))) {
-      throw new TimewarpError(
-        ErrorCode.IO_ERROR,
-        `could not remove directory ${d.path}: not empty`,
-        {
-          data: { path: d.path },
-        },
-      );
-    }
-  }
 }
 
 const toBytes = (content: string | Uint8Array): Uint8Array =>

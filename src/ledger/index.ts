@@ -10,6 +10,8 @@
  * await reverseOp(ctx, { snapshotId: snapshotId! });   // the file is byte-for-byte as before
  */
 
+export type { LedgerRecovery } from "./complete-pending-operation.ts";
+export { recoverLedger } from "./complete-pending-operation.ts";
 export {
   applyEditBlock,
   applyRangedEdit,

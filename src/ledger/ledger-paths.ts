@@ -12,6 +12,8 @@ export interface LedgerPaths {
   index: string;
   /** The ledger's own lock, distinct from the time machine's workspace lock. */
   lock: string;
+  /** The write-ahead journal of the operation being applied (absent when none is). */
+  journal: string;
   objects: string;
   events: string;
   config: string;
@@ -28,6 +30,7 @@ export function ledgerPaths(root: string): LedgerPaths {
     milestones: join(history, "milestones"),
     index: join(history, "index.tsv"),
     lock: join(history, "lock"),
+    journal: join(history, "journal.json"),
     objects: ws.objects,
     events: ws.events,
     config: ws.config,

@@ -1,9 +1,9 @@
 import { appendEvent, ErrorCode, systemClock, TimewarpError } from "../core/index.ts";
 import { type CreateFilePatchOptions, createPatch } from "../diff/index.ts";
 import { createObjectStore } from "../store/index.ts";
+import { withLedgerWriter } from "./complete-pending-operation.ts";
 import { loadIndex, positionOf } from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
-import { withLedgerLock } from "./ledger-lock.ts";
 import { type LedgerPaths, ledgerPaths } from "./ledger-paths.ts";
 import { listMilestones, nextMilestoneId, writeMilestone } from "./milestone-store.ts";
 import { readOperation } from "./operation-store.ts";
@@ -91,7 +91,7 @@ export async function createMilestone(
   if (params.title.trim() === "")
     throw new TimewarpError(ErrorCode.INVALID_INPUT, "a milestone needs a title");
   const paths = ledgerPaths(ctx.root);
-  return withLedgerLock(ctx.root, "CreateMilestone", () => {
+  return withLedgerWriter(ctx, "CreateMilestone", () => {
     const ops = operationsInOrder(paths, params.snapshotIds);
     const combinedDiff = combineOperations(paths, ops);
     const stats = diffLineStats(combinedDiff);

@@ -32,7 +32,7 @@ import { OPERATION_ID_PATTERN, type OperationRecord, OperationRecordSchema } fro
  * at worst lose the rename, which readers already handle (an index line without its record).
  */
 export function writeOperationRecord(paths: LedgerPaths, record: OperationRecord): string {
-  const file = join(paths.history, recordRelativePath(Date.parse(record.timestamp), record.id));
+  const file = recordFileOf(paths, record);
   mkdirSync(dirname(file), { recursive: true });
   const temp = tempPathFor(file);
   let fd: number | undefined;
@@ -49,6 +49,11 @@ export function writeOperationRecord(paths: LedgerPaths, record: OperationRecord
     throw fromSystemError(error, `writing ${file}`);
   }
   return file;
+}
+
+/** Where a record lives (whether or not it is written yet). */
+export function recordFileOf(paths: LedgerPaths, record: OperationRecord): string {
+  return join(paths.history, recordRelativePath(Date.parse(record.timestamp), record.id));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { systemClock } from "../core/index.ts";
+import { withLedgerWriter } from "./complete-pending-operation.ts";
 import type { LedgerContext } from "./ledger-context.ts";
-import { withLedgerLock } from "./ledger-lock.ts";
 import { ledgerPaths } from "./ledger-paths.ts";
 import {
   buildOperationRecord,
@@ -61,7 +61,7 @@ export async function recordEdit(options: RecordEditOptions): Promise<RecordEdit
   };
   if (!isRealChange(edit)) return { snapshotId: null, affectedFiles: [], diff: "" };
   const paths = ledgerPaths(options.root);
-  return withLedgerLock(options.root, `recordEdit ${options.tool}`, () => {
+  return withLedgerWriter(options, `recordEdit ${options.tool}`, () => {
     const record = buildOperationRecord({
       root: paths.root,
       tool: options.tool,

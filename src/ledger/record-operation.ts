@@ -3,6 +3,7 @@ import {
   appendEvent,
   type Clock,
   createShortId,
+  fsyncFile,
   gitBlobId,
   type Random,
   systemClock,
@@ -138,24 +139,39 @@ export function buildOperationRecord(options: BuildOperationOptions): OperationR
   };
 }
 
+/** The events a recorded operation announces, by who made it. */
+export type OperationEvent = "edit.applied" | "edit.recorded" | "edit.reverted";
+
 /**
- * Persist a built record; the caller holds the ledger lock. Order, for kill -9 safety: the pre-
- * and post-image objects (write-once, content-addressed), then the record (atomic rename), then
- * its index line (one append). A crash leaves at worst unreferenced objects or a record without
- * an index line: readers still find it by id, and `repairIndex` adds it back.
+ * Store the pre- and post-images of `edits` (write-once, content-addressed). With `syncPre`,
+ * each pre-image written now is fsynced: a write-ahead operation may need it to roll the
+ * workspace back after a power cut, and its journal's fsync (which follows) commits the
+ * object's rename with it on a journaled file system.
  */
-export function persistOperation(
+export function storeImages(
   paths: LedgerPaths,
-  record: OperationRecord,
   edits: FileEdit[],
-  options: { clock: Clock; event: "edit.applied" | "edit.recorded" | "edit.reverted" },
+  options: { syncPre: boolean } = { syncPre: false },
 ): void {
   mkdirSync(paths.history, { recursive: true });
   const store = createObjectStore(paths.objects);
   for (const e of edits) {
-    for (const s of [e.before, e.after]) if (s !== null) store.writeKnown(oidOf(s.bytes), s.bytes);
+    if (e.before !== null) {
+      const oid = oidOf(e.before.bytes);
+      if (store.writeKnown(oid, e.before.bytes) && options.syncPre) fsyncFile(store.pathOf(oid));
+    }
+    if (e.after !== null) store.writeKnown(oidOf(e.after.bytes), e.after.bytes);
   }
+}
+
+/** The record (atomic rename, fsynced) and then its index line (one fsynced append). */
+export function commitRecord(paths: LedgerPaths, record: OperationRecord): void {
   writeOperationRecord(paths, record);
+  appendRecordIndexLine(paths, record);
+}
+
+/** The index line of a record whose file is written (one fsynced append). */
+export function appendRecordIndexLine(paths: LedgerPaths, record: OperationRecord): void {
   appendIndexEntries(paths.index, [
     {
       id: record.id,
@@ -165,19 +181,47 @@ export function persistOperation(
       files: record.affectedFiles,
     },
   ]);
-  if (options.event === "edit.reverted") {
+}
+
+/** Tell the event bus about a recorded operation. */
+export function announceOperation(
+  paths: LedgerPaths,
+  record: OperationRecord,
+  event: OperationEvent,
+  clock: Clock,
+): void {
+  if (event === "edit.reverted") {
     appendEvent(
       paths.events,
       "edit.reverted",
       { operation_id: record.id, reverted: record.reverts ?? [] },
-      options.clock,
+      clock,
     );
   } else {
     appendEvent(
       paths.events,
-      options.event,
+      event,
       { operation_id: record.id, tool: record.tool, files: record.affectedFiles },
-      options.clock,
+      clock,
     );
   }
+}
+
+/**
+ * Persist the record of an edit someone else already made (the workspace is not written here;
+ * edits the ledger makes itself go through `applyOperation`, write-ahead). The caller holds the
+ * ledger lock. Order, for kill -9 safety: the pre- and post-image objects, then the record
+ * (atomic rename), then its index line (one append). A crash leaves at worst unreferenced
+ * objects or a record without an index line: readers still find it by id, and `repairIndex`
+ * adds it back.
+ */
+export function persistOperation(
+  paths: LedgerPaths,
+  record: OperationRecord,
+  edits: FileEdit[],
+  options: { clock: Clock; event: OperationEvent },
+): void {
+  storeImages(paths, edits);
+  commitRecord(paths, record);
+  announceOperation(paths, record, options.event, options.clock);
 }

@@ -1,6 +1,7 @@
 import { unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { errnoCode, readConfig, readJsonFile, systemClock } from "../core/index.ts";
+import { withLedgerWriter } from "./complete-pending-operation.ts";
 import {
   type IndexEntry,
   idAt,
@@ -10,11 +11,11 @@ import {
   writeIndex,
 } from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
-import { withLedgerLock } from "./ledger-lock.ts";
 import { type LedgerPaths, ledgerPaths, recordRelativePath } from "./ledger-paths.ts";
 import { listMilestones } from "./milestone-store.ts";
+import { readJournal } from "./operation-journal.ts";
 import { walkRecordFiles } from "./operation-store.ts";
-import { OperationRecordSchema } from "./schema.ts";
+import { type OperationRecord, OperationRecordSchema } from "./schema.ts";
 
 /**
  * Add to the index every record file it lacks (a writer killed between the record and its index
@@ -61,7 +62,7 @@ export function repairIndexLocked(paths: LedgerPaths): { adopted: string[]; drop
 export async function repairIndex(
   ctx: LedgerContext,
 ): Promise<{ adopted: string[]; dropped: string[] }> {
-  return withLedgerLock(ctx.root, "repair ledger index", () =>
+  return withLedgerWriter(ctx, "repair ledger index", () =>
     repairIndexLocked(ledgerPaths(ctx.root)),
   );
 }
@@ -137,7 +138,7 @@ export async function applyRetention(
     }
     return { removed, keptForMilestones, remaining: n - drop.size, dryRun };
   };
-  return dryRun ? run() : withLedgerLock(ctx.root, "ledger retention", run);
+  return dryRun ? run() : withLedgerWriter(ctx, "ledger retention", run);
 }
 
 /**
@@ -147,12 +148,15 @@ export async function applyRetention(
 export function collectLedgerOids(root: string): Set<string> {
   const paths = ledgerPaths(root);
   const oids = new Set<string>();
-  for (const file of walkRecordFiles(paths)) {
-    const r = readJsonFile(file, OperationRecordSchema);
+  const add = (r: OperationRecord) => {
     for (const f of r.files) {
       if (f.before) oids.add(f.before.oid);
       if (f.after) oids.add(f.after.oid);
     }
-  }
+  };
+  for (const file of walkRecordFiles(paths)) add(readJsonFile(file, OperationRecordSchema));
+  // A pending operation's pre-images are what a recovery restores the workspace from.
+  const pending = readJournal(paths);
+  if (pending !== null) add(pending.record);
   return oids;
 }

@@ -3,19 +3,20 @@ import { join } from "node:path";
 import { ErrorCode, isTimewarpError, systemClock, TimewarpError } from "../core/index.ts";
 import { applyFilePatch, type FilePatch, parsePatch } from "../diff/index.ts";
 import { createObjectStore, type ObjectStore } from "../store/index.ts";
-import { writeEdits } from "./edit-tools.ts";
+import { applyOperation } from "./apply-operation.ts";
+import { withLedgerWriter } from "./complete-pending-operation.ts";
 import { idAt, loadIndex, positionOf } from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
-import { withLedgerLock } from "./ledger-lock.ts";
 import { type LedgerPaths, ledgerPaths } from "./ledger-paths.ts";
 import { readMilestone } from "./milestone-store.ts";
 import { readOperation } from "./operation-store.ts";
+import { assertWritable, withCreatedParents } from "./plan-workspace-writes.ts";
 import {
   buildOperationRecord,
   diffOfEdits,
   type FileEdit,
+  isRealChange,
   oidOf,
-  persistOperation,
 } from "./record-operation.ts";
 import {
   type DirectoryChange,
@@ -76,6 +77,10 @@ class Overlay {
   }
   file(rel: string): FileState | null {
     if (this.files.has(rel)) return this.files.get(rel) ?? null;
+    // A directory where a file was (an operation that replaced a file by a directory): no file
+    // here; whether the revert may put the file back is for the plan's directory steps and
+    // assertWritable to say.
+    if (isDirectory(join(this.root, rel))) return null;
     return readFileState(join(this.root, rel), rel);
   }
   dir(rel: string): boolean {
@@ -349,12 +354,13 @@ export async function reverseOp(
     const edits: FileEdit[] = [];
     for (const [rel, before] of initialFiles) {
       const after = overlay.files.has(rel) ? (overlay.files.get(rel) ?? null) : before;
-      edits.push({
+      const edit = {
         oldPath: before === null ? null : rel,
         newPath: after === null ? null : rel,
         before,
         after,
-      });
+      };
+      if (isRealChange(edit)) edits.push(edit);
     }
     const created: DirectoryChange[] = [];
     const removed: DirectoryChange[] = [];
@@ -366,7 +372,8 @@ export async function reverseOp(
     const depth = (p: string) => p.split("/").length;
     created.sort((a, b) => depth(a.path) - depth(b.path));
     removed.sort((a, b) => depth(b.path) - depth(a.path));
-    const dirs = [...created, ...removed];
+    const dirs = withCreatedParents(paths.root, edits, [...created, ...removed]);
+    assertWritable(paths.root, edits, dirs);
     const ladder = [...out.rungs.entries()].map(([p, r]) => `${p} (${r})`).join(", ");
     if (dryRun) {
       const diff = diffOfEdits(edits);
@@ -379,7 +386,6 @@ export async function reverseOp(
         dryRun,
       };
     }
-    writeEdits(paths.root, edits, dirs);
     const record = buildOperationRecord({
       root: paths.root,
       tool: "ReverseOp",
@@ -393,9 +399,13 @@ export async function reverseOp(
       ...(ctx.clock === undefined ? {} : { clock: ctx.clock }),
       ...(ctx.random === undefined ? {} : { random: ctx.random }),
     });
-    persistOperation(paths, record, edits, {
-      clock: ctx.clock ?? systemClock,
+    applyOperation({
+      paths,
+      record,
+      edits,
       event: "edit.reverted",
+      clock: ctx.clock ?? systemClock,
+      started,
     });
     return {
       success: true,
@@ -407,5 +417,5 @@ export async function reverseOp(
       dryRun,
     };
   };
-  return dryRun ? run() : withLedgerLock(ctx.root, "ReverseOp", run);
+  return dryRun ? run() : withLedgerWriter(ctx, "ReverseOp", run);
 }

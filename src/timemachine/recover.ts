@@ -10,6 +10,7 @@ import {
   TimewarpError,
   workspacePaths,
 } from "../core/index.ts";
+import { type LedgerRecovery, recoverLedger } from "../ledger/index.ts";
 import type { State, Transition } from "./state.ts";
 import { readState, writeState } from "./state-file.ts";
 import { finishTravel, restorePresent, type StepContext, step } from "./transition-steps.ts";
@@ -22,13 +23,17 @@ export type RecoverOutcome =
   /** A travel that failed or was being undone: the present is back (verified). */
   | "travel_rolled_back"
   /** A return killed mid-way: finished, the present is back (verified). */
-  | "return_finished";
+  | "return_finished"
+  /** No travel or return was interrupted; only a ledger operation was pending (see `ledger`). */
+  | "ledger_only";
 
 export interface RecoverResult {
   outcome: RecoverOutcome;
   mode: "present" | "past";
-  /** The journal that was found. */
-  transition: Transition;
+  /** The journal that was found (null: only a ledger operation was pending). */
+  transition: Transition | null;
+  /** What finishing the ledger's pending operation (an edit or revert killed mid-way) did. */
+  ledger: LedgerRecovery;
   snapshot_id: string | null;
   backup_path: string | null;
 }
@@ -37,8 +42,10 @@ export interface RecoverResult {
  * `timewarp recover`: finish or undo a travel/return that a crash (kill -9, power loss, a full
  * disk) interrupted, from the journal in state.json. Ends in a consistent state — fully
  * present, or fully past with the backup intact — and loses nothing: the present lives in
- * `present_backup/` until a return has verified it back. NOTHING_TO_RECOVER when there is no
- * journal; LOCKED when the interrupted process (or another) still holds the lock.
+ * `present_backup/` until a return has verified it back. First it finishes the ledger's pending
+ * operation, if a crash left one (an edit or revert: recorded, or rolled back to its
+ * pre-images). NOTHING_TO_RECOVER when there is neither journal; LOCKED when the interrupted
+ * process (or another) still holds the lock.
  */
 export function recover(options: {
   root: string;
@@ -51,12 +58,24 @@ export function recover(options: {
   mkdirSync(paths.data, { recursive: true });
   const lock = acquireLock(paths.lock, { command: "recover" });
   try {
+    const ledger = recoverLedger({ root: options.root, clock });
     const state = readState(paths);
     const t = state.transition;
+    if (!t && ledger.outcome !== "none" && ledger.outcome !== "busy") {
+      appendEvent(paths.events, "recover.completed", { outcome: "ledger_only", ledger }, clock);
+      return {
+        outcome: "ledger_only",
+        mode: state.mode,
+        transition: null,
+        ledger,
+        snapshot_id: state.current_snapshot_id,
+        backup_path: state.backup_path,
+      };
+    }
     if (!t) {
       throw new TimewarpError(
         ErrorCode.NOTHING_TO_RECOVER,
-        `no interrupted travel or return in ${paths.state} (mode ${state.mode})`,
+        `no interrupted travel or return in ${paths.state} (mode ${state.mode}), and no pending ledger operation${ledger.outcome === "busy" ? " but the one a live writer is applying" : ""}`,
         { data: { mode: state.mode } },
       );
     }
@@ -68,6 +87,7 @@ export function recover(options: {
       outcome,
       mode: after.mode,
       transition: t,
+      ledger,
       snapshot_id: after.current_snapshot_id,
       backup_path: after.backup_path,
     };

@@ -1,12 +1,12 @@
 import { existsSync, mkdirSync } from "node:fs";
 import {
   ErrorCode,
+  faultPoint,
   readJsonFile,
   TimewarpError,
   type WorkspacePaths,
   writeJsonAtomic,
 } from "../core/index.ts";
-import { faultPoint } from "./fault-points.ts";
 import { initialState, type State, StateSchema } from "./state.ts";
 
 /** Read state.json; the initial state when absent; CORRUPT_FILE (naming file and field) when wrong. */

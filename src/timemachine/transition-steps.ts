@@ -4,11 +4,11 @@ import {
   appendEvent,
   type Clock,
   ErrorCode,
+  faultPoint,
   TimewarpError,
   type WorkspacePaths,
 } from "../core/index.ts";
 import { readSnapshot } from "../store/index.ts";
-import { faultPoint } from "./fault-points.ts";
 import type { State, Transition } from "./state.ts";
 import { writeState } from "./state-file.ts";
 import {

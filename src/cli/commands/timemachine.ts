@@ -100,12 +100,21 @@ export function registerTimemachineCommands(program: Command): void {
 
   program
     .command("recover")
-    .description("finish or undo a travel/return that was interrupted")
+    .description("finish or undo a travel/return or ledger edit that was interrupted")
     .action(
       action(async (ctx) => {
         const { recover } = await lazy();
         const r = recover({ root: ctx.root, clock: ctx.clock });
-        return { json: r, human: `${r.outcome.replace(/_/g, " ")}: now ${r.mode}` };
+        const l = r.ledger;
+        const ledger =
+          l.outcome === "none"
+            ? ""
+            : `\nledger: ${l.outcome.replace(/_/g, " ")}${l.operationId ? ` (operation ${l.operationId}, ${l.tool})` : ""}${l.kept && l.kept.length > 0 ? `; left as they are: ${l.kept.join(", ")}` : ""}`;
+        const main =
+          r.outcome === "ledger_only"
+            ? `no travel or return was interrupted: now ${r.mode}`
+            : `${r.outcome.replace(/_/g, " ")}: now ${r.mode}`;
+        return { json: r, human: main + ledger };
       }),
     );
 

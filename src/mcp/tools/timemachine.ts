@@ -188,12 +188,19 @@ export function defineTimemachineTools(): ToolDefinition[] {
       name: "timewarp_recover",
       title: "Recover an interrupted travel/return",
       description:
-        "After TRANSITION_INTERRUPTED: finish or undo the travel/return a crash interrupted, ending fully present or fully past.",
+        "After TRANSITION_INTERRUPTED, or an edit killed mid-way: finish or undo the travel/return a crash interrupted (ending fully present or fully past), and the ledger operation it left pending (recorded, or rolled back).",
       inputSchema: z.object({}),
       outputSchema: z.object({
         outcome: z.string(),
         mode: z.enum(["present", "past"]),
-        transition: TransitionSchema,
+        transition: TransitionSchema.nullable(),
+        ledger: z.object({
+          outcome: z.string(),
+          operationId: z.string().optional(),
+          tool: z.string().optional(),
+          restored: z.array(z.string()).optional(),
+          kept: z.array(z.string()).optional(),
+        }),
         snapshot_id: z.string().nullable(),
         backup_path: z.string().nullable(),
       }),

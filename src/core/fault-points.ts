@@ -1,6 +1,7 @@
 /**
- * Fault injection for the crash-safety tests (issue 3 §5). Named points sit between the durable
- * steps of travel/return; environment variables turn a point into a fault:
+ * Fault injection for the crash-safety tests (issue 3 §5, issue 16). Named points sit between
+ * the durable steps of travel/return and of a ledger operation (`ledger:*`, see the ledger's
+ * README); environment variables turn a point into a fault:
  *
  * - `TIMEWARP_CRASH_AT=<point>:<n>` — SIGKILL this process at the n-th hit of `<point>`
  *   (`*` matches every point, so `*:7` dies at the 7th step of any kind).
