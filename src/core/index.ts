@@ -45,5 +45,18 @@ export { acquireLock, clearLockOfThread, readLockHolder, withLock } from "./lock
 export type { WorkspacePaths } from "./paths.ts";
 export { DATA_DIR, workspacePaths } from "./paths.ts";
 export { isProcessAlive } from "./process-alive.ts";
+export type { SafeWriteOptions, WorkspaceRelPath } from "./safe-path.ts";
+export {
+  assertSafeRelPath,
+  assertSafeToRead,
+  safeChmod,
+  safeMkdir,
+  safeRmdir,
+  safeSymlink,
+  safeUnlink,
+  safeWriteFile,
+  showRelPath,
+  unsafeRelPathReason,
+} from "./safe-path.ts";
 export type { Result } from "./schema.ts";
 export { formatZodIssues, readJsonFile, validate } from "./schema.ts";

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { ErrorCode, isTimewarpError, systemClock, TimewarpError } from "../core/index.ts";
 import { applyFilePatch, parsePatch } from "../diff/index.ts";
@@ -19,6 +19,7 @@ import type { DirectoryChange } from "./schema.ts";
 import {
   type FileState,
   isDirectory,
+  makeDirectory,
   readFileState,
   removeEmptyDirectory,
   writeFileState,
@@ -137,17 +138,15 @@ function affectedOf(edits: FileEdit[], dirs: DirectoryChange[]): string[] {
  * deletions (each atomic), then removed directories (deepest first, as planned).
  */
 export function writeEdits(root: string, edits: FileEdit[], dirs: DirectoryChange[]): void {
-  for (const d of dirs)
-    if (d.action === "created") mkdirSync(join(root, d.path), { recursive: true });
+  for (const d of dirs) if (d.action === "created") makeDirectory(root, d.path);
   for (const e of edits) {
-    if (e.newPath !== null) writeFileState(join(root, e.newPath), e.newPath, e.after);
+    if (e.newPath !== null) writeFileState(root, e.newPath, e.after);
   }
   for (const e of edits) {
-    if (e.oldPath !== null && e.oldPath !== e.newPath)
-      writeFileState(join(root, e.oldPath), e.oldPath, null);
+    if (e.oldPath !== null && e.oldPath !== e.newPath) writeFileState(root, e.oldPath, null);
   }
   for (const d of dirs) {
-    if (d.action === "removed" && !removeEmptyDirectory(join(root, d.path))) {
+    if (d.action === "removed" && !removeEmptyDirectory(root, d.path)) {
       throw new TimewarpError(
         ErrorCode.IO_ERROR,
         `could not remove directory ${d.path}: not empty`,

@@ -1,6 +1,13 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { ErrorCode, isTimewarpError, systemClock, TimewarpError } from "../core/index.ts";
+import {
+  assertSafeRelPath,
+  assertSafeToRead,
+  ErrorCode,
+  isTimewarpError,
+  systemClock,
+  TimewarpError,
+} from "../core/index.ts";
 import { applyFilePatch, type FilePatch, parsePatch } from "../diff/index.ts";
 import { createObjectStore, type ObjectStore } from "../store/index.ts";
 import { writeEdits } from "./edit-tools.ts";
@@ -74,13 +81,29 @@ class Overlay {
   constructor(root: string) {
     this.root = root;
   }
+  // Paths come from records (untrusted: hand-edited, or a parent swapped for a symlink since),
+  // so each disk read is checked as a write would be: no `..`, no symlink on the way.
   file(rel: string): FileState | null {
     if (this.files.has(rel)) return this.files.get(rel) ?? null;
+    assertSafeToRead(this.root, rel);
     return readFileState(join(this.root, rel), rel);
   }
   dir(rel: string): boolean {
-    return this.dirs.get(rel) ?? isDirectory(join(this.root, rel));
+    const planned = this.dirs.get(rel);
+    if (planned !== undefined) return planned;
+    assertSafeToRead(this.root, rel);
+    return isDirectory(join(this.root, rel));
   }
+}
+
+/** Every path a record names must be a plain workspace-relative path (UNSAFE_PATH otherwise). */
+function assertRecordPaths(op: OperationRecord): void {
+  const what = `operation ${op.id} names the path`;
+  for (const fc of op.files)
+    for (const p of [fc.oldPath, fc.newPath]) if (p !== null) assertSafeRelPath(p, what);
+  for (const d of op.directories) assertSafeRelPath(d.path, what);
+  for (const p of op.reverseDiff === "" ? [] : parsePatch(op.reverseDiff))
+    for (const q of [p.oldPath, p.newPath]) if (q !== null) assertSafeRelPath(q, what);
 }
 
 function formatConflict(c: ReverseConflict): string {
@@ -322,6 +345,7 @@ export async function reverseOp(
   const run = (): ReverseOpResult => {
     const ids = selectOperations(paths, params);
     const ops = ids.map((id) => readOperation(paths, id));
+    for (const op of ops) assertRecordPaths(op);
     const overlay = new Overlay(paths.root);
     const store = createObjectStore(paths.objects);
     const out: PlanResult = { conflicts: [], rungs: new Map() };

@@ -1,6 +1,6 @@
 import { lstatSync } from "node:fs";
-import { isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
-import { DATA_DIR, ErrorCode, errnoCode, TimewarpError } from "../core/index.ts";
+import { isAbsolute, normalize, relative, resolve, sep } from "node:path";
+import { assertSafeToRead, DATA_DIR, ErrorCode, errnoCode, TimewarpError } from "../core/index.ts";
 
 /** A workspace-relative path (forward slashes) and its absolute location. */
 export interface SafePath {
@@ -45,22 +45,22 @@ export function resolveWorkspacePath(root: string, input: string): SafePath {
     );
   }
   // Every component must be a real directory/file, never a symlink: an edit through a link could
-  // write outside the workspace.
-  let cur = absRoot;
-  for (const part of parts) {
-    cur = join(cur, part);
-    try {
-      if (lstatSync(cur).isSymbolicLink()) {
-        throw new TimewarpError(
-          ErrorCode.UNSAFE_PATH,
-          `path ${JSON.stringify(input)} goes through the symlink ${relative(absRoot, cur)}`,
-          { data: { path: input } },
-        );
-      }
-    } catch (error) {
-      if (errnoCode(error) === "ENOENT" || errnoCode(error) === "ENOTDIR") break;
-      throw error;
-    }
+  // write outside the workspace. Parents: core's check (the writes check them again, at write
+  // time); the file itself: a symlink is not a file the ledger edits.
+  const relPath = parts.join("/");
+  assertSafeToRead(absRoot, relPath);
+  let isLink = false;
+  try {
+    isLink = lstatSync(abs).isSymbolicLink();
+  } catch (error) {
+    if (errnoCode(error) !== "ENOENT" && errnoCode(error) !== "ENOTDIR") throw error;
   }
-  return { rel: parts.join("/"), abs };
+  if (isLink) {
+    throw new TimewarpError(
+      ErrorCode.UNSAFE_PATH,
+      `path ${JSON.stringify(input)} goes through the symlink ${relPath}`,
+      { data: { path: input } },
+    );
+  }
+  return { rel: relPath, abs };
 }

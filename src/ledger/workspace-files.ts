@@ -1,11 +1,13 @@
-import { chmodSync, lstatSync, mkdirSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
-import { dirname } from "node:path";
+import { lstatSync, readFileSync } from "node:fs";
 import {
   ErrorCode,
   errnoCode,
   fromSystemError,
+  safeMkdir,
+  safeRmdir,
+  safeUnlink,
+  safeWriteFile,
   TimewarpError,
-  writeFileAtomic,
 } from "../core/index.ts";
 
 /** A regular file's bytes and git mode, as the ledger sees it. */
@@ -63,33 +65,41 @@ export function isDirectory(abs: string): boolean {
   }
 }
 
-/** Write (atomically) or delete the file at `abs`; parent directories are created as needed. */
-export function writeFileState(abs: string, rel: string, state: FileState | null): void {
-  if (state === null) {
-    try {
-      unlinkSync(abs);
-    } catch (error) {
-      if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `deleting ${rel}`);
-    }
-    return;
-  }
+/**
+ * Write (atomically) or delete the file `rel` under `root`; parent directories are created as
+ * needed. Every write goes through core's safe path: no parent on the way may be a symlink.
+ */
+export function writeFileState(root: string, rel: string, state: FileState | null): void {
   try {
-    mkdirSync(dirname(abs), { recursive: true });
+    if (state === null) safeUnlink(root, rel);
+    else
+      safeWriteFile(root, rel, state.bytes, {
+        mode: state.mode === "100755" ? 0o755 : 0o644,
+        createParents: true,
+      });
   } catch (error) {
-    throw fromSystemError(error, `creating the folder of ${rel}`);
+    if (state === null && errnoCode(error) === "ENOENT") return;
+    throw fromSystemError(error, `${state === null ? "deleting" : "writing"} ${rel}`);
   }
-  const mode = state.mode === "100755" ? 0o755 : 0o644;
-  writeFileAtomic(abs, state.bytes, { mode });
-  // The temp file's mode is subject to the umask; set it exactly.
-  chmodSync(abs, mode);
 }
 
-/** Remove an empty directory; false when it is not empty or absent. */
-export function removeEmptyDirectory(abs: string): boolean {
+/** Create the directory `rel` under `root` and its missing parents (checked: no symlink). */
+export function makeDirectory(root: string, rel: string): void {
   try {
-    rmdirSync(abs);
+    safeMkdir(root, rel, { parents: true });
+  } catch (error) {
+    if (errnoCode(error) === "EEXIST" && isDirectory(`${root}/${rel}`)) return;
+    throw fromSystemError(error, `creating directory ${rel}`);
+  }
+}
+
+/** Remove the empty directory `rel` under `root`; false when it is not empty or absent. */
+export function removeEmptyDirectory(root: string, rel: string): boolean {
+  try {
+    safeRmdir(root, rel);
     return true;
-  } catch {
+  } catch (error) {
+    if (error instanceof TimewarpError) throw error;
     return false;
   }
 }
