@@ -1,14 +1,5 @@
 import { execFileSync } from "node:child_process";
-import {
-  chmodSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,6 +13,7 @@ import {
   reversePatches,
 } from "../src/diff/index.ts";
 import { makeTempDir } from "./helpers/cli.ts";
+import { readDiskTree } from "./helpers/disk-tree.ts";
 
 /**
  * Issue 16 (tests): diff create → format → parse → apply → reverse is the identity on generated
@@ -247,36 +239,6 @@ function writeTree(dir: string, tree: Tree): void {
       chmodSync(path, v.mode === "100755" ? 0o755 : 0o644);
     }
   }
-}
-
-/** The tree on disk, and every directory in it (to see empty ones git would have removed). */
-function readDiskTree(dir: string): { tree: Tree; dirs: string[] } {
-  const tree: Tree = new Map();
-  const dirs: string[] = [];
-  const walk = (rel: Buffer) => {
-    const abs = Buffer.concat([
-      Buffer.from(dir),
-      rel.length > 0 ? Buffer.from("/") : Buffer.alloc(0),
-      rel,
-    ]);
-    for (const n of readdirSync(abs, { encoding: "buffer" })) {
-      const r = rel.length > 0 ? Buffer.concat([rel, Buffer.from("/"), n]) : n;
-      const p = Buffer.concat([abs, Buffer.from("/"), n]);
-      const st = lstatSync(p);
-      if (st.isDirectory()) {
-        dirs.push(key(r));
-        walk(r);
-      } else if (st.isSymbolicLink())
-        tree.set(key(r), { mode: "120000", data: readlinkSync(p, { encoding: "buffer" }) });
-      else
-        tree.set(key(r), {
-          mode: (st.mode & 0o111) !== 0 ? "100755" : "100644",
-          data: readFileSync(p),
-        });
-    }
-  };
-  walk(Buffer.alloc(0));
-  return { tree, dirs: dirs.sort() };
 }
 
 function gitApply(dir: string, patch: string, reverse: boolean): void {

@@ -49,6 +49,8 @@ export type { SafeWriteOptions, WorkspaceRelPath } from "./safe-path.ts";
 export {
   assertSafeRelPath,
   assertSafeToRead,
+  pathBytesOf,
+  pathTextOf,
   safeChmod,
   safeMkdir,
   safeRmdir,
@@ -56,6 +58,7 @@ export {
   safeUnlink,
   safeWriteFile,
   showRelPath,
+  toFsPath,
   unsafeRelPathReason,
 } from "./safe-path.ts";
 export type { Result } from "./schema.ts";

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import {
   chmodSync,
@@ -92,7 +93,67 @@ export function assertSafeRelPath(rel: WorkspaceRelPath, what = "path"): void {
   }
 }
 
-function segmentsOf(rel: WorkspaceRelPath): Segment[] {
+/** A lone low surrogate U+DC80–U+DCFF: one byte of a name that is not UTF-8 (see `pathTextOf`). */
+const ESCAPED_BYTE = /(?<![\uD800-\uDBFF])[\uDC80-\uDCFF]/;
+
+/**
+ * A path's bytes as text that keeps them all: valid UTF-8 decodes as usual, each other byte `b`
+ * becomes the lone surrogate U+DC00+b (Python's "surrogateescape", PEP 383). Ledger records and
+ * plans hold such text; `pathBytesOf` gives the exact bytes back (issue 16 §7: a name with bytes
+ * \377\376 was written as U+FFFD).
+ */
+export function pathTextOf(bytes: Uint8Array): string {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (isUtf8(buf)) return buf.toString("utf8");
+  let out = "";
+  let i = 0;
+  while (i < buf.length) {
+    const b = buf[i] as number;
+    const n =
+      b < 0x80
+        ? 1
+        : b >= 0xc2 && b < 0xe0
+          ? 2
+          : b >= 0xe0 && b < 0xf0
+            ? 3
+            : b >= 0xf0 && b < 0xf5
+              ? 4
+              : 0;
+    if (n > 0 && i + n <= buf.length && isUtf8(buf.subarray(i, i + n))) {
+      out += buf.toString("utf8", i, i + n);
+      i += n;
+    } else {
+      out += String.fromCharCode(0xdc00 + b);
+      i++;
+    }
+  }
+  return out;
+}
+
+/** The exact bytes of a path held as text by `pathTextOf`. */
+export function pathBytesOf(text: string): Buffer {
+  if (!ESCAPED_BYTE.test(text)) return Buffer.from(text, "utf8");
+  const parts: Buffer[] = [];
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const prev = i > 0 ? text.charCodeAt(i - 1) : 0;
+    if (c >= 0xdc80 && c <= 0xdcff && !(prev >= 0xd800 && prev <= 0xdbff)) {
+      parts.push(Buffer.from(text.slice(start, i), "utf8"), Buffer.from([c - 0xdc00]));
+      start = i + 1;
+    }
+  }
+  parts.push(Buffer.from(text.slice(start), "utf8"));
+  return Buffer.concat(parts);
+}
+
+/** A path for `node:fs`: the text itself, or its exact bytes when it holds escaped bytes. */
+export function toFsPath(text: string): string | Buffer {
+  return ESCAPED_BYTE.test(text) ? pathBytesOf(text) : text;
+}
+
+function segmentsOf(relIn: WorkspaceRelPath): Segment[] {
+  const rel = typeof relIn === "string" ? toFsPath(relIn) : relIn;
   if (typeof rel === "string") return rel.split("/");
   const bytes = Buffer.from(rel.buffer, rel.byteOffset, rel.byteLength);
   const out: Segment[] = [];

@@ -5,8 +5,10 @@ import {
   assertSafeToRead,
   ErrorCode,
   isTimewarpError,
+  pathTextOf,
   systemClock,
   TimewarpError,
+  toFsPath,
 } from "../core/index.ts";
 import { applyFilePatch, type FilePatch, parsePatch } from "../diff/index.ts";
 import { createObjectStore, type ObjectStore } from "../store/index.ts";
@@ -86,7 +88,7 @@ class Overlay {
   file(rel: string): FileState | null {
     if (this.files.has(rel)) return this.files.get(rel) ?? null;
     assertSafeToRead(this.root, rel);
-    return readFileState(join(this.root, rel), rel);
+    return readFileState(join(this.root, rel), rel, { links: true });
   }
   dir(rel: string): boolean {
     const planned = this.dirs.get(rel);
@@ -115,7 +117,14 @@ function formatConflict(c: ReverseConflict): string {
 }
 
 function findReversePatch(patches: FilePatch[], fc: FileChange): FilePatch | undefined {
-  return patches.find((p) => p.oldPath === fc.newPath && p.newPath === fc.oldPath);
+  // Record paths keep a name's exact bytes (`pathTextOf`); so must the comparison.
+  const name = (text: string | null, bytes: Uint8Array | null | undefined) =>
+    text === null ? null : bytes ? pathTextOf(bytes) : text;
+  return patches.find(
+    (p) =>
+      name(p.oldPath, p.oldPathBytes) === fc.newPath &&
+      name(p.newPath, p.newPathBytes) === fc.oldPath,
+  );
 }
 
 /** The operations a request reverts, newest first (index order, which is recording order). */
@@ -267,7 +276,7 @@ function planOne(options: {
 function liveEntries(overlay: Overlay, rel: string): string[] {
   let names: string[] = [];
   try {
-    names = readdirSync(join(overlay.root, rel));
+    names = readdirSync(toFsPath(join(overlay.root, rel)), { encoding: "buffer" }).map(pathTextOf);
   } catch {
     names = [];
   }

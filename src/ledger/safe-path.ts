@@ -1,6 +1,13 @@
 import { lstatSync } from "node:fs";
 import { isAbsolute, normalize, relative, resolve, sep } from "node:path";
-import { assertSafeToRead, DATA_DIR, ErrorCode, errnoCode, TimewarpError } from "../core/index.ts";
+import {
+  assertSafeToRead,
+  DATA_DIR,
+  ErrorCode,
+  errnoCode,
+  TimewarpError,
+  toFsPath,
+} from "../core/index.ts";
 
 /** A workspace-relative path (forward slashes) and its absolute location. */
 export interface SafePath {
@@ -11,9 +18,14 @@ export interface SafePath {
 /**
  * Resolve a path given by a caller (relative to the workspace, or absolute inside it) and refuse
  * anything that escapes the workspace (UNSAFE_PATH), goes through a symlink (UNSAFE_PATH), names
- * the workspace itself or lies inside `.timewarp/` (INVALID_INPUT).
+ * the workspace itself or lies inside `.timewarp/` (INVALID_INPUT). `links`: the path itself may
+ * be a symlink (a patch changes links as git's do; its parents still may not be).
  */
-export function resolveWorkspacePath(root: string, input: string): SafePath {
+export function resolveWorkspacePath(
+  root: string,
+  input: string,
+  options: { links?: boolean } = {},
+): SafePath {
   if (input.length === 0 || input.includes("\0")) {
     throw new TimewarpError(
       ErrorCode.INVALID_INPUT,
@@ -51,7 +63,7 @@ export function resolveWorkspacePath(root: string, input: string): SafePath {
   assertSafeToRead(absRoot, relPath);
   let isLink = false;
   try {
-    isLink = lstatSync(abs).isSymbolicLink();
+    isLink = options.links !== true && lstatSync(toFsPath(abs)).isSymbolicLink();
   } catch (error) {
     if (errnoCode(error) !== "ENOENT" && errnoCode(error) !== "ENOTDIR") throw error;
   }

@@ -1,23 +1,37 @@
-import { lstatSync, readFileSync } from "node:fs";
+import { lstatSync, readFileSync, readlinkSync } from "node:fs";
 import {
   ErrorCode,
   errnoCode,
   fromSystemError,
   safeMkdir,
   safeRmdir,
+  safeSymlink,
   safeUnlink,
   safeWriteFile,
   TimewarpError,
+  toFsPath,
 } from "../core/index.ts";
 
-/** A regular file's bytes and git mode, as the ledger sees it. */
+/**
+ * A file's bytes and git mode, as the ledger sees it. A symlink (`120000`, only where a patch
+ * names one) holds its target's bytes, as git's blob of it does.
+ */
 export interface FileState {
   bytes: Uint8Array;
-  mode: "100644" | "100755";
+  mode: "100644" | "100755" | "120000";
 }
 
-/** The file at `abs`, or null when absent. A directory or symlink there is refused. */
-export function readFileState(abs: string, rel: string): FileState | null {
+/**
+ * The file at `abs`, or null when absent. A directory there is refused; so is a symlink unless
+ * `links` (a patch may create, change or delete one, as git's can). Paths holding escaped bytes
+ * (`pathTextOf`) are read by their exact bytes.
+ */
+export function readFileState(
+  absText: string,
+  rel: string,
+  options: { links?: boolean } = {},
+): FileState | null {
+  const abs = toFsPath(absText);
   let st: ReturnType<typeof lstatSync>;
   try {
     st = lstatSync(abs);
@@ -25,6 +39,13 @@ export function readFileState(abs: string, rel: string): FileState | null {
     const code = errnoCode(error);
     if (code === "ENOENT" || code === "ENOTDIR") return null;
     throw fromSystemError(error, `reading ${rel}`);
+  }
+  if (st.isSymbolicLink() && options.links === true) {
+    try {
+      return { bytes: readlinkSync(abs, { encoding: "buffer" }), mode: "120000" };
+    } catch (error) {
+      throw fromSystemError(error, `reading the link ${rel}`);
+    }
   }
   if (st.isSymbolicLink()) {
     throw new TimewarpError(
@@ -46,9 +67,9 @@ export function readFileState(abs: string, rel: string): FileState | null {
 }
 
 /** The git mode of the regular file at `abs`, or undefined (absent, or not a regular file). */
-export function statMode(abs: string): FileState["mode"] | undefined {
+export function statMode(abs: string): "100644" | "100755" | undefined {
   try {
-    const st = lstatSync(abs);
+    const st = lstatSync(toFsPath(abs));
     if (!st.isFile()) return undefined;
     return (st.mode & 0o111) !== 0 ? "100755" : "100644";
   } catch {
@@ -59,7 +80,7 @@ export function statMode(abs: string): FileState["mode"] | undefined {
 /** True when `abs` is an existing directory (not through a symlink). */
 export function isDirectory(abs: string): boolean {
   try {
-    return lstatSync(abs).isDirectory();
+    return lstatSync(toFsPath(abs)).isDirectory();
   } catch {
     return false;
   }
@@ -72,6 +93,7 @@ export function isDirectory(abs: string): boolean {
 export function writeFileState(root: string, rel: string, state: FileState | null): void {
   try {
     if (state === null) safeUnlink(root, rel);
+    else if (state.mode === "120000") safeSymlink(root, rel, state.bytes, { createParents: true });
     else
       safeWriteFile(root, rel, state.bytes, {
         mode: state.mode === "100755" ? 0o755 : 0o644,
