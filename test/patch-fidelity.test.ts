@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { applyUnifiedDiff, reverseOp } from "../src/ledger/index.ts";
+import { applyUnifiedDiff, deletePath, reverseOp } from "../src/ledger/index.ts";
 import { makeTempDir } from "./helpers/cli.ts";
 import { readDiskTree, treeLines } from "./helpers/disk-tree.ts";
 
@@ -142,5 +142,18 @@ describe("mode-only type changes (git apply refuses them; the ledger applies the
       mode: "100644",
       data: Buffer.from("target"),
     });
+  });
+});
+
+describe("names that are not UTF-8 outside patches", () => {
+  it("Delete of a folder records and removes a \\377\\376 name; a revert brings its bytes back", async () => {
+    const { ours } = twins({ "d/\xff\xfe": "bytes\n", "d/ok.txt": "ok\n", "x.txt": "x\n" });
+    const start = readDiskTree(ours);
+    const r = await deletePath({ root: ours }, { path: "d" });
+    expect(readDiskTree(ours).dirs).toEqual([]);
+    await reverseOp({ root: ours }, { snapshotId: r.snapshotId ?? "" });
+    const back = readDiskTree(ours);
+    expect(treeLines(back.tree)).toEqual(treeLines(start.tree));
+    expect(back.dirs).toEqual(start.dirs);
   });
 });

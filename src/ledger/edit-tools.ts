@@ -496,10 +496,11 @@ export async function deletePath(
       const edits: FileEdit[] = [];
       const dirs: DirectoryChange[] = [];
       const walk = (rel: string) => {
-        const abs = join(ctx.root, rel);
-        for (const entry of readdirSync(abs, { withFileTypes: true }).sort((a, b) =>
-          a.name < b.name ? -1 : 1,
-        )) {
+        const abs = toFsPath(join(ctx.root, rel));
+        // Names by their bytes (`pathTextOf`): one that is not UTF-8 is still found and recorded.
+        for (const entry of readdirSync(abs, { withFileTypes: true, encoding: "buffer" })
+          .map((e) => ({ name: pathTextOf(e.name), isDirectory: () => e.isDirectory() }))
+          .sort((a, b) => (a.name < b.name ? -1 : 1))) {
           const childRel = `${rel}/${entry.name}`;
           if (entry.isDirectory()) walk(childRel);
           else {
