@@ -57,7 +57,6 @@ export {
   safeSymlink,
   safeUnlink,
   safeWriteFile,
-  showRelPath,
   toFsPath,
   unsafeRelPathReason,
 } from "./safe-path.ts";

@@ -30,7 +30,7 @@ import { DATA_DIR } from "./paths.ts";
  *   `.timewarp/` (`unsafeRelPathReason`);
  * - on disk: every parent component, from the root down, is a real directory, never a symlink.
  *
- * On Linux the parents are opened one by one with `O_PATH | O_DIRECTORY | O_NOFOLLOW`, each
+ * On Linux the parents are opened one by one with `O_PATH | sys().directory | sys().nofollow`, each
  * relative to the one above through `/proc/self/fd/<fd>/` (Node has no `openat`), and the
  * syscall names its file relative to the last of them: a parent swapped for a symlink after the
  * check cannot redirect the write, there is no window. Elsewhere each parent is lstat-ed right
@@ -48,9 +48,18 @@ type Segment = string | Buffer;
 
 /** Linux's O_PATH (not in `fs.constants`): a handle for path walking that needs no read right. */
 const O_PATH = 0o10000000;
-const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-const O_DIRECTORY = constants.O_DIRECTORY ?? 0;
-const useProcFd = process.platform === "linux" && existsSync("/proc/self/fd");
+
+// Looked up on first use, not at load: this module must cost nothing to the processes that
+// import core without writing (the hook client's bundle keeps only what it calls).
+let flags: { nofollow: number; directory: number; procFd: boolean } | undefined;
+function sys(): { nofollow: number; directory: number; procFd: boolean } {
+  flags ??= {
+    nofollow: constants.O_NOFOLLOW ?? 0,
+    directory: constants.O_DIRECTORY ?? 0,
+    procFd: process.platform === "linux" && existsSync("/proc/self/fd"),
+  };
+  return flags;
+}
 
 /** Why `rel` is not a plain relative path a write may use, or null when it is. */
 export function unsafeRelPathReason(rel: WorkspaceRelPath): string | null {
@@ -203,7 +212,7 @@ function openParent(root: string, rel: WorkspaceRelPath, create: boolean): Paren
   assertSafeRelPath(rel);
   const segs = segmentsOf(rel);
   const parents = segs.slice(0, -1);
-  if (!useProcFd) {
+  if (!sys().procFd) {
     let dir: string | Buffer = root;
     for (let i = 0; i < parents.length; i++) {
       const p = join(dir, parents[i] as Segment);
@@ -230,14 +239,14 @@ function openParent(root: string, rel: WorkspaceRelPath, create: boolean): Paren
     const at = dir;
     return { child: (seg) => join(at, seg), self: at, close: () => {} };
   }
-  let fd = openSync(root, O_PATH | O_DIRECTORY);
+  let fd = openSync(root, O_PATH | sys().directory);
   try {
     for (let i = 0; i < parents.length; i++) {
       const seg = parents[i] as Segment;
       const p = join(`/proc/self/fd/${fd}`, seg);
       let next: number;
       try {
-        next = openSync(p, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+        next = openSync(p, O_PATH | sys().directory | sys().nofollow);
       } catch (error) {
         const code = errnoCode(error);
         const shown = parents
@@ -246,7 +255,7 @@ function openParent(root: string, rel: WorkspaceRelPath, create: boolean): Paren
           .join("/");
         if (code === "ENOENT" && create) {
           mkdirOk(p);
-          next = openSync(p, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+          next = openSync(p, O_PATH | sys().directory | sys().nofollow);
         } else if (code === "ENOTDIR" || code === "ELOOP") {
           if (lstatSync(p).isSymbolicLink()) throw unsafeParent(rel, shown, "a symlink");
           throw error;
@@ -359,7 +368,7 @@ export function safeWriteFile(
     try {
       fd = openSync(
         path,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | sys().nofollow,
         0o600,
       );
       created = true;
@@ -438,12 +447,12 @@ export function safeRmdir(root: string, rel: WorkspaceRelPath): void {
 export function safeChmod(root: string, rel: WorkspaceRelPath, mode: number): void {
   withParent(root, rel, false, (parent, name) => {
     const path = parent.child(name);
-    if (!useProcFd) {
+    if (!sys().procFd) {
       if (lstatSync(path).isSymbolicLink()) throw unsafeParent(rel, showRelPath(rel), "a symlink");
       chmodSync(path, mode);
       return;
     }
-    const fd = openSync(path, O_PATH | O_NOFOLLOW);
+    const fd = openSync(path, O_PATH | sys().nofollow);
     try {
       if (fstatSync(fd).isSymbolicLink()) throw unsafeParent(rel, showRelPath(rel), "a symlink");
       chmodSync(`/proc/self/fd/${fd}`, mode);
