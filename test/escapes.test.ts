@@ -4,6 +4,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -217,6 +218,27 @@ describe("restore never leaves its target", () => {
     expect(readdirSync(outside).sort()).toEqual(["a.txt", "b.txt", "c.txt"]);
     for (const name of ["a.txt", "b.txt", "c.txt"])
       expect(readFileSync(join(outside, name), "utf8")).toBe("out\n");
+  });
+
+  it("create case: a file the target has and the scan lacks is not created outside", () => {
+    const { root, outside } = setup({ "sub/a.txt": "a\n", "sub/b.txt": "b\n" });
+    const snap = createSnapshot(root, { excludes: [...DEFAULT_EXCLUDES] });
+    const target = readManifest(root, snap.id);
+    rmSync(join(root, "sub/b.txt"));
+    const current = scanWorkspace(root, { excludes: [...DEFAULT_EXCLUDES] });
+    swapForLink(root, "sub", outside);
+    let code: string | undefined;
+    try {
+      restoreManifest(root, target, {
+        store: createObjectStore(join(root, ".timewarp/objects")),
+        excludes: [...DEFAULT_EXCLUDES],
+        current: { manifest: current.manifest, skipped: current.skipped },
+      });
+    } catch (error) {
+      code = isTimewarpError(error) ? error.code : String(error);
+    }
+    expect(code).toBe("UNSAFE_PATH");
+    expect(readdirSync(outside)).toEqual([]);
   });
 
   it("an export writes only inside its target", () => {
