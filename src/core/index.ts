@@ -46,5 +46,20 @@ export { acquireLock, clearLockOfThread, readLockHolder, withLock } from "./lock
 export type { WorkspacePaths } from "./paths.ts";
 export { DATA_DIR, workspacePaths } from "./paths.ts";
 export { isProcessAlive } from "./process-alive.ts";
+export type { SafeWriteOptions, WorkspaceRelPath } from "./safe-path.ts";
+export {
+  assertSafeRelPath,
+  assertSafeToRead,
+  pathBytesOf,
+  pathTextOf,
+  safeChmod,
+  safeMkdir,
+  safeRmdir,
+  safeSymlink,
+  safeUnlink,
+  safeWriteFile,
+  toFsPath,
+  unsafeRelPathReason,
+} from "./safe-path.ts";
 export type { Result } from "./schema.ts";
 export { formatZodIssues, readJsonFile, validate } from "./schema.ts";

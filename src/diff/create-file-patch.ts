@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import { gitBlobId } from "../core/index.ts";
+import { gitBlobId, pathBytesOf } from "../core/index.ts";
 import { formatBinaryHunk } from "./binary-patch.ts";
 import { formatGitHeader, formatHunkHeader, NO_NEWLINE_MARKER } from "./format-git-patch.ts";
 import { type ChangeBlock, diffLines, scanLines } from "./line-diff.ts";
@@ -15,7 +15,8 @@ function toBuffer(bytes: Uint8Array): Buffer {
 
 function pathBytes(path: string | Uint8Array | null): Buffer | null {
   if (path === null) return null;
-  return typeof path === "string" ? Buffer.from(path, "utf8") : toBuffer(path);
+  // A name held as text may carry bytes that are not UTF-8 as escapes (core's `pathTextOf`).
+  return typeof path === "string" ? pathBytesOf(path) : toBuffer(path);
 }
 
 /**

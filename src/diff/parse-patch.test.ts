@@ -14,6 +14,16 @@ function parseErrorOf(text: string): TimewarpError {
 }
 
 describe("parsePatch", () => {
+  it("reads a quoted second name that ends in a space (found by the diff property test)", () => {
+    const text =
+      'diff --git a/a "b/\\351/trail "\nsimilarity index 100%\nrename from a\nrename to "\\351/trail "\n';
+    const [p] = parsePatch(text);
+    expect(p?.oldPath).toBe("a");
+    expect(Buffer.from(p?.newPathBytes ?? []).equals(Buffer.from("\xe9/trail ", "latin1"))).toBe(
+      true,
+    );
+  });
+
   it("reads a plain unified diff without a trailing newline (the seed's record style)", () => {
     const text =
       "--- a/src/auth.ts\n+++ b/src/auth.ts\n@@ -10,0 +11,3 @@\n+export function authenticate(token: string) {\n+  return validateToken(token);\n+}";

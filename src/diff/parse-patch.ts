@@ -87,10 +87,19 @@ function parseGitNames(rest: string, lineNo: number): [Buffer, Buffer] | null {
       : Buffer.from(second, "latin1");
     return [first.bytes, b];
   }
-  const q = rest.lastIndexOf(' "');
-  if (q !== -1 && rest.endsWith('"')) {
-    const second = unquotePath(rest, q + 1, lineNo);
-    if (second.end === rest.length) return [Buffer.from(rest.slice(0, q), "latin1"), second.bytes];
+  // An unquoted first name never holds '"' (git quotes such names), so the second name opens at
+  // the first ' "', not the last: a quoted name may itself end in a space ("b/x ").
+  if (rest.endsWith('"')) {
+    for (let q = rest.indexOf(' "'); q !== -1; q = rest.indexOf(' "', q + 1)) {
+      let second: { bytes: Buffer; end: number } | undefined;
+      try {
+        second = unquotePath(rest, q + 1, lineNo);
+      } catch {
+        continue;
+      }
+      if (second.end === rest.length)
+        return [Buffer.from(rest.slice(0, q), "latin1"), second.bytes];
+    }
   }
   // Unquoted names may hold spaces: git's rule is that both sides name the same file.
   for (let sp = rest.indexOf(" "); sp !== -1; sp = rest.indexOf(" ", sp + 1)) {

@@ -23,6 +23,7 @@ import { resolveWorkspacePath } from "./safe-path.ts";
 import type { FileImage, OperationRecord } from "./schema.ts";
 import {
   type FileState,
+  makeDirectory,
   readFileState,
   removeEmptyDirectory,
   writeFileState,
@@ -122,21 +123,17 @@ function writeWorkspace(root: string, edits: FileEdit[], record: OperationRecord
 
 /** Write (atomically, with its mode) or delete (null) the file `rel`. */
 export function writeWorkspacePath(root: string, rel: string, state: FileState | null): void {
-  writeFileState(join(root, rel), rel, state);
+  writeFileState(root, rel, state);
 }
 
 /** Create the directory `rel` and its missing parents. */
 export function makeWorkspaceDirectory(root: string, rel: string): void {
-  try {
-    mkdirSync(join(root, rel), { recursive: true });
-  } catch (error) {
-    throw fromSystemError(error, `creating the directory ${rel}`);
-  }
+  makeDirectory(root, rel);
 }
 
 /** Remove the directory `rel` if it is empty; false when it is not empty or absent. */
 export function removeWorkspaceDirectory(root: string, rel: string): boolean {
-  return removeEmptyDirectory(join(root, rel));
+  return removeEmptyDirectory(root, rel);
 }
 
 /** Undo a failed application; the error to throw (the failure's code, what happened to the tree). */

@@ -1,6 +1,13 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { ErrorCode, isTimewarpError, systemClock, TimewarpError } from "../core/index.ts";
+import {
+  ErrorCode,
+  isTimewarpError,
+  pathTextOf,
+  systemClock,
+  TimewarpError,
+  toFsPath,
+} from "../core/index.ts";
 import { applyFilePatch, parsePatch } from "../diff/index.ts";
 import { applyOperation } from "./apply-operation.ts";
 import { withLedgerWriter } from "./complete-pending-operation.ts";
@@ -281,10 +288,16 @@ export async function applyUnifiedDiff(
   if (patches.length === 0) {
     throw new TimewarpError(ErrorCode.INVALID_INPUT, "the diff contains no file changes");
   }
+  // Names by their exact bytes (a name that is not UTF-8 keeps them, issue 16 §7); a patch may
+  // create, change or delete a symlink, as git's can.
+  const nameOf = (text: string | null, bytes: Uint8Array | null | undefined) =>
+    text === null ? null : bytes ? pathTextOf(bytes) : text;
+  const resolve = (name: string | null) =>
+    name === null ? null : resolveWorkspacePath(ctx.root, name, { links: true });
   const resolved = patches.map((p) => ({
     patch: p,
-    old: p.oldPath === null ? null : resolveWorkspacePath(ctx.root, p.oldPath),
-    new: p.newPath === null ? null : resolveWorkspacePath(ctx.root, p.newPath),
+    old: resolve(nameOf(p.oldPath, p.oldPathBytes)),
+    new: resolve(nameOf(p.newPath, p.newPathBytes)),
   }));
   return runEdit(ctx, {
     tool: "ApplyUnifiedDiff",
@@ -295,7 +308,7 @@ export async function applyUnifiedDiff(
       // Later patches of the same diff see the result of earlier ones.
       const overlay = new Map<string, FileState | null>();
       const current = (rel: string, abs: string) =>
-        overlay.has(rel) ? (overlay.get(rel) ?? null) : readFileState(abs, rel);
+        overlay.has(rel) ? (overlay.get(rel) ?? null) : readFileState(abs, rel, { links: true });
       const originals = new Map<string, FileState | null>();
       for (const r of resolved) {
         const rel = r.old?.rel ?? r.new?.rel ?? "";
@@ -344,7 +357,9 @@ export async function applyUnifiedDiff(
             originals.set(side.rel, current(side.rel, side.abs));
         }
         const mode =
-          r.patch.newMode === "100755" || r.patch.newMode === "100644"
+          r.patch.newMode === "100755" ||
+          r.patch.newMode === "100644" ||
+          r.patch.newMode === "120000"
             ? r.patch.newMode
             : (beforeState?.mode ?? "100644");
         if (r.old !== null && r.new !== null && r.old.rel !== r.new.rel)
@@ -364,9 +379,53 @@ export async function applyUnifiedDiff(
           after,
         });
       }
-      return { edits, directories: [], message: `applied a diff to ${originals.size} file(s)` };
+      return {
+        edits,
+        directories: emptiedDirectories(ctx.root, overlay),
+        message: `applied a diff to ${originals.size} file(s)`,
+      };
     },
   });
+}
+
+/**
+ * The folders a patch leaves empty by deleting or renaming away their last file, deepest first:
+ * `git apply` removes them, so the ledger does too (and records it, so a revert brings them back).
+ */
+function emptiedDirectories(
+  root: string,
+  overlay: Map<string, FileState | null>,
+): DirectoryChange[] {
+  const removed = new Set<string>();
+  const live = (dir: string): boolean => {
+    let names: Buffer[] = [];
+    try {
+      names = readdirSync(toFsPath(join(root, dir)), { encoding: "buffer" });
+    } catch {
+      return true;
+    }
+    for (const n of names) {
+      const child = `${dir}/${pathTextOf(n)}`;
+      if (overlay.has(child) ? overlay.get(child) !== null : !removed.has(child)) return true;
+    }
+    for (const [p, s] of overlay)
+      if (s !== null && p.startsWith(`${dir}/`) && !p.slice(dir.length + 1).includes("/"))
+        return true;
+    return false;
+  };
+  const candidates = new Set<string>();
+  for (const [p, s] of overlay) {
+    if (s !== null) continue;
+    for (let i = p.lastIndexOf("/"); i > 0; i = p.lastIndexOf("/", i - 1))
+      candidates.add(p.slice(0, i));
+  }
+  const depth = (p: string) => p.split("/").length;
+  for (const dir of [...candidates].sort((a, b) => depth(b) - depth(a))) {
+    if (isDirectory(join(root, dir)) && !live(dir)) removed.add(dir);
+  }
+  return [...removed]
+    .sort((a, b) => depth(b) - depth(a))
+    .map((path) => ({ path, action: "removed" as const }));
 }
 
 /** Delete: remove a file, or a directory with everything in it (each file recorded for the reverse). */
@@ -392,10 +451,11 @@ export async function deletePath(
       const edits: FileEdit[] = [];
       const dirs: DirectoryChange[] = [];
       const walk = (rel: string) => {
-        const abs = join(ctx.root, rel);
-        for (const entry of readdirSync(abs, { withFileTypes: true }).sort((a, b) =>
-          a.name < b.name ? -1 : 1,
-        )) {
+        const abs = toFsPath(join(ctx.root, rel));
+        // Names by their bytes (`pathTextOf`): one that is not UTF-8 is still found and recorded.
+        for (const entry of readdirSync(abs, { withFileTypes: true, encoding: "buffer" })
+          .map((e) => ({ name: pathTextOf(e.name), isDirectory: () => e.isDirectory() }))
+          .sort((a, b) => (a.name < b.name ? -1 : 1))) {
           const childRel = `${rel}/${entry.name}`;
           if (entry.isDirectory()) walk(childRel);
           else {

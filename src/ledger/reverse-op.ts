@@ -1,6 +1,15 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { ErrorCode, isTimewarpError, systemClock, TimewarpError } from "../core/index.ts";
+import {
+  assertSafeRelPath,
+  assertSafeToRead,
+  ErrorCode,
+  isTimewarpError,
+  pathTextOf,
+  systemClock,
+  TimewarpError,
+  toFsPath,
+} from "../core/index.ts";
 import { applyFilePatch, type FilePatch, parsePatch } from "../diff/index.ts";
 import { createObjectStore, type ObjectStore } from "../store/index.ts";
 import { applyOperation } from "./apply-operation.ts";
@@ -75,17 +84,33 @@ class Overlay {
   constructor(root: string) {
     this.root = root;
   }
+  // Paths come from records (untrusted: hand-edited, or a parent swapped for a symlink since),
+  // so each disk read is checked as a write would be: no `..`, no symlink on the way.
   file(rel: string): FileState | null {
     if (this.files.has(rel)) return this.files.get(rel) ?? null;
+    assertSafeToRead(this.root, rel);
     // A directory where a file was (an operation that replaced a file by a directory): no file
     // here; whether the revert may put the file back is for the plan's directory steps and
     // assertWritable to say.
     if (isDirectory(join(this.root, rel))) return null;
-    return readFileState(join(this.root, rel), rel);
+    return readFileState(join(this.root, rel), rel, { links: true });
   }
   dir(rel: string): boolean {
-    return this.dirs.get(rel) ?? isDirectory(join(this.root, rel));
+    const planned = this.dirs.get(rel);
+    if (planned !== undefined) return planned;
+    assertSafeToRead(this.root, rel);
+    return isDirectory(join(this.root, rel));
   }
+}
+
+/** Every path a record names must be a plain workspace-relative path (UNSAFE_PATH otherwise). */
+function assertRecordPaths(op: OperationRecord): void {
+  const what = `operation ${op.id} names the path`;
+  for (const fc of op.files)
+    for (const p of [fc.oldPath, fc.newPath]) if (p !== null) assertSafeRelPath(p, what);
+  for (const d of op.directories) assertSafeRelPath(d.path, what);
+  for (const p of op.reverseDiff === "" ? [] : parsePatch(op.reverseDiff))
+    for (const q of [p.oldPath, p.newPath]) if (q !== null) assertSafeRelPath(q, what);
 }
 
 function formatConflict(c: ReverseConflict): string {
@@ -97,7 +122,14 @@ function formatConflict(c: ReverseConflict): string {
 }
 
 function findReversePatch(patches: FilePatch[], fc: FileChange): FilePatch | undefined {
-  return patches.find((p) => p.oldPath === fc.newPath && p.newPath === fc.oldPath);
+  // Record paths keep a name's exact bytes (`pathTextOf`); so must the comparison.
+  const name = (text: string | null, bytes: Uint8Array | null | undefined) =>
+    text === null ? null : bytes ? pathTextOf(bytes) : text;
+  return patches.find(
+    (p) =>
+      name(p.oldPath, p.oldPathBytes) === fc.newPath &&
+      name(p.newPath, p.newPathBytes) === fc.oldPath,
+  );
 }
 
 /** The operations a request reverts, newest first (index order, which is recording order). */
@@ -249,7 +281,7 @@ function planOne(options: {
 function liveEntries(overlay: Overlay, rel: string): string[] {
   let names: string[] = [];
   try {
-    names = readdirSync(join(overlay.root, rel));
+    names = readdirSync(toFsPath(join(overlay.root, rel)), { encoding: "buffer" }).map(pathTextOf);
   } catch {
     names = [];
   }
@@ -327,6 +359,7 @@ export async function reverseOp(
   const run = (): ReverseOpResult => {
     const ids = selectOperations(paths, params);
     const ops = ids.map((id) => readOperation(paths, id));
+    for (const op of ops) assertRecordPaths(op);
     const overlay = new Overlay(paths.root);
     const store = createObjectStore(paths.objects);
     const out: PlanResult = { conflicts: [], rungs: new Map() };

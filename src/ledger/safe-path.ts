@@ -1,6 +1,13 @@
 import { lstatSync } from "node:fs";
-import { isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
-import { DATA_DIR, ErrorCode, errnoCode, TimewarpError } from "../core/index.ts";
+import { isAbsolute, normalize, relative, resolve, sep } from "node:path";
+import {
+  assertSafeToRead,
+  DATA_DIR,
+  ErrorCode,
+  errnoCode,
+  TimewarpError,
+  toFsPath,
+} from "../core/index.ts";
 
 /** A workspace-relative path (forward slashes) and its absolute location. */
 export interface SafePath {
@@ -11,9 +18,14 @@ export interface SafePath {
 /**
  * Resolve a path given by a caller (relative to the workspace, or absolute inside it) and refuse
  * anything that escapes the workspace (UNSAFE_PATH), goes through a symlink (UNSAFE_PATH), names
- * the workspace itself or lies inside `.timewarp/` (INVALID_INPUT).
+ * the workspace itself or lies inside `.timewarp/` (INVALID_INPUT). `links`: the path itself may
+ * be a symlink (a patch changes links as git's do; its parents still may not be).
  */
-export function resolveWorkspacePath(root: string, input: string): SafePath {
+export function resolveWorkspacePath(
+  root: string,
+  input: string,
+  options: { links?: boolean } = {},
+): SafePath {
   if (input.length === 0 || input.includes("\0")) {
     throw new TimewarpError(
       ErrorCode.INVALID_INPUT,
@@ -45,22 +57,22 @@ export function resolveWorkspacePath(root: string, input: string): SafePath {
     );
   }
   // Every component must be a real directory/file, never a symlink: an edit through a link could
-  // write outside the workspace.
-  let cur = absRoot;
-  for (const part of parts) {
-    cur = join(cur, part);
-    try {
-      if (lstatSync(cur).isSymbolicLink()) {
-        throw new TimewarpError(
-          ErrorCode.UNSAFE_PATH,
-          `path ${JSON.stringify(input)} goes through the symlink ${relative(absRoot, cur)}`,
-          { data: { path: input } },
-        );
-      }
-    } catch (error) {
-      if (errnoCode(error) === "ENOENT" || errnoCode(error) === "ENOTDIR") break;
-      throw error;
-    }
+  // write outside the workspace. Parents: core's check (the writes check them again, at write
+  // time); the file itself: a symlink is not a file the ledger edits.
+  const relPath = parts.join("/");
+  assertSafeToRead(absRoot, relPath);
+  let isLink = false;
+  try {
+    isLink = options.links !== true && lstatSync(toFsPath(abs)).isSymbolicLink();
+  } catch (error) {
+    if (errnoCode(error) !== "ENOENT" && errnoCode(error) !== "ENOTDIR") throw error;
   }
-  return { rel: parts.join("/"), abs };
+  if (isLink) {
+    throw new TimewarpError(
+      ErrorCode.UNSAFE_PATH,
+      `path ${JSON.stringify(input)} goes through the symlink ${relPath}`,
+      { data: { path: input } },
+    );
+  }
+  return { rel: relPath, abs };
 }

@@ -1,9 +1,12 @@
 import { z } from "zod";
 
-/** One side of a file change: git blob id, git mode (`100644`, `100755`) and size in bytes. */
+/**
+ * One side of a file change: git blob id, git mode (`100644`, `100755`, or `120000` for a
+ * symlink a patch made, whose blob is its target) and size in bytes.
+ */
 export const FileImageSchema = z.object({
   oid: z.string().regex(/^[0-9a-f]{40}$/),
-  mode: z.string().regex(/^1(00644|00755)$/),
+  mode: z.string().regex(/^1(00644|00755|20000)$/),
   size: z.number().int().nonnegative(),
 });
 export type FileImage = z.infer<typeof FileImageSchema>;

@@ -1,21 +1,37 @@
-import { chmodSync, lstatSync, mkdirSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
-import { dirname } from "node:path";
+import { lstatSync, readFileSync, readlinkSync } from "node:fs";
 import {
   ErrorCode,
   errnoCode,
   fromSystemError,
+  safeMkdir,
+  safeRmdir,
+  safeSymlink,
+  safeUnlink,
+  safeWriteFile,
   TimewarpError,
-  writeFileAtomic,
+  toFsPath,
 } from "../core/index.ts";
 
-/** A regular file's bytes and git mode, as the ledger sees it. */
+/**
+ * A file's bytes and git mode, as the ledger sees it. A symlink (`120000`, only where a patch
+ * names one) holds its target's bytes, as git's blob of it does.
+ */
 export interface FileState {
   bytes: Uint8Array;
-  mode: "100644" | "100755";
+  mode: "100644" | "100755" | "120000";
 }
 
-/** The file at `abs`, or null when absent. A directory or symlink there is refused. */
-export function readFileState(abs: string, rel: string): FileState | null {
+/**
+ * The file at `abs`, or null when absent. A directory there is refused; so is a symlink unless
+ * `links` (a patch may create, change or delete one, as git's can). Paths holding escaped bytes
+ * (`pathTextOf`) are read by their exact bytes.
+ */
+export function readFileState(
+  absText: string,
+  rel: string,
+  options: { links?: boolean } = {},
+): FileState | null {
+  const abs = toFsPath(absText);
   let st: ReturnType<typeof lstatSync>;
   try {
     st = lstatSync(abs);
@@ -23,6 +39,13 @@ export function readFileState(abs: string, rel: string): FileState | null {
     const code = errnoCode(error);
     if (code === "ENOENT" || code === "ENOTDIR") return null;
     throw fromSystemError(error, `reading ${rel}`);
+  }
+  if (st.isSymbolicLink() && options.links === true) {
+    try {
+      return { bytes: readlinkSync(abs, { encoding: "buffer" }), mode: "120000" };
+    } catch (error) {
+      throw fromSystemError(error, `reading the link ${rel}`);
+    }
   }
   if (st.isSymbolicLink()) {
     throw new TimewarpError(
@@ -44,9 +67,9 @@ export function readFileState(abs: string, rel: string): FileState | null {
 }
 
 /** The git mode of the regular file at `abs`, or undefined (absent, or not a regular file). */
-export function statMode(abs: string): FileState["mode"] | undefined {
+export function statMode(abs: string): "100644" | "100755" | undefined {
   try {
-    const st = lstatSync(abs);
+    const st = lstatSync(toFsPath(abs));
     if (!st.isFile()) return undefined;
     return (st.mode & 0o111) !== 0 ? "100755" : "100644";
   } catch {
@@ -57,39 +80,48 @@ export function statMode(abs: string): FileState["mode"] | undefined {
 /** True when `abs` is an existing directory (not through a symlink). */
 export function isDirectory(abs: string): boolean {
   try {
-    return lstatSync(abs).isDirectory();
+    return lstatSync(toFsPath(abs)).isDirectory();
   } catch {
     return false;
   }
 }
 
-/** Write (atomically) or delete the file at `abs`; parent directories are created as needed. */
-export function writeFileState(abs: string, rel: string, state: FileState | null): void {
-  if (state === null) {
-    try {
-      unlinkSync(abs);
-    } catch (error) {
-      if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `deleting ${rel}`);
-    }
-    return;
-  }
+/**
+ * Write (atomically) or delete the file `rel` under `root`; parent directories are created as
+ * needed. Every write goes through core's safe path: no parent on the way may be a symlink.
+ */
+export function writeFileState(root: string, rel: string, state: FileState | null): void {
   try {
-    mkdirSync(dirname(abs), { recursive: true });
+    if (state === null) safeUnlink(root, rel);
+    else if (state.mode === "120000") safeSymlink(root, rel, state.bytes, { createParents: true });
+    else
+      safeWriteFile(root, rel, state.bytes, {
+        mode: state.mode === "100755" ? 0o755 : 0o644,
+        createParents: true,
+      });
   } catch (error) {
-    throw fromSystemError(error, `creating the folder of ${rel}`);
+    if (state === null && errnoCode(error) === "ENOENT") return;
+    throw fromSystemError(error, `${state === null ? "deleting" : "writing"} ${rel}`);
   }
-  const mode = state.mode === "100755" ? 0o755 : 0o644;
-  writeFileAtomic(abs, state.bytes, { mode });
-  // The temp file's mode is subject to the umask; set it exactly.
-  chmodSync(abs, mode);
 }
 
-/** Remove an empty directory; false when it is not empty or absent. */
-export function removeEmptyDirectory(abs: string): boolean {
+/** Create the directory `rel` under `root` and its missing parents (checked: no symlink). */
+export function makeDirectory(root: string, rel: string): void {
   try {
-    rmdirSync(abs);
+    safeMkdir(root, rel, { parents: true });
+  } catch (error) {
+    if (errnoCode(error) === "EEXIST" && isDirectory(`${root}/${rel}`)) return;
+    throw fromSystemError(error, `creating directory ${rel}`);
+  }
+}
+
+/** Remove the empty directory `rel` under `root`; false when it is not empty or absent. */
+export function removeEmptyDirectory(root: string, rel: string): boolean {
+  try {
+    safeRmdir(root, rel);
     return true;
-  } catch {
+  } catch (error) {
+    if (error instanceof TimewarpError) throw error;
     return false;
   }
 }

@@ -1,4 +1,4 @@
-import { ErrorCode, TimewarpError } from "../core/index.ts";
+import { ErrorCode, TimewarpError, unsafeRelPathReason } from "../core/index.ts";
 
 /**
  * A workspace-relative path as the store keeps it. Names are bytes on Linux; a name that is not
@@ -46,33 +46,12 @@ export function fsPathOf(
 
 /**
  * Throws UNSAFE_PATH unless `bytes` is a plain relative path: not absolute, no empty, `.` or `..`
- * segment, no NUL, and not inside `.timewarp/` (a restore never writes there).
+ * segment, no NUL, and not inside `.timewarp/` (a restore never writes there). The rule is
+ * core's `unsafeRelPathReason`, the one every write checks again at write time.
  */
 export function assertSafeEntryPath(bytes: Buffer, shown: string): void {
-  const reject = (why: string): never => {
-    throw new TimewarpError(
-      ErrorCode.UNSAFE_PATH,
-      `manifest entry ${JSON.stringify(shown)} is unsafe: ${why}`,
-      { data: { path: shown, reason: why } },
-    );
-  };
-  if (bytes.length === 0) reject("empty path");
-  if (bytes[0] === 0x2f) reject("absolute path");
-  if (bytes.includes(0)) reject("contains NUL");
-  let start = 0;
-  let first = true;
-  for (let i = 0; i <= bytes.length; i++) {
-    if (i === bytes.length || bytes[i] === 0x2f) {
-      const len = i - start;
-      if (len === 0) reject("empty segment");
-      if (len === 1 && bytes[start] === 0x2e) reject("'.' segment");
-      if (len === 2 && bytes[start] === 0x2e && bytes[start + 1] === 0x2e) reject("'..' segment");
-      if (first && len === 9 && bytes.toString("latin1", start, i) === ".timewarp")
-        reject("inside .timewarp/");
-      first = false;
-      start = i + 1;
-    }
-  }
+  const why = unsafeRelPathReason(bytes);
+  if (why !== null) throw unsafeEntry(shown, why);
 }
 
 /**
@@ -80,34 +59,16 @@ export function assertSafeEntryPath(bytes: Buffer, shown: string): void {
  * string, without encoding it (a restore checks every entry of a 10k-entry manifest).
  */
 export function assertSafeEntryText(path: string): void {
-  const why = unsafeTextReason(path);
-  if (why !== null) {
-    throw new TimewarpError(
-      ErrorCode.UNSAFE_PATH,
-      `manifest entry ${JSON.stringify(path)} is unsafe: ${why}`,
-      { data: { path, reason: why } },
-    );
-  }
+  const why = unsafeRelPathReason(path);
+  if (why !== null) throw unsafeEntry(path, why);
 }
 
-function unsafeTextReason(path: string): string | null {
-  if (path.length === 0) return "empty path";
-  if (path.charCodeAt(0) === 0x2f) return "absolute path";
-  if (path.includes("\0")) return "contains NUL";
-  let start = 0;
-  for (;;) {
-    const slash = path.indexOf("/", start);
-    const end = slash < 0 ? path.length : slash;
-    const len = end - start;
-    if (len === 0) return "empty segment";
-    if (len <= 2 && path.charCodeAt(start) === 0x2e) {
-      if (len === 1) return "'.' segment";
-      if (path.charCodeAt(start + 1) === 0x2e) return "'..' segment";
-    }
-    if (start === 0 && len === 9 && path.startsWith(".timewarp")) return "inside .timewarp/";
-    if (slash < 0) return null;
-    start = slash + 1;
-  }
+function unsafeEntry(path: string, why: string): TimewarpError {
+  return new TimewarpError(
+    ErrorCode.UNSAFE_PATH,
+    `manifest entry ${JSON.stringify(path)} is unsafe: ${why}`,
+    { data: { path, reason: why } },
+  );
 }
 
 /** The parent key of a `/`-separated path, or "" for a top-level one. */
