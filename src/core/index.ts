@@ -40,10 +40,16 @@ export {
   JOB_ID_PATTERN,
   SNAPSHOT_ID_PATTERN,
 } from "./ids.ts";
-export type { AcquireLockOptions, LockHandle, LockHolder } from "./lock.ts";
-export { acquireLock, clearLockOfThread, readLockHolder, withLock } from "./lock.ts";
+export type { AcquireLockOptions, LockHandle, LockHolder, WaitForLockOptions } from "./lock.ts";
+export {
+  acquireLock,
+  acquireLockQueued,
+  clearLockOfThread,
+  readLockHolder,
+  withLock,
+} from "./lock.ts";
 export type { WorkspacePaths } from "./paths.ts";
 export { DATA_DIR, workspacePaths } from "./paths.ts";
-export { isProcessAlive } from "./process-alive.ts";
+export { isProcessAlive, processStartOf } from "./process-alive.ts";
 export type { Result } from "./schema.ts";
 export { formatZodIssues, readJsonFile, validate } from "./schema.ts";
