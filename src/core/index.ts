@@ -24,7 +24,14 @@ export {
   readConfig,
 } from "./config.ts";
 export type { TimewarpErrorOptions } from "./errors.ts";
-export { ErrorCode, errnoCode, fromSystemError, isTimewarpError, TimewarpError } from "./errors.ts";
+export {
+  ErrorCode,
+  errnoCode,
+  fromSystemError,
+  isTimewarpError,
+  TimewarpError,
+  toTimewarpError,
+} from "./errors.ts";
 export type { BusEvent, EventName, ReadEventsResult } from "./events.ts";
 export { appendEvent, EventRegistry, readEvents } from "./events.ts";
 export { EMPTY_BLOB_ID, gitBlobId, NULL_OID } from "./hash.ts";
@@ -40,6 +47,8 @@ export {
   JOB_ID_PATTERN,
   SNAPSHOT_ID_PATTERN,
 } from "./ids.ts";
+export type { InputPathOptions } from "./input-file.ts";
+export { assertInputDirectory, inputPathError, readInputFile } from "./input-file.ts";
 export type { AcquireLockOptions, LockHandle, LockHolder, WaitForLockOptions } from "./lock.ts";
 export {
   acquireLock,
