@@ -1,4 +1,5 @@
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
+import { dropOutputOnceClosed } from "./closed-output.ts";
 import { parseHookArgv, runHookCommand } from "./commands/hooks.ts";
 import { HOOK_WORKER } from "./commands/watch.ts";
 import type { HookServerTry } from "./hook-client-main.ts";
@@ -18,6 +19,7 @@ if (!isMainThread && worker?.timewarp === HOOK_WORKER && parentPort !== null) {
     runHookWorker(port, { watchCommand: () => worker.watchCommand ?? [] }),
   );
 } else {
+  dropOutputOnceClosed();
   // A plain hook call asks the workspace's hook server first, then skips building the program
   // (commander and every command group): agents start one on every tool call.
   const hook = parseHookArgv(process.argv.slice(2));

@@ -41,24 +41,47 @@ const VERSION = "0.1.0";
 export async function main(argv: string[]): Promise<void> {
   const program = createProgram();
   const json = argv.includes("--json");
+  // Every command throws its usage errors to the catch below (one exit code, 2, in both modes).
+  for (const c of allCommands(program)) c.exitOverride();
   if (json) {
     // Commander's own messages (unknown option, missing argument) become the JSON error.
     program.configureOutput({ writeErr: () => {}, writeOut: (s) => process.stdout.write(s) });
-    for (const c of allCommands(program)) c.configureOutput({ writeErr: () => {} }).exitOverride();
+    for (const c of allCommands(program)) c.configureOutput({ writeErr: () => {} });
   }
   try {
     await program.parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return; // --help, --version
+      // Bad usage: INVALID_INPUT, exit 2, in text mode as with --json (commander's own message
+      // and help are already on stderr in text mode).
+      const message =
+        error.code === "commander.help"
+          ? missingCommand(program, argv.slice(2))
+          : error.message.replace(/^error: /, "");
       printError(
-        new TimewarpError(ErrorCode.INVALID_INPUT, error.message.replace(/^error: /, "")),
+        new TimewarpError(ErrorCode.INVALID_INPUT, message, { data: { usage: error.code } }),
         json,
       );
       return;
     }
     printError(error, json);
   }
+}
+
+/** Commander shows the help for a group called without its command ("(outputHelp)"): say so. */
+function missingCommand(program: Command, args: string[]): string {
+  let at = program;
+  for (const arg of args) {
+    const sub = at.commands.find((c) => c.name() === arg || c.aliases().includes(arg));
+    if (sub === undefined) continue;
+    at = sub;
+  }
+  const names = [] as string[];
+  for (let c: Command | null = at; c !== null; c = c.parent) names.unshift(c.name());
+  const path = names.join(" ");
+  const choices = at.commands.map((c) => c.name()).filter((n) => n !== "help");
+  return `${path} needs a command${choices.length > 0 ? ` (one of ${choices.join(", ")})` : ""}; see \`${path} --help\``;
 }
 
 function allCommands(command: Command): Command[] {

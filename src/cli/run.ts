@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { assertInputDirectory } from "../core/index.ts";
 import { type CommandContext, createCommandContext, type GlobalOptions } from "./context.ts";
 import { type CommandResult, printError, printResult } from "./output.ts";
 
@@ -18,12 +19,15 @@ export function action<A extends unknown[]>(
   return async (...args: unknown[]) => {
     const command = args[args.length - 1] as Command;
     const globals = command.optsWithGlobals<GlobalOptions>();
-    const ctx = createCommandContext(globals);
+    const json = globals.json === true;
     try {
+      // `-C DIR` names the workspace: a missing one must not be created by the first write.
+      if (globals.cwd !== undefined) assertInputDirectory(globals.cwd, { what: "--cwd" });
+      const ctx = createCommandContext(globals);
       const result = await handler(ctx, ...(args.slice(0, -1) as A));
       printResult(result, ctx.json);
     } catch (error) {
-      printError(error, ctx.json);
+      printError(error, json);
     }
   };
 }

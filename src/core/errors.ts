@@ -20,6 +20,10 @@ export const ErrorCode = {
   INTERNAL: "INTERNAL",
   /** The workspace has no `.timewarp/` yet; run `timewarp init` (or any command that creates it). */
   NOT_INITIALIZED: "NOT_INITIALIZED",
+  /** A path that should be a regular file is a directory, a FIFO, a socket or a device (EISDIR). */
+  NOT_A_FILE: "NOT_A_FILE",
+  /** A path, or one name in it, is longer than the file system allows (ENAMETOOLONG). */
+  NAME_TOO_LONG: "NAME_TOO_LONG",
 
   // ── core ─────────────────────────────────────────────────────────────────
   /** `.timewarp/config.json` is not valid JSON or fails its schema; the message names the field. */
@@ -143,38 +147,51 @@ export function errnoCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/** What each system error means to a caller: its code and a few words for the message. */
+const SYSTEM_ERRORS: Record<string, [ErrorCode, string]> = {
+  ENOENT: [ErrorCode.NOT_FOUND, "not found"],
+  EACCES: [ErrorCode.PERMISSION_DENIED, "permission denied"],
+  EPERM: [ErrorCode.PERMISSION_DENIED, "permission denied"],
+  ENOSPC: [ErrorCode.DISK_FULL, "disk full"],
+  EDQUOT: [ErrorCode.DISK_FULL, "disk full"],
+  ENOTDIR: [ErrorCode.NOT_A_DIRECTORY, "not a directory"],
+  EISDIR: [ErrorCode.NOT_A_FILE, "is a directory"],
+  ENAMETOOLONG: [ErrorCode.NAME_TOO_LONG, "name too long"],
+};
+
 /**
  * Turn a Node system error into a TimewarpError with a code a caller can branch on.
- * A TimewarpError passes through unchanged.
+ * A TimewarpError passes through unchanged. `detail` replaces the system's own message in
+ * parentheses (which repeats the path).
  */
-export function fromSystemError(error: unknown, what: string): TimewarpError {
+export function fromSystemError(error: unknown, what: string, detail?: string): TimewarpError {
   if (error instanceof TimewarpError) return error;
   const errno = errnoCode(error);
-  const detail = error instanceof Error ? error.message : String(error);
-  switch (errno) {
-    case "ENOENT":
-      return new TimewarpError(ErrorCode.NOT_FOUND, `${what}: not found (${detail})`, {
-        cause: error,
-      });
-    case "EACCES":
-    case "EPERM":
-      return new TimewarpError(
-        ErrorCode.PERMISSION_DENIED,
-        `${what}: permission denied (${detail})`,
-        {
-          cause: error,
-        },
-      );
-    case "ENOSPC":
-    case "EDQUOT":
-      return new TimewarpError(ErrorCode.DISK_FULL, `${what}: disk full (${detail})`, {
-        cause: error,
-      });
-    case "ENOTDIR":
-      return new TimewarpError(ErrorCode.NOT_A_DIRECTORY, `${what}: not a directory (${detail})`, {
-        cause: error,
-      });
-    default:
-      return new TimewarpError(ErrorCode.IO_ERROR, `${what}: ${detail}`, { cause: error });
+  const why = detail ?? (error instanceof Error ? error.message : String(error));
+  const known = errno === undefined ? undefined : SYSTEM_ERRORS[errno];
+  if (known === undefined) {
+    return new TimewarpError(ErrorCode.IO_ERROR, `${what}: ${why}`, { cause: error });
   }
+  return new TimewarpError(known[0], `${what}: ${known[1]} (${why})`, { cause: error });
+}
+
+/**
+ * The TimewarpError a process boundary (CLI `main`, the MCP tool wrapper) reports for anything
+ * thrown: a TimewarpError as it is; a Node system error (it carries an errno code and a syscall)
+ * by `fromSystemError`, so a missing file, a directory where a file was expected or a name too
+ * long is never INTERNAL (issue 16, class 10); anything else is a bug: INTERNAL with its message
+ * (the stack stays in `cause`, out of the message and of the JSON).
+ */
+export function toTimewarpError(error: unknown): TimewarpError {
+  if (error instanceof TimewarpError) return error;
+  if (error instanceof Error && errnoCode(error) !== undefined && "syscall" in error) {
+    const { syscall, path } = error as { syscall?: unknown; path?: unknown };
+    const what = [syscall, path].filter((x) => typeof x === "string").join(" ");
+    return fromSystemError(error, what === "" ? "system call" : what, errnoCode(error));
+  }
+  return new TimewarpError(
+    ErrorCode.INTERNAL,
+    error instanceof Error ? error.message : String(error),
+    { cause: error },
+  );
 }

@@ -24,7 +24,14 @@ export {
   readConfig,
 } from "./config.ts";
 export type { TimewarpErrorOptions } from "./errors.ts";
-export { ErrorCode, errnoCode, fromSystemError, isTimewarpError, TimewarpError } from "./errors.ts";
+export {
+  ErrorCode,
+  errnoCode,
+  fromSystemError,
+  isTimewarpError,
+  TimewarpError,
+  toTimewarpError,
+} from "./errors.ts";
 export type { BusEvent, EventName, ReadEventsResult } from "./events.ts";
 export { appendEvent, EventRegistry, readEvents } from "./events.ts";
 export { faultPoint } from "./fault-points.ts";
@@ -41,11 +48,19 @@ export {
   JOB_ID_PATTERN,
   SNAPSHOT_ID_PATTERN,
 } from "./ids.ts";
-export type { AcquireLockOptions, LockHandle, LockHolder } from "./lock.ts";
-export { acquireLock, clearLockOfThread, readLockHolder, withLock } from "./lock.ts";
+export type { InputPathOptions } from "./input-file.ts";
+export { assertInputDirectory, inputPathError, readInputFile } from "./input-file.ts";
+export type { AcquireLockOptions, LockHandle, LockHolder, WaitForLockOptions } from "./lock.ts";
+export {
+  acquireLock,
+  acquireLockQueued,
+  clearLockOfThread,
+  readLockHolder,
+  withLock,
+} from "./lock.ts";
 export type { WorkspacePaths } from "./paths.ts";
 export { DATA_DIR, workspacePaths } from "./paths.ts";
-export { isProcessAlive } from "./process-alive.ts";
+export { isProcessAlive, processStartOf } from "./process-alive.ts";
 export type { SafeWriteOptions, WorkspaceRelPath } from "./safe-path.ts";
 export {
   assertSafeRelPath,

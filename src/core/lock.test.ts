@@ -7,8 +7,14 @@ import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, TimewarpError } from "./errors.ts";
-import { acquireLock, clearLockOfThread, readLockHolder } from "./lock.ts";
-import { isProcessAlive } from "./process-alive.ts";
+import {
+  acquireLock,
+  acquireLockQueued,
+  clearLockOfThread,
+  readLockHolder,
+  withLock,
+} from "./lock.ts";
+import { isProcessAlive, processStartOf } from "./process-alive.ts";
 
 describe("acquireLock", () => {
   const dirs: string[] = [];
@@ -176,4 +182,172 @@ describe("acquireLock", () => {
     }
     expect(readdirSync(dir).filter((n) => !n.includes(".tw-tmp-"))).toEqual([]);
   }, 60_000);
+});
+
+describe("a holder's pid reused by another process", () => {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => {
+    for (const c of cleanups.splice(0)) c();
+  });
+  /** A live process that is not the lock's holder: a child that waits until killed. */
+  const liveStranger = () => {
+    const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], {
+      stdio: "ignore",
+    });
+    cleanups.push(() => child.kill("SIGKILL"));
+    return child.pid as number;
+  };
+  const tmp = () => {
+    const d = mkdtempSync(join(tmpdir(), "tw-lock-"));
+    cleanups.push(() => rmSync(d, { recursive: true, force: true }));
+    return d;
+  };
+
+  it("records the holder process's start time", () => {
+    const path = join(tmp(), "lock");
+    const lock = acquireLock(path);
+    const start = processStartOf(process.pid);
+    if (process.platform === "linux") expect(start).toMatch(/:\d+$/);
+    expect(readLockHolder(path)?.process_start).toBe(start ?? undefined);
+    lock.release();
+  });
+
+  it.runIf(process.platform === "linux")(
+    "takes over a lock naming a live pid whose process started at another time, keeps one that matches",
+    () => {
+      const path = join(tmp(), "lock");
+      const pid = liveStranger();
+      const start = processStartOf(pid);
+      expect(isProcessAlive(pid)).toBe(true);
+      expect(start).not.toBeNull();
+      // the pid's own process: held, whatever its age
+      writeFileSync(
+        path,
+        JSON.stringify({
+          pid,
+          host: hostname(),
+          started_at: "2026-01-01T00:00:00Z",
+          process_start: start,
+        }),
+      );
+      expect(() => acquireLock(path)).toThrow(/locked by pid/);
+      // the same pid, but the lock was taken by a process that started at another time
+      writeFileSync(
+        path,
+        JSON.stringify({
+          pid,
+          host: hostname(),
+          started_at: "2026-01-01T00:00:00Z",
+          process_start: `${start}0`,
+        }),
+      );
+      const lock = acquireLock(path);
+      expect(readLockHolder(path)?.pid).toBe(process.pid);
+      lock.release();
+    },
+  );
+});
+
+describe("acquireLockQueued", () => {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => {
+    for (const c of cleanups.splice(0)) c();
+  });
+  const tmp = () => {
+    const d = mkdtempSync(join(tmpdir(), "tw-lock-"));
+    cleanups.push(() => rmSync(d, { recursive: true, force: true }));
+    return d;
+  };
+
+  it("queues callers of this process: they run one at a time, in order, across awaits, and all succeed", async () => {
+    const path = join(tmp(), "lock");
+    let inside = 0;
+    let most = 0;
+    const order: number[] = [];
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        withLock(path, { command: `caller ${i}`, waitMs: 0 }, async () => {
+          inside++;
+          most = Math.max(most, inside);
+          expect(readLockHolder(path)).toMatchObject({ pid: process.pid, command: `caller ${i}` });
+          await new Promise((r) => setImmediate(r));
+          order.push(i);
+          inside--;
+          return i;
+        }),
+      ),
+    );
+    expect(results).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(order).toEqual(results);
+    expect(most).toBe(1);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it("a caller that throws releases the lock for the next one", async () => {
+    const path = join(tmp(), "lock");
+    const failing = withLock(path, { waitMs: 0 }, async () => {
+      await new Promise((r) => setImmediate(r));
+      throw new Error("boom");
+    });
+    const next = withLock(path, { waitMs: 0 }, () => "next");
+    await expect(failing).rejects.toThrow("boom");
+    await expect(next).resolves.toBe("next");
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it("waits for another process's hold with timers, the event loop running, then takes the lock", async () => {
+    const path = join(tmp(), "lock");
+    const lockModule = new URL("./lock.ts", import.meta.url).pathname;
+    // the child holds the lock until it reads a line on stdin
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--input-type=module",
+        "-e",
+        `import { acquireLock } from ${JSON.stringify(lockModule)};
+         const lock = acquireLock(${JSON.stringify(path)}, { command: "child" });
+         process.send("held");
+         process.stdin.once("data", () => { lock.release(); process.exit(0); });`,
+      ],
+      { stdio: ["pipe", "ignore", "inherit", "ipc"] },
+    );
+    cleanups.push(() => child.kill("SIGKILL"));
+    await new Promise((r) => child.once("message", r));
+    let ticks = 0;
+    const waiting = acquireLockQueued(path, { command: "parent", waitMs: 60_000 });
+    // The loop turns while the parent waits: timers fire, and the child is told to release
+    // only after a few of them did.
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        ticks++;
+        if (ticks === 5) {
+          clearInterval(timer);
+          child.stdin?.write("go\n");
+          resolve();
+        }
+      }, 5);
+    });
+    const lock = await waiting;
+    expect(ticks).toBe(5);
+    expect(readLockHolder(path)).toMatchObject({ pid: process.pid, command: "parent" });
+    lock.release();
+  }, 60_000);
+
+  it("gives up with LOCKED naming the holder once waitMs has passed", async () => {
+    const path = join(tmp(), "lock");
+    writeFileSync(
+      path,
+      JSON.stringify({ pid: process.pid, host: "elsewhere", started_at: "2026-01-01T00:00:00Z" }),
+    );
+    await expect(acquireLockQueued(path, { waitMs: 20 })).rejects.toMatchObject({
+      code: ErrorCode.LOCKED,
+      data: { holder: { host: "elsewhere" } },
+    });
+    // the queue is left: the next caller is not stuck behind the one that gave up
+    rmSync(path);
+    const lock = await acquireLockQueued(path, { waitMs: 0 });
+    lock.release();
+  });
 });

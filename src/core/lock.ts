@@ -8,11 +8,13 @@ import {
   writeSync,
 } from "node:fs";
 import { hostname } from "node:os";
+import { resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { threadId } from "node:worker_threads";
 import { z } from "zod";
 import { tempPathFor } from "./atomic-write.ts";
-import { ErrorCode, errnoCode, fromSystemError, TimewarpError } from "./errors.ts";
-import { isProcessAlive } from "./process-alive.ts";
+import { ErrorCode, errnoCode, fromSystemError, isTimewarpError, TimewarpError } from "./errors.ts";
+import { isProcessAlive, processStartOf } from "./process-alive.ts";
 
 const LockHolderSchema = z.object({
   pid: z.number().int(),
@@ -21,6 +23,12 @@ const LockHolderSchema = z.object({
   command: z.string().optional(),
   /** The worker thread that holds it, when not the main thread (`clearLockOfThread`). */
   thread: z.number().int().optional(),
+  /**
+   * When the holder process started (`processStartOf`), where the OS tells: a live process with
+   * the holder's pid but another start time reuses the pid, and the lock is stale. Absent in
+   * locks of older versions (then the pid alone decides).
+   */
+  process_start: z.string().optional(),
 });
 
 export type LockHolder = z.infer<typeof LockHolderSchema>;
@@ -36,8 +44,34 @@ export interface AcquireLockOptions {
   command?: string;
   /** Injected for tests: is a process with this pid alive on this host? */
   isAlive?: (pid: number) => boolean;
+  /** Injected for tests: when did the process with this pid start (see `processStartOf`)? */
+  startOf?: (pid: number) => string | null;
   now?: () => Date;
 }
+
+/** How a caller decides that a holder on this host is gone. */
+interface Liveness {
+  isAlive: (pid: number) => boolean;
+  startOf: (pid: number) => string | null;
+}
+
+function livenessOf(options: AcquireLockOptions): Liveness {
+  return { isAlive: options.isAlive ?? isProcessAlive, startOf: options.startOf ?? processStartOf };
+}
+
+/**
+ * A holder on this host is gone when its pid is, or when that pid now belongs to a process that
+ * started at another time (pid reuse). A holder on another host is never provably gone.
+ */
+function isGone(holder: LockHolder, me: LockHolder, live: Liveness): boolean {
+  if (holder.host !== me.host) return false;
+  if (!live.isAlive(holder.pid)) return true;
+  if (holder.process_start === undefined) return false;
+  const current = live.startOf(holder.pid);
+  return current !== null && current !== holder.process_start;
+}
+
+let ownStart: string | null | undefined;
 
 function readHolder(path: string): LockHolder | "absent" | "unreadable" {
   let text: string;
@@ -84,21 +118,25 @@ function tryCreate(path: string, holder: LockHolder): boolean {
 }
 
 /**
- * Take the inter-process lock at `path` (O_EXCL create; the file holds pid, host, start time).
- * A lock whose holder is provably gone (same host, no such pid) is taken over; any other held
- * lock is `LOCKED` naming the holder. The record is published whole (see `tryCreate`); a lock
+ * Take the inter-process lock at `path` (O_EXCL create; the file holds pid, host, start time,
+ * and the holder process's own start time). Fails at once, never waits: for a synchronous
+ * section; code that holds a lock across `await`s takes it with `acquireLockQueued`. A lock whose
+ * holder is provably gone (same host, and no such pid, or that pid now names a process that
+ * started at another time) is taken over; any other held lock is `LOCKED` naming the holder. The record is published whole (see `tryCreate`); a lock
  * file that is nonetheless unreadable (damaged by hand, or left by an older version) counts as
  * stale only once it is older than a few seconds.
  */
 export function acquireLock(path: string, options: AcquireLockOptions = {}): LockHandle {
-  const isAlive = options.isAlive ?? isProcessAlive;
+  const live = livenessOf(options);
   const now = options.now ?? (() => new Date());
+  if (ownStart === undefined) ownStart = processStartOf(process.pid);
   const me: LockHolder = {
     pid: process.pid,
     host: hostname(),
     started_at: now().toISOString(),
     ...(options.command === undefined ? {} : { command: options.command }),
     ...(threadId === 0 ? {} : { thread: threadId }),
+    ...(ownStart === null ? {} : { process_start: ownStart }),
   };
   for (let attempt = 0; attempt < 5; attempt++) {
     if (tryCreate(path, me)) return handleFor(path, me);
@@ -106,7 +144,7 @@ export function acquireLock(path: string, options: AcquireLockOptions = {}): Loc
     if (holder === "absent") continue;
     if (holder === "unreadable") {
       if (tornAndOld(path, now())) {
-        clearTorn(path, me, isAlive);
+        clearTorn(path, me, live);
         continue;
       }
       throw new TimewarpError(
@@ -115,8 +153,7 @@ export function acquireLock(path: string, options: AcquireLockOptions = {}): Loc
         { data: { path } },
       );
     }
-    const stale = holder.host === me.host && !isAlive(holder.pid);
-    if (!stale) {
+    if (!isGone(holder, me, live)) {
       throw new TimewarpError(
         ErrorCode.LOCKED,
         `workspace is locked by pid ${holder.pid} on ${holder.host} since ${holder.started_at}` +
@@ -124,7 +161,7 @@ export function acquireLock(path: string, options: AcquireLockOptions = {}): Loc
         { data: { path, holder } },
       );
     }
-    takeOverStale(path, holder, me, isAlive);
+    takeOverStale(path, holder, me, live);
   }
   throw new TimewarpError(ErrorCode.LOCKED, `could not take lock ${path}: contended`, {
     data: { path },
@@ -142,8 +179,8 @@ function tornAndOld(path: string, now: Date): boolean {
 
 const TORN_LOCK_GRACE_MS = 5_000;
 
-function clearTorn(path: string, me: LockHolder, isAlive: (pid: number) => boolean): void {
-  withTakeoverGuard(path, me, isAlive, () => {
+function clearTorn(path: string, me: LockHolder, live: Liveness): void {
+  withTakeoverGuard(path, me, live, () => {
     if (readHolder(path) === "unreadable") unlinkSync(path);
   });
 }
@@ -152,13 +189,8 @@ function clearTorn(path: string, me: LockHolder, isAlive: (pid: number) => boole
  * Remove a stale lock under a short-lived takeover guard, so two processes that both found the
  * same stale lock cannot each delete the lock the other has just created.
  */
-function takeOverStale(
-  path: string,
-  stale: LockHolder,
-  me: LockHolder,
-  isAlive: (pid: number) => boolean,
-): void {
-  withTakeoverGuard(path, me, isAlive, () => {
+function takeOverStale(path: string, stale: LockHolder, me: LockHolder, live: Liveness): void {
+  withTakeoverGuard(path, me, live, () => {
     const current = readHolder(path);
     if (
       current !== "absent" &&
@@ -171,16 +203,11 @@ function takeOverStale(
   });
 }
 
-function withTakeoverGuard(
-  path: string,
-  me: LockHolder,
-  isAlive: (pid: number) => boolean,
-  fn: () => void,
-): void {
+function withTakeoverGuard(path: string, me: LockHolder, live: Liveness, fn: () => void): void {
   const guard = `${path}.takeover`;
   if (!tryCreate(guard, me)) {
     const g = readHolder(guard);
-    if (g !== "absent" && g !== "unreadable" && g.host === me.host && !isAlive(g.pid)) {
+    if (g !== "absent" && g !== "unreadable" && isGone(g, me, live)) {
       try {
         unlinkSync(guard);
       } catch {
@@ -217,13 +244,89 @@ function handleFor(path: string, holder: LockHolder): LockHandle {
   };
 }
 
-/** Run `fn` under the lock, releasing it however `fn` ends. */
+export interface WaitForLockOptions extends AcquireLockOptions {
+  /** How long to wait for another process (or thread) to release the lock, then LOCKED (default 10 s). */
+  waitMs?: number;
+}
+
+const DEFAULT_WAIT_MS = 10_000;
+
+/** Per lock file (absolute path): the tail of this thread's queue of callers for it. */
+const queues = new Map<string, Promise<void>>();
+
+/**
+ * Take the lock at `path` without ever blocking the event loop, for code that holds a lock
+ * across `await`s or runs in a long-lived process (the MCP server, the watch daemon's hook
+ * worker). Callers in this thread queue in memory, first come first served, so they never
+ * contend on the file: the next one takes it once the previous one released it. A hold by
+ * another process (or thread) is waited for with timers, up to `waitMs`, then LOCKED naming it.
+ * A synchronous wait (`Atomics.wait`) froze the very loop the holder needed to finish: three
+ * parallel MCP edits took 10 s and one failed LOCKED by the server itself (issue 16, class 5).
+ */
+export async function acquireLockQueued(
+  path: string,
+  options: WaitForLockOptions = {},
+): Promise<LockHandle> {
+  const key = resolve(path);
+  const before = queues.get(key) ?? Promise.resolve();
+  let leave = () => {};
+  const turn = new Promise<void>((done) => {
+    leave = done;
+  });
+  const tail = before.then(() => turn);
+  queues.set(key, tail);
+  const leaveQueue = () => {
+    leave();
+    if (queues.get(key) === tail) queues.delete(key);
+  };
+  await before;
+  let file: LockHandle;
+  try {
+    file = await waitForFile(path, options);
+  } catch (error) {
+    leaveQueue();
+    throw error;
+  }
+  let released = false;
+  return {
+    path: file.path,
+    holder: file.holder,
+    release() {
+      if (released) return;
+      released = true;
+      try {
+        file.release();
+      } finally {
+        leaveQueue();
+      }
+    },
+  };
+}
+
+async function waitForFile(path: string, options: WaitForLockOptions): Promise<LockHandle> {
+  const deadline = Date.now() + (options.waitMs ?? DEFAULT_WAIT_MS);
+  let delay = 1;
+  for (;;) {
+    try {
+      return acquireLock(path, options);
+    } catch (error) {
+      if (!isTimewarpError(error, ErrorCode.LOCKED) || Date.now() >= deadline) throw error;
+    }
+    await sleep(delay);
+    delay = Math.min(delay * 2, 25);
+  }
+}
+
+/**
+ * Run `fn` under the lock taken by `acquireLockQueued` (queued in this thread, waited for
+ * across processes without blocking), releasing it however `fn` ends.
+ */
 export async function withLock<T>(
   path: string,
-  options: AcquireLockOptions,
+  options: WaitForLockOptions,
   fn: () => Promise<T> | T,
 ): Promise<T> {
-  const lock = acquireLock(path, options);
+  const lock = await acquireLockQueued(path, options);
   try {
     return await fn();
   } finally {

@@ -16,8 +16,10 @@ export type HookWorkerReply = { kind: "reply"; id: number; reply: HookAnswer } |
  *
  * - **A thread, not the daemon's own loop.** A shell hook asks the watch daemon what changed and
  *   waits synchronously for its answer; run on the daemon's thread it would wait on itself.
- * - **One at a time.** Hooks of parallel tool calls take the workspace's locks, which belong to
- *   a process: two hooks interleaved in one thread would each see the other's lock as live.
+ * - **One at a time.** Each call replaces the thread's environment (below), and the workspace
+ *   lock is taken synchronously: two hooks interleaved in one thread would each see the other's
+ *   lock as live. (The ledger lock queues its callers in memory and waits with timers, never
+ *   blocking this thread's loop: see `withLock` in core.)
  * - **The client's environment.** A worker's `process.env` is its own copy; each call replaces
  *   it with the client's, so everything a hook reads (`CLAUDE_PROJECT_DIR`, the PATH whose
  *   node/python/go the session fingerprint records, TIMEWARP_* settings) is the caller's. The

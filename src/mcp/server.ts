@@ -4,10 +4,10 @@ import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import type { z } from "zod";
 import {
   ErrorCode,
-  isTimewarpError,
   systemClock,
   systemRandom,
   TimewarpError,
+  toTimewarpError,
   validate,
 } from "../core/index.ts";
 import type { ToolContext, ToolDefinition } from "./define-tool.ts";
@@ -28,11 +28,13 @@ export function allTools(): ToolDefinition[] {
   ];
 }
 
-/** The error body a failed tool call carries in `structuredContent` and as its text. */
+/**
+ * The error body a failed tool call carries in `structuredContent` and as its text. A system
+ * error (a name too long, a directory where a file was expected) gets its code here, never
+ * INTERNAL: INTERNAL means a bug (`toTimewarpError`).
+ */
 function errorResult(error: unknown) {
-  const tw = isTimewarpError(error)
-    ? error
-    : new TimewarpError(ErrorCode.INTERNAL, error instanceof Error ? error.message : String(error));
+  const tw = toTimewarpError(error);
   const body = { error: tw.toJSON() };
   return {
     isError: true,

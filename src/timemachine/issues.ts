@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import {
@@ -14,6 +14,7 @@ import {
   ISSUE_ID_PATTERN,
   isTimewarpError,
   type Random,
+  readInputFile,
   readJsonFile,
   systemClock,
   systemRandom,
@@ -156,9 +157,10 @@ function resolveReportingSession(
 
 function readTranscript(path: string, explicit: boolean): string | null {
   try {
-    return readFileSync(path, "utf8");
+    // One home for user-named input files: a missing one, a directory… is a coded input error.
+    return readInputFile(path, { what: "transcript" }).toString("utf8");
   } catch (error) {
-    if (explicit) throw fromSystemError(error, `reading transcript ${path}`);
+    if (explicit) throw error;
     return null; // the remembered transcript moved away; chat.md says so
   }
 }

@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
+import { readInputFile } from "../../core/index.ts";
 import type { CommandContext } from "../context.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
@@ -20,8 +19,8 @@ export function registerLedgerCommands(program: Command): void {
   };
   const ledger = () => import("../../ledger/index.ts");
   const lctx = (ctx: CommandContext) => ({ root: ctx.root, clock: ctx.clock, random: ctx.random });
-  /** Read a file argument relative to the invocation directory; "-" is stdin. */
-  const readInput = (path: string): Buffer => readFileSync(path === "-" ? 0 : resolve(path));
+  /** Read a file argument relative to the invocation directory; "-" is stdin. Coded errors. */
+  const readInput = (path: string, what: string): Buffer => readInputFile(path, { what });
 
   const edit = program
     .command("edit")
@@ -66,9 +65,13 @@ export function registerLedgerCommands(program: Command): void {
         ) => {
           const { applyEditBlock } = await ledger();
           const searchBlock =
-            o.searchFile !== undefined ? readInput(o.searchFile).toString("utf8") : o.search;
+            o.searchFile !== undefined
+              ? readInput(o.searchFile, "--search-file").toString("utf8")
+              : o.search;
           const replaceBlock =
-            o.replaceFile !== undefined ? readInput(o.replaceFile).toString("utf8") : o.replace;
+            o.replaceFile !== undefined
+              ? readInput(o.replaceFile, "--replace-file").toString("utf8")
+              : o.replace;
           if (searchBlock === undefined || replaceBlock === undefined) {
             const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
             throw new TimewarpError(
@@ -104,7 +107,7 @@ export function registerLedgerCommands(program: Command): void {
           const { applyWholeFileEdit } = await ledger();
           const r = await applyWholeFileEdit(lctx(ctx), {
             path: file,
-            content: readInput(o.contentFile),
+            content: readInput(o.contentFile, "--content-file"),
             ...(o.description === undefined ? {} : { description: o.description }),
             dryRun: o.dryRun === true,
           });
@@ -139,7 +142,7 @@ export function registerLedgerCommands(program: Command): void {
             path: file,
             startLine: o.start,
             endLine: o.end,
-            content: readInput(o.contentFile).toString("utf8"),
+            content: readInput(o.contentFile, "--content-file").toString("utf8"),
             ...(o.description === undefined ? {} : { description: o.description }),
             dryRun: o.dryRun === true,
           });
@@ -157,7 +160,7 @@ export function registerLedgerCommands(program: Command): void {
       action(async (ctx, patchFile: string, o: { description?: string; dryRun?: boolean }) => {
         const { applyUnifiedDiff } = await ledger();
         const r = await applyUnifiedDiff(lctx(ctx), {
-          diff: readInput(patchFile).toString("utf8"),
+          diff: readInput(patchFile, "patch file").toString("utf8"),
           ...(o.description === undefined ? {} : { description: o.description }),
           dryRun: o.dryRun === true,
         });

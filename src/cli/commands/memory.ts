@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
+import { assertInputDirectory } from "../../core/index.ts";
 import type { CommandContext } from "../context.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
@@ -216,7 +217,10 @@ export function registerMemoryCommands(program: Command): void {
     .action(
       action(async (ctx, runsDir: string | undefined, o: { out?: string; model?: string }) => {
         const { evaluateRuns, memoryPaths } = await memory();
-        const dir = runsDir !== undefined ? resolve(runsDir) : memoryPaths(ctx.root).runs;
+        const dir =
+          runsDir !== undefined
+            ? assertInputDirectory(runsDir, { what: "RUNS_DIR" })
+            : memoryPaths(ctx.root).runs;
         const r = await evaluateRuns({
           runsDir: dir,
           clock: ctx.clock,

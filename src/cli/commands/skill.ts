@@ -1,6 +1,5 @@
-import { resolve } from "node:path";
 import type { Command } from "commander";
-import { ErrorCode, TimewarpError } from "../../core/index.ts";
+import { assertInputDirectory, ErrorCode, TimewarpError } from "../../core/index.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
 
@@ -114,7 +113,7 @@ export function registerSkillCommands(program: Command): void {
     .action(
       action(async (ctx, dir: string) => {
         const { readContract } = await import("../../runs/index.ts");
-        const path = resolve(ctx.root, dir);
+        const path = assertInputDirectory(dir, { what: "subskill directory", cwd: ctx.root });
         const result = readContract(path);
         if (!result.ok) {
           throw new TimewarpError(
