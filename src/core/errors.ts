@@ -106,6 +106,11 @@ export const ErrorCode = {
   RUN_INVALID: "RUN_INVALID",
   /** No pattern card with that id. */
   CARD_NOT_FOUND: "CARD_NOT_FOUND",
+  /**
+   * The drift guards scored an edit past the rollback threshold against the workspace's goal
+   * (`.timewarp/memory/goal.json`); nothing was written. `data.reasons` says why.
+   */
+  GUARD_BLOCKED: "GUARD_BLOCKED",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -16,6 +16,8 @@ export interface WorkspacePaths {
   issues: string;
   history: string;
   memory: string;
+  /** The goal of the work in progress (memory lab): the drift guards score edits against it. */
+  goal: string;
   events: string;
   /** The stat cache of the last scan (store). */
   statCache: string;
@@ -45,6 +47,7 @@ export function workspacePaths(root: string): WorkspacePaths {
     issues: join(data, "issues"),
     history: join(data, "history"),
     memory: join(data, "memory"),
+    goal: join(data, "memory", "goal.json"),
     events: join(data, "events.jsonl"),
     statCache: join(data, "stat-cache.bin"),
     lastManifest: join(data, "last-manifest.json.br"),

@@ -1,20 +1,7 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { appendEvent, workspacePaths } from "../core/index.ts";
+import { workspacePaths } from "../core/index.ts";
+import type { GuardVerdict } from "../memory/index.ts";
 import type { HookContext } from "./run-hook.ts";
-
-/**
- * Where a hook looks for the goal of the work in progress: `.timewarp/memory/goal.json` (the
- * memory lab's goal schema). No file, no guard: the edit passes.
- */
-export function goalFile(root: string): string {
-  return join(workspacePaths(root).memory, "goal.json");
-}
-
-export interface GoalVerdict {
-  action: "none" | "ok" | "warn" | "rollback";
-  reasons: string[];
-}
 
 /** The new text an edit tool is about to write, for the tamper check (Edit, Write, MultiEdit…). */
 export function proposedText(input: unknown): { content?: string; diff?: string } {
@@ -40,32 +27,19 @@ export function proposedText(input: unknown): { content?: string; diff?: string 
 }
 
 /**
- * Run the memory lab's drift guards on a proposed edit (Scope and Plan; the edit's own text is
- * checked for test-tampering markers). Records a `guard.checked` event. A missing goal passes; an
- * invalid goal.json throws GOAL_INVALID, which the hook reports without blocking.
+ * Run the memory lab's drift guards on the edit a PreToolUse announces (memory's `guardEdit`:
+ * Scope and Plan, and the edit's own text checked for test-tampering markers). A missing goal
+ * passes; an invalid goal.json throws GOAL_INVALID, which the hook reports without blocking.
  */
-export async function checkGoal(ctx: HookContext, paths: string[]): Promise<GoalVerdict> {
-  const file = goalFile(ctx.root);
-  if (!existsSync(file)) return { action: "none", reasons: [] };
-  const { checkEdit, readGoal } = await import("../memory/index.ts");
-  const { goal } = readGoal(file);
-  const tool = ctx.payload.tool_name ?? "edit";
-  const check = checkEdit(
-    goal,
-    { paths, tool, ...proposedText(ctx.payload.tool_input) },
-    { root: ctx.root, gitWorkTree: existsSync(join(ctx.root, ".git")) },
-  );
-  appendEvent(
-    workspacePaths(ctx.root).events,
-    "guard.checked",
-    {
-      action: check.action,
-      score: check.drift_score,
-      tool,
-      paths,
-      session_id: ctx.payload.session_id,
-    },
-    ctx.clock,
-  );
-  return { action: check.action, reasons: check.reasons };
+export async function checkGoal(ctx: HookContext, paths: string[]): Promise<GuardVerdict> {
+  // No goal, no guard: decided before loading the memory lab, which an edit hook without a goal
+  // never needs (every tool call pays for what a hook loads).
+  if (!existsSync(workspacePaths(ctx.root).goal)) return { action: "none", score: 0, reasons: [] };
+  const { guardEdit } = await import("../memory/index.ts");
+  return guardEdit({
+    root: ctx.root,
+    edit: { tool: ctx.payload.tool_name ?? "edit", paths, ...proposedText(ctx.payload.tool_input) },
+    sessionId: ctx.payload.session_id,
+    clock: ctx.clock,
+  });
 }

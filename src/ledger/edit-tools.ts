@@ -55,7 +55,8 @@ async function runEdit(ctx: LedgerContext, options: RunEditOptions): Promise<Edi
     const edits = plan.edits.filter(isRealChange);
     const directories = withCreatedParents(ctx.root, edits, plan.directories);
     assertWritable(ctx.root, edits, directories);
-    return { message: plan.message, edits, directories };
+    const warning = askGuard(ctx, options, edits, directories);
+    return { message: `${plan.message}${warning}`, edits, directories };
   };
   if (options.dryRun) {
     const { message, edits, directories } = prepare();
@@ -108,6 +109,31 @@ async function runEdit(ctx: LedgerContext, options: RunEditOptions): Promise<Edi
       dryRun: false,
     };
   });
+}
+
+/** The context's guard on a planned edit: throws GUARD_BLOCKED, or returns a warning suffix. */
+function askGuard(
+  ctx: LedgerContext,
+  options: RunEditOptions,
+  edits: FileEdit[],
+  directories: DirectoryChange[],
+): string {
+  if (ctx.guard === undefined || (edits.length === 0 && directories.length === 0)) return "";
+  const paths = affectedOf(edits, directories);
+  const verdict = ctx.guard({
+    tool: options.tool,
+    paths,
+    diff: diffOfEdits(edits),
+    dryRun: options.dryRun,
+  });
+  if (verdict.action === "rollback") {
+    throw new TimewarpError(
+      ErrorCode.GUARD_BLOCKED,
+      `the drift guards refused this ${options.tool} on ${paths.join(", ")}: ${verdict.reasons.join("; ")} (nothing was written)`,
+      { data: { tool: options.tool, paths, reasons: verdict.reasons } },
+    );
+  }
+  return verdict.action === "warn" ? ` (drift guard warning: ${verdict.reasons.join("; ")})` : "";
 }
 
 function affectedOf(edits: FileEdit[], dirs: DirectoryChange[]): string[] {

@@ -24,7 +24,12 @@ export type { LedgerFsckResult } from "./fsck-ledger.ts";
 export { fsckLedger } from "./fsck-ledger.ts";
 export type { EditHistory, GetEditHistoryParams, HistoryItem, SnapshotDiff } from "./history.ts";
 export { getEditHistory, readSnapshotDiff } from "./history.ts";
-export type { EditResult, LedgerContext } from "./ledger-context.ts";
+export type {
+  EditResult,
+  LedgerContext,
+  LedgerGuardedEdit,
+  LedgerGuardVerdict,
+} from "./ledger-context.ts";
 export type { LedgerPaths } from "./ledger-paths.ts";
 export { ledgerPaths } from "./ledger-paths.ts";
 export {

@@ -16,6 +16,9 @@ export { baselineFromGitStatus, withRunBaseline } from "./baseline.ts";
 export type { CardHints, DistillInput } from "./card.ts";
 /** Distill a pattern card from a run (pure, deterministic); near-duplicate test and merge. */
 export { cardSimilarity, classifyRun, distillCard, mergeCards, NEAR_DUPLICATE } from "./card.ts";
+export type { GuardedEdit, GuardVerdict } from "./edit-guard.ts";
+/** Score a proposed edit against `.timewarp/memory/goal.json` (hooks and MCP edit tools). */
+export { guardEdit } from "./edit-guard.ts";
 export type { EvalReport, RunLabels } from "./eval.ts";
 /** `memory eval`: drift precision/recall/ROC-AUC, card reuse rate, SWE-bench predictions. */
 export { evaluateRuns, RunLabelsSchema, rocAuc } from "./eval.ts";

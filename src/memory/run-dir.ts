@@ -47,7 +47,7 @@ export function memoryPaths(root: string): {
     runs: join(m, "runs"),
     patterns: join(m, "patterns"),
     profiles: join(m, "profiles"),
-    goal: join(m, "goal.json"),
+    goal: workspacePaths(root).goal,
     eval: join(m, "eval"),
   };
 }

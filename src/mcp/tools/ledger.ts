@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { LedgerContext } from "../../ledger/index.ts";
 import { defineTool, type ToolContext, type ToolDefinition } from "../define-tool.ts";
 
 /**
@@ -34,6 +35,23 @@ const SummarySchema = z.object({
 
 const ledger = () => import("../../ledger/index.ts");
 const lctx = (ctx: ToolContext) => ({ root: ctx.root, clock: ctx.clock, random: ctx.random });
+/**
+ * The context of the edit tools: the ledger's, plus the drift guards, so an edit an agent makes
+ * through these tools meets the workspace's goal as its own edit tools do through PreToolUse.
+ */
+async function guardedCtx(ctx: ToolContext): Promise<LedgerContext> {
+  const { guardEdit } = await import("../../memory/index.ts");
+  return {
+    ...lctx(ctx),
+    guard: (edit) =>
+      guardEdit({
+        root: ctx.root,
+        edit: { tool: edit.tool, paths: edit.paths, diff: edit.diff },
+        clock: ctx.clock,
+        record: !edit.dryRun,
+      }),
+  };
+}
 const opt = <K extends string, V>(key: K, value: V | undefined) =>
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 
@@ -54,7 +72,7 @@ export function defineLedgerTools(): ToolDefinition[] {
         dryRun,
       }),
       outputSchema: CommonReturns,
-      handler: async (input, ctx) => (await ledger()).applyEditBlock(lctx(ctx), input),
+      handler: async (input, ctx) => (await ledger()).applyEditBlock(await guardedCtx(ctx), input),
     }),
     defineTool({
       name: "ApplyWholeFileEdit",
@@ -79,7 +97,7 @@ export function defineLedgerTools(): ToolDefinition[] {
             "give exactly one of content or contentBase64",
           );
         }
-        return applyWholeFileEdit(lctx(ctx), {
+        return applyWholeFileEdit(await guardedCtx(ctx), {
           path: input.path,
           content: input.content ?? Buffer.from(input.contentBase64 ?? "", "base64"),
           ...opt("description", input.description),
@@ -102,7 +120,7 @@ export function defineLedgerTools(): ToolDefinition[] {
         dryRun,
       }),
       outputSchema: CommonReturns,
-      handler: async (input, ctx) => (await ledger()).applyRangedEdit(lctx(ctx), input),
+      handler: async (input, ctx) => (await ledger()).applyRangedEdit(await guardedCtx(ctx), input),
     }),
     defineTool({
       name: "ApplyUnifiedDiff",
@@ -112,7 +130,8 @@ export function defineLedgerTools(): ToolDefinition[] {
         "as one recorded operation, all or nothing: DIFF_APPLY_CONFLICT names the file and hunk that does not apply.",
       inputSchema: z.object({ diff: z.string().describe("The diff text"), description, dryRun }),
       outputSchema: CommonReturns,
-      handler: async (input, ctx) => (await ledger()).applyUnifiedDiff(lctx(ctx), input),
+      handler: async (input, ctx) =>
+        (await ledger()).applyUnifiedDiff(await guardedCtx(ctx), input),
     }),
     defineTool({
       name: "Delete",
@@ -122,7 +141,7 @@ export function defineLedgerTools(): ToolDefinition[] {
       inputSchema: z.object({ path: z.string().describe("Workspace-relative path"), dryRun }),
       outputSchema: CommonReturns,
       annotations: { destructiveHint: true },
-      handler: async (input, ctx) => (await ledger()).deletePath(lctx(ctx), input),
+      handler: async (input, ctx) => (await ledger()).deletePath(await guardedCtx(ctx), input),
     }),
     defineTool({
       name: "CreateDirectory",
@@ -130,7 +149,7 @@ export function defineLedgerTools(): ToolDefinition[] {
       description: "Create a directory and any missing parents; recorded.",
       inputSchema: z.object({ path: z.string().describe("Workspace-relative path"), dryRun }),
       outputSchema: CommonReturns,
-      handler: async (input, ctx) => (await ledger()).createDirectory(lctx(ctx), input),
+      handler: async (input, ctx) => (await ledger()).createDirectory(await guardedCtx(ctx), input),
     }),
     defineTool({
       name: "ReadSnapshotDiff",
