@@ -31,7 +31,9 @@ function wordyShare(t: string): number {
   for (const m of t.matchAll(/[A-Z]?[a-z]{2,}|[A-Z]{3,}(?![a-z])/g)) {
     const w = m[0];
     const vowels = (w.match(/[aeiouyAEIOUY]/g) ?? []).length / w.length;
+    const pronounceable = !/[^aeiouyAEIOUY]{5}/.test(w);
     if (vowels >= 0.2 && vowels <= 0.75 && (w.length >= 4 || vowels >= 0.3)) wordy += w.length;
+    else if (w.length >= 5 && vowels >= 0.15 && pronounceable) wordy += w.length; // Script
   }
   return wordy / t.length;
 }
@@ -133,6 +135,8 @@ export function entropyRanges(text: string): Range[] {
     }
     token = token.replace(/\/+$/, "");
     const to = from + token.length;
+    // a run cut by `%2B`: the decoded view judges the whole
+    if (text[from - 1] === "%" || text[to] === "%") continue;
     if (!looksRandom(token)) continue;
     if (isAllowed(text, from, to)) continue;
     out.push([from, to]);

@@ -51,6 +51,32 @@ const SENSITIVE_SUBSTRINGS = ["token", "secret", "password", "passwd", "apikey",
 /** Parts that name a secret only weakly (`key: enter`, `auth: oauth`): the value must look like one. */
 const WEAK_PARTS = new Set(["key", "auth", "pass", "sig", "cookie", "signature"]);
 
+/** Parts that make a `key`/`auth`/`pass` name a credential: API_KEY, db.pass, ACCOUNT_KEY. */
+const KEY_QUALIFIERS = new Set([
+  "api",
+  "access",
+  "secret",
+  "private",
+  "client",
+  "master",
+  "signing",
+  "encryption",
+  "account",
+  "license",
+  "app",
+  "service",
+  "storage",
+  "db",
+  "database",
+  "admin",
+  "root",
+  "user",
+  "smtp",
+  "mail",
+  "ssh",
+  "x",
+]);
+
 /** Name parts that make it metadata about a secret, not the secret (`token_type`, `key_file`). */
 const META_PARTS = new Set([
   "file",
@@ -94,9 +120,13 @@ function nameParts(name: string): string[] {
     .filter((p) => p !== "");
 }
 
+/** Cheap first look: every sensitive part or substring contains one of these. */
+const SENSITIVE_HINT = /tok|secret|pass|pwd|key|auth|cred|cookie|jwt|bearer|sig/i;
+
 /** True for names like GITHUB_TOKEN, auth_token, apiKey, x-api-key, password, db.pass. */
 export function isSensitiveName(name: string): boolean {
-  const lower = name.toLowerCase();
+  if (!SENSITIVE_HINT.test(name)) return false;
+  const lower = name.toLowerCase().replace(/tokeni[sz]/g, "");
   if (SENSITIVE_SUBSTRINGS.some((s) => lower.includes(s))) return true;
   return nameParts(name).some((p) => SENSITIVE_PARTS.has(p));
 }
@@ -110,11 +140,10 @@ function nameStrength(name: string): Strength {
   const last = parts[parts.length - 1] ?? "";
   if (META_PARTS.has(last)) return "none";
   if (/^(?:max|num|n)_?tokens?$|tokens?_?(?:count|used|limit)$/i.test(name)) return "none";
-  const lower = name.toLowerCase();
+  const lower = name.toLowerCase().replace(/tokeni[sz]/g, "");
   const strong =
     SENSITIVE_SUBSTRINGS.some((s) => lower.includes(s)) ||
-    parts.some((p) => SENSITIVE_PARTS.has(p) && !WEAK_PARTS.has(p)) ||
-    parts.length > 1; // API_KEY, db.pass, x-auth
+    parts.some((p) => (SENSITIVE_PARTS.has(p) && !WEAK_PARTS.has(p)) || KEY_QUALIFIERS.has(p));
   return strong ? "strong" : "weak";
 }
 
@@ -140,6 +169,7 @@ function isInnocentValue(value: string): boolean {
 /** A code expression (`options.token`, `getToken(`, `await`), unless it looks random itself. */
 function isCodeExpression(value: string): boolean {
   return (
+    /^[([{!]/.test(value) ||
     /^(?:await|new|typeof|this|self|process|os|env|require|import|function|async|return)\b/.test(
       value,
     ) ||
@@ -152,6 +182,10 @@ function isCodeExpression(value: string): boolean {
 /** A value that looks like a credential on its own: digits and letters, or random. */
 function looksCredential(value: string): boolean {
   if (value.length < 8) return false;
+  if (/^[A-Za-z0-9+/]{8,}={0,2}$/.test(value) && value.length % 4 === 0) {
+    const decoded = Buffer.from(value, "base64").toString("latin1");
+    if (/^[\x21-\x7e]+:[\x20-\x7e]+$/.test(decoded)) return true; // Basic user:password
+  }
   if (looksRandom(value, 16)) return true;
   if (!/\d/.test(value) || !/[A-Za-z]/.test(value)) return false;
   if (/^v?\d+(?:\.\d+)+/.test(value)) return false; // a version
@@ -233,7 +267,7 @@ const VALUE_RULES: ValueRule[] = [
     group: 2,
     strength: "strong",
   },
-  { re: /(\b(?:Bearer|Basic)\s+)([A-Za-z0-9._~+/-]{8,}=*)/dg, group: 2, strength: "strong" },
+  { re: /(\b(?:Bearer|Basic)\s+)([A-Za-z0-9._~+/-]{8,}=*)/dg, group: 2, strength: "weak" },
   // URL credentials: scheme://user:password@host, and redis://:password@host
   {
     re: /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"'<>]*:)([^\s@/"'<>]+)(@[^\s@]*[A-Za-z0-9])/dgi,
@@ -246,14 +280,15 @@ const VALUE_RULES: ValueRule[] = [
   { re: /(')([A-Za-z0-9_.-]+)('\s*:\s*')([^'\n]*)(')/dg, group: 4, nameGroup: 2 },
   // NAME=value (shell, export, .env, query strings, --flag=value, key=value; lists), quoted or bare.
   {
-    re: /(^|[^A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]*)([ \t]*)(=)(?![=>~])([ \t]*)("[^"\n]*"|'[^'\n]*'|`[^`\n]*`|[^\s"'`&;,)\]}]+)/dgm,
+    // the value is looked at, not consumed: `next=PGPASSWORD=x` holds two pairs
+    re: /()(?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]*)([ \t]*)(=)(?![=>~])(?=([ \t]*)("[^"\n]*"|'[^'\n]*'|`[^`\n]*`|[^\s"'`&;,)\]}]+))/dgm,
     group: 6,
     nameGroup: 2,
     code: true,
   },
   // name: value (YAML, headers like X-Api-Key: …, JS objects), quoted or bare.
   {
-    re: /(^|[\s{,(])([A-Za-z_][A-Za-z0-9_.-]*)(\s*:[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"',})\]]+)/dgm,
+    re: /()(?<=^|[\s{,(])([A-Za-z_][A-Za-z0-9_.-]*)(\s*:[ \t]+)(?=("[^"\n]*"|'[^'\n]*'|[^\s"',})\]]+))/dgm,
     group: 4,
     nameGroup: 2,
     code: true,
@@ -311,7 +346,7 @@ const VALUE_RULES: ValueRule[] = [
   },
 ];
 
-/** Prose values: words ("the key is correct") are not secrets; odd or long ones are. */
+/** Prose values: words ("the key is correct", "key: IdentifierReference") are not secrets. */
 function proseValue(value: string, next: string): boolean {
   if (next === "(" || next === "[" || isCodeExpression(value)) return false;
   if (/^(?:https?:\/\/|\.{0,2}\/|~\/)/.test(value) && !/@/.test(value)) return false;
@@ -319,7 +354,7 @@ function proseValue(value: string, next: string): boolean {
     return false;
   if (/\d/.test(value) && /[A-Za-z]/.test(value)) return true;
   if (/[!@#$%^&*+=~?]/.test(value) && /[A-Za-z0-9]/.test(value)) return true;
-  return value.length >= 16 && !/^[a-z]+(?:[-_][a-z]+)*$/.test(value);
+  return looksRandom(value, 12);
 }
 
 function valueFindings(text: string): Finding[] {
@@ -347,6 +382,10 @@ function valueFindings(text: string): Finding[] {
       if (!acceptValue(value, strength)) continue;
       if (rule.code && !quoted && !(name !== undefined && /^[A-Z0-9_]+$/.test(name))) {
         if (isCodeExpression(value)) continue;
+        // `this.tokens = tokens;`, `{ token: token, … }`: a variable, not its value
+        const statement = /[ \t]=[ \t]/.test(text.slice(m.index, from)) || /:/.test(m[0]);
+        if (/^[A-Za-z_$][A-Za-z_$]*$/.test(value) && statement && /^[;,})]/.test(text.slice(to)))
+          continue;
       }
       if (rule.prose && !proseValue(value, text[to] ?? "")) continue;
       out.push({ range: [from, to], token: false });

@@ -49,69 +49,41 @@ const ENTITIES: Record<string, string> = {
   "&#47;": "/",
 };
 
-function hexValue(s: string): number {
-  return /^[0-9a-fA-F]+$/.test(s) ? Number.parseInt(s, 16) : -1;
+/**
+ * Escapes: JSON/JS (`\"`, `\n`, `\u0041`, `\x41`), percent-encoded ASCII (a multi-byte UTF-8
+ * sequence never spells a delimiter a detector looks for), and the HTML entities URLs carry.
+ */
+const ESCAPE =
+  /\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|["'\\/nrtbf])|%[0-7][0-9a-fA-F]|&(?:amp|quot|#39|#x27|lt|gt|#x2[fF]|#47);/g;
+
+function decodeEscape(e: string): string {
+  if (e[0] === "%") return String.fromCharCode(Number.parseInt(e.slice(1), 16));
+  if (e[0] === "&") return ENTITIES[e] ?? e;
+  const kind = e[1] ?? "";
+  if (kind === "u" || kind === "x") return String.fromCharCode(Number.parseInt(e.slice(2), 16));
+  return JSON_ESCAPES[kind] ?? e;
 }
 
 /** One round of decoding: each escape becomes the character it stands for. */
-function decodeOnce(text: string): { text: string; spans: Int32Array } | null {
-  let out = "";
-  const starts: number[] = [];
-  let changed = false;
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i];
-    let decoded: string | undefined;
-    let width = 1;
-    if (c === "\\" && i + 1 < text.length) {
-      const next = text[i + 1] ?? "";
-      if (next === "u") {
-        const code = hexValue(text.slice(i + 2, i + 6));
-        if (code >= 0 && text.length >= i + 6) {
-          decoded = String.fromCharCode(code);
-          width = 6;
-        }
-      } else if (next === "x") {
-        const code = hexValue(text.slice(i + 2, i + 4));
-        if (code >= 0 && text.length >= i + 4) {
-          decoded = String.fromCharCode(code);
-          width = 4;
-        }
-      } else if (JSON_ESCAPES[next] !== undefined) {
-        decoded = JSON_ESCAPES[next];
-        width = 2;
-      }
-    } else if (c === "%") {
-      // ASCII only: a multi-byte UTF-8 sequence never spells a delimiter a detector looks for
-      const code = hexValue(text.slice(i + 1, i + 3));
-      if (code >= 0 && code < 0x80 && text.length >= i + 3) {
-        decoded = String.fromCharCode(code);
-        width = 3;
-      }
-    } else if (c === "&") {
-      const semi = text.indexOf(";", i);
-      if (semi > i && semi - i <= 6) {
-        const entity = text.slice(i, semi + 1);
-        if (ENTITIES[entity] !== undefined) {
-          decoded = ENTITIES[entity];
-          width = entity.length;
-        }
-      }
-    }
-    if (decoded === undefined) {
-      out += c;
-      starts.push(i);
-      i += 1;
-    } else {
-      out += decoded;
-      starts.push(i);
-      i += width;
-      changed = true;
-    }
+function decodeOnce(text: string): { text: string; starts: Int32Array } | null {
+  const escapes = [...text.matchAll(ESCAPE)];
+  if (escapes.length === 0) return null;
+  let removed = 0;
+  for (const m of escapes) removed += m[0].length - 1;
+  const starts = new Int32Array(text.length - removed + 1);
+  const parts: string[] = [];
+  let at = 0;
+  let o = 0;
+  for (const m of escapes) {
+    for (let i = at; i < m.index; i++) starts[o++] = i;
+    parts.push(text.slice(at, m.index), decodeEscape(m[0]));
+    starts[o++] = m.index;
+    at = m.index + m[0].length;
   }
-  if (!changed) return null;
-  starts.push(text.length);
-  return { text: out, spans: Int32Array.from(starts) };
+  for (let i = at; i < text.length; i++) starts[o++] = i;
+  parts.push(text.slice(at));
+  starts[o] = text.length;
+  return { text: parts.join(""), starts };
 }
 
 /**
@@ -126,16 +98,15 @@ export function decodedView(text: string): TextView | null {
   for (let round = 0; round < 4; round++) {
     const next = decodeOnce(current);
     if (next === null) break;
-    const spans: Int32Array = next.spans;
-    const composed: Int32Array =
-      map === null ? spans : spans.map((at) => (map as Int32Array)[at] ?? text.length);
-    map = composed;
+    const outer: Int32Array | null = map;
+    map = outer === null ? next.starts : next.starts.map((at) => outer[at] ?? text.length);
     current = next.text;
   }
   return map === null ? null : { text: current, map, joins: [] };
 }
 
-const TOKEN_CHAR = /[A-Za-z0-9+/=_-]/;
+/** Characters of keys and passwords: a line break between two of them may be a wrap. */
+const TOKEN_CHAR = /[A-Za-z0-9+/=_~!*.@%:-]/;
 
 /**
  * The view with a line break (and the next line's indentation, or a `>`/`#`/`//` quote prefix)
@@ -144,29 +115,33 @@ const TOKEN_CHAR = /[A-Za-z0-9+/=_-]/;
  */
 export function joinedView(view: TextView): TextView | null {
   const { text } = view;
-  const breaks = [...text.matchAll(/\r?\n[ \t]*(?:(?:>|#|\/\/)[ \t]*)?/g)];
-  let out = "";
-  const starts: number[] = [];
-  const joins: number[] = [];
-  let at = 0;
-  for (const b of breaks) {
+  const cuts: [number, number][] = [];
+  for (const b of text.matchAll(/\r?\n[ \t]*(?:(?:>|#|\/\/|\*)[ \t]*)?/g)) {
     const from = b.index;
     const to = from + b[0].length;
     const before = text[from - 1];
     const after = text[to];
     if (before === undefined || after === undefined) continue;
-    if (!TOKEN_CHAR.test(before) || !TOKEN_CHAR.test(after)) continue;
-    for (let i = at; i < from; i++) starts.push(i);
-    out += text.slice(at, from);
-    joins.push(out.length);
+    if (TOKEN_CHAR.test(before) && TOKEN_CHAR.test(after)) cuts.push([from, to]);
+  }
+  if (cuts.length === 0) return null;
+  let removed = 0;
+  for (const [from, to] of cuts) removed += to - from;
+  const starts = new Int32Array(text.length - removed + 1);
+  const parts: string[] = [];
+  const joins: number[] = [];
+  let at = 0;
+  let o = 0;
+  for (const [from, to] of cuts) {
+    for (let i = at; i < from; i++) starts[o++] = i;
+    parts.push(text.slice(at, from));
+    joins.push(o);
     at = to;
   }
-  if (joins.length === 0) return null;
-  for (let i = at; i < text.length; i++) starts.push(i);
-  out += text.slice(at);
-  starts.push(text.length);
-  const local = Int32Array.from(starts);
-  const map =
-    view.map === null ? local : local.map((i) => (view.map as Int32Array)[i] ?? text.length);
-  return { text: out, map, joins };
+  for (let i = at; i < text.length; i++) starts[o++] = i;
+  parts.push(text.slice(at));
+  starts[o] = text.length;
+  const outer = view.map;
+  const map = outer === null ? starts : starts.map((i) => outer[i] ?? text.length);
+  return { text: parts.join(""), map, joins };
 }

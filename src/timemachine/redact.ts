@@ -103,12 +103,28 @@ function findingsIn(view: TextView): Range[] {
   );
 }
 
-/** Keys only visible with the lines joined: what the token and entropy detectors find across a join. */
+/**
+ * Secrets only visible with the lines joined (a key, a URL's password, a flag's value that a
+ * terminal wrapped): what any detector finds across a join.
+ */
 function joinedFindings(view: TextView): Range[] {
   const joined = joinedView(view);
   if (joined === null) return [];
-  const crossesJoin = ([a, b]: Range) => joined.joins.some((j) => a < j && b > j);
-  const ranges = [...tokenFindings(joined.text).map((f) => f.range), ...entropyRanges(joined.text)];
+  const crossesJoin = ([a, b]: Range) => {
+    // the first join after a: joins are sorted
+    let lo = 0;
+    let hi = joined.joins.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((joined.joins[mid] ?? 0) <= a) lo = mid + 1;
+      else hi = mid;
+    }
+    return (joined.joins[lo] ?? Number.POSITIVE_INFINITY) < b;
+  };
+  const ranges = [
+    ...[...tokenFindings(joined.text), ...contextFindings(joined.text)].map((f) => f.range),
+    ...entropyRanges(joined.text),
+  ];
   return ranges.filter(crossesJoin).map((r) => toOriginal(joined, growToKey(joined.text, r)));
 }
 
@@ -151,8 +167,9 @@ function applyRanges(text: string, ranges: Range[]): string {
  * @example await redactSecrets("export GITHUB_TOKEN=ghp_…") // "export GITHUB_TOKEN=***REDACTED***"
  */
 export async function redactSecrets(text: string): Promise<string> {
-  const linted = (await secretlintRanges(text)).map((r) =>
-    continueOnNextLine(text, growToKey(text, r)),
-  );
+  const linted = (await secretlintRanges(text))
+    // a URL whose password is already redacted is no finding (the result stays a fixpoint)
+    .filter(([a, b]) => !text.slice(a, b).includes(REDACTED))
+    .map((r) => continueOnNextLine(text, growToKey(text, r)));
   return applyRanges(text, [...linted, ...findSecretRanges(text)]);
 }
