@@ -26,23 +26,36 @@ function shannonEntropy(s: string): number {
 const HEX = /^(?:[0-9a-f]+|[0-9A-F]+)$/;
 
 /** Letters that sit in pronounceable words (vowels in a natural share), e.g. `Schema`, `WALK`. */
-function wordyShare(t: string): number {
+export function wordyShare(t: string): number {
   let wordy = 0;
   for (const m of t.matchAll(/[A-Z]?[a-z]{2,}|[A-Z]{3,}(?![a-z])/g)) {
     const w = m[0];
+    if (w.length < 4) continue; // random keys are full of `Zev`, `Hqx`; words are longer
     const vowels = (w.match(/[aeiouyAEIOUY]/g) ?? []).length / w.length;
     const pronounceable = !/[^aeiouyAEIOUY]{5}/.test(w);
-    if (vowels >= 0.2 && vowels <= 0.75 && (w.length >= 4 || vowels >= 0.3)) wordy += w.length;
+    if (vowels >= 0.2 && vowels <= 0.75) wordy += w.length;
     else if (w.length >= 5 && vowels >= 0.15 && pronounceable) wordy += w.length; // Script
   }
   return wordy / t.length;
+}
+
+/** Key material rather than a word or code: 8+ characters, two classes, few words. */
+export function looksKeyLike(run: string): boolean {
+  if (run.length < 8) return false;
+  const classes =
+    (/[A-Z]/.test(run) ? 1 : 0) +
+    (/[a-z]/.test(run) ? 1 : 0) +
+    (/\d/.test(run) ? 1 : 0) +
+    (/[^A-Za-z0-9]/.test(run) ? 1 : 0);
+  if (classes < 2 || /[a-z]\.[a-z]/i.test(run)) return false;
+  return classes >= 3 || wordyShare(run) < 0.5;
 }
 
 /**
  * True when `token` looks like a random key rather than a word, an identifier, a number or a
  * path. Hex must be 32+ characters with digits and letters mixed as random hex has them.
  */
-export function looksRandom(token: string, minLength = MIN_RANDOM_LENGTH): boolean {
+export function looksRandom(token: string, minLength = MIN_RANDOM_LENGTH, maxWordy = 0.5): boolean {
   const t = token.replace(/=+$/, "");
   const length = t.length;
   if (length < minLength) return false;
@@ -62,7 +75,7 @@ export function looksRandom(token: string, minLength = MIN_RANDOM_LENGTH): boole
   const classes = (upper > 0 ? 1 : 0) + (lower > 0 ? 1 : 0) + (digits > 0 ? 1 : 0);
   if (classes < 2) return false;
   if (h < Math.min(Math.log2(length), 6) * 0.8) return false;
-  return wordyShare(t) < 0.4;
+  return wordyShare(t) < maxWordy;
 }
 
 /** Base64 that decodes to readable text (docs show `TWFueSBoYW5kcw==`): not a key. */
@@ -137,7 +150,9 @@ export function entropyRanges(text: string): Range[] {
     const to = from + token.length;
     // a run cut by `%2B`: the decoded view judges the whole
     if (text[from - 1] === "%" || text[to] === "%") continue;
-    if (!looksRandom(token)) continue;
+    // an assigned value (`X=…`, `x: "…"`) is more likely a key than a word-like run in prose
+    const assigned = /[=:]\s*["'`]?$/.test(text.slice(Math.max(0, from - 4), from));
+    if (!looksRandom(token, MIN_RANDOM_LENGTH, assigned ? 0.7 : 0.5)) continue;
     if (isAllowed(text, from, to)) continue;
     out.push([from, to]);
   }

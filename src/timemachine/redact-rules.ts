@@ -221,8 +221,8 @@ const TOKEN_PATTERNS: RegExp[] = [
   /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}/g,
   /\bwhsec_[A-Za-z0-9+/]{20,}/g,
   /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, // JWT
-  /(?<![0-9])\d{8,10}:[A-Za-z0-9_-]{35}\b/g, // Telegram bot token (also after `/bot` in its URL)
-  /\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b/g, // Discord bot token
+  /(?<![0-9])\d{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/g, // Telegram bot token (also after `/bot` in its URL)
+  /\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])/g, // Discord bot token
   /\bdiscord(?:app)?\.com\/api\/webhooks\/\d+\/[A-Za-z0-9_-]{40,}/g,
   /\b(?:SK|AC)[0-9a-fA-F]{32}\b/g, // Twilio
   /\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}/g, // SendGrid
@@ -281,7 +281,7 @@ const VALUE_RULES: ValueRule[] = [
   // NAME=value (shell, export, .env, query strings, --flag=value, key=value; lists), quoted or bare.
   {
     // the value is looked at, not consumed: `next=PGPASSWORD=x` holds two pairs
-    re: /()(?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]*)([ \t]*)(=)(?![=>~])(?=([ \t]*)("[^"\n]*"|'[^'\n]*'|`[^`\n]*`|[^\s"'`&;,)\]}]+))/dgm,
+    re: /()(?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]*)([ \t]*)(=)(?![=>~])(?=([ \t]*)("[^"\n]*"|'[^'\n]*'|`[^`\n]*`|["'][^"'\n]+$|[^\s"'`&;,)\]}]+))/dgm,
     group: 6,
     nameGroup: 2,
     code: true,
@@ -372,6 +372,10 @@ function valueFindings(text: string): Finding[] {
         to -= 1;
         value = value.slice(1, -1);
       } else {
+        if (/^["']/.test(value)) {
+          from += 1; // a quote the line break left open
+          value = value.slice(1);
+        }
         // trailing sentence punctuation is not part of a bare value
         const trimmed = value.replace(/[.,:;)]+$/, "");
         to -= value.length - trimmed.length;
@@ -417,7 +421,9 @@ function pemFindings(text: string): Finding[] {
 }
 
 const AWS_KEY_ID = /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g;
-const AWS_SECRET = /(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])/g;
+/** 40 base64 characters, maybe wrapped onto a second line. */
+const AWS_SECRET =
+  /(?<![A-Za-z0-9/+])[A-Za-z0-9/+]+(?:\r?\n[ \t]*[A-Za-z0-9/+]+)?(?![A-Za-z0-9/+])/g;
 
 /**
  * A 40-character base64 run near an AWS access key id is its secret access key, even when it
@@ -429,8 +435,9 @@ function awsPairFindings(text: string): Finding[] {
     const from = Math.max(0, id.index - 400);
     const window = text.slice(from, id.index + 420);
     for (const m of window.matchAll(AWS_SECRET)) {
-      if (/[a-z]/.test(m[0]) && /[A-Z]/.test(m[0])) {
-        out.push({ range: [from + m.index, from + m.index + 40], token: false });
+      const key = m[0].replace(/\s+/g, "");
+      if (key.length === 40 && /[a-z]/.test(key) && /[A-Z]/.test(key)) {
+        out.push({ range: [from + m.index, from + m.index + m[0].length], token: false });
       }
     }
   }

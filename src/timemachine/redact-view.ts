@@ -6,6 +6,8 @@
  * text is redacted with its escapes (issue 16, class 8).
  */
 
+import { looksKeyLike } from "./redact-entropy.ts";
+
 export type Range = [number, number];
 
 export interface TextView {
@@ -108,6 +110,31 @@ export function decodedView(text: string): TextView | null {
 /** Characters of keys and passwords: a line break between two of them may be a wrap. */
 const TOKEN_CHAR = /[A-Za-z0-9+/=_~!*.@%:-]/;
 
+const RUN_AT = /[A-Za-z0-9+/=_~!*.@%:-]+/y;
+
+/**
+ * Does the line starting at `at` look like the rest of a wrapped key: its first run is all the
+ * line holds (but closing punctuation), or is key material itself (letters and digits)? A line
+ * that goes on with words or code (`this.tokens = …`) is a new line, not a wrap.
+ */
+function looksLikeWrappedRest(text: string, at: number): boolean {
+  RUN_AT.lastIndex = at;
+  const run = RUN_AT.exec(text)?.[0] ?? "";
+  const lineEnd = text.indexOf("\n", at);
+  const rest = text.slice(at + run.length, lineEnd === -1 ? text.length : lineEnd);
+  if (/^["'`,;)\]}]*\s*$/.test(rest)) return true;
+  return looksKeyLike(run);
+}
+
+/** A URL's userinfo cut by the line break: `scheme://user:pa` + `ss@host`. */
+function wrapsUrlPassword(text: string, from: number, to: number): boolean {
+  const lineStart = text.lastIndexOf("\n", from - 1) + 1;
+  return (
+    /:\/\/[^\s/@]*$/.test(text.slice(lineStart, from)) &&
+    /^[^\s/@]*@[A-Za-z0-9[]/.test(text.slice(to, to + 300))
+  );
+}
+
 /**
  * The view with a line break (and the next line's indentation, or a `>`/`#`/`//` quote prefix)
  * removed wherever a run of key characters ends one line and another starts the next: a key a
@@ -122,7 +149,10 @@ export function joinedView(view: TextView): TextView | null {
     const before = text[from - 1];
     const after = text[to];
     if (before === undefined || after === undefined) continue;
-    if (TOKEN_CHAR.test(before) && TOKEN_CHAR.test(after)) cuts.push([from, to]);
+    if (!TOKEN_CHAR.test(before) || !TOKEN_CHAR.test(after)) continue;
+    if (text.endsWith("-----", from)) continue; // a PEM armor line ends there, no key wraps
+    if (!looksLikeWrappedRest(text, to) && !wrapsUrlPassword(text, from, to)) continue;
+    cuts.push([from, to]);
   }
   if (cuts.length === 0) return null;
   let removed = 0;

@@ -65,7 +65,7 @@ function growToKey(text: string, [from, to]: Range): Range {
   return [a, b];
 }
 
-const CONTINUATION = /^\r?\n[ \t]*([A-Za-z0-9+/_-]{2,}={0,2})(?=(\r?\n|$|["'`,;)\]}\\]|[ \t]))/;
+const CONTINUATION = /^\r?\n[ \t]*([^\s"'`<>(){}[\],;\\]{2,})(?=(\r?\n|$|["'`,;)\]}\\]|[ \t]))/;
 
 /**
  * A secret that ends a line may go on at the start of the next one (a wrapped key, a pasted
@@ -78,8 +78,9 @@ function continueOnNextLine(text: string, [from, to]: Range): Range {
     const m = CONTINUATION.exec(text.slice(end, end + 600));
     if (!m) break;
     const run = m[1] ?? "";
-    const alone = m[2] !== undefined || /^["'`]?\s*$/.test(restOfLine(text, end + m[0].length));
-    const keyLike = run.length >= 8 && /\d/.test(run) && /[A-Za-z]/.test(run);
+    const alone = /^["'`,;)\]}]*\s*$/.test(restOfLine(text, end + m[0].length));
+    // right after a secret, anything but a word goes on with it (`Word!x`, `tn8/bPx`)
+    const keyLike = /[^A-Za-z]/.test(run) || /[a-z][A-Z]|[A-Z]{2}[a-z]/.test(run);
     if (!alone && !keyLike) break;
     end += m[0].length;
   }
@@ -121,11 +122,14 @@ function joinedFindings(view: TextView): Range[] {
     }
     return (joined.joins[lo] ?? Number.POSITIVE_INFINITY) < b;
   };
-  const ranges = [
-    ...[...tokenFindings(joined.text), ...contextFindings(joined.text)].map((f) => f.range),
-    ...entropyRanges(joined.text),
+  const found: Finding[] = [
+    ...tokenFindings(joined.text),
+    ...contextFindings(joined.text),
+    ...entropyRanges(joined.text).map((range): Finding => ({ range, token: true })),
   ];
-  return ranges.filter(crossesJoin).map((r) => toOriginal(joined, growToKey(joined.text, r)));
+  return found
+    .filter((f) => crossesJoin(f.range))
+    .map((f) => toOriginal(joined, f.token ? growToKey(joined.text, f.range) : f.range));
 }
 
 /**
