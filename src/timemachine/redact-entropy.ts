@@ -26,15 +26,15 @@ function shannonEntropy(s: string): number {
 const HEX = /^(?:[0-9a-f]+|[0-9A-F]+)$/;
 
 /** Letters that sit in pronounceable words (vowels in a natural share), e.g. `Schema`, `WALK`. */
-export function wordyShare(t: string): number {
+export function wordyShare(t: string, minWord = 4): number {
   let wordy = 0;
   for (const m of t.matchAll(/[A-Z]?[a-z]{2,}|[A-Z]{3,}(?![a-z])/g)) {
     const w = m[0];
-    if (w.length < 4) continue; // random keys are full of `Zev`, `Hqx`; words are longer
+    if (w.length < minWord) continue;
     const vowels = (w.match(/[aeiouyAEIOUY]/g) ?? []).length / w.length;
     const pronounceable = !/[^aeiouyAEIOUY]{5}/.test(w);
     if (vowels >= 0.2 && vowels <= 0.75) wordy += w.length;
-    else if (w.length >= 5 && vowels >= 0.15 && pronounceable) wordy += w.length; // Script
+    else if (w.length >= 5 && vowels >= 0.12 && pronounceable) wordy += w.length; // Script, Stretch
   }
   return wordy / t.length;
 }
@@ -75,7 +75,10 @@ export function looksRandom(token: string, minLength = MIN_RANDOM_LENGTH, maxWor
   const classes = (upper > 0 ? 1 : 0) + (lower > 0 ? 1 : 0) + (digits > 0 ? 1 : 0);
   if (classes < 2) return false;
   if (h < Math.min(Math.log2(length), 6) * 0.8) return false;
-  return wordyShare(t) < maxWordy;
+  // Identifiers rarely hold digits and are made of words, short ones too (`mustBeArrayOf…`);
+  // random keys of 20+ characters nearly always hold digits and are full of `Zev`, `Hqx`.
+  if (digits === 0) return wordyShare(t, 3) < maxWordy - 0.1;
+  return wordyShare(t, 4) < maxWordy;
 }
 
 /** Base64 that decodes to readable text (docs show `TWFueSBoYW5kcw==`): not a key. */
@@ -129,6 +132,7 @@ function isAllowed(text: string, from: number, to: number): boolean {
   if (/^[0-9a-f]{40}$|^[0-9a-f]{64}$/.test(bare) && HASH_CONTEXT.test(lineAround(text, from, to)))
     return true;
   if (inUrlPath(text, from)) return true;
+  if (/^\.(?:c|m)?(?:js|ts|map|json|md|css|html|d\.ts)\b/.test(text.slice(to, to + 8))) return true; // a file
   return isBase64OfText(token);
 }
 

@@ -134,11 +134,16 @@ export function isSensitiveName(name: string): boolean {
 type Strength = "none" | "weak" | "strong";
 
 /** How surely a name holds a secret: `PGPASSWORD` strong, `key` weak, `max_tokens` none. */
-function nameStrength(name: string): Strength {
+function nameStrength(fullName: string): Strength {
+  // `token.close`, `this.token.output`: the property named last is what the value is
+  const name = fullName.slice(fullName.lastIndexOf(".") + 1);
   if (!isSensitiveName(name)) return "none";
   const parts = nameParts(name);
   const last = parts[parts.length - 1] ?? "";
   if (META_PARTS.has(last)) return "none";
+  // `TokenReturnValue`, `secretHandling`: about a secret; the value must look like one
+  if (!isSensitiveName(last) && !/^(?:value|val|str|string|b64|base64|hex|raw)$/.test(last))
+    return "weak";
   if (/^(?:max|num|n)_?tokens?$|tokens?_?(?:count|used|limit)$/i.test(name)) return "none";
   const lower = name.toLowerCase().replace(/tokeni[sz]/g, "");
   const strong =
@@ -348,7 +353,8 @@ const VALUE_RULES: ValueRule[] = [
 
 /** Prose values: words ("the key is correct", "key: IdentifierReference") are not secrets. */
 function proseValue(value: string, next: string): boolean {
-  if (next === "(" || next === "[" || isCodeExpression(value)) return false;
+  if (next === "(" || next === "[") return false;
+  if (isCodeExpression(value) && !/\d/.test(value)) return false; // but `cobalt.cobalt4064`
   if (/^(?:https?:\/\/|\.{0,2}\/|~\/)/.test(value) && !/@/.test(value)) return false;
   if (/^[\w-]+\.(?:ts|js|mjs|cjs|json|md|py|go|rs|txt|yaml|yml|toml|sh|env|pem|key)$/.test(value))
     return false;

@@ -250,7 +250,7 @@ describe("redactSecrets: the leaks of issue 16, in every wrapping", () => {
       "const token = await getToken(options.scope);",
       "  key: IdentifierReference;",
       "TWFueSBoYW5kcyBtYWtlIGxpZ2h0IHdvcms= is base64 for a proverb",
-      "Authorization: Bearer ${TOKEN}",
+      "Authorization: Bearer $TOKEN",
     ].join("\n");
     expect(await redactSecrets(text)).toBe(text);
   });
