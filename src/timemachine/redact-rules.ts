@@ -390,11 +390,18 @@ function valueFindings(text: string): Finding[] {
       const name = rule.nameGroup === undefined ? undefined : m[rule.nameGroup];
       const strength = name === undefined ? (rule.strength ?? "strong") : nameStrength(name);
       if (!acceptValue(value, strength)) continue;
-      if (rule.code && !quoted && !(name !== undefined && /^[A-Z0-9_]+$/.test(name))) {
+      const spaced = /[ \t]=[ \t]/.test(text.slice(m.index, from)); // `x = y`: code, INI
+      const envStyle = name !== undefined && /^[A-Z0-9_]+$/.test(name) && !spaced; // .env, shell
+      if (rule.code && !quoted && !envStyle) {
         if (isCodeExpression(value)) continue;
-        // `this.tokens = tokens;`, `{ token: token, … }`: a variable, not its value
-        const statement = /[ \t]=[ \t]/.test(text.slice(m.index, from)) || /:/.test(m[0]);
-        if (/^[A-Za-z_$][A-Za-z_$]*$/.test(value) && statement && /^[;,})]/.test(text.slice(to)))
+        // `this.tokens = tokens;`, `type TokenValue = TokenOrValue | …`, `{ token: token, … }`
+        const statement = spaced || /:/.test(m[0]);
+        const after = text.slice(to, to + 2);
+        if (
+          /^[A-Za-z_$][A-Za-z_$]*$/.test(value) &&
+          statement &&
+          /^(?:[;,})]|\s*$| [|&])/.test(after)
+        )
           continue;
       }
       if (rule.prose && !proseValue(value, text[to] ?? "")) continue;
