@@ -8,7 +8,7 @@
 import type { Range } from "./redact-view.ts";
 
 /** Shortest run the entropy detector judges; shorter keys need a name or a prefix. */
-export const MIN_RANDOM_LENGTH = 20;
+const MIN_RANDOM_LENGTH = 20;
 /** Longer runs are data (inline images, wasm), not credentials (PEM has its own rule). */
 const MAX_RANDOM_LENGTH = 512;
 
@@ -26,7 +26,7 @@ function shannonEntropy(s: string): number {
 const HEX = /^(?:[0-9a-f]+|[0-9A-F]+)$/;
 
 /** Letters that sit in pronounceable words (vowels in a natural share), e.g. `Schema`, `WALK`. */
-export function wordyShare(t: string, minWord = 4): number {
+function wordyShare(t: string, minWord = 4): number {
   let wordy = 0;
   for (const m of t.matchAll(/[A-Z]?[a-z]{2,}|[A-Z]{3,}(?![a-z])/g)) {
     const w = m[0];

@@ -133,10 +133,10 @@ function joinedFindings(view: TextView): Range[] {
 }
 
 /**
- * Every span of `text` that holds a secret, by our own detectors (no secretlint): sync and
- * pure, for callers and benches that want the ranges.
+ * Every span of `text` that holds a secret, by our own detectors (secretlint aside): the text
+ * and its decoded view, then the two joined where lines look wrapped.
  */
-export function findSecretRanges(text: string): Range[] {
+function findSecretRanges(text: string): Range[] {
   const original = originalView(text);
   const decoded = decodedView(text);
   const out = findingsIn(original);
