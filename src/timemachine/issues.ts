@@ -223,28 +223,30 @@ export async function reportIssue(options: ReportIssueOptions): Promise<ReportIs
     }),
   );
 
-  const { task_context, symptom, success_criteria, suspected_cause, chat_summary } = input.data;
+  // Every field the caller wrote leaves the machine with the issue: all are redacted here, in
+  // one place, so a field added to the input schema cannot skip it (issue 16, class 8).
+  const { task_context, symptom, success_criteria, suspected_cause, chat_summary } =
+    await redactFields(input.data);
   const issueId = uniqueIssueId(paths, clock, random);
-  const successCriteria = await redactSecrets(success_criteria);
   const issue: Issue = {
     schema_version: 1,
     issue_id: issueId,
     created_at: capturedAt,
     status: "open",
     snapshot_id: session.snapshotId,
-    task_context: await redactSecrets(task_context),
-    symptom: await redactSecrets(symptom),
-    success_criteria: successCriteria,
-    suspected_cause: suspected_cause === undefined ? null : await redactSecrets(suspected_cause),
+    task_context,
+    symptom,
+    success_criteria,
+    suspected_cause: suspected_cause ?? null,
     chat_file: "chat.md",
-    chat_summary: chat_summary === undefined ? null : await redactSecrets(chat_summary),
+    chat_summary: chat_summary ?? null,
     experiment_file: "experiment.md",
     session_id: session.sessionId,
   };
   const experiment = formatExperimentTemplate({
     issueId,
     snapshotId: session.snapshotId,
-    successCriteria,
+    successCriteria: success_criteria,
   });
 
   const finalDir = join(paths.issues, issueId);
@@ -279,6 +281,15 @@ export async function reportIssue(options: ReportIssueOptions): Promise<ReportIs
     transcript_path: transcript === null ? null : transcriptPath,
     chat_entries: entries.length,
   };
+}
+
+/** The input with every string field redacted. */
+async function redactFields(input: IssueReportInput): Promise<IssueReportInput> {
+  const out: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(input)) {
+    out[field] = typeof value === "string" ? await redactSecrets(value) : value;
+  }
+  return IssueReportInputSchema.parse(out);
 }
 
 function uniqueIssueId(paths: WorkspacePaths, clock: Clock, random: Random): string {

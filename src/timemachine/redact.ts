@@ -1,20 +1,32 @@
 /**
  * Secret redaction for everything an issue stores (seed §5, §10: token/key/password/
- * Authorization → `***REDACTED***`). Two layers:
+ * Authorization → `***REDACTED***`; issue 16, class 8: nothing secret leaves the machine).
+ * Detectors, each over the text as written and over its decoded view (JSON/JS escapes,
+ * percent-encoding, nested), what they find mapped back to the original span:
  *
- * 1. secretlint's recommended preset — a maintained rule set for provider credentials
- *   (OpenAI, Anthropic, GitHub, AWS, GCP, Slack, Stripe, npm, private keys, …);
- * 2. our own rules for the shapes an agent transcript is full of and a provider-oriented
- *   linter does not look for: `NAME=value` (shell, `.env`, query strings), `"name": "value"`
- *   (JSON tool input, also JSON-in-JSON with escaped quotes), `name: value`, `--password x`,
- *   `Authorization: Basic|Bearer …`, URL credentials, PEM blocks, and the well-known key
- *   prefixes as a safety net when secretlint's stricter checks (checksums, lengths) pass a
- *   token by.
+ * 1. secretlint's recommended preset — a maintained rule set for provider credentials;
+ * 2. provider key shapes by prefix (`redact-rules.ts`), as a net where secretlint's stricter
+ *   checks (checksums, lengths) pass a token by;
+ * 3. context rules (`redact-rules.ts`): a value under a name or a word that says secret, CLI
+ *   password flags, URL credentials, `Authorization:`, PEM blocks;
+ * 4. an entropy detector with an allowlist (`redact-entropy.ts`) for keys nothing names.
+ *
+ * A key found in part is redacted whole (its run of key characters), a key that wraps onto the
+ * next line is followed there, and a key split over two lines is also looked for with the lines
+ * joined (`redact-view.ts`).
  */
+import { entropyRanges } from "./redact-entropy.ts";
+import { contextFindings, type Finding, REDACTED, tokenFindings } from "./redact-rules.ts";
+import {
+  decodedView,
+  joinedView,
+  originalView,
+  type Range,
+  type TextView,
+  toOriginal,
+} from "./redact-view.ts";
 
-export const REDACTED = "***REDACTED***";
-
-type Range = [number, number];
+export { isSensitiveName, REDACTED } from "./redact-rules.ts";
 
 type LintSource = typeof import("@secretlint/core").lintSource;
 type RuleCreator = typeof import("@secretlint/secretlint-rule-preset-recommend").creator;
@@ -40,146 +52,96 @@ async function secretlintRanges(text: string): Promise<Range[]> {
   return result.messages.map((m) => [m.range[0], m.range[1]]);
 }
 
-/** Words that make an identifier name a secret when it is one of its parts. */
-const SENSITIVE_PARTS = new Set([
-  "token",
-  "tokens",
-  "secret",
-  "secrets",
-  "password",
-  "passwd",
-  "passphrase",
-  "pwd",
-  "pass",
-  "key",
-  "apikey",
-  "authorization",
-  "auth",
-  "credential",
-  "credentials",
-  "cookie",
-  "jwt",
-  "bearer",
-  "signature",
-  "sessionid",
-  "privatekey",
-  "accesskey",
-  "secretkey",
-  "clientsecret",
-]);
+const KEY_CHAR = /[A-Za-z0-9+/_-]/;
+const KEY_CHAR_LEFT = /[A-Za-z0-9+_-]/;
 
-const SENSITIVE_SUBSTRINGS = ["token", "secret", "password", "passwd", "apikey", "api_key"];
-
-/** True for names like GITHUB_TOKEN, auth_token, apiKey, x-api-key, password, db.pass. */
-export function isSensitiveName(name: string): boolean {
-  const lower = name.toLowerCase();
-  if (SENSITIVE_SUBSTRINGS.some((s) => lower.includes(s))) return true;
-  const parts = name
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((p) => p !== "");
-  return parts.some((p) => SENSITIVE_PARTS.has(p));
+/** Grow a range that sits inside a key to the whole key (a rule that matched a prefix). */
+function growToKey(text: string, [from, to]: Range): Range {
+  let a = from;
+  let b = to;
+  while (a > 0 && KEY_CHAR_LEFT.test(text[a - 1] ?? "")) a--;
+  while (b < text.length && KEY_CHAR.test(text[b] ?? "")) b++;
+  while (b < text.length && text[b] === "=" && b - to < 3) b++;
+  return [a, b];
 }
 
-/** Values that are not secrets even under a sensitive name: empty, numbers, booleans, placeholders. */
-function isInnocentValue(value: string): boolean {
-  const v = value.trim();
-  return (
-    v === "" ||
-    v.includes(REDACTED) ||
-    /^-?\d{1,11}(\.\d+)?$/.test(v) ||
-    /^(true|false|null|none|undefined)$/i.test(v) ||
-    /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(v) // a reference to a variable, not its value
+const CONTINUATION = /^\r?\n[ \t]*([^\s"'`<>(){}[\],;\\]{2,})(?=(\r?\n|$|["'`,;)\]}\\]|[ \t]))/;
+
+/**
+ * A secret that ends a line may go on at the start of the next one (a wrapped key, a pasted
+ * value split by a terminal): take the next line's first run too when it is all that line
+ * holds, or looks like key material itself.
+ */
+function continueOnNextLine(text: string, [from, to]: Range): Range {
+  let end = to;
+  for (let lines = 0; lines < 64; lines++) {
+    const m = CONTINUATION.exec(text.slice(end, end + 600));
+    if (!m) break;
+    const run = m[1] ?? "";
+    const alone = /^["'`,;)\]}]*\s*$/.test(restOfLine(text, end + m[0].length));
+    // right after a secret, anything but a word goes on with it (`Word!x`, `tn8/bPx`)
+    const keyLike = /[^A-Za-z]/.test(run) || /[a-z][A-Z]|[A-Z]{2}[a-z]/.test(run);
+    if (!alone && !keyLike) break;
+    end += m[0].length;
+  }
+  return [from, end];
+}
+
+function restOfLine(text: string, at: number): string {
+  const nl = text.indexOf("\n", at);
+  return text.slice(at, nl === -1 ? text.length : nl);
+}
+
+function findingsIn(view: TextView): Range[] {
+  const { text } = view;
+  const found: Finding[] = [
+    ...tokenFindings(text),
+    ...contextFindings(text),
+    ...entropyRanges(text).map((range): Finding => ({ range, token: true })),
+  ];
+  return found.map((f) =>
+    toOriginal(view, continueOnNextLine(text, f.token ? growToKey(text, f.range) : f.range)),
   );
 }
 
-/** Well-known credential prefixes (a net under secretlint, whose rules also check lengths/checksums). */
-const TOKEN_PATTERNS: RegExp[] = [
-  /\bsk-(?:proj|ant|svcacct|admin)-[A-Za-z0-9_-]{16,}/g,
-  /\bsk-[A-Za-z0-9]{20,}\b/g,
-  /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}\b/g,
-  /\bgithub_pat_[A-Za-z0-9_]{20,}\b/g,
-  /\bglpat-[A-Za-z0-9_-]{20,}\b/g,
-  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
-  /\bxox[abposr]-[A-Za-z0-9-]{10,}\b/g,
-  /\bnpm_[A-Za-z0-9]{36}\b/g,
-  /\bhf_[A-Za-z0-9]{30,}\b/g,
-  /\bAIza[0-9A-Za-z_-]{35}\b/g,
-  /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b/g,
-  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, // JWT
-];
-
-interface Rule {
-  re: RegExp;
-  /** Which capture group is the secret. */
-  group: number;
-  /** Only redact when the name (this group) is sensitive. */
-  nameGroup?: number;
+/**
+ * Secrets only visible with the lines joined (a key, a URL's password, a flag's value that a
+ * terminal wrapped): what any detector finds across a join.
+ */
+function joinedFindings(view: TextView): Range[] {
+  const joined = joinedView(view);
+  if (joined === null) return [];
+  const crossesJoin = ([a, b]: Range) => {
+    // the first join after a: joins are sorted
+    let lo = 0;
+    let hi = joined.joins.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((joined.joins[mid] ?? 0) <= a) lo = mid + 1;
+      else hi = mid;
+    }
+    return (joined.joins[lo] ?? Number.POSITIVE_INFINITY) < b;
+  };
+  const found: Finding[] = [
+    ...tokenFindings(joined.text),
+    ...contextFindings(joined.text),
+    ...entropyRanges(joined.text).map((range): Finding => ({ range, token: true })),
+  ];
+  return found
+    .filter((f) => crossesJoin(f.range))
+    .map((f) => toOriginal(joined, f.token ? growToKey(joined.text, f.range) : f.range));
 }
 
-const RULES: Rule[] = [
-  // PEM private keys (raw, or inside a JSON string with literal \n).
-  {
-    re: /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----([\s\S]*?)-----END \1PRIVATE KEY\2-----/dg,
-    group: 3,
-  },
-  // Authorization: Basic|Bearer|Token <credentials>, as a header, a JSON field or a curl -H.
-  {
-    re: /(authorization\\?["']?\s*[:=]\s*\\?["']?\s*(?:(?:Basic|Bearer|Token|Digest|Negotiate)\s+)?)([^\s"'\\,;]+)/dgi,
-    group: 2,
-  },
-  { re: /(\b(?:Bearer|Basic)\s+)([A-Za-z0-9._~+/-]{8,}=*)/dg, group: 2 },
-  // URL credentials: scheme://user:password@host
-  { re: /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"']+:)([^\s@/"']+)(@)/dgi, group: 2 },
-  // "name": "value" (JSON), and \"name\": \"value\" (JSON inside a JSON string).
-  { re: /(")([A-Za-z0-9_.-]+)("\s*:\s*")((?:[^"\\]|\\.)*)(")/dg, group: 4, nameGroup: 2 },
-  { re: /(\\")([A-Za-z0-9_.-]+)(\\"\s*:\s*\\")((?:(?!\\").)*)(\\")/dg, group: 4, nameGroup: 2 },
-  // 'name': 'value' (Python dicts)
-  { re: /(')([A-Za-z0-9_.-]+)('\s*:\s*')([^'\n]*)(')/dg, group: 4, nameGroup: 2 },
-  // NAME=value (shell, export, .env, query strings, --flag=value), value quoted or bare.
-  {
-    re: /(^|[^A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]*)(\s*=\s*)("[^"\n]*"|'[^'\n]*'|[^\s"'&;,)]+)/dgm,
-    group: 4,
-    nameGroup: 2,
-  },
-  // name: value (YAML, headers like X-Api-Key: …); the value must look like a credential.
-  {
-    re: /(^|[\s{,(])([A-Za-z_][A-Za-z0-9_.-]*)(\s*:[ \t]+)([A-Za-z0-9_\-./+=~]{8,})(?=$|[\s,})])/dgm,
-    group: 4,
-    nameGroup: 2,
-  },
-  // --password secret, --api-key secret (command lines)
-  {
-    re: /(^|\s)(--?[A-Za-z0-9-]*(?:token|password|passwd|secret|api-key|apikey)[A-Za-z0-9-]*)(\s+)([^\s-][^\s]*)/dgim,
-    group: 4,
-  },
-];
-
-function ruleRanges(text: string): Range[] {
-  const out: Range[] = [];
-  for (const re of TOKEN_PATTERNS) {
-    for (const m of text.matchAll(re)) out.push([m.index, m.index + m[0].length]);
-  }
-  for (const rule of RULES) {
-    for (const m of text.matchAll(rule.re)) {
-      const name = rule.nameGroup === undefined ? undefined : m[rule.nameGroup];
-      if (name !== undefined && !isSensitiveName(name)) continue;
-      let value = m[rule.group];
-      if (value === undefined || isInnocentValue(value)) continue;
-      const span = m.indices?.[rule.group];
-      if (!span) continue;
-      let [from, to] = span;
-      // keep the quotes of a quoted shell value, redact inside
-      if (/^(["']).*\1$/s.test(value) && value.length >= 2) {
-        from += 1;
-        to -= 1;
-        value = value.slice(1, -1);
-        if (isInnocentValue(value)) continue;
-      }
-      out.push([from, to]);
-    }
-  }
+/**
+ * Every span of `text` that holds a secret, by our own detectors (secretlint aside): the text
+ * and its decoded view, then the two joined where lines look wrapped.
+ */
+function findSecretRanges(text: string): Range[] {
+  const original = originalView(text);
+  const decoded = decodedView(text);
+  const out = findingsIn(original);
+  if (decoded !== null) out.push(...findingsIn(decoded));
+  out.push(...joinedFindings(decoded ?? original));
   return out;
 }
 
@@ -203,12 +165,15 @@ function applyRanges(text: string, ranges: Range[]): string {
 
 /**
  * Replace every secret in `text` with `***REDACTED***`. Async because secretlint's engine is;
- * its modules load once per process (≈35 ms), a call on a few hundred KB takes milliseconds.
- * The result is a fixpoint: redacting it again changes nothing.
+ * its modules load once per process (≈35 ms). The result is a fixpoint: redacting it again
+ * changes nothing.
  *
  * @example await redactSecrets("export GITHUB_TOKEN=ghp_…") // "export GITHUB_TOKEN=***REDACTED***"
  */
 export async function redactSecrets(text: string): Promise<string> {
-  const first = applyRanges(text, await secretlintRanges(text));
-  return applyRanges(first, ruleRanges(first));
+  const linted = (await secretlintRanges(text))
+    // a URL whose password is already redacted is no finding (the result stays a fixpoint)
+    .filter(([a, b]) => !text.slice(a, b).includes(REDACTED))
+    .map((r) => continueOnNextLine(text, growToKey(text, r)));
+  return applyRanges(text, [...linted, ...findSecretRanges(text)]);
 }
