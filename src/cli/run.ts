@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { ensureStoreIgnored } from "../core/index.ts";
 import { type CommandContext, createCommandContext, type GlobalOptions } from "./context.ts";
 import { type CommandResult, printError, printResult } from "./output.ts";
 
@@ -10,7 +11,8 @@ export type Handler<A extends unknown[]> = (
 /**
  * Wrap a command handler: it receives the context (global `--json`/`--cwd` resolved) and the
  * command's positional arguments and options as commander passes them; its result is printed
- * per the `--json` contract, and any error is printed once, here.
+ * per the `--json` contract, and any error is printed once, here. Whatever the command did, the
+ * store it found or made is left ignored by git (`.timewarp/.gitignore`, issue 16 class 9).
  */
 export function action<A extends unknown[]>(
   handler: Handler<A>,
@@ -24,6 +26,8 @@ export function action<A extends unknown[]>(
       printResult(result, ctx.json);
     } catch (error) {
       printError(error, ctx.json);
+    } finally {
+      ensureStoreIgnored(ctx.root);
     }
   };
 }

@@ -47,3 +47,9 @@ export { DATA_DIR, workspacePaths } from "./paths.ts";
 export { isProcessAlive } from "./process-alive.ts";
 export type { Result } from "./schema.ts";
 export { formatZodIssues, readJsonFile, validate } from "./schema.ts";
+export {
+  ensureDataDir,
+  ensureStoreIgnored,
+  findWorkspaceRoot,
+  resolveWorkspaceRoot,
+} from "./workspace-root.ts";

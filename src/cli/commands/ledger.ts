@@ -77,7 +77,7 @@ export function registerLedgerCommands(program: Command): void {
             );
           }
           const r = await applyEditBlock(lctx(ctx), {
-            path: file,
+            path: ctx.workspacePath(file),
             searchBlock,
             replaceBlock,
             ...(o.description === undefined ? {} : { description: o.description }),
@@ -103,7 +103,7 @@ export function registerLedgerCommands(program: Command): void {
         ) => {
           const { applyWholeFileEdit } = await ledger();
           const r = await applyWholeFileEdit(lctx(ctx), {
-            path: file,
+            path: ctx.workspacePath(file),
             content: readInput(o.contentFile),
             ...(o.description === undefined ? {} : { description: o.description }),
             dryRun: o.dryRun === true,
@@ -136,7 +136,7 @@ export function registerLedgerCommands(program: Command): void {
         ) => {
           const { applyRangedEdit } = await ledger();
           const r = await applyRangedEdit(lctx(ctx), {
-            path: file,
+            path: ctx.workspacePath(file),
             startLine: o.start,
             endLine: o.end,
             content: readInput(o.contentFile).toString("utf8"),
@@ -172,7 +172,10 @@ export function registerLedgerCommands(program: Command): void {
     .action(
       action(async (ctx, path: string, o: { dryRun?: boolean }) => {
         const { deletePath } = await ledger();
-        const r = await deletePath(lctx(ctx), { path, dryRun: o.dryRun === true });
+        const r = await deletePath(lctx(ctx), {
+          path: ctx.workspacePath(path),
+          dryRun: o.dryRun === true,
+        });
         return { json: r, human: editHuman(r) };
       }),
     );
@@ -184,7 +187,10 @@ export function registerLedgerCommands(program: Command): void {
     .action(
       action(async (ctx, path: string, o: { dryRun?: boolean }) => {
         const { createDirectory } = await ledger();
-        const r = await createDirectory(lctx(ctx), { path, dryRun: o.dryRun === true });
+        const r = await createDirectory(lctx(ctx), {
+          path: ctx.workspacePath(path),
+          dryRun: o.dryRun === true,
+        });
         return { json: r, human: editHuman(r) };
       }),
     );

@@ -55,7 +55,7 @@ export function registerSkillCommands(program: Command): void {
         process.on("SIGTERM", onSignal);
         try {
           const { summary, manifest } = await runSkill({
-            cwd: ctx.root,
+            cwd: ctx.cwd,
             skill: name,
             design: flags.design,
             ...(adapter ? { adapter } : {}),
@@ -114,7 +114,7 @@ export function registerSkillCommands(program: Command): void {
     .action(
       action(async (ctx, dir: string) => {
         const { readContract } = await import("../../runs/index.ts");
-        const path = resolve(ctx.root, dir);
+        const path = resolve(ctx.cwd, dir);
         const result = readContract(path);
         if (!result.ok) {
           throw new TimewarpError(
@@ -151,7 +151,7 @@ export function registerSkillCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         const { listSkills } = await import("../../runs/index.ts");
-        const skills = listSkills(ctx.root);
+        const skills = listSkills(ctx.cwd);
         const human =
           skills.length === 0
             ? "no subskills found"
@@ -171,7 +171,7 @@ export function registerSkillCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         const { listJobs } = await import("../../runs/index.ts");
-        const jobs = await listJobs({ cwd: ctx.root, clock: ctx.clock });
+        const jobs = await listJobs({ cwd: ctx.cwd, clock: ctx.clock });
         const human =
           jobs.length === 0
             ? "no jobs"
@@ -191,7 +191,7 @@ export function registerSkillCommands(program: Command): void {
     .action(
       action(async (ctx, jobId: string) => {
         const { showJob } = await import("../../runs/index.ts");
-        const job = await showJob({ cwd: ctx.root, jobId, clock: ctx.clock });
+        const job = await showJob({ cwd: ctx.cwd, jobId, clock: ctx.clock });
         const m = job.manifest;
         const lines = [
           `${style.bold(job.job_id)}  ${m.status} ${m.error_type ?? ""}${m.detail_code ? ` (${m.detail_code})` : ""}`,

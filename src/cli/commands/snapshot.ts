@@ -147,7 +147,7 @@ export function registerSnapshotCommands(program: Command): void {
     .action(
       action(async (ctx, id: string, dir: string) => {
         const { exportSnapshot } = await import("../../store/index.ts");
-        const out = exportSnapshot(ctx.root, id, resolve(ctx.root, dir));
+        const out = exportSnapshot(ctx.root, id, resolve(ctx.cwd, dir));
         return {
           json: {
             snapshot_id: id,

@@ -6,20 +6,41 @@ import { action } from "../run.ts";
 export function registerStoreCommands(program: Command): void {
   program
     .command("init")
-    .description("create .timewarp/ with a config.json holding the defaults (idempotent)")
+    .description(
+      "create .timewarp/ with a config.json holding the defaults (idempotent), at the workspace " +
+        "root found from here (the nearest .timewarp/, else .git, else this directory)",
+    )
+    .option("--here", "make a workspace in this very directory, even inside another one")
     .action(
-      action(async (ctx) => {
+      action(async (ctx, opts: { here?: boolean }) => {
         const { initWorkspace } = await import("../../store/index.ts");
-        const r = initWorkspace(ctx.root, { clock: ctx.clock });
+        const root = opts.here === true ? ctx.cwd : ctx.root;
+        if (root !== ctx.cwd) {
+          const { DATA_DIR, ErrorCode, TimewarpError } = await import("../../core/index.ts");
+          const { existsSync } = await import("node:fs");
+          const { join } = await import("node:path");
+          // Never a nested store by accident: two `.timewarp/` would split the history.
+          if (existsSync(join(root, DATA_DIR))) {
+            throw new TimewarpError(
+              ErrorCode.NESTED_WORKSPACE,
+              `${ctx.cwd} is inside the workspace ${root} (it has ${DATA_DIR}/); commands run here ` +
+                "use it already. Pass --here to make a separate workspace in this directory",
+              { data: { workspace_root: root, cwd: ctx.cwd } },
+            );
+          }
+        }
+        const r = initWorkspace(root, { clock: ctx.clock });
+        const where =
+          root === ctx.cwd
+            ? ""
+            : `\n(the workspace is ${root}, found above ${ctx.cwd}; --here for this directory)`;
         return {
           json: {
             workspace_root: r.workspace_root,
             created: r.created,
             config_path: r.config_path,
           },
-          human: r.created
-            ? `initialized ${r.config_path}`
-            : `already initialized (${r.config_path})`,
+          human: `${r.created ? `initialized ${r.config_path}` : `already initialized (${r.config_path})`}${where}`,
         };
       }),
     );
