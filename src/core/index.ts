@@ -53,3 +53,12 @@ export {
   findWorkspaceRoot,
   resolveWorkspaceRoot,
 } from "./workspace-root.ts";
+export type { State, Timeline, Transition } from "./workspace-state.ts";
+export {
+  assertNoTransition,
+  initialState,
+  readState,
+  StateSchema,
+  TransitionSchema,
+  timelineOf,
+} from "./workspace-state.ts";

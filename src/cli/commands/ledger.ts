@@ -50,6 +50,7 @@ export function registerLedgerCommands(program: Command): void {
     .option("--replace-file <path>", "read the replacement from a file")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview the diff, write nothing")
+    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
     .action(
       action(
         async (
@@ -62,6 +63,7 @@ export function registerLedgerCommands(program: Command): void {
             replaceFile?: string;
             description?: string;
             dryRun?: boolean;
+            force?: boolean;
           },
         ) => {
           const { applyEditBlock } = await ledger();
@@ -82,6 +84,7 @@ export function registerLedgerCommands(program: Command): void {
             replaceBlock,
             ...(o.description === undefined ? {} : { description: o.description }),
             dryRun: o.dryRun === true,
+            force: o.force === true,
           });
           return { json: r, human: editHuman(r) };
         },
@@ -94,12 +97,13 @@ export function registerLedgerCommands(program: Command): void {
     .requiredOption("--content-file <path>", "the new content (bytes, binary allowed; - for stdin)")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview the diff, write nothing")
+    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
     .action(
       action(
         async (
           ctx,
           file: string,
-          o: { contentFile: string; description?: string; dryRun?: boolean },
+          o: { contentFile: string; description?: string; dryRun?: boolean; force?: boolean },
         ) => {
           const { applyWholeFileEdit } = await ledger();
           const r = await applyWholeFileEdit(lctx(ctx), {
@@ -107,6 +111,7 @@ export function registerLedgerCommands(program: Command): void {
             content: readInput(o.contentFile),
             ...(o.description === undefined ? {} : { description: o.description }),
             dryRun: o.dryRun === true,
+            force: o.force === true,
           });
           return { json: r, human: editHuman(r) };
         },
@@ -121,6 +126,7 @@ export function registerLedgerCommands(program: Command): void {
     .requiredOption("--content-file <path>", "the replacement lines (- for stdin)")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview the diff, write nothing")
+    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
     .action(
       action(
         async (
@@ -132,6 +138,7 @@ export function registerLedgerCommands(program: Command): void {
             contentFile: string;
             description?: string;
             dryRun?: boolean;
+            force?: boolean;
           },
         ) => {
           const { applyRangedEdit } = await ledger();
@@ -142,6 +149,7 @@ export function registerLedgerCommands(program: Command): void {
             content: readInput(o.contentFile).toString("utf8"),
             ...(o.description === undefined ? {} : { description: o.description }),
             dryRun: o.dryRun === true,
+            force: o.force === true,
           });
           return { json: r, human: editHuman(r) };
         },
@@ -153,28 +161,38 @@ export function registerLedgerCommands(program: Command): void {
     .description("apply a unified or git diff, multi-file, all or nothing (ApplyUnifiedDiff)")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview, write nothing")
+    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
     .action(
-      action(async (ctx, patchFile: string, o: { description?: string; dryRun?: boolean }) => {
-        const { applyUnifiedDiff } = await ledger();
-        const r = await applyUnifiedDiff(lctx(ctx), {
-          diff: readInput(patchFile).toString("utf8"),
-          ...(o.description === undefined ? {} : { description: o.description }),
-          dryRun: o.dryRun === true,
-        });
-        return { json: r, human: editHuman(r) };
-      }),
+      action(
+        async (
+          ctx,
+          patchFile: string,
+          o: { description?: string; dryRun?: boolean; force?: boolean },
+        ) => {
+          const { applyUnifiedDiff } = await ledger();
+          const r = await applyUnifiedDiff(lctx(ctx), {
+            diff: readInput(patchFile).toString("utf8"),
+            ...(o.description === undefined ? {} : { description: o.description }),
+            dryRun: o.dryRun === true,
+            force: o.force === true,
+          });
+          return { json: r, human: editHuman(r) };
+        },
+      ),
     );
 
   edit
     .command("delete <path>")
     .description("delete a file or a directory with its contents (Delete)")
     .option("--dry-run", "preview, write nothing")
+    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
     .action(
-      action(async (ctx, path: string, o: { dryRun?: boolean }) => {
+      action(async (ctx, path: string, o: { dryRun?: boolean; force?: boolean }) => {
         const { deletePath } = await ledger();
         const r = await deletePath(lctx(ctx), {
           path: ctx.workspacePath(path),
           dryRun: o.dryRun === true,
+          force: o.force === true,
         });
         return { json: r, human: editHuman(r) };
       }),
@@ -184,12 +202,14 @@ export function registerLedgerCommands(program: Command): void {
     .command("mkdir <path>")
     .description("create a directory and its parents (CreateDirectory)")
     .option("--dry-run", "preview, write nothing")
+    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
     .action(
-      action(async (ctx, path: string, o: { dryRun?: boolean }) => {
+      action(async (ctx, path: string, o: { dryRun?: boolean; force?: boolean }) => {
         const { createDirectory } = await ledger();
         const r = await createDirectory(lctx(ctx), {
           path: ctx.workspacePath(path),
           dryRun: o.dryRun === true,
+          force: o.force === true,
         });
         return { json: r, human: editHuman(r) };
       }),
@@ -231,7 +251,8 @@ export function registerLedgerCommands(program: Command): void {
           });
           const rows = r.history.map(
             (h) =>
-              `${style.bold(h.id)} ${style.dim(h.timestamp)} ${h.tool.padEnd(18)} ${h.affectedFiles.join(", ")}  ${style.dim(h.description)}${h.diff ? `\n${h.diff}` : ""}`,
+              `${style.bold(h.id)} ${style.dim(h.timestamp)} ${h.tool.padEnd(18)} ${h.affectedFiles.join(", ")}  ${style.dim(h.description)}` +
+              `${h.timeline === "past" ? style.yellow(`  (in the past, at ${h.travel?.snapshotId ?? "?"})`) : ""}${h.diff ? `\n${h.diff}` : ""}`,
           );
           const footer = `${r.history.length} of ${r.pagination.total}${r.pagination.nextCursor ? ` — next page: --cursor ${r.pagination.nextCursor}` : ""}`;
           return { json: r, human: [...rows, style.dim(footer)].join("\n") };
