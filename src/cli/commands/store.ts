@@ -64,6 +64,20 @@ export function registerStoreCommands(program: Command): void {
           `${style.bold("lock")}      ${status.lock ? `held by pid ${status.lock.pid} (${status.lock.command ?? "?"})` : "free"}`,
           `${style.bold("watcher")}   ${status.watcher ? `pid ${status.watcher.pid}, ${status.watcher.directories} directories` : style.dim("none (scans walk the tree)")}`,
         );
+        if (status.transition)
+          lines.push(
+            style.red(
+              `interrupted ${status.transition.kind} (phase ${status.transition.phase}): run \`timewarp recover\``,
+            ),
+          );
+        for (const w of status.past_work.slice(0, 5))
+          lines.push(
+            `${style.bold("past work")} ${w.patch_path} (${w.files} files, made at ${w.snapshot_id}, kept ${w.saved_at})`,
+          );
+        if (status.past_work.length > 5)
+          lines.push(
+            style.dim(`  … and ${status.past_work.length - 5} more in .timewarp/past-work/`),
+          );
         return { json: status, human: lines.join("\n") };
       }),
     );
