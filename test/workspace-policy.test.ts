@@ -56,7 +56,7 @@ describe("the workspace is found as the hooks find it", () => {
     expect(existsSync(join(lib, ".timewarp"))).toBe(false);
     const history = tw(proj, ["history"]).json() as { history: { affectedFiles: string[] }[] };
     expect(history.history[0]?.affectedFiles).toEqual(["lib/a.txt"]);
-  });
+  }, 150_000);
 
   it("without .timewarp/, the nearest .git decides; no nested store is made", () => {
     gitRepo(proj);
@@ -70,7 +70,7 @@ describe("the workspace is found as the hooks find it", () => {
     expect(del.status).toBe(0);
     expect(existsSync(join(lib, "x.txt"))).toBe(false);
     expect(existsSync(join(lib, ".timewarp"))).toBe(false);
-  });
+  }, 150_000);
 
   it("init in a subdirectory of a workspace refuses (NESTED_WORKSPACE) unless --here", () => {
     expect(tw(proj, ["init"]).status).toBe(0);
@@ -82,14 +82,14 @@ describe("the workspace is found as the hooks find it", () => {
     const here = tw(lib, ["init", "--here"]);
     expect(here.status).toBe(0);
     expect((here.json() as { workspace_root: string }).workspace_root).toBe(lib);
-  });
+  }, 150_000);
 
   it("init in a subdirectory of a git repository initializes the repository's root", () => {
     gitRepo(proj);
     const r = tw(join(proj, "lib"), ["init"]).json() as { workspace_root: string };
     expect(r.workspace_root).toBe(proj);
     expect(existsSync(join(proj, ".timewarp", "config.json"))).toBe(true);
-  });
+  }, 150_000);
 });
 
 describe(".timewarp/ stays out of git", () => {
@@ -100,7 +100,7 @@ describe(".timewarp/ stays out of git", () => {
     expect(git(proj, "status", "--porcelain", "--untracked-files=all")).toBe("");
     expect(tw(proj, ["session", "start"]).status).toBe(0);
     expect(git(proj, "status", "--porcelain", "--untracked-files=all")).toBe("");
-  });
+  }, 150_000);
 
   it("an existing store without .gitignore gets one on the next command, even a read-only one", () => {
     gitRepo(proj);
@@ -109,5 +109,5 @@ describe(".timewarp/ stays out of git", () => {
     expect(git(proj, "status", "--porcelain")).not.toBe("");
     expect(tw(join(proj, "lib"), ["status"]).status).toBe(0);
     expect(git(proj, "status", "--porcelain", "--untracked-files=all")).toBe("");
-  });
+  }, 150_000);
 });
