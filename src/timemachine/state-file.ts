@@ -1,5 +1,4 @@
-import { mkdirSync } from "node:fs";
-import { type State, type WorkspacePaths, writeJsonAtomic } from "../core/index.ts";
+import { ensureDataDir, type State, type WorkspacePaths, writeJsonAtomic } from "../core/index.ts";
 import { faultPoint } from "./fault-points.ts";
 
 /** The reading side is in core (the ledger needs it too); the time machine alone writes. */
@@ -18,7 +17,7 @@ export function writeState(
   state: State,
   options: { durable?: boolean } = {},
 ): void {
-  mkdirSync(paths.data, { recursive: true });
+  ensureDataDir(paths.root);
   faultPoint("state-write");
   writeJsonAtomic(
     paths.state,
