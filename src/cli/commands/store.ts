@@ -14,7 +14,10 @@ export function registerStoreCommands(program: Command): void {
     .action(
       action(async (ctx, opts: { here?: boolean }) => {
         const { initWorkspace } = await import("../../store/index.ts");
-        const root = opts.here === true ? ctx.cwd : ctx.root;
+        const { statSync } = await import("node:fs");
+        const isDir = statSync(ctx.cwd, { throwIfNoEntry: false })?.isDirectory() === true;
+        // not a directory: initWorkspace says NOT_A_DIRECTORY about it, whatever lies above
+        const root = opts.here === true || !isDir ? ctx.cwd : ctx.root;
         if (root !== ctx.cwd) {
           const { DATA_DIR, ErrorCode, TimewarpError } = await import("../../core/index.ts");
           const { existsSync } = await import("node:fs");
