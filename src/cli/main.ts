@@ -21,7 +21,10 @@ export function createProgram(): Command {
     .description("A local flight recorder, time machine and guard rail for AI coding agents")
     .version(VERSION)
     .option("--json", "print exactly one JSON document on stdout")
-    .option("-C, --cwd <dir>", "workspace root (default: the current directory)")
+    .option(
+      "-C, --cwd <dir>",
+      "run as if started in <dir>; the workspace is the nearest .timewarp/ (else .git) at or above it",
+    )
     .showHelpAfterError()
     .exitOverride();
   registerStoreCommands(program);

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { assertInputDirectory } from "../core/index.ts";
+import { assertInputDirectory, ensureStoreIgnored } from "../core/index.ts";
 import { type CommandContext, createCommandContext, type GlobalOptions } from "./context.ts";
 import { type CommandResult, printError, printResult } from "./output.ts";
 
@@ -11,7 +11,8 @@ export type Handler<A extends unknown[]> = (
 /**
  * Wrap a command handler: it receives the context (global `--json`/`--cwd` resolved) and the
  * command's positional arguments and options as commander passes them; its result is printed
- * per the `--json` contract, and any error is printed once, here.
+ * per the `--json` contract, and any error is printed once, here. Whatever the command did, the
+ * store it found or made is left ignored by git (`.timewarp/.gitignore`, issue 16 class 9).
  */
 export function action<A extends unknown[]>(
   handler: Handler<A>,
@@ -20,14 +21,18 @@ export function action<A extends unknown[]>(
     const command = args[args.length - 1] as Command;
     const globals = command.optsWithGlobals<GlobalOptions>();
     const json = globals.json === true;
+    let root: string | undefined;
     try {
       // `-C DIR` names the workspace: a missing one must not be created by the first write.
       if (globals.cwd !== undefined) assertInputDirectory(globals.cwd, { what: "--cwd" });
       const ctx = createCommandContext(globals);
+      root = ctx.root;
       const result = await handler(ctx, ...(args.slice(0, -1) as A));
       printResult(result, ctx.json);
     } catch (error) {
       printError(error, json);
+    } finally {
+      if (root !== undefined) ensureStoreIgnored(root);
     }
   };
 }

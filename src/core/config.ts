@@ -43,6 +43,13 @@ export const ConfigSchema = z
         history_max_age_days: z.number().int().nonnegative().default(0),
         /** At most this many ledger operations are kept (0: no limit). */
         history_max_operations: z.number().int().nonnegative().default(0),
+        /**
+         * Snapshots made by hand (`timewarp snapshot create`) a session start's cleanup keeps:
+         * the newest N (0: all of them, the default). Pinned snapshots always stay.
+         */
+        manual_snapshots_keep: z.number().int().nonnegative().default(0),
+        /** Hand-made snapshots older than this many days may go at a session start (0: never). */
+        manual_snapshots_max_age_days: z.number().int().nonnegative().default(0),
       })
       .prefault({}),
     skillpilot: z

@@ -24,6 +24,11 @@ export const ErrorCode = {
   NOT_A_FILE: "NOT_A_FILE",
   /** A path, or one name in it, is longer than the file system allows (ENAMETOOLONG). */
   NAME_TOO_LONG: "NAME_TOO_LONG",
+  /**
+   * `timewarp init` inside a directory an existing workspace already covers (`data.workspace_root`):
+   * a nested `.timewarp/` would split the history. `--here` makes one on purpose.
+   */
+  NESTED_WORKSPACE: "NESTED_WORKSPACE",
 
   // ── core ─────────────────────────────────────────────────────────────────
   /** `.timewarp/config.json` is not valid JSON or fails its schema; the message names the field. */
@@ -66,6 +71,13 @@ export const ErrorCode = {
   INVALID_ISSUE_ID: "INVALID_ISSUE_ID",
   /** A well-formed issue id with no issue folder. */
   ISSUE_NOT_FOUND: "ISSUE_NOT_FOUND",
+  /** `snapshot delete` of a pinned snapshot; `snapshot unpin` it first (or `--force`). */
+  SNAPSHOT_PINNED: "SNAPSHOT_PINNED",
+  /**
+   * `snapshot delete` of a snapshot something still needs (`data.used_by`: the travel in
+   * progress, an issue); the travel's is never deleted, an issue's only with `--force`.
+   */
+  SNAPSHOT_IN_USE: "SNAPSHOT_IN_USE",
 
   // ── diff / ledger ────────────────────────────────────────────────────────
   /** A diff text could not be parsed; the message names the line. */
@@ -86,6 +98,12 @@ export const ErrorCode = {
   REVERT_CONFLICT: "REVERT_CONFLICT",
   /** No milestone with that id. */
   MILESTONE_NOT_FOUND: "MILESTONE_NOT_FOUND",
+  /**
+   * A ledger write into a version-control folder (`.git`, `.hg`, `.svn`, `.jj`, `.bzr`, or
+   * anything inside one): the repository would be lost with one call. `force: true` / `--force`
+   * does it anyway.
+   */
+  PROTECTED_PATH: "PROTECTED_PATH",
 
   // ── SkillPilot ───────────────────────────────────────────────────────────
   /** A subskill's contract.yaml is invalid; the message names the field. */

@@ -78,3 +78,18 @@ export {
 } from "./safe-path.ts";
 export type { Result } from "./schema.ts";
 export { formatZodIssues, readJsonFile, validate } from "./schema.ts";
+export {
+  ensureDataDir,
+  ensureStoreIgnored,
+  findWorkspaceRoot,
+  resolveWorkspaceRoot,
+} from "./workspace-root.ts";
+export type { State, Timeline, Transition } from "./workspace-state.ts";
+export {
+  assertNoTransition,
+  initialState,
+  readState,
+  StateSchema,
+  TransitionSchema,
+  timelineOf,
+} from "./workspace-state.ts";

@@ -1,3 +1,4 @@
+import { assertNoTransition, isTimewarpError, readState, workspacePaths } from "../core/index.ts";
 import type { HookOutcome } from "./hook-outcome.ts";
 import { pendingFile } from "./hook-paths.ts";
 import { captureFile, removePendingCapture, writePendingCapture } from "./pending-capture.ts";
@@ -34,6 +35,16 @@ export async function onPreToolUse(ctx: HookContext): Promise<HookOutcome> {
     };
   }
 
+  const interrupted = interruptedTransition(ctx.root);
+  if (interrupted !== null) {
+    // `recover` would rewrite the workspace under the edit (issue 16, class 4). Shell tools pass:
+    // the agent needs one to run `timewarp recover`.
+    return {
+      kind: "block",
+      summary: `${tool}: blocked, a transition awaits recover`,
+      reason: `timewarp blocked this ${tool}: TRANSITION_INTERRUPTED: ${interrupted}`,
+    };
+  }
   const targets = editTargets(ctx.payload, ctx.root);
   // The pre-image first: if the guard then fails (an invalid goal.json), the hook reports that
   // without blocking, and the edit is still recorded by PostToolUse.
@@ -67,4 +78,15 @@ export async function onPreToolUse(ctx: HookContext): Promise<HookOutcome> {
       reason: `timewarp drift warning for ${where}: ${verdict.reasons.join("; ")}`,
     };
   return { kind: "ok", summary: captured };
+}
+
+/** The TRANSITION_INTERRUPTED message, or null (a state.json that cannot be read blocks nothing). */
+function interruptedTransition(root: string): string | null {
+  const paths = workspacePaths(root);
+  try {
+    assertNoTransition(readState(paths), paths);
+    return null;
+  } catch (error) {
+    return isTimewarpError(error, "TRANSITION_INTERRUPTED") ? error.message : null;
+  }
 }

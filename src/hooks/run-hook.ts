@@ -1,4 +1,10 @@
-import { appendEvent, type Clock, type Random, workspacePaths } from "../core/index.ts";
+import {
+  appendEvent,
+  type Clock,
+  ensureStoreIgnored,
+  type Random,
+  workspacePaths,
+} from "../core/index.ts";
 import { formatHookResponse, type HookOutcome, type HookResponse } from "./hook-outcome.ts";
 import { findWorkspaceRoot, resolveRoot } from "./hook-root.ts";
 import {
@@ -179,6 +185,7 @@ function finish(
   agent: HookAgent,
   outcome: HookOutcome,
 ): HookRun {
+  ensureStoreIgnored(root); // the store a hook made or found stays out of git (issue 16, class 9)
   if (outcome.kind === "failed") recordFailure(root, options, outcome.message);
   const response = formatHookResponse(outcome, {
     agent,

@@ -25,6 +25,7 @@ import {
 import { resolveWorkspacePath } from "./safe-path.ts";
 import type { DirectoryChange } from "./schema.ts";
 import { type FileState, isDirectory, readFileState } from "./workspace-files.ts";
+import { assertLedgerWritable, assertNotVcsPath, VCS_DIRS } from "./write-guard.ts";
 
 /** What a tool plans from the current tree, before anything is written. */
 interface EditPlan {
@@ -69,7 +70,11 @@ async function runEdit(ctx: LedgerContext, options: RunEditOptions): Promise<Edi
     };
   }
   const paths = ledgerPaths(ctx.root);
+  // Before the lock (no store is made for a refused edit) and again under it (a travel may have
+  // started meanwhile).
+  assertLedgerWritable(ctx.root);
   return withLedgerWriter(ctx, options.tool, () => {
+    const timeline = assertLedgerWritable(ctx.root);
     const { message, edits, directories } = prepare();
     if (edits.length === 0 && directories.length === 0) {
       return {
@@ -88,6 +93,7 @@ async function runEdit(ctx: LedgerContext, options: RunEditOptions): Promise<Edi
       edits,
       directories,
       executionTimeMs: Math.round((performance.now() - started) * 100) / 100,
+      timeline,
       ...(ctx.sessionId === undefined ? {} : { sessionId: ctx.sessionId }),
       ...(ctx.clock === undefined ? {} : { clock: ctx.clock }),
       ...(ctx.random === undefined ? {} : { random: ctx.random }),
@@ -102,11 +108,15 @@ async function runEdit(ctx: LedgerContext, options: RunEditOptions): Promise<Edi
     });
     return {
       success: true,
-      message,
+      message:
+        timeline.timeline === "past"
+          ? `${message} (in the past, at ${timeline.snapshot_id}: \`return\` keeps it as a patch)`
+          : message,
       snapshotId: record.id,
       previewDiff: record.diff,
       affectedFiles: record.affectedFiles,
       dryRun: false,
+      ...(timeline.timeline === "past" ? { timeline: "past" as const } : {}),
     };
   });
 }
@@ -181,9 +191,12 @@ export async function applyEditBlock(
     replaceBlock: string;
     description?: string;
     dryRun?: boolean;
+    /** Write inside a version-control folder (`.git`, …) anyway. */
+    force?: boolean;
   },
 ): Promise<EditResult> {
   const target = resolveWorkspacePath(ctx.root, params.path);
+  assertNotVcsPath(target.rel, params.force === true);
   return runEdit(ctx, {
     tool: "ApplyEditBlock",
     description: params.description ?? `Edit block in ${target.rel}`,
@@ -220,9 +233,17 @@ export async function applyEditBlock(
 /** ApplyWholeFileEdit: set the whole content of `path` (created if absent; bytes or UTF-8 text). */
 export async function applyWholeFileEdit(
   ctx: LedgerContext,
-  params: { path: string; content: string | Uint8Array; description?: string; dryRun?: boolean },
+  params: {
+    path: string;
+    content: string | Uint8Array;
+    description?: string;
+    dryRun?: boolean;
+    /** Write inside a version-control folder (`.git`, …) anyway. */
+    force?: boolean;
+  },
 ): Promise<EditResult> {
   const target = resolveWorkspacePath(ctx.root, params.path);
+  assertNotVcsPath(target.rel, params.force === true);
   const bytes = toBytes(params.content);
   return runEdit(ctx, {
     tool: "ApplyWholeFileEdit",
@@ -262,9 +283,12 @@ export async function applyRangedEdit(
     content: string;
     description?: string;
     dryRun?: boolean;
+    /** Write inside a version-control folder (`.git`, …) anyway. */
+    force?: boolean;
   },
 ): Promise<EditResult> {
   const target = resolveWorkspacePath(ctx.root, params.path);
+  assertNotVcsPath(target.rel, params.force === true);
   return runEdit(ctx, {
     tool: "ApplyRangedEdit",
     description:
@@ -308,7 +332,7 @@ export async function applyRangedEdit(
  */
 export async function applyUnifiedDiff(
   ctx: LedgerContext,
-  params: { diff: string; description?: string; dryRun?: boolean },
+  params: { diff: string; description?: string; dryRun?: boolean; force?: boolean },
 ): Promise<EditResult> {
   const patches = parsePatch(params.diff);
   if (patches.length === 0) {
@@ -325,6 +349,9 @@ export async function applyUnifiedDiff(
     old: resolve(nameOf(p.oldPath, p.oldPathBytes)),
     new: resolve(nameOf(p.newPath, p.newPathBytes)),
   }));
+  for (const r of resolved)
+    for (const side of [r.old, r.new])
+      if (side !== null) assertNotVcsPath(side.rel, params.force === true);
   return runEdit(ctx, {
     tool: "ApplyUnifiedDiff",
     description: params.description ?? `Apply a diff to ${patches.length} file(s)`,
@@ -457,9 +484,11 @@ function emptiedDirectories(
 /** Delete: remove a file, or a directory with everything in it (each file recorded for the reverse). */
 export async function deletePath(
   ctx: LedgerContext,
-  params: { path: string; description?: string; dryRun?: boolean },
+  params: { path: string; description?: string; dryRun?: boolean; force?: boolean },
 ): Promise<EditResult> {
   const target = resolveWorkspacePath(ctx.root, params.path);
+  const force = params.force === true;
+  assertNotVcsPath(target.rel, force);
   return runEdit(ctx, {
     tool: "Delete",
     description: params.description ?? `Delete ${target.rel}`,
@@ -483,6 +512,8 @@ export async function deletePath(
           .map((e) => ({ name: pathTextOf(e.name), isDirectory: () => e.isDirectory() }))
           .sort((a, b) => (a.name < b.name ? -1 : 1))) {
           const childRel = `${rel}/${entry.name}`;
+          // a nested repository inside the folder goes only when forced
+          if (VCS_DIRS.includes(entry.name)) assertNotVcsPath(childRel, force);
           if (entry.isDirectory()) walk(childRel);
           else {
             const before = readFileState(join(ctx.root, childRel), childRel);
@@ -505,9 +536,10 @@ export async function deletePath(
 /** CreateDirectory: create a directory and any missing parents (recorded, so a revert removes them). */
 export async function createDirectory(
   ctx: LedgerContext,
-  params: { path: string; description?: string; dryRun?: boolean },
+  params: { path: string; description?: string; dryRun?: boolean; force?: boolean },
 ): Promise<EditResult> {
   const target = resolveWorkspacePath(ctx.root, params.path);
+  assertNotVcsPath(target.rel, params.force === true);
   return runEdit(ctx, {
     tool: "CreateDirectory",
     description: params.description ?? `Create directory ${target.rel}`,

@@ -33,6 +33,9 @@ export interface HistoryItem {
   metadata: { linesChanged: number; executionTimeMs: number };
   /** False when the index lists the operation but its record file is gone (it is then described from the index). */
   recordPresent?: boolean;
+  /** "past" for an operation made during a travel; `travel` names the snapshot and backup. */
+  timeline?: "past";
+  travel?: { snapshotId: string; backupId: string | null };
 }
 
 /** The seed's GetEditHistoryReturns. */
@@ -107,6 +110,8 @@ export function getEditHistory(ctx: LedgerContext, params: GetEditHistoryParams 
         linesChanged: r.metadata.linesChanged,
         executionTimeMs: r.metadata.executionTimeMs,
       },
+      ...(r.timeline === undefined ? {} : { timeline: r.timeline }),
+      ...(r.travel === undefined ? {} : { travel: r.travel }),
     };
   });
   return {

@@ -41,4 +41,6 @@ export interface EditResult {
   previewDiff: string;
   affectedFiles: string[];
   dryRun: boolean;
+  /** "past" when the edit was made during a travel (recorded so; `return` keeps it as a patch). */
+  timeline?: "past";
 }

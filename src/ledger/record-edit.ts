@@ -1,4 +1,10 @@
-import { systemClock } from "../core/index.ts";
+import {
+  readState,
+  systemClock,
+  type Timeline,
+  timelineOf,
+  workspacePaths,
+} from "../core/index.ts";
 import { withLedgerWriter } from "./complete-pending-operation.ts";
 import type { LedgerContext } from "./ledger-context.ts";
 import { ledgerPaths } from "./ledger-paths.ts";
@@ -62,12 +68,16 @@ export async function recordEdit(options: RecordEditOptions): Promise<RecordEdit
   if (!isRealChange(edit)) return { snapshotId: null, affectedFiles: [], diff: "" };
   const paths = ledgerPaths(options.root);
   return withLedgerWriter(options, `recordEdit ${options.tool}`, () => {
+    // The edit happened already: it is recorded whatever the state (never "file changed, no
+    // record"), and says so when it was made in the past. (PreToolUse blocks edit tools while a
+    // transition awaits recover.)
     const record = buildOperationRecord({
       root: paths.root,
       tool: options.tool,
       description: options.description ?? `${options.tool} on ${target.rel}`,
       toolParams: options.toolParams ?? {},
       edits: [edit],
+      ...timelineNow(options.root),
       executionTimeMs:
         options.executionTimeMs ?? Math.round((performance.now() - started) * 100) / 100,
       ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
@@ -80,4 +90,13 @@ export async function recordEdit(options: RecordEditOptions): Promise<RecordEdit
     });
     return { snapshotId: record.id, affectedFiles: record.affectedFiles, diff: record.diff };
   });
+}
+
+/** Where the recorded edit landed; a state.json that cannot be read never stops the record. */
+function timelineNow(root: string): { timeline?: Timeline } {
+  try {
+    return { timeline: timelineOf(readState(workspacePaths(root))) };
+  } catch {
+    return {};
+  }
 }

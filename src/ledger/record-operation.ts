@@ -8,6 +8,7 @@ import {
   type Random,
   systemClock,
   systemRandom,
+  type Timeline,
 } from "../core/index.ts";
 import { createPatch, parsePatch, patchStats, reversePatchText } from "../diff/index.ts";
 import { createObjectStore } from "../store/index.ts";
@@ -16,6 +17,7 @@ import type { LedgerPaths } from "./ledger-paths.ts";
 import { writeOperationRecord } from "./operation-store.ts";
 import type { DirectoryChange, FileChange, FileImage, OperationRecord } from "./schema.ts";
 import type { FileState } from "./workspace-files.ts";
+import { timelineFields } from "./write-guard.ts";
 
 /** One file's change as bytes: what an edit tool computed, or what a hook saw. */
 export interface FileEdit {
@@ -37,6 +39,8 @@ export interface BuildOperationOptions {
   executionTimeMs: number;
   sessionId?: string;
   reverts?: string[];
+  /** Where the edit landed (`assertLedgerWritable`); past edits say so in the record. */
+  timeline?: Timeline;
   clock?: Clock;
   random?: Random;
 }
@@ -136,6 +140,7 @@ export function buildOperationRecord(options: BuildOperationOptions): OperationR
     files,
     directories,
     ...(options.reverts === undefined ? {} : { reverts: options.reverts }),
+    ...(options.timeline === undefined ? {} : timelineFields(options.timeline)),
   };
 }
 

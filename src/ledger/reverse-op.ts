@@ -34,6 +34,7 @@ import {
   type OperationRecord,
 } from "./schema.ts";
 import { type FileState, isDirectory, readFileState } from "./workspace-files.ts";
+import { assertLedgerWritable } from "./write-guard.ts";
 
 export interface ReverseOpParams {
   /** The operation to revert, or a milestone id (`milestone_001`) to revert all its operations. */
@@ -419,6 +420,7 @@ export async function reverseOp(
         dryRun,
       };
     }
+    const timeline = assertLedgerWritable(ctx.root); // under the lock: a travel may have begun
     const record = buildOperationRecord({
       root: paths.root,
       tool: "ReverseOp",
@@ -427,6 +429,7 @@ export async function reverseOp(
       edits,
       directories: dirs,
       reverts: ids,
+      timeline,
       executionTimeMs: Math.round((performance.now() - started) * 100) / 100,
       ...(ctx.sessionId === undefined ? {} : { sessionId: ctx.sessionId }),
       ...(ctx.clock === undefined ? {} : { clock: ctx.clock }),
@@ -450,5 +453,8 @@ export async function reverseOp(
       dryRun,
     };
   };
-  return dryRun ? run() : withLedgerWriter(ctx, "ReverseOp", run);
+  if (dryRun) return run();
+  // TRANSITION_INTERRUPTED before anything (issue 16, class 4): recover would rewrite the result.
+  assertLedgerWritable(ctx.root);
+  return withLedgerWriter(ctx, "ReverseOp", run);
 }

@@ -64,6 +64,13 @@ export const OperationRecordSchema = z.object({
   directories: z.array(DirectoryChangeSchema),
   /** For a rollback: the operations it reverted, newest first. */
   reverts: z.array(z.string()).optional(),
+  /**
+   * "past" when the operation was made during a travel (absent: the present). `return` keeps
+   * such work as a patch (`.timewarp/past-work/`), never drops it (issue 16, class 4).
+   */
+  timeline: z.literal("past").optional(),
+  /** The travel the operation was made in: the snapshot travelled to and the present's backup. */
+  travel: z.object({ snapshotId: z.string(), backupId: z.string().nullable() }).optional(),
 });
 export type OperationRecord = z.infer<typeof OperationRecordSchema>;
 

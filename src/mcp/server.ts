@@ -4,6 +4,8 @@ import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import type { z } from "zod";
 import {
   ErrorCode,
+  ensureStoreIgnored,
+  isTimewarpError,
   systemClock,
   systemRandom,
   TimewarpError,
@@ -100,6 +102,9 @@ export function createMcpServer(options: { root: string; tools?: ToolDefinition[
           };
         } catch (error) {
           return errorResult(error);
+        } finally {
+          // the store a tool made or found stays out of git (issue 16, class 9)
+          ensureStoreIgnored(ctx.root);
         }
       },
     );

@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import {
   appendEvent,
   type Clock,
   type Config,
   ErrorCode,
+  ensureDataDir,
   fromSystemError,
   parseConfig,
   readConfig,
@@ -23,14 +24,14 @@ export interface InitResult {
 
 /**
  * Create `<root>/.timewarp/` with a `config.json` holding the defaults (default excludes,
- * size cap, …). Idempotent: an existing config is validated (CONFIG_INVALID naming the field)
+ * size cap, …) and a `.gitignore` that keeps the store out of git. Idempotent: an existing config is validated (CONFIG_INVALID naming the field)
  * and left as it is. NOT_A_DIRECTORY when `root` is not a directory.
  */
 export function initWorkspace(root: string, options: { clock?: Clock } = {}): InitResult {
   const paths = workspacePaths(root);
   assertDirectory(paths.root);
   try {
-    mkdirSync(paths.data, { recursive: true });
+    ensureDataDir(paths.root);
   } catch (error) {
     throw fromSystemError(error, `creating ${paths.data}`);
   }

@@ -77,6 +77,11 @@ export interface CreateSnapshotOptions {
   /** Size cap for new files; default `max_file_bytes` of the config. */
   maxFileBytes?: number;
   sessionId?: string | null;
+  /**
+   * Who asked: `manual` for a snapshot the user made by hand (`timewarp snapshot create`), kept
+   * by session-start cleanup until the user deletes it or the config's retention says so.
+   */
+  origin?: "manual" | "session";
   envFingerprint?: Record<string, unknown>;
   initialTaskHint?: string;
   clock?: Clock;
@@ -249,6 +254,7 @@ export function createSnapshot(
       ...(kind === "snapshot" ? { snapshot_id: id } : { backup_id: id }),
       created_at: createdAt.toISOString().replace(/\.\d{3}Z$/, "Z"),
       session_id: options.sessionId ?? null,
+      ...(options.origin === undefined ? {} : { origin: options.origin }),
       workspace_root: paths.root,
       exclude_globs: [...excludes],
       ...(options.envFingerprint === undefined ? {} : { env_fingerprint: options.envFingerprint }),

@@ -1,6 +1,6 @@
-import { readFileSync, readlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { type Clock, workspacePaths, writeFileAtomic } from "../core/index.ts";
+import { type Clock, workspacePaths, writeFileAtomic, writeJsonAtomic } from "../core/index.ts";
 import { createPatch } from "../diff/index.ts";
 import {
   createObjectStore,
@@ -24,20 +24,22 @@ export interface SavedPatch {
   files: number;
 }
 
+/** The work done in the past: a git-format patch (binary-safe) and the paths it touches. */
+export interface PastWork {
+  patch: string;
+  files: string[];
+}
+
 /**
- * `return --save-patch ISSUE_ID`: the experiment's changes — the past workspace as it is now
- * against the snapshot travelled to — as a git-format patch in the issue's folder. Memory only
- * (seed: "workspace changes made during experiments are not brought back directly"): nothing
- * ever applies it by itself. Returns null when the experiment changed nothing.
+ * The past workspace as it is now against the snapshot travelled to, as a git-format patch
+ * (created, deleted, modified files, modes, symlinks; binary content as literals). Null when
+ * nothing changed. Reads the workspace; writes nothing.
  */
-export function saveExperimentPatch(options: {
+export function diffPastWork(options: {
   root: string;
-  issueId: string;
   snapshotManifest: Manifest;
   excludes: readonly string[];
-  clock: Clock;
-}): SavedPatch | null {
-  const issue = getIssue({ root: options.root, issueId: options.issueId });
+}): PastWork | null {
   const paths = workspacePaths(options.root);
   const now = scanWorkspace(paths.root, {
     excludes: options.excludes,
@@ -91,6 +93,26 @@ export function saveExperimentPatch(options: {
   changes.sort((a, b) =>
     String(a.newPath ?? a.oldPath).localeCompare(String(b.newPath ?? b.oldPath)),
   );
+  return {
+    patch: createPatch(changes),
+    files: changes.map((c) => String(c.newPath ?? c.oldPath)),
+  };
+}
+
+/**
+ * `return --save-patch ISSUE_ID`: the experiment's changes (`diffPastWork`) as a git-format
+ * patch in the issue's folder. Memory only (seed: "workspace changes made during experiments
+ * are not brought back directly"): nothing ever applies it by itself. Returns null when the
+ * experiment changed nothing.
+ */
+export function saveExperimentPatch(options: {
+  root: string;
+  issueId: string;
+  work: PastWork | null;
+  clock: Clock;
+}): SavedPatch | null {
+  const issue = getIssue({ root: options.root, issueId: options.issueId });
+  if (options.work === null) return null;
   const stamp = options.clock
     .now()
     .toISOString()
@@ -98,6 +120,39 @@ export function saveExperimentPatch(options: {
     .replace("T", "_")
     .replace(/\..*$/, "");
   const file = join(issue.path, `experiment-${stamp}.patch`);
-  writeFileAtomic(file, createPatch(changes));
-  return { patch_path: file, files: changes.length };
+  writeFileAtomic(file, options.work.patch);
+  return { patch_path: file, files: options.work.files.length };
 }
+
+/**
+ * A plain `return` after work done in the past keeps that work (issue 16, class 9: it was
+ * dropped without a word): `.timewarp/past-work/<backup_id>.patch`, a git-format patch of the
+ * past tree against the snapshot travelled to (`git apply` brings it into the present), beside
+ * `<backup_id>.json` naming the snapshot, the time and the files.
+ */
+export function savePastWork(options: {
+  root: string;
+  work: PastWork;
+  snapshotId: string;
+  backupId: string;
+  enteredAt: string | null;
+  clock: Clock;
+}): SavedPatch {
+  const dir = join(workspacePaths(options.root).data, PAST_WORK_DIR);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${options.backupId}.patch`);
+  writeFileAtomic(file, options.work.patch);
+  writeJsonAtomic(join(dir, `${options.backupId}.json`), {
+    schema_version: 1,
+    snapshot_id: options.snapshotId,
+    backup_id: options.backupId,
+    entered_at: options.enteredAt,
+    saved_at: options.clock.now().toISOString(),
+    patch: `${options.backupId}.patch`,
+    files: options.work.files,
+  });
+  return { patch_path: file, files: options.work.files.length };
+}
+
+/** Where `savePastWork` keeps the work of each travel, inside `.timewarp/`. */
+export const PAST_WORK_DIR = "past-work";

@@ -23,6 +23,18 @@ export {
   listIssues,
   reportIssue,
 } from "./issues.ts";
+export type {
+  DeleteSnapshotResult,
+  ManualSnapshotOptions,
+  PinResult,
+} from "./manual-snapshots.ts";
+export {
+  createManualSnapshot,
+  deleteUserSnapshot,
+  isManualSnapshot,
+  readPinnedIds,
+  setSnapshotPinned,
+} from "./manual-snapshots.ts";
 export type { RecoverOutcome, RecoverResult } from "./recover.ts";
 export { recover } from "./recover.ts";
 export { REDACTED, redactSecrets } from "./redact.ts";

@@ -52,4 +52,32 @@ describe("planCleanup", () => {
       deleteSnapshots: [],
     });
   });
+
+  it("keeps hand-made and pinned snapshots; the retention lets the oldest hand-made ones go", () => {
+    const state = initialState("/w");
+    const manual = [
+      { snapshot_id: "s4", created_at: "2026-01-01T00:00:00Z" },
+      { snapshot_id: "s5", created_at: "2026-03-01T00:00:00Z" },
+    ];
+    const all = planCleanup({ ...base, state, manual, pinned: new Set(["s3"]) });
+    expect(all.deleteSnapshots).toEqual([]);
+    expect(all.kept.map((k) => `${k.snapshot_id}:${k.reason}`)).toContain("s3:pinned");
+    expect(all.kept.map((k) => `${k.snapshot_id}:${k.reason}`)).toContain("s4:made by hand");
+    const now = new Date("2026-03-10T00:00:00Z");
+    const newest = planCleanup({
+      ...base,
+      state,
+      manual,
+      manualRetention: { keep: 1, maxAgeDays: 0, now },
+    });
+    expect(newest.deleteSnapshots).toEqual(["s3", "s4"]);
+    const young = planCleanup({
+      ...base,
+      state,
+      manual,
+      pinned: new Set(["s4"]),
+      manualRetention: { keep: 0, maxAgeDays: 30, now },
+    });
+    expect(young.deleteSnapshots).toEqual(["s3"]); // s4 is old but pinned, s5 young enough
+  });
 });

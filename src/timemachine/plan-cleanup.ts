@@ -9,6 +9,15 @@ export interface CleanupInput {
   liveSessionRefs: ReadonlySet<string>;
   state: State;
   newSnapshotId: string;
+  /** Pinned snapshots (`snapshot pin`): never deleted. */
+  pinned?: ReadonlySet<string>;
+  /** Snapshots made by hand (`snapshot create`), with their creation time. */
+  manual?: readonly { snapshot_id: string; created_at: string }[];
+  /**
+   * The config's retention for hand-made snapshots: keep the newest `keep` (0: all) and none
+   * older than `maxAgeDays` (0: no limit). Absent: all are kept (the default).
+   */
+  manualRetention?: { keep: number; maxAgeDays: number; now: Date };
 }
 
 export interface CleanupPlan {
@@ -23,8 +32,10 @@ export interface CleanupPlan {
 /**
  * The seed's cleanup (§9), pure: after a new session snapshot, delete the snapshots no issue
  * references — never the new one, never while in the past or while a travel/return awaits
- * recover, never one a live session, the state or the journal points at. Backups no state or
- * journal points at are leftovers of finished or undone transitions and go too.
+ * recover, never one a live session, the state or the journal points at, never a pinned one,
+ * and never one made by hand unless the config's retention lets it go (issue 16, class 9: the
+ * user's own snapshots are the user's). Backups no state or journal points at are leftovers of
+ * finished or undone transitions and go too.
  */
 export function planCleanup(input: CleanupInput): CleanupPlan {
   const { state } = input;
@@ -39,8 +50,12 @@ export function planCleanup(input: CleanupInput): CleanupPlan {
       kept: [],
     };
   }
+  const pinned = input.pinned ?? new Set<string>();
+  const keptManual = manualToKeep(input);
   const reasonFor = (id: string): string | null => {
     if (id === input.newSnapshotId) return "new session snapshot";
+    if (pinned.has(id)) return "pinned";
+    if (keptManual.has(id)) return "made by hand";
     if (input.issueRefs.has(id)) return "referenced by an issue";
     if (input.liveSessionRefs.has(id)) return "snapshot of a live session";
     if (id === state.current_snapshot_id) return "current snapshot";
@@ -57,4 +72,19 @@ export function planCleanup(input: CleanupInput): CleanupPlan {
   const neededBackup = state.backup_path?.split("/").pop();
   const deleteBackups = input.backupIds.filter((id) => id !== neededBackup);
   return { skipped: null, deleteSnapshots, deleteBackups, kept };
+}
+
+/** The hand-made snapshots the retention keeps: all by default. */
+function manualToKeep(input: CleanupInput): Set<string> {
+  const manual = input.manual ?? [];
+  const r = input.manualRetention;
+  if (r === undefined || (r.keep === 0 && r.maxAgeDays === 0)) {
+    return new Set(manual.map((m) => m.snapshot_id));
+  }
+  const newestFirst = [...manual].sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
+  const byCount = r.keep === 0 ? newestFirst : newestFirst.slice(0, r.keep);
+  const cutoff = r.now.getTime() - r.maxAgeDays * 86_400_000;
+  const byAge =
+    r.maxAgeDays === 0 ? byCount : byCount.filter((m) => Date.parse(m.created_at) >= cutoff);
+  return new Set(byAge.map((m) => m.snapshot_id));
 }

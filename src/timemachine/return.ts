@@ -10,7 +10,12 @@ import {
   workspacePaths,
 } from "../core/index.ts";
 import { readManifest } from "../store/index.ts";
-import { type SavedPatch, saveExperimentPatch } from "./experiment-patch.ts";
+import {
+  diffPastWork,
+  type SavedPatch,
+  saveExperimentPatch,
+  savePastWork,
+} from "./experiment-patch.ts";
 import type { Transition } from "./state.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
 import { backupIdOf, readBackup } from "./store-adapter.ts";
@@ -36,12 +41,19 @@ export interface ReturnResult {
   deleted: number;
   patch_path: string | null;
   patch_files: number;
+  /**
+   * Where the work done in the past was kept (issue 16, class 9): the `--save-patch` issue's
+   * patch, else `.timewarp/past-work/<backup_id>.patch`; null when the past was left unchanged.
+   */
+  past_work_path: string | null;
+  past_work_files: number;
   duration_ms: number;
 }
 
 /**
- * `return()` (seed §6): only from `past` (NOT_IN_PAST otherwise), under the lock. Optionally
- * saves the experiment as a patch in an issue's folder first. Restores the present from
+ * `return()` (seed §6): only from `past` (NOT_IN_PAST otherwise), under the lock. First keeps
+ * the work done in the past as a patch: in an issue's folder with `savePatch`, else in
+ * `.timewarp/past-work/` (`past_work_path`; nothing when the past was left unchanged). Restores the present from
  * `backup_path` by difference, then verifies the whole workspace against the backup's manifest
  * — exactly, not sampled; on a mismatch it stops, keeps the backup and the journal, and throws
  * RETURN_VERIFY_FAILED with the differing paths (`timewarp recover` retries once the cause is
@@ -67,13 +79,24 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
     }
     const backupId = backupIdOf(state.backup_path);
     const backup = readBackup(paths.root, backupId);
+    // The work done in the past is written down before the restore rewrites it: never dropped.
+    const work = diffPastWork({
+      root: paths.root,
+      snapshotManifest: readManifest(paths.root, state.current_snapshot_id),
+      excludes: backup.record.exclude_globs,
+    });
     let patch: SavedPatch | null = null;
+    let kept: SavedPatch | null = null;
     if (options.savePatch !== undefined) {
-      patch = saveExperimentPatch({
+      patch = saveExperimentPatch({ root: paths.root, issueId: options.savePatch, work, clock });
+      kept = patch;
+    } else if (work !== null) {
+      kept = savePastWork({
         root: paths.root,
-        issueId: options.savePatch,
-        snapshotManifest: readManifest(paths.root, state.current_snapshot_id),
-        excludes: backup.record.exclude_globs,
+        work,
+        snapshotId: state.current_snapshot_id,
+        backupId,
+        enteredAt: state.entered_at,
         clock,
       });
     }
@@ -112,6 +135,8 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
       deleted: done.deleted,
       patch_path: patch?.patch_path ?? null,
       patch_files: patch?.files ?? 0,
+      past_work_path: kept?.patch_path ?? null,
+      past_work_files: kept?.files ?? 0,
       duration_ms: Math.round(performance.now() - started),
     };
   } finally {

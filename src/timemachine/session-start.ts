@@ -11,6 +11,7 @@ import {
   isProcessAlive,
   isTimewarpError,
   type Random,
+  readConfig,
   systemClock,
   systemRandom,
   type WorkspacePaths,
@@ -33,6 +34,7 @@ import {
 } from "../store/index.ts";
 import { type EnvFingerprint, probeEnvFingerprint } from "./env-fingerprint.ts";
 import { issueSnapshotIds } from "./issues.ts";
+import { isManualSnapshot, readPinnedIds } from "./manual-snapshots.ts";
 import { planCleanup } from "./plan-cleanup.ts";
 import {
   assertSessionId,
@@ -178,6 +180,7 @@ async function openSession<T>(
     assertNoTransition(state, paths);
     const snap = createSnapshot(paths.root, {
       sessionId,
+      origin: "session",
       envFingerprint: env,
       ...(options.taskHint === undefined ? {} : { initialTaskHint: options.taskHint }),
       ...snapshotOptions,
@@ -277,6 +280,16 @@ function cleanUp(
   }
   const records = listSnapshots(paths.root);
   const hashOf = new Map(records.map((r) => [r.snapshot_id ?? "", r.manifest.hash]));
+  let pinned: Set<string>;
+  let retention: ReturnType<typeof readConfig>["retention"];
+  try {
+    pinned = readPinnedIds(paths);
+    retention = readConfig(paths.config).retention;
+  } catch (error) {
+    // Without the pins and the retention the user's snapshots cannot be told apart: delete nothing.
+    report.skipped = `cannot read the pins or the config (${isTimewarpError(error) ? error.message : String(error)})`;
+    return report;
+  }
   const plan = planCleanup({
     snapshotIds: records.map((r) => r.snapshot_id ?? ""),
     backupIds: listBackupIds(paths.root),
@@ -284,6 +297,15 @@ function cleanUp(
     liveSessionRefs: liveRefs,
     state,
     newSnapshotId: newId,
+    pinned,
+    manual: records
+      .filter(isManualSnapshot)
+      .map((r) => ({ snapshot_id: r.snapshot_id ?? "", created_at: r.created_at })),
+    manualRetention: {
+      keep: retention.manual_snapshots_keep,
+      maxAgeDays: retention.manual_snapshots_max_age_days,
+      now,
+    },
   });
   report.skipped = plan.skipped;
   report.kept = plan.kept.length;

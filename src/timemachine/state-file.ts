@@ -1,19 +1,13 @@
-import { existsSync, mkdirSync } from "node:fs";
 import {
-  ErrorCode,
+  ensureDataDir,
   faultPoint,
-  readJsonFile,
-  TimewarpError,
+  type State,
   type WorkspacePaths,
   writeJsonAtomic,
 } from "../core/index.ts";
-import { initialState, type State, StateSchema } from "./state.ts";
 
-/** Read state.json; the initial state when absent; CORRUPT_FILE (naming file and field) when wrong. */
-export function readState(paths: WorkspacePaths): State {
-  if (!existsSync(paths.state)) return initialState(paths.root);
-  return readJsonFile(paths.state, StateSchema);
-}
+/** The reading side is in core (the ledger needs it too); the time machine alone writes. */
+export { assertNoTransition, readState } from "../core/index.ts";
 
 /**
  * Replace state.json atomically (temp + rename): a reader or a kill -9 sees old or new.
@@ -28,24 +22,11 @@ export function writeState(
   state: State,
   options: { durable?: boolean } = {},
 ): void {
-  mkdirSync(paths.data, { recursive: true });
+  ensureDataDir(paths.root);
   faultPoint("state-write");
   writeJsonAtomic(
     paths.state,
     { ...state, schema_version: 1 },
     { durable: options.durable ?? true },
   );
-}
-
-/** Every command but `recover` refuses while a travel/return journal is open. */
-export function assertNoTransition(state: State, paths: WorkspacePaths): void {
-  const t = state.transition;
-  if (t) {
-    throw new TimewarpError(
-      ErrorCode.TRANSITION_INTERRUPTED,
-      `a ${t.kind} to ${t.kind === "travel" ? t.snapshot_id : "the present"} was interrupted in phase ${t.phase} ` +
-        `(started ${t.started_at}, journal in ${paths.state}); run \`timewarp recover\` first`,
-      { data: { transition: t } },
-    );
-  }
 }

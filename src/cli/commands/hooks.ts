@@ -33,7 +33,9 @@ export async function runHookCommand(options: HookCommandOptions, input?: Buffer
     const run = await runHook({
       event: options.event ?? "",
       input: input !== undefined ? input.toString("utf8") : await readStdin(),
-      ...(options.cwd !== undefined ? { root: ctx.root } : {}),
+      // `-C DIR` names the hook's workspace as it is (the installs' contract); without it the
+      // payload's cwd is resolved as everywhere else.
+      ...(options.cwd !== undefined ? { root: ctx.cwd } : {}),
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
       json: ctx.json,
       clock: ctx.clock,

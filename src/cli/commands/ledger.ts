@@ -49,6 +49,7 @@ export function registerLedgerCommands(program: Command): void {
     .option("--replace-file <path>", "read the replacement from a file")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview the diff, write nothing")
+    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
     .action(
       action(
         async (
@@ -61,6 +62,7 @@ export function registerLedgerCommands(program: Command): void {
             replaceFile?: string;
             description?: string;
             dryRun?: boolean;
+            force?: boolean;
           },
         ) => {
           const { applyEditBlock } = await ledger();
@@ -80,11 +82,12 @@ export function registerLedgerCommands(program: Command): void {
             );
           }
           const r = await applyEditBlock(lctx(ctx), {
-            path: file,
+            path: ctx.workspacePath(file),
             searchBlock,
             replaceBlock,
             ...(o.description === undefined ? {} : { description: o.description }),
             dryRun: o.dryRun === true,
+            force: o.force === true,
           });
           return { json: r, human: editHuman(r) };
         },
@@ -97,19 +100,21 @@ export function registerLedgerCommands(program: Command): void {
     .requiredOption("--content-file <path>", "the new content (bytes, binary allowed; - for stdin)")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview the diff, write nothing")
+    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
     .action(
       action(
         async (
           ctx,
           file: string,
-          o: { contentFile: string; description?: string; dryRun?: boolean },
+          o: { contentFile: string; description?: string; dryRun?: boolean; force?: boolean },
         ) => {
           const { applyWholeFileEdit } = await ledger();
           const r = await applyWholeFileEdit(lctx(ctx), {
-            path: file,
+            path: ctx.workspacePath(file),
             content: readInput(o.contentFile, "--content-file"),
             ...(o.description === undefined ? {} : { description: o.description }),
             dryRun: o.dryRun === true,
+            force: o.force === true,
           });
           return { json: r, human: editHuman(r) };
         },
@@ -124,6 +129,7 @@ export function registerLedgerCommands(program: Command): void {
     .requiredOption("--content-file <path>", "the replacement lines (- for stdin)")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview the diff, write nothing")
+    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
     .action(
       action(
         async (
@@ -135,16 +141,18 @@ export function registerLedgerCommands(program: Command): void {
             contentFile: string;
             description?: string;
             dryRun?: boolean;
+            force?: boolean;
           },
         ) => {
           const { applyRangedEdit } = await ledger();
           const r = await applyRangedEdit(lctx(ctx), {
-            path: file,
+            path: ctx.workspacePath(file),
             startLine: o.start,
             endLine: o.end,
             content: readInput(o.contentFile, "--content-file").toString("utf8"),
             ...(o.description === undefined ? {} : { description: o.description }),
             dryRun: o.dryRun === true,
+            force: o.force === true,
           });
           return { json: r, human: editHuman(r) };
         },
@@ -156,26 +164,39 @@ export function registerLedgerCommands(program: Command): void {
     .description("apply a unified or git diff, multi-file, all or nothing (ApplyUnifiedDiff)")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview, write nothing")
+    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
     .action(
-      action(async (ctx, patchFile: string, o: { description?: string; dryRun?: boolean }) => {
-        const { applyUnifiedDiff } = await ledger();
-        const r = await applyUnifiedDiff(lctx(ctx), {
-          diff: readInput(patchFile, "patch file").toString("utf8"),
-          ...(o.description === undefined ? {} : { description: o.description }),
-          dryRun: o.dryRun === true,
-        });
-        return { json: r, human: editHuman(r) };
-      }),
+      action(
+        async (
+          ctx,
+          patchFile: string,
+          o: { description?: string; dryRun?: boolean; force?: boolean },
+        ) => {
+          const { applyUnifiedDiff } = await ledger();
+          const r = await applyUnifiedDiff(lctx(ctx), {
+            diff: readInput(patchFile, "patch file").toString("utf8"),
+            ...(o.description === undefined ? {} : { description: o.description }),
+            dryRun: o.dryRun === true,
+            force: o.force === true,
+          });
+          return { json: r, human: editHuman(r) };
+        },
+      ),
     );
 
   edit
     .command("delete <path>")
     .description("delete a file or a directory with its contents (Delete)")
     .option("--dry-run", "preview, write nothing")
+    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
     .action(
-      action(async (ctx, path: string, o: { dryRun?: boolean }) => {
+      action(async (ctx, path: string, o: { dryRun?: boolean; force?: boolean }) => {
         const { deletePath } = await ledger();
-        const r = await deletePath(lctx(ctx), { path, dryRun: o.dryRun === true });
+        const r = await deletePath(lctx(ctx), {
+          path: ctx.workspacePath(path),
+          dryRun: o.dryRun === true,
+          force: o.force === true,
+        });
         return { json: r, human: editHuman(r) };
       }),
     );
@@ -184,10 +205,15 @@ export function registerLedgerCommands(program: Command): void {
     .command("mkdir <path>")
     .description("create a directory and its parents (CreateDirectory)")
     .option("--dry-run", "preview, write nothing")
+    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
     .action(
-      action(async (ctx, path: string, o: { dryRun?: boolean }) => {
+      action(async (ctx, path: string, o: { dryRun?: boolean; force?: boolean }) => {
         const { createDirectory } = await ledger();
-        const r = await createDirectory(lctx(ctx), { path, dryRun: o.dryRun === true });
+        const r = await createDirectory(lctx(ctx), {
+          path: ctx.workspacePath(path),
+          dryRun: o.dryRun === true,
+          force: o.force === true,
+        });
         return { json: r, human: editHuman(r) };
       }),
     );
@@ -228,7 +254,8 @@ export function registerLedgerCommands(program: Command): void {
           });
           const rows = r.history.map(
             (h) =>
-              `${style.bold(h.id)} ${style.dim(h.timestamp)} ${h.tool.padEnd(18)} ${h.affectedFiles.join(", ")}  ${style.dim(h.description)}${h.diff ? `\n${h.diff}` : ""}`,
+              `${style.bold(h.id)} ${style.dim(h.timestamp)} ${h.tool.padEnd(18)} ${h.affectedFiles.join(", ")}  ${style.dim(h.description)}` +
+              `${h.timeline === "past" ? style.yellow(`  (in the past, at ${h.travel?.snapshotId ?? "?"})`) : ""}${h.diff ? `\n${h.diff}` : ""}`,
           );
           const footer = `${r.history.length} of ${r.pagination.total}${r.pagination.nextCursor ? ` — next page: --cursor ${r.pagination.nextCursor}` : ""}`;
           return { json: r, human: [...rows, style.dim(footer)].join("\n") };

@@ -54,7 +54,7 @@ export function registerSkillCommands(program: Command): void {
         process.on("SIGTERM", onSignal);
         try {
           const { summary, manifest } = await runSkill({
-            cwd: ctx.root,
+            cwd: ctx.cwd,
             skill: name,
             design: flags.design,
             ...(adapter ? { adapter } : {}),
@@ -113,7 +113,7 @@ export function registerSkillCommands(program: Command): void {
     .action(
       action(async (ctx, dir: string) => {
         const { readContract } = await import("../../runs/index.ts");
-        const path = assertInputDirectory(dir, { what: "subskill directory", cwd: ctx.root });
+        const path = assertInputDirectory(dir, { what: "subskill directory", cwd: ctx.cwd });
         const result = readContract(path);
         if (!result.ok) {
           throw new TimewarpError(
@@ -150,7 +150,7 @@ export function registerSkillCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         const { listSkills } = await import("../../runs/index.ts");
-        const skills = listSkills(ctx.root);
+        const skills = listSkills(ctx.cwd);
         const human =
           skills.length === 0
             ? "no subskills found"
@@ -170,7 +170,7 @@ export function registerSkillCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         const { listJobs } = await import("../../runs/index.ts");
-        const jobs = await listJobs({ cwd: ctx.root, clock: ctx.clock });
+        const jobs = await listJobs({ cwd: ctx.cwd, clock: ctx.clock });
         const human =
           jobs.length === 0
             ? "no jobs"
@@ -190,7 +190,7 @@ export function registerSkillCommands(program: Command): void {
     .action(
       action(async (ctx, jobId: string) => {
         const { showJob } = await import("../../runs/index.ts");
-        const job = await showJob({ cwd: ctx.root, jobId, clock: ctx.clock });
+        const job = await showJob({ cwd: ctx.cwd, jobId, clock: ctx.clock });
         const m = job.manifest;
         const lines = [
           `${style.bold(job.job_id)}  ${m.status} ${m.error_type ?? ""}${m.detail_code ? ` (${m.detail_code})` : ""}`,

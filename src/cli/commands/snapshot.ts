@@ -11,28 +11,23 @@ export function registerSnapshotCommands(program: Command): void {
 
   snapshot
     .command("create")
-    .description("snapshot the workspace (re-reads only files whose stat data changed)")
+    .description(
+      "snapshot the workspace by hand (kept until you delete it; re-reads only files whose stat data changed)",
+    )
     .option("--session-id <id>", "the session this snapshot belongs to")
     .action(
       action(async (ctx, opts: { sessionId?: string }) => {
-        const { acquireLock, effectiveExcludes, workspacePaths } = await import(
-          "../../core/index.ts"
-        );
-        const { createSnapshot, initWorkspace } = await import("../../store/index.ts");
-        const { config } = initWorkspace(ctx.root, { clock: ctx.clock });
-        const lock = acquireLock(workspacePaths(ctx.root).lock, { command: "snapshot create" });
-        let made: ReturnType<typeof createSnapshot>;
+        const { createManualSnapshot } = await import("../../timemachine/index.ts");
+        let made: ReturnType<typeof createManualSnapshot>;
         try {
-          made = createSnapshot(ctx.root, {
+          made = createManualSnapshot({
+            root: ctx.root,
             sessionId: opts.sessionId ?? null,
-            excludes: effectiveExcludes(config),
-            maxFileBytes: config.max_file_bytes,
             clock: ctx.clock,
             random: ctx.random,
             onProgress: (p) => ctx.progress(`scanned ${p.entries} entries, read ${p.rehashed}`),
           });
         } finally {
-          lock.release();
           ctx.progress("");
         }
         // Keep the watch daemon up (as the hooks do), so the next snapshot visits only what
@@ -79,8 +74,11 @@ export function registerSnapshotCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         const { listSnapshotsChecked } = await import("../../store/index.ts");
+        const { workspacePaths } = await import("../../core/index.ts");
+        const { isManualSnapshot, readPinnedIds } = await import("../../timemachine/index.ts");
         // One damaged record is flagged, not a reason to hide the others (issue 16).
         const { records, corrupt } = listSnapshotsChecked(ctx.root);
+        const pinned = readPinnedIds(workspacePaths(ctx.root));
         const snapshots = records.map((r) => ({
           snapshot_id: r.snapshot_id,
           created_at: r.created_at,
@@ -88,11 +86,14 @@ export function registerSnapshotCommands(program: Command): void {
           files: r.files,
           bytes: r.bytes,
           partial: r.partial,
+          origin: isManualSnapshot(r) ? "manual" : "session",
+          pinned: pinned.has(r.snapshot_id ?? ""),
         }));
         const lines = snapshots.map(
           (s) =>
             `${s.snapshot_id}  ${s.created_at}  ${String(s.files).padStart(7)} files  ${formatBytes(s.bytes).padStart(9)}` +
-            `${s.partial ? style.yellow("  partial") : ""}${s.session_id ? style.dim(`  ${s.session_id}`) : ""}`,
+            `${s.partial ? style.yellow("  partial") : ""}${s.pinned ? style.green("  pinned") : ""}` +
+            `${s.origin === "manual" ? "  by hand" : ""}${s.session_id ? style.dim(`  ${s.session_id}`) : ""}`,
         );
         for (const c of corrupt) lines.push(style.red(`${c.id}  ${c.code}: ${c.message}`));
         return {
@@ -106,6 +107,50 @@ export function registerSnapshotCommands(program: Command): void {
             })),
           },
           human: lines.length === 0 ? "no snapshots" : lines.join("\n"),
+        };
+      }),
+    );
+
+  for (const pinned of [true, false]) {
+    snapshot
+      .command(pinned ? "pin" : "unpin")
+      .description(
+        pinned
+          ? "keep a snapshot: a session start's cleanup never deletes a pinned one"
+          : "let cleanup treat a snapshot as usual again",
+      )
+      .argument("<id>", "snapshot id")
+      .action(
+        action(async (ctx, id: string) => {
+          const { setSnapshotPinned } = await import("../../timemachine/index.ts");
+          const r = setSnapshotPinned({ root: ctx.root, snapshotId: id, pinned, clock: ctx.clock });
+          return {
+            json: r,
+            human: `${id} ${r.changed ? "" : "was already "}${pinned ? "pinned" : "unpinned"}`,
+          };
+        }),
+      );
+  }
+
+  snapshot
+    .command("delete")
+    .description(
+      "delete a snapshot (its objects go at the next gc); refuses a pinned one, an issue's or the session's unless --force, and the one a travel is at",
+    )
+    .argument("<id>", "snapshot id")
+    .option("--force", "delete it even when pinned or referenced")
+    .action(
+      action(async (ctx, id: string, opts: { force?: boolean }) => {
+        const { deleteUserSnapshot } = await import("../../timemachine/index.ts");
+        const r = deleteUserSnapshot({
+          root: ctx.root,
+          snapshotId: id,
+          force: opts.force === true,
+          clock: ctx.clock,
+        });
+        return {
+          json: r,
+          human: `deleted ${id}${r.forced.length > 0 ? ` (forced: ${r.forced.join(", ")})` : ""}; \`timewarp gc\` frees its objects`,
         };
       }),
     );
@@ -155,7 +200,7 @@ export function registerSnapshotCommands(program: Command): void {
     .action(
       action(async (ctx, id: string, dir: string) => {
         const { exportSnapshot } = await import("../../store/index.ts");
-        const out = exportSnapshot(ctx.root, id, resolve(ctx.root, dir));
+        const out = exportSnapshot(ctx.root, id, resolve(ctx.cwd, dir));
         return {
           json: {
             snapshot_id: id,

@@ -93,7 +93,11 @@ export function registerTimemachineCommands(program: Command): void {
           json: r,
           human:
             `${style.green("present")}: restored and verified (${r.verified.checked} paths, ${r.verified.files} files, ${r.verified.bytes} bytes)` +
-            (r.patch_path ? `\nexperiment patch (${r.patch_files} files): ${r.patch_path}` : ""),
+            (r.patch_path
+              ? `\nexperiment patch (${r.patch_files} files): ${r.patch_path}`
+              : r.past_work_path
+                ? `\nwork done in the past kept (${r.past_work_files} files): ${r.past_work_path} (git apply brings it here)`
+                : ""),
         };
       }),
     );

@@ -13,6 +13,12 @@ const dryRun = z
   .optional()
   .describe("If true, only return previewDiff; write and record nothing");
 const description = z.string().optional().describe("What this edit does (kept in the history)");
+const force = z
+  .boolean()
+  .optional()
+  .describe(
+    "Write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway; refused with PROTECTED_PATH otherwise",
+  );
 
 const CommonReturns = z.object({
   success: z.boolean(),
@@ -24,6 +30,10 @@ const CommonReturns = z.object({
   previewDiff: z.string().optional().describe("The git-format diff of the change"),
   affectedFiles: z.array(z.string()).optional(),
   dryRun: z.boolean().optional(),
+  timeline: z
+    .literal("past")
+    .optional()
+    .describe("Made during a travel: recorded as such; `return` keeps it as a patch"),
 });
 
 const SummarySchema = z.object({
@@ -70,6 +80,7 @@ export function defineLedgerTools(): ToolDefinition[] {
         replaceBlock: z.string().describe("Replacement text"),
         description,
         dryRun,
+        force,
       }),
       outputSchema: CommonReturns,
       handler: async (input, ctx) => (await ledger()).applyEditBlock(await guardedCtx(ctx), input),
@@ -86,6 +97,7 @@ export function defineLedgerTools(): ToolDefinition[] {
         contentBase64: z.string().optional().describe("The new content as base64 (binary files)"),
         description,
         dryRun,
+        force,
       }),
       outputSchema: CommonReturns,
       handler: async (input, ctx) => {
@@ -102,6 +114,7 @@ export function defineLedgerTools(): ToolDefinition[] {
           content: input.content ?? Buffer.from(input.contentBase64 ?? "", "base64"),
           ...opt("description", input.description),
           ...opt("dryRun", input.dryRun),
+          ...opt("force", input.force),
         });
       },
     }),
@@ -118,6 +131,7 @@ export function defineLedgerTools(): ToolDefinition[] {
         content: z.string().describe("Replacement lines"),
         description,
         dryRun,
+        force,
       }),
       outputSchema: CommonReturns,
       handler: async (input, ctx) => (await ledger()).applyRangedEdit(await guardedCtx(ctx), input),
@@ -128,7 +142,12 @@ export function defineLedgerTools(): ToolDefinition[] {
       description:
         "Apply a unified or git-format diff (several files, creates, deletes, renames, mode changes) to the workspace " +
         "as one recorded operation, all or nothing: DIFF_APPLY_CONFLICT names the file and hunk that does not apply.",
-      inputSchema: z.object({ diff: z.string().describe("The diff text"), description, dryRun }),
+      inputSchema: z.object({
+        diff: z.string().describe("The diff text"),
+        description,
+        dryRun,
+        force,
+      }),
       outputSchema: CommonReturns,
       handler: async (input, ctx) =>
         (await ledger()).applyUnifiedDiff(await guardedCtx(ctx), input),
@@ -138,7 +157,11 @@ export function defineLedgerTools(): ToolDefinition[] {
       title: "Delete a file or directory",
       description:
         "Delete a workspace file, or a directory with its contents; recorded, so ReverseOp brings it back.",
-      inputSchema: z.object({ path: z.string().describe("Workspace-relative path"), dryRun }),
+      inputSchema: z.object({
+        path: z.string().describe("Workspace-relative path"),
+        dryRun,
+        force,
+      }),
       outputSchema: CommonReturns,
       annotations: { destructiveHint: true },
       handler: async (input, ctx) => (await ledger()).deletePath(await guardedCtx(ctx), input),
@@ -147,7 +170,11 @@ export function defineLedgerTools(): ToolDefinition[] {
       name: "CreateDirectory",
       title: "Create a directory",
       description: "Create a directory and any missing parents; recorded.",
-      inputSchema: z.object({ path: z.string().describe("Workspace-relative path"), dryRun }),
+      inputSchema: z.object({
+        path: z.string().describe("Workspace-relative path"),
+        dryRun,
+        force,
+      }),
       outputSchema: CommonReturns,
       handler: async (input, ctx) => (await ledger()).createDirectory(await guardedCtx(ctx), input),
     }),

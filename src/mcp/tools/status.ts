@@ -45,6 +45,17 @@ export function defineStatusTools(): ToolDefinition[] {
         watcher: z
           .object({ pid: z.number().int(), started_at: z.string(), directories: z.number().int() })
           .nullable(),
+        past_work: z
+          .array(
+            z.object({
+              backup_id: z.string(),
+              snapshot_id: z.string(),
+              saved_at: z.string(),
+              files: z.number().int(),
+              patch_path: z.string(),
+            }),
+          )
+          .describe("Work done in past travels, kept as patches by return (newest first)"),
       }),
       annotations: { readOnlyHint: true },
       handler: async (_input, ctx) => {

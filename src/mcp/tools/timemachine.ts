@@ -160,8 +160,9 @@ export function defineTimemachineTools(): ToolDefinition[] {
       title: "Return to the present",
       description:
         "Back to the present: restore the backup taken by timewarp_travel and verify the whole workspace against it. " +
-        "The experiment's workspace changes are discarded; pass save_patch=<issue_id> to keep them as a patch file in that " +
-        "issue's folder (memory only, never applied). Only while in the past (NOT_IN_PAST otherwise).",
+        "The experiment's workspace changes are not brought back but kept as a patch (past_work_path): in " +
+        ".timewarp/past-work/, or with save_patch=<issue_id> in that issue's folder (memory only, never applied). " +
+        "Only while in the past (NOT_IN_PAST otherwise).",
       inputSchema: z.object({ save_patch: z.string().optional().describe("An issue_id") }),
       outputSchema: z.object({
         mode: z.literal("present"),
@@ -172,6 +173,8 @@ export function defineTimemachineTools(): ToolDefinition[] {
         deleted: z.number(),
         patch_path: z.string().nullable(),
         patch_files: z.number(),
+        past_work_path: z.string().nullable(),
+        past_work_files: z.number(),
         duration_ms: z.number(),
       }),
       annotations: { destructiveHint: true },
