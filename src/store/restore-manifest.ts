@@ -30,8 +30,10 @@ import type { ObjectStore } from "./object-store.ts";
 import {
   assertSafeManifest,
   filterExcluded,
+  notCaptured,
   planRestore,
   type RestorePlan,
+  withoutNotCaptured,
 } from "./plan-restore.ts";
 import { type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
 import type { StatCache } from "./stat-cache.ts";
@@ -61,6 +63,12 @@ export interface RestoreOptions {
    * the backup just taken must really hold what the restore is about to destroy).
    */
   requireReplacedObjects?: boolean;
+  /**
+   * Paths the target's record did not capture (its `skipped`; a travel adds its backup's): they,
+   * and everything below them, are neither deleted, written, created nor chmodded. What the scan
+   * of the target finds unreadable is left alone the same way.
+   */
+  skipped?: readonly SkippedPath[];
 }
 
 /** An object a restore needs that the store lacks (or holds at the wrong size). */
@@ -94,8 +102,17 @@ export interface RestoreResult {
   blocked: BlockedPath[];
   /** Directories kept although the manifest lacks them (they hold excluded or skipped content). */
   kept_dirs: string[];
-  /** Present paths the scan could not read (special files, unreadable, too large); left untouched. */
+  /**
+   * Paths not captured on either side (the target's record's skipped paths, and present paths
+   * the scan could not read: special files, unreadable, too large); they and everything below
+   * them were left untouched.
+   */
   untouched: SkippedPath[];
+  /**
+   * Target entries not applied because they lie at or below an untouched path (or would replace
+   * a directory holding one). A verify against the target reports the ones that matter.
+   */
+  left_alone: string[];
 }
 
 type FsPath = string | Buffer;
@@ -131,10 +148,11 @@ export function restoreManifest(
       ...(options.statCache === undefined ? {} : { statCache: options.statCache }),
       ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
       ...(options.useWatcher === true ? { useWatcher: true } : {}),
+      ...(options.skipped === undefined ? {} : { leaveAlone: options.skipped }),
     });
   return applyRestore(root, planRestore(scan.manifest.entries, target.kept), options, {
     excluded: target.dropped,
-    untouched: scan.skipped,
+    untouched: mergeSkipped(scan.skipped, options.skipped),
     unchanged: 0,
   });
 }
@@ -164,18 +182,37 @@ export function restoreManifestText(
   }
   return applyRestore(root, planRestore(d.a, kept.kept), options, {
     excluded: kept.dropped,
-    untouched: current.skipped,
+    untouched: mergeSkipped(current.skipped, options.skipped),
     unchanged: d.same,
   });
+}
+
+/** Both sides' skipped paths, each path once (the present's entry first: it says why now). */
+function mergeSkipped(
+  current: readonly SkippedPath[],
+  target: readonly SkippedPath[] | undefined,
+): SkippedPath[] {
+  const out = [...current];
+  if (target === undefined || target.length === 0) return out;
+  const seen = new Set(current.map((s) => s.path));
+  for (const s of target) {
+    if (!seen.has(s.path)) {
+      seen.add(s.path);
+      out.push(s);
+    }
+  }
+  return out;
 }
 
 /** Carry out a restore plan (the part `restoreManifest` and `restoreManifestText` share). */
 function applyRestore(
   root: string,
-  plan: RestorePlan,
+  fullPlan: RestorePlan,
   options: Pick<RestoreOptions, "store" | "verify" | "onProgress" | "requireReplacedObjects">,
   known: { excluded: number; untouched: SkippedPath[]; unchanged: number },
 ): RestoreResult {
+  // What a snapshot did not capture is not the restore's: never deleted, written or chmodded.
+  const { plan, leftAlone } = withoutNotCaptured(fullPlan, notCaptured(known.untouched));
   const missing = missingObjects(options.store, plan, options.requireReplacedObjects === true);
   if (missing.length > 0) {
     throw new TimewarpError(
@@ -204,13 +241,7 @@ function applyRestore(
     blocked: [],
     kept_dirs: [],
     untouched: known.untouched,
-  };
-  // Present paths the scan skipped (and what is below them) must not be overwritten.
-  const untouchable = new Set(known.untouched.map((s) => s.path));
-  const isUntouchable = (path: string): boolean => {
-    if (untouchable.size === 0) return false;
-    for (let p = path; p !== ""; p = parentOf(p)) if (untouchable.has(p)) return true;
-    return false;
+    left_alone: leftAlone,
   };
   const total =
     plan.deleteFiles.length + plan.deleteDirs.length + plan.makeDirs.length + plan.writes.length;
@@ -266,13 +297,6 @@ function applyRestore(
   };
 
   for (const e of plan.makeDirs) {
-    if (isUntouchable(e.path)) {
-      result.blocked.push({
-        path: e.path,
-        reason: "present path could not be read (see untouched)",
-      });
-      continue;
-    }
     assertRealParent(e);
     try {
       mkdirSync(fsPathOf(root, e), { mode: 0o700 });
@@ -289,13 +313,6 @@ function applyRestore(
 
   const verify = options.verify ?? true;
   for (const e of plan.writes) {
-    if (isUntouchable(e.path)) {
-      result.blocked.push({
-        path: e.path,
-        reason: "present path could not be read (see untouched)",
-      });
-      continue;
-    }
     const dest = fsPathOf(root, e);
     let bytes: Buffer | undefined;
     if (e.type === "file") {

@@ -76,6 +76,11 @@ export interface ScanOptions {
   useWatcher?: boolean;
   /** The daemon's answer when the caller already asked (instead of asking again). */
   watched?: WatchedChanges;
+  /**
+   * Paths a restore or verify must leave alone (what the record it works from did not capture):
+   * not read, not entered; each one present is reported in `skipped` as given. Forces a walk.
+   */
+  leaveAlone?: readonly SkippedPath[];
 }
 
 /** What a scan found: the manifest, what it skipped and why, counts, and the new stat cache. */
@@ -358,8 +363,10 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       watch = changed !== undefined ? { changed: changed.length } : { reason: answer.reason ?? "" };
     }
   }
+  const leave = new Map<string, SkippedPath>();
+  for (const s of options.leaveAlone ?? []) leave.set(s.path, s);
   const revisit =
-    changed !== undefined && oldCache.index?.scope === scope
+    changed !== undefined && oldCache.index?.scope === scope && leave.size === 0
       ? pathsToRevisit(oldCache, changed)
       : undefined;
   const scanStartMs = fsClockMs(options.clockDir);
@@ -397,6 +404,11 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       const code = errnoCode(error);
       if (code === "ENOENT" || code === "ENOTDIR") return;
       pushSkip(skipped, rel, raw, "unreadable", code ?? String(error));
+      return;
+    }
+    const left = leave.size === 0 ? undefined : leave.get(rel);
+    if (left !== undefined) {
+      skipped.push(left);
       return;
     }
     const mode = st.mode & 0o7777;
