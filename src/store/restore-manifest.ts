@@ -2,6 +2,7 @@ import {
   chmodSync,
   closeSync,
   fchmodSync,
+  ftruncateSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -26,7 +27,7 @@ import {
   type Manifest,
   type ManifestEntry,
 } from "./manifest.ts";
-import type { ObjectStore } from "./object-store.ts";
+import { isZeroChunk, LARGE_OBJECT_BYTES, type ObjectStore } from "./object-store.ts";
 import {
   assertSafeManifest,
   filterExcluded,
@@ -315,17 +316,19 @@ function applyRestore(
   for (const e of plan.writes) {
     const dest = fsPathOf(root, e);
     let bytes: Buffer | undefined;
+    const large = e.type === "file" && e.size > LARGE_OBJECT_BYTES;
     if (e.type === "file") {
       if (e.oid === undefined) {
         throw new TimewarpError(ErrorCode.CORRUPT_FILE, `manifest file entry ${e.path} has no oid`);
       }
-      bytes = options.store.read(e.oid, { verify });
+      if (!large) bytes = options.store.read(e.oid, { verify });
     }
     // Checked as late as possible, right before the write (Node has no openat/O_NOFOLLOW walk,
     // so a parent swapped for a symlink in the instant between would still win the race).
     assertRealParent(e);
     try {
-      if (bytes === undefined) {
+      if (large) writeFileStreamed(dest, options.store, e, verify);
+      else if (bytes === undefined) {
         const target =
           e.target_b64 !== undefined ? Buffer.from(e.target_b64, "base64") : (e.target ?? "");
         writeSymlinkAtomic(dest, target);
@@ -432,6 +435,47 @@ function writeFileExact(dest: FsPath, bytes: Uint8Array, mode: number): void {
       } catch {
         // gone already
       }
+    }
+    throw error;
+  }
+}
+
+/**
+ * A large file (`LARGE_OBJECT_BYTES`) from the store, never whole in memory: copied chunk by
+ * chunk into a temp file beside `dest` (runs of zeros left as holes, so a sparse file stays
+ * sparse), hashed on the way, then renamed over `dest`: a corrupt object leaves `dest` as it was.
+ */
+function writeFileStreamed(
+  dest: FsPath,
+  store: ObjectStore,
+  e: ManifestEntry,
+  verify: boolean,
+): void {
+  const temp = tempFor(dest);
+  let fd: number | undefined;
+  try {
+    fd = openSync(temp, "wx", 0o600);
+    const out = fd;
+    const size = store.readChunks(
+      e.oid ?? "",
+      (chunk, position) => {
+        if (isZeroChunk(chunk, chunk.length)) return;
+        for (let off = 0; off < chunk.length; )
+          off += writeSync(out, chunk, off, chunk.length - off, position + off);
+      },
+      { verify },
+    );
+    ftruncateSync(fd, size);
+    fchmodSync(fd, e.mode);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(temp, dest);
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    try {
+      unlinkSync(temp);
+    } catch {
+      // never created, or renamed
     }
     throw error;
   }

@@ -23,7 +23,7 @@ import {
   type ManifestEntry,
   sortEntries,
 } from "./manifest.ts";
-import type { ObjectStore } from "./object-store.ts";
+import { LARGE_OBJECT_BYTES, OBJECT_CHUNK_BYTES, type ObjectStore } from "./object-store.ts";
 import { type CachedStat, emptyStatCache, type ScanIndex, type StatCache } from "./stat-cache.ts";
 import { type WatchedChanges, watchedChanges } from "./watch.ts";
 
@@ -184,6 +184,76 @@ function readStable(
       const code = errnoCode(error);
       if (code === "ENOENT") return undefined; // deleted during the scan: not part of the workspace
       if (code === "ELOOP") return undefined; // replaced by a symlink: the next scan sees the link
+      return { skip: "unreadable", detail: code ?? String(error) };
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+    if (attempt >= MAX_READ_ATTEMPTS) {
+      return {
+        skip: "changed_while_reading",
+        detail: `changed during each of ${MAX_READ_ATTEMPTS} reads`,
+      };
+    }
+    try {
+      before = lstatSync(path);
+    } catch (error) {
+      if (errnoCode(error) === "ENOENT") return undefined;
+      return { skip: "unreadable", detail: errnoCode(error) ?? String(error) };
+    }
+    if (!before.isFile()) return undefined;
+  }
+}
+
+type HashOutcome = { oid: string; stat: Stats } | { skip: SkipReason; detail: string };
+
+/**
+ * `readStable` for a large file: hashed in chunks (git's blob header, then the bytes), never
+ * held whole, then copied into `store` (when given and it lacks the object) by a second pass that
+ * hashes again; a file that changes between or during the passes is read again, a few times,
+ * then reported. A sparse file costs its chunk buffer, not its size, in memory; in the store
+ * its holes stay holes.
+ */
+function hashStable(
+  path: FsPath,
+  first: Stats,
+  rel: string,
+  beforeRead: ((relPath: string) => void) | undefined,
+  store: ObjectStore | undefined,
+): (HashOutcome & { written?: boolean }) | undefined {
+  let before = first;
+  const chunk = Buffer.allocUnsafe(OBJECT_CHUNK_BYTES);
+  for (let attempt = 1; ; attempt++) {
+    let fd: number | undefined;
+    try {
+      beforeRead?.(rel);
+      fd = openSync(path, OPEN_FLAGS);
+      const size = before.size;
+      const hash = createHash("sha1").update(`blob ${size}\0`);
+      let off = 0;
+      while (off < size) {
+        const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - off), off);
+        if (n === 0) break;
+        hash.update(chunk.subarray(0, n));
+        off += n;
+      }
+      const after = fstatSync(fd);
+      closeSync(fd);
+      fd = undefined;
+      if (
+        off === size &&
+        after.size === before.size &&
+        after.mtimeMs === before.mtimeMs &&
+        after.ctimeMs === before.ctimeMs &&
+        after.ino === before.ino
+      ) {
+        const oid = hash.digest("hex");
+        const stored = store === undefined ? "present" : store.writeFromFile(oid, path, size);
+        if (stored !== "changed") return { oid, stat: after, written: stored === "written" };
+      }
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === "ENOENT") return undefined;
+      if (code === "ELOOP") return undefined;
       return { skip: "unreadable", detail: code ?? String(error) };
     } finally {
       if (fd !== undefined) closeSync(fd);
@@ -469,19 +539,33 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
         pushSkip(skipped, rel, raw, "too_large", `${st.size} bytes > max_file_bytes ${maxBytes}`);
         return;
       }
-      const got = readStable(fsPath, st, rel, options.beforeRead);
-      if (got === undefined) return;
-      if ("skip" in got) {
-        pushSkip(skipped, rel, raw, got.skip, got.detail);
-        return;
+      let stat: Stats;
+      let oid: string;
+      if (st.size > LARGE_OBJECT_BYTES) {
+        const hashed = hashStable(fsPath, st, rel, options.beforeRead, store);
+        if (hashed === undefined) return;
+        if ("skip" in hashed) {
+          pushSkip(skipped, rel, raw, hashed.skip, hashed.detail);
+          return;
+        }
+        if (hashed.written === true) objectsWritten++;
+        stat = hashed.stat;
+        oid = hashed.oid;
+      } else {
+        const got = readStable(fsPath, st, rel, options.beforeRead);
+        if (got === undefined) return;
+        if ("skip" in got) {
+          pushSkip(skipped, rel, raw, got.skip, got.detail);
+          return;
+        }
+        stat = got.stat;
+        oid = createHash("sha1")
+          .update(`blob ${got.bytes.length}\0`)
+          .update(got.bytes)
+          .digest("hex");
+        if (store?.writeKnown(oid, got.bytes)) objectsWritten++;
       }
       rehashed++;
-      const stat = got.stat;
-      const oid = createHash("sha1")
-        .update(`blob ${got.bytes.length}\0`)
-        .update(got.bytes)
-        .digest("hex");
-      if (store?.writeKnown(oid, got.bytes)) objectsWritten++;
       const size = stat.size;
       const entry: CachedStat = {
         size,
