@@ -11,7 +11,10 @@ export interface ManifestChange {
 export interface ManifestDiff {
   added: ManifestEntry[];
   removed: ManifestEntry[];
-  /** Same type, different content (file oid, symlink target). A mode change may come with it. */
+  /**
+   * Same type, different content (file oid, symlink target), or a file that became or stopped
+   * being a hard link of another (`link`). A mode change may come with it.
+   */
   modified: ManifestChange[];
   /** Same type and content, only the permission bits differ. */
   mode_changed: ManifestChange[];
@@ -20,7 +23,7 @@ export interface ManifestDiff {
 }
 
 function sameContent(a: ManifestEntry, b: ManifestEntry): boolean {
-  if (a.type === "file") return a.oid === b.oid;
+  if (a.type === "file") return a.oid === b.oid && a.link === b.link;
   if (a.type === "symlink") return a.target === b.target && a.target_b64 === b.target_b64;
   return true;
 }

@@ -73,7 +73,7 @@ describe("large files", () => {
       restoreManifest(out, readManifest(root, snap.id), { store, excludes: [] }),
     ).toThrow(/corrupt/);
     expect(spawnSync("cat", [join(out, "big.bin")], { encoding: "utf8" }).stdout).toBe("mine\n");
-  });
+  }, 180_000);
 
   it("a large file changing under the scan is read again, never stored torn", () => {
     const root = dir();

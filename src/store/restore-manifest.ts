@@ -3,6 +3,7 @@ import {
   closeSync,
   fchmodSync,
   ftruncateSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -16,6 +17,7 @@ import {
   ErrorCode,
   errnoCode,
   fromSystemError,
+  isTimewarpError,
   TimewarpError,
   tempPathFor,
 } from "../core/index.ts";
@@ -151,10 +153,14 @@ export function restoreManifest(
       ...(options.useWatcher === true ? { useWatcher: true } : {}),
       ...(options.skipped === undefined ? {} : { leaveAlone: options.skipped }),
     });
+  const files = new Set<string>();
+  for (const e of target.kept) if (e.type === "file") files.add(e.path);
   return applyRestore(root, planRestore(scan.manifest.entries, target.kept), options, {
     excluded: target.dropped,
     untouched: mergeSkipped(scan.skipped, options.skipped),
     unchanged: 0,
+    links: target.kept.filter((e) => e.link !== undefined),
+    isTargetFile: (path) => files.has(path),
   });
 }
 
@@ -175,16 +181,31 @@ export function restoreManifestText(
   const differing: Manifest = { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.b };
   assertSafeManifest(differing, d.bSymlinks);
   // A line the scan of the workspace shares is not excluded: the scan ran with these excludes.
-  const kept = filterExcluded(differing, createExcludeMatcher(options.excludes));
+  const excluded = createExcludeMatcher(options.excludes);
+  const kept = filterExcluded(differing, excluded);
   try {
     mkdirSync(root, { recursive: true });
   } catch (error) {
     throw fromSystemError(error, `creating restore target ${root}`);
   }
+  const links = filterExcluded(
+    { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.bLinks },
+    excluded,
+  );
   return applyRestore(root, planRestore(d.a, kept.kept), options, {
     excluded: kept.dropped,
     untouched: mergeSkipped(current.skipped, options.skipped),
     unchanged: d.same,
+    links: links.kept,
+    // A link's leader is a file of the same target manifest; here only its exclusion is unknown.
+    isTargetFile: (path) =>
+      filterExcluded(
+        {
+          schema_version: MANIFEST_SCHEMA_VERSION,
+          entries: [{ path, type: "file", mode: 0, size: 0, mtime_ms: 0 }],
+        },
+        excluded,
+      ).kept.length === 1,
   });
 }
 
@@ -210,10 +231,19 @@ function applyRestore(
   root: string,
   fullPlan: RestorePlan,
   options: Pick<RestoreOptions, "store" | "verify" | "onProgress" | "requireReplacedObjects">,
-  known: { excluded: number; untouched: SkippedPath[]; unchanged: number },
+  known: {
+    excluded: number;
+    untouched: SkippedPath[];
+    unchanged: number;
+    /** The target's files that are hard links of another (`link`): all of them. */
+    links: ManifestEntry[];
+    /** Whether a leader of `links` is a file this restore is responsible for. */
+    isTargetFile: (path: string) => boolean;
+  },
 ): RestoreResult {
   // What a snapshot did not capture is not the restore's: never deleted, written or chmodded.
-  const { plan, leftAlone } = withoutNotCaptured(fullPlan, notCaptured(known.untouched));
+  const skip = notCaptured(known.untouched);
+  const { plan, leftAlone } = withoutNotCaptured(fullPlan, skip);
   const missing = missingObjects(options.store, plan, options.requireReplacedObjects === true);
   if (missing.length > 0) {
     throw new TimewarpError(
@@ -313,7 +343,38 @@ function applyRestore(
   }
 
   const verify = options.verify ?? true;
+  const written = new Set<string>();
+  const notOurs = new Set(leftAlone);
+  /** Make `e` a hard link of its leader, when the leader is in place; false when it is not. */
+  const linkToLeader = (e: ManifestEntry): boolean => {
+    const leader = e.link;
+    if (
+      leader === undefined ||
+      notOurs.has(leader) ||
+      skip.covers(e.path) ||
+      result.blocked.some((b) => b.path === leader) ||
+      !known.isTargetFile(leader)
+    )
+      return false;
+    const from = `${root}/${leader}`;
+    try {
+      const st = lstatSync(from);
+      if (!st.isFile() || st.size !== e.size) return false;
+      assertRealParent(e);
+      writeHardLinkAtomic(from, fsPathOf(root, e));
+      return true;
+    } catch (error) {
+      if (isTimewarpError(error)) throw error;
+      return false; // EXDEV, EMLINK, EPERM…: written as a file of its own
+    }
+  };
   for (const e of plan.writes) {
+    if (e.type === "file" && e.link !== undefined && linkToLeader(e)) {
+      written.add(e.path);
+      result.written++;
+      tick();
+      continue;
+    }
     const dest = fsPathOf(root, e);
     let bytes: Buffer | undefined;
     const large = e.type === "file" && e.size > LARGE_OBJECT_BYTES;
@@ -344,8 +405,14 @@ function applyRestore(
       }
       throw fromSystemError(error, `writing ${e.path}`);
     }
+    written.add(e.path);
     result.written++;
     tick();
+  }
+  // A leader written anew (unlink, create) left its unchanged links on the old inode: link again.
+  for (const e of known.links) {
+    if (e.link !== undefined && written.has(e.link) && !written.has(e.path) && linkToLeader(e))
+      result.written++;
   }
   for (const e of plan.chmods) {
     try {
@@ -476,6 +543,22 @@ function writeFileStreamed(
       unlinkSync(temp);
     } catch {
       // never created, or renamed
+    }
+    throw error;
+  }
+}
+
+/** Replace `dest` by a hard link of `from` (a temp link beside it, renamed over it). */
+function writeHardLinkAtomic(from: string, dest: FsPath): void {
+  const temp = tempFor(dest);
+  try {
+    linkSync(from, temp);
+    renameSync(temp, dest);
+  } catch (error) {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // never created
     }
     throw error;
   }

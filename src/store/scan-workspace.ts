@@ -396,6 +396,30 @@ export function revisitRoots(
 }
 
 /**
+ * Record hard links: the files of one inode (two or more in the scan, same content) point by
+ * `link` to the first of them in path order, which a restore writes and links the others to.
+ * Names that are not UTF-8 are left out (restored as separate files).
+ */
+function markHardLinks(links: { entry: ManifestEntry; id: string }[]): void {
+  if (links.length < 2) return;
+  const groups = new Map<string, ManifestEntry[]>();
+  for (const { entry, id } of links) {
+    const g = groups.get(id);
+    if (g === undefined) groups.set(id, [entry]);
+    else g.push(entry);
+  }
+  for (const g of groups.values()) {
+    if (g.length < 2) continue;
+    const first = g[0] as ManifestEntry;
+    // A file written between two of its names' reads: no group (each keeps its own content).
+    if (g.some((e) => e.oid !== first.oid)) continue;
+    g.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const leader = (g[0] as ManifestEntry).path;
+    for (let i = 1; i < g.length; i++) (g[i] as ManifestEntry).link = leader;
+  }
+}
+
+/**
  * Walk the workspace at `root`: every non-excluded file, symlink (stored as a link, never
  * followed) and directory (empty ones included), with its mode and content id. Files whose stat
  * data matches `statCache` (and are not racy) are not read; the others are read once, hashed
@@ -446,6 +470,8 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
   const others: ManifestEntry[] = [];
   const skipped: SkippedPath[] = [];
   const linked: string[] = [];
+  /** Files with other hard links, by device and inode: grouped into `link` fields at the end. */
+  const links: { entry: ManifestEntry; id: string }[] = [];
   let files = 0;
   let dirs = 0;
   let symlinks = 0;
@@ -530,9 +556,16 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
         newCache.entries.set(key, cached);
         files++;
         bytes += cached.size;
-        entries.push(
-          entryOf(rel, raw, { type: "file", mode, size: cached.size, mtime_ms, oid: cached.oid }),
-        );
+        const hit = entryOf(rel, raw, {
+          type: "file",
+          mode,
+          size: cached.size,
+          mtime_ms,
+          oid: cached.oid,
+        });
+        entries.push(hit);
+        if (st.nlink > 1 && raw === undefined)
+          links.push({ entry: hit, id: `${st.dev}:${st.ino}` });
         return;
       }
       if (st.size > maxBytes) {
@@ -578,15 +611,16 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       newCache.entries.set(key, entry);
       files++;
       bytes += size;
-      entries.push(
-        entryOf(rel, raw, {
-          type: "file",
-          mode: stat.mode & 0o7777,
-          size,
-          mtime_ms: stat.mtimeMs,
-          oid,
-        }),
-      );
+      const made = entryOf(rel, raw, {
+        type: "file",
+        mode: stat.mode & 0o7777,
+        size,
+        mtime_ms: stat.mtimeMs,
+        oid,
+      });
+      entries.push(made);
+      if (stat.nlink > 1 && raw === undefined)
+        links.push({ entry: made, id: `${stat.dev}:${stat.ino}` });
     } else {
       pushSkip(skipped, rel, raw, "special_file", specialKind(st));
     }
@@ -735,6 +769,7 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
   }
 
   options.onProgress?.({ entries: seen, rehashed });
+  markHardLinks(links);
   newCache.index = { scope, others, skipped, ...(linked.length > 0 ? { linked } : {}) };
   const knownManifest = oldCache.index?.manifest;
   if (unchanged && knownManifest !== undefined) newCache.index.manifest = knownManifest;
