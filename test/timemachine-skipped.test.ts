@@ -4,6 +4,7 @@ import {
   lstatSync,
   mkdirSync,
   readFileSync,
+  rmSync,
   truncateSync,
   writeFileSync,
 } from "node:fs";
@@ -17,7 +18,7 @@ import {
   startSession,
   travel,
 } from "../src/timemachine/index.ts";
-import { cliCommand, makeTempDir } from "./helpers/cli.ts";
+import { cliCommand, makeTempDir, runCli } from "./helpers/cli.ts";
 
 /**
  * Issue 16, class 1: what a snapshot did not capture (too large, special, unreadable, an
@@ -178,6 +179,48 @@ describe("what a snapshot skipped, nothing restores", () => {
     expect(returnToPresent({ root }).mode).toBe("present");
     expect(identity(join(root, "made-in-past.fifo"))).toBe(id);
   });
+});
+
+describe("snapshot diff and export", () => {
+  it("a path one side skipped is listed apart, never as removed; export lists what it lacks", () => {
+    const root = workspace();
+    writeFileSync(join(root, "grows.dat"), "small\n");
+    writeFileSync(join(root, "a.txt"), "a\n");
+    const first = runCli(["--json", "snapshot", "create"], {
+      cwd: root,
+      env: { TIMEWARP_WATCH: "0" },
+    });
+    const a = (first.json() as { snapshot_id: string }).snapshot_id;
+    writeFileSync(join(root, "grows.dat"), Buffer.alloc(CAP * 2, 1)); // now over the cap
+    mkfifo(join(root, "pipe"));
+    const now = runCli(["--json", "snapshot", "diff", a], {
+      cwd: root,
+      env: { TIMEWARP_WATCH: "0" },
+    });
+    expect(now.status, now.stderr).toBe(0);
+    expect(now.json()).toMatchObject({ removed: [], added: [], skipped: ["grows.dat", "pipe"] });
+    const second = runCli(["--json", "snapshot", "create"], {
+      cwd: root,
+      env: { TIMEWARP_WATCH: "0" },
+    });
+    const b = (second.json() as { snapshot_id: string }).snapshot_id;
+    const d = runCli(["--json", "snapshot", "diff", a, b], {
+      cwd: root,
+      env: { TIMEWARP_WATCH: "0" },
+    });
+    expect(d.json()).toMatchObject({ removed: [], skipped: ["grows.dat", "pipe"] });
+    const out = join(root, "..", `${root.split("/").pop()}-export`);
+    cleanups.push(() => rmSync(out, { recursive: true, force: true }));
+    const ex = runCli(["--json", "snapshot", "export", b, out], {
+      cwd: root,
+      env: { TIMEWARP_WATCH: "0" },
+    });
+    expect(ex.status, ex.stderr).toBe(0);
+    expect((ex.json() as { skipped: { path: string }[] }).skipped.map((s) => s.path)).toEqual([
+      "grows.dat",
+      "pipe",
+    ]);
+  }, 120_000);
 });
 
 const isRoot = process.getuid?.() === 0;

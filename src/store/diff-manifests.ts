@@ -1,5 +1,6 @@
 import { entryKey } from "./entry-path.ts";
 import type { Manifest, ManifestEntry } from "./manifest.ts";
+import { notCaptured } from "./plan-restore.ts";
 
 export interface ManifestChange {
   path: string;
@@ -28,8 +29,18 @@ function sameContent(a: ManifestEntry, b: ManifestEntry): boolean {
   return true;
 }
 
-/** The difference of two manifests (pure). Directories count only for add/remove/mode/type. */
-export function diffManifests(a: Manifest, b: Manifest): ManifestDiff {
+/**
+ * The difference of two manifests (pure). Directories count only for add/remove/mode/type.
+ * `skipped`: paths either side's record did not capture (its `skipped`, or a scan's); nothing
+ * at or below them is compared (a file a snapshot skipped is not "removed" from it).
+ */
+export function diffManifests(
+  a: Manifest,
+  b: Manifest,
+  options: { skipped?: readonly { path: string }[] } = {},
+): ManifestDiff {
+  const skip = notCaptured(options.skipped ?? []);
+  const ours = (e: ManifestEntry) => !skip.covers(e.path);
   const out: ManifestDiff = {
     added: [],
     removed: [],
@@ -38,8 +49,9 @@ export function diffManifests(a: Manifest, b: Manifest): ManifestDiff {
     type_changed: [],
   };
   const before = new Map<string, ManifestEntry>();
-  for (const e of a.entries) before.set(entryKey(e), e);
+  for (const e of a.entries) if (ours(e)) before.set(entryKey(e), e);
   for (const e of b.entries) {
+    if (!ours(e)) continue;
     const key = entryKey(e);
     const old = before.get(key);
     if (old === undefined) {
