@@ -124,8 +124,10 @@ type FsPath = string | Buffer;
  * Make the directory `root` match `manifest` by difference: compare against what is there now
  * (stat cache + content hashes), write only files whose content or type differs (atomically,
  * temp + rename, with their mode), fix modes, delete what the manifest lacks, create missing
- * directories. Excluded paths (and `.timewarp/`) are never touched; present files the scan
- * cannot read are never deleted or overwritten. Every entry is checked before anything is
+ * directories. Excluded paths (and `.timewarp/`) are never touched; neither is anything at or
+ * below a path the target's record did not capture (`options.skipped`) or the scan of the
+ * target cannot read (`result.untouched`, `result.left_alone`). Hard links (`link`) are
+ * restored as links. Every entry is checked before anything is
  * written: UNSAFE_PATH for absolute paths, `..`, or a path below a symlink (also re-checked
  * on disk before each write). OBJECT_NOT_FOUND / OBJECT_CORRUPT when content is missing or bad.
  *
