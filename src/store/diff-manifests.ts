@@ -24,7 +24,7 @@ export interface ManifestDiff {
 }
 
 function sameContent(a: ManifestEntry, b: ManifestEntry): boolean {
-  if (a.type === "file") return a.oid === b.oid && a.link === b.link;
+  if (a.type === "file") return a.oid === b.oid && a.link === b.link && a.link_b64 === b.link_b64;
   if (a.type === "symlink") return a.target === b.target && a.target_b64 === b.target_b64;
   return true;
 }

@@ -24,6 +24,8 @@ export const ManifestEntrySchema = z.object({
    * group's first path in manifest order, which carries no `link` itself).
    */
   link: z.string().optional(),
+  /** The exact bytes of `link` (base64) when that name is not valid UTF-8. */
+  link_b64: z.string().optional(),
   target: z.string().optional(),
   target_b64: z.string().optional(),
 });
@@ -56,6 +58,7 @@ export function entryLine(e: ManifestEntry): string {
   line += `,"type":"${e.type}","mode":${e.mode},"size":${e.size},"mtime_ms":${e.mtime_ms}`;
   if (e.oid !== undefined) line += `,"oid":"${e.oid}"`;
   if (e.link !== undefined) line += `,"link":${JSON.stringify(e.link)}`;
+  if (e.link_b64 !== undefined) line += `,"link_b64":"${e.link_b64}"`;
   if (e.target !== undefined) line += `,"target":${JSON.stringify(e.target)}`;
   if (e.target_b64 !== undefined) line += `,"target_b64":"${e.target_b64}"`;
   return `${line}}`;
@@ -536,7 +539,8 @@ export function manifestProblem(json: unknown): string | null {
       !isOptString(e.path_b64) ||
       !isOptString(e.target) ||
       !isOptString(e.target_b64) ||
-      !isOptString(e.link)
+      !isOptString(e.link) ||
+      !isOptString(e.link_b64)
     )
       return `entries.${i}`;
   }

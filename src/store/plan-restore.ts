@@ -125,7 +125,7 @@ function planEntry(plan: RestorePlan, c: ManifestEntry | undefined, t: ManifestE
   } else if (t.type === "symlink") {
     if (same && c.target === t.target && c.target_b64 === t.target_b64) plan.unchanged++;
     else plan.writes.push(t);
-  } else if (same && c.oid === t.oid && c.link === t.link) {
+  } else if (same && c.oid === t.oid && c.link === t.link && c.link_b64 === t.link_b64) {
     if (c.mode !== t.mode) plan.chmods.push(t);
     else plan.unchanged++;
   } else plan.writes.push(t);

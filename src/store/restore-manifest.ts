@@ -358,7 +358,10 @@ function applyRestore(
       !known.isTargetFile(leader)
     )
       return false;
-    const from = `${root}/${leader}`;
+    const from: FsPath =
+      e.link_b64 === undefined
+        ? `${root}/${leader}`
+        : Buffer.concat([Buffer.from(`${root}/`), Buffer.from(e.link_b64, "base64")]);
     try {
       const st = lstatSync(from);
       if (!st.isFile() || st.size !== e.size) return false;
@@ -551,7 +554,7 @@ function writeFileStreamed(
 }
 
 /** Replace `dest` by a hard link of `from` (a temp link beside it, renamed over it). */
-function writeHardLinkAtomic(from: string, dest: FsPath): void {
+function writeHardLinkAtomic(from: FsPath, dest: FsPath): void {
   const temp = tempFor(dest);
   try {
     linkSync(from, temp);

@@ -397,8 +397,8 @@ export function revisitRoots(
 
 /**
  * Record hard links: the files of one inode (two or more in the scan, same content) point by
- * `link` to the first of them in path order, which a restore writes and links the others to.
- * Names that are not UTF-8 are left out (restored as separate files).
+ * `link` to the first of them in manifest order (`link_b64` too when that name is not UTF-8),
+ * which a restore writes and links the others to.
  */
 function markHardLinks(links: { entry: ManifestEntry; id: string }[]): void {
   if (links.length < 2) return;
@@ -413,9 +413,13 @@ function markHardLinks(links: { entry: ManifestEntry; id: string }[]): void {
     const first = g[0] as ManifestEntry;
     // A file written between two of its names' reads: no group (each keeps its own content).
     if (g.some((e) => e.oid !== first.oid)) continue;
-    g.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    const leader = (g[0] as ManifestEntry).path;
-    for (let i = 1; i < g.length; i++) (g[i] as ManifestEntry).link = leader;
+    sortEntries(g);
+    const leader = g[0] as ManifestEntry;
+    for (let i = 1; i < g.length; i++) {
+      const e = g[i] as ManifestEntry;
+      e.link = leader.path;
+      if (leader.path_b64 !== undefined) e.link_b64 = leader.path_b64;
+    }
   }
 }
 
@@ -619,8 +623,7 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
         oid,
       });
       entries.push(made);
-      if (stat.nlink > 1 && raw === undefined)
-        links.push({ entry: made, id: `${stat.dev}:${stat.ino}` });
+      if (stat.nlink > 1) links.push({ entry: made, id: `${stat.dev}:${stat.ino}` });
     } else {
       pushSkip(skipped, rel, raw, "special_file", specialKind(st));
     }
