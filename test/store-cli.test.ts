@@ -29,7 +29,7 @@ describe("timewarp init / snapshot / gc (CLI)", () => {
     expect(first.doc).toMatchObject({ workspace_root: root, created: true });
     const config = JSON.parse(readFileSync(join(root, ".timewarp/config.json"), "utf8"));
     expect(config.exclude_globs).toEqual(DEFAULT_EXCLUDES);
-    expect(config.max_file_bytes).toBe(100 * 1024 * 1024);
+    expect(config.max_file_bytes).toBe(1024 * 1024 * 1024);
     writeFileSync(
       join(root, ".timewarp/config.json"),
       JSON.stringify({ ...config, extra_excludes: ["*.tmp"] }),
@@ -41,7 +41,7 @@ describe("timewarp init / snapshot / gc (CLI)", () => {
     const notDir = join(root, "file");
     writeFileSync(notDir, "x");
     const bad = cli(notDir, "init");
-    expect(bad.status).toBe(1);
+    expect(bad.status).toBe(2);
     expect(bad.doc).toMatchObject({ error: { code: "NOT_A_DIRECTORY" } });
   });
 

@@ -2,6 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
+  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -257,6 +258,35 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     expect(paths).toEqual(["intruder.txt"]);
     expect(recover({ root })).toMatchObject({ outcome: "return_finished", mode: "present" });
     expect(treeDiff(readTree(root), present)).toEqual([]);
+  });
+
+  it("by text too: what a snapshot skipped is left alone, and hard links come back as links", async () => {
+    const root = workspace();
+    const config = join(root, ".timewarp", "config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({ ...JSON.parse(readFileSync(config, "utf8")), max_file_bytes: 4096 }),
+    );
+    writeFileSync(join(root, "a.txt"), "past\n");
+    const { snapshot_id } = await startSession({ root, sessionId: "watched-skips" });
+    start(root);
+    expect(createSnapshot(root).scan).toBe("walk");
+    writeFileSync(join(root, "a.txt"), "present\n");
+    linkSync(join(root, "a.txt"), join(root, "same.txt"));
+    writeFileSync(join(root, "big.dat"), Buffer.alloc(10_000, 3));
+    expect(spawnSync("mkfifo", [join(root, "pipe")]).status).toBe(0);
+    const ids = () => ["big.dat", "pipe"].map((p) => statSync(join(root, p)).ino).join(" ");
+    const before = ids();
+    for (let round = 0; round < 2; round++) {
+      travel({ root, snapshotId: snapshot_id });
+      expect(ids()).toBe(before);
+      writeFileSync(join(root, "a.txt"), "changed in the past\n");
+      returnToPresent({ root });
+      expect(ids()).toBe(before);
+      expect(statSync(join(root, "same.txt")).ino).toBe(statSync(join(root, "a.txt")).ino);
+      expect(readFileSync(join(root, "same.txt"), "utf8")).toBe("present\n");
+    }
+    expect(readFileSync(join(root, "big.dat"))).toEqual(Buffer.alloc(10_000, 3));
   });
 
   it("a journal past its size limit starts a new instance: old tokens walk once, then answers resume", async () => {

@@ -26,12 +26,16 @@ export const ConfigSchema = z
     exclude_globs: z.array(z.string().min(1)).default([...DEFAULT_EXCLUDES]),
     /** Extra patterns added to `exclude_globs` (the usual way to extend the defaults). */
     extra_excludes: z.array(z.string().min(1)).default([]),
-    /** New files larger than this are skipped and reported (the snapshot is marked partial). */
+    /**
+     * New files larger than this are skipped and reported (the snapshot is marked partial; no
+     * restore touches them). A safety cap, not a memory limit: large files are hashed and stored
+     * in chunks, never held whole.
+     */
     max_file_bytes: z
       .number()
       .int()
       .positive()
-      .default(100 * 1024 * 1024),
+      .default(1024 * 1024 * 1024),
     /**
      * Keep a file watcher running per workspace (`timewarp watch`; the session-start hook
      * starts it), so scans visit only what changed instead of walking the tree.

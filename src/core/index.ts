@@ -61,18 +61,20 @@ export {
 export type { WorkspacePaths } from "./paths.ts";
 export { DATA_DIR, workspacePaths } from "./paths.ts";
 export { isProcessAlive, processStartOf } from "./process-alive.ts";
-export type { SafeWriteOptions, WorkspaceRelPath } from "./safe-path.ts";
+export type { FileSink, SafeWriteOptions, WorkspaceRelPath } from "./safe-path.ts";
 export {
   assertSafeRelPath,
   assertSafeToRead,
   pathBytesOf,
   pathTextOf,
   safeChmod,
+  safeLink,
   safeMkdir,
   safeRmdir,
   safeSymlink,
   safeUnlink,
   safeWriteFile,
+  safeWriteFileWith,
   toFsPath,
   unsafeRelPathReason,
 } from "./safe-path.ts";

@@ -8,6 +8,8 @@ import {
   fchmodSync,
   fstatSync,
   fsyncSync,
+  ftruncateSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -394,6 +396,84 @@ export function safeWriteFile(
       throw error;
     }
   });
+}
+
+/** Where `safeWriteFileWith`'s `fill` writes: at positions, so runs of zeros can stay holes. */
+export interface FileSink {
+  write(bytes: Uint8Array, position: number): void;
+  /** Set the file's size (a hole at the end when it grows). */
+  truncate(size: number): void;
+}
+
+/**
+ * Replace `root/rel` by a file that `fill` writes (for content too large
+ * to hold: a streamed copy, holes kept): a temp file beside it, fchmod to `mode`, rename over.
+ * A `fill` that throws leaves the old file as it was and no temp file.
+ */
+export function safeWriteFileWith(
+  root: string,
+  rel: WorkspaceRelPath,
+  fill: (out: FileSink) => void,
+  options: { mode?: number } = {},
+): void {
+  withParent(root, rel, false, (parent, name) => {
+    const temp = parent.child(tempName(name));
+    let fd: number | undefined;
+    let created = false;
+    try {
+      fd = openSync(
+        temp,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | sys().nofollow,
+        0o600,
+      );
+      created = true;
+      const at = fd;
+      fill({
+        write(bytes, position) {
+          for (let off = 0; off < bytes.length; )
+            off += writeSync(at, bytes, off, bytes.length - off, position + off);
+        },
+        truncate: (size) => ftruncateSync(at, size),
+      });
+      fchmodSync(fd, options.mode ?? 0o644);
+      closeSync(fd);
+      fd = undefined;
+      renameSync(temp, parent.child(name));
+    } catch (error) {
+      if (fd !== undefined) closeSync(fd);
+      if (created) {
+        try {
+          unlinkSync(temp);
+        } catch {
+          // renamed already
+        }
+      }
+      throw error;
+    }
+  });
+}
+
+/**
+ * Replace `root/rel` by a hard link of the file `root/from` (temp link, then rename); both
+ * paths through checked parents. Errors are the system's (EXDEV, EMLINK…: the caller copies).
+ */
+export function safeLink(root: string, from: WorkspaceRelPath, rel: WorkspaceRelPath): void {
+  withParent(root, from, false, (source, sourceName) =>
+    withParent(root, rel, false, (parent, name) => {
+      const temp = parent.child(tempName(name));
+      try {
+        linkSync(source.child(sourceName), temp);
+        renameSync(temp, parent.child(name));
+      } catch (error) {
+        try {
+          unlinkSync(temp);
+        } catch {
+          // never created
+        }
+        throw error;
+      }
+    }),
+  );
 }
 
 /** Replace `root/rel` by a symlink to `target` (temp link, then rename), through checked parents. */

@@ -5,7 +5,6 @@ import type { z } from "zod";
 import {
   ErrorCode,
   ensureStoreIgnored,
-  isTimewarpError,
   systemClock,
   systemRandom,
   TimewarpError,

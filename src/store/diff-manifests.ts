@@ -1,5 +1,6 @@
 import { entryKey } from "./entry-path.ts";
 import type { Manifest, ManifestEntry } from "./manifest.ts";
+import { notCaptured } from "./plan-restore.ts";
 
 export interface ManifestChange {
   path: string;
@@ -11,7 +12,10 @@ export interface ManifestChange {
 export interface ManifestDiff {
   added: ManifestEntry[];
   removed: ManifestEntry[];
-  /** Same type, different content (file oid, symlink target). A mode change may come with it. */
+  /**
+   * Same type, different content (file oid, symlink target), or a file that became or stopped
+   * being a hard link of another (`link`). A mode change may come with it.
+   */
   modified: ManifestChange[];
   /** Same type and content, only the permission bits differ. */
   mode_changed: ManifestChange[];
@@ -20,13 +24,23 @@ export interface ManifestDiff {
 }
 
 function sameContent(a: ManifestEntry, b: ManifestEntry): boolean {
-  if (a.type === "file") return a.oid === b.oid;
+  if (a.type === "file") return a.oid === b.oid && a.link === b.link && a.link_b64 === b.link_b64;
   if (a.type === "symlink") return a.target === b.target && a.target_b64 === b.target_b64;
   return true;
 }
 
-/** The difference of two manifests (pure). Directories count only for add/remove/mode/type. */
-export function diffManifests(a: Manifest, b: Manifest): ManifestDiff {
+/**
+ * The difference of two manifests (pure). Directories count only for add/remove/mode/type.
+ * `skipped`: paths either side's record did not capture (its `skipped`, or a scan's); nothing
+ * at or below them is compared (a file a snapshot skipped is not "removed" from it).
+ */
+export function diffManifests(
+  a: Manifest,
+  b: Manifest,
+  options: { skipped?: readonly { path: string }[] } = {},
+): ManifestDiff {
+  const skip = notCaptured(options.skipped ?? []);
+  const ours = (e: ManifestEntry) => !skip.covers(e.path);
   const out: ManifestDiff = {
     added: [],
     removed: [],
@@ -35,8 +49,9 @@ export function diffManifests(a: Manifest, b: Manifest): ManifestDiff {
     type_changed: [],
   };
   const before = new Map<string, ManifestEntry>();
-  for (const e of a.entries) before.set(entryKey(e), e);
+  for (const e of a.entries) if (ours(e)) before.set(entryKey(e), e);
   for (const e of b.entries) {
+    if (!ours(e)) continue;
     const key = entryKey(e);
     const old = before.get(key);
     if (old === undefined) {

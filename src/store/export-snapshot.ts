@@ -13,6 +13,7 @@ import {
 } from "../core/index.ts";
 import { createObjectStore } from "./object-store.ts";
 import { type RestoreResult, restoreManifest } from "./restore-manifest.ts";
+import type { SkippedPath } from "./scan-workspace.ts";
 import { RECORD_FILE, type RecordQuery, readManifest, readSnapshot } from "./snapshots.ts";
 
 export interface ExportResult {
@@ -20,11 +21,14 @@ export interface ExportResult {
   files: number;
   bytes: number;
   restore: RestoreResult;
+  /** What the snapshot did not capture (so it is not in the export either); from its record. */
+  skipped: SkippedPath[];
 }
 
 /**
  * Materialize a snapshot as the seed's copy layout: `<dir>/snapshot.json` and
- * `<dir>/workspace/…` (files with their modes, symlinks as links, empty directories).
+ * `<dir>/workspace/…` (files with their modes, symlinks as links, hard links as links, empty
+ * directories). What the snapshot skipped is absent, and listed in `skipped`.
  * `dir` must not exist or be empty (TARGET_NOT_EMPTY); SNAPSHOT_NOT_FOUND for an unknown id.
  *
  * The copy is built in a hidden folder beside `dir` and renamed onto it at the end, so `dir`
@@ -68,7 +72,7 @@ export function exportSnapshot(
     rmSync(building, { recursive: true, force: true });
     throw fromSystemError(error, `exporting ${id} to ${out}`);
   }
-  return { dir: out, files: record.files, bytes: record.bytes, restore };
+  return { dir: out, files: record.files, bytes: record.bytes, restore, skipped: record.skipped };
 }
 
 /** `out` must not exist, or be an empty directory. */

@@ -19,6 +19,13 @@ export const ManifestEntrySchema = z.object({
   size: z.number().int().nonnegative(),
   mtime_ms: z.number(),
   oid: Oid.optional(),
+  /**
+   * A file that is a hard link of another file of the same manifest: that file's path (the
+   * group's first path in manifest order, which carries no `link` itself).
+   */
+  link: z.string().optional(),
+  /** The exact bytes of `link` (base64) when that name is not valid UTF-8. */
+  link_b64: z.string().optional(),
   target: z.string().optional(),
   target_b64: z.string().optional(),
 });
@@ -50,6 +57,8 @@ export function entryLine(e: ManifestEntry): string {
   if (e.path_b64 !== undefined) line += `,"path_b64":"${e.path_b64}"`;
   line += `,"type":"${e.type}","mode":${e.mode},"size":${e.size},"mtime_ms":${e.mtime_ms}`;
   if (e.oid !== undefined) line += `,"oid":"${e.oid}"`;
+  if (e.link !== undefined) line += `,"link":${JSON.stringify(e.link)}`;
+  if (e.link_b64 !== undefined) line += `,"link_b64":"${e.link_b64}"`;
   if (e.target !== undefined) line += `,"target":${JSON.stringify(e.target)}`;
   if (e.target_b64 !== undefined) line += `,"target_b64":"${e.target_b64}"`;
   return `${line}}`;
@@ -186,6 +195,8 @@ export interface TextDifference {
   same: number;
   /** The symlinks of `b`, all of them (a restore checks no entry lies below one). */
   bSymlinks: string[];
+  /** The entries of `b` that are hard links of another (`link`), all of them. */
+  bLinks: ManifestEntry[];
 }
 
 const SYMLINK_TYPE = Buffer.from('"type":"symlink"');
@@ -201,7 +212,7 @@ export function diffManifestTexts(a: Buffer, b: Buffer): TextDifference | null {
   const endA = textBodyEnd(a, head, tail);
   const endB = textBodyEnd(b, head, tail);
   if (endA === null || endB === null) return null;
-  const out: TextDifference = { a: [], b: [], same: 0, bSymlinks: [] };
+  const out: TextDifference = { a: [], b: [], same: 0, bSymlinks: [], bLinks: [] };
   // i and j are at the start of a line of a and of b (or at their ends). Runs of equal bytes
   // are skipped a block at a time; only the lines around a difference are looked at.
   let i = head.length;
@@ -241,8 +252,17 @@ export function diffManifestTexts(a: Buffer, b: Buffer): TextDifference | null {
     if (path === null) return null;
     out.bSymlinks.push(path);
   }
+  for (let at = b.indexOf(LINK_KEY); at >= 0; at = b.indexOf(LINK_KEY, at + 1)) {
+    const start = Math.max(b.lastIndexOf(0x0a, at) + 1, head.length);
+    const line = lineAt(b, start, endB);
+    const e = line === null ? null : entryOfLine(b, start, line.end);
+    if (e === null) return null;
+    if (e.link !== undefined) out.bLinks.push(e);
+  }
   return out;
 }
+
+const LINK_KEY = Buffer.from(',"link":"');
 
 /**
  * How many bytes from `i` in `a` and `j` in `b` are equal (before either end): compared a
@@ -517,7 +537,13 @@ export function manifestProblem(json: unknown): string | null {
       return `entries.${i}.mtime_ms`;
     if (e.oid !== undefined && (typeof e.oid !== "string" || !OID_TEXT.test(e.oid)))
       return `entries.${i}.oid`;
-    if (!isOptString(e.path_b64) || !isOptString(e.target) || !isOptString(e.target_b64))
+    if (
+      !isOptString(e.path_b64) ||
+      !isOptString(e.target) ||
+      !isOptString(e.target_b64) ||
+      !isOptString(e.link) ||
+      !isOptString(e.link_b64)
+    )
       return `entries.${i}`;
   }
   return null;

@@ -1,11 +1,15 @@
 import { createHash } from "node:crypto";
 import {
   closeSync,
+  constants,
   existsSync,
+  fstatSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   renameSync,
   statSync,
   unlinkSync,
@@ -35,6 +39,25 @@ import {
 const OID = /^[0-9a-f]{40}$/;
 
 /**
+ * Files larger than this are never held whole in memory: a scan hashes them in chunks and
+ * copies them into the store with `writeFromFile`, a restore writes them with `readChunks`.
+ * Below it a file is one read (the fast path for source trees). The batch writer's arena holds
+ * at most this much too, so a large object is never packed.
+ */
+export const LARGE_OBJECT_BYTES = 8 * 1024 * 1024;
+/** The chunk a large object is read and written in. */
+export const OBJECT_CHUNK_BYTES = 1024 * 1024;
+const ZEROS = Buffer.alloc(OBJECT_CHUNK_BYTES);
+
+/** True when the first `n` bytes of `chunk` are all zero (a hole can stand for them). */
+export function isZeroChunk(chunk: Buffer, n: number): boolean {
+  return chunk.compare(ZEROS, 0, n, 0, n) === 0;
+}
+
+/** What `writeFromFile` did. */
+export type StreamedWrite = "written" | "present" | "changed";
+
+/**
  * Content-addressed, write-once object store keyed by git blob id. Objects are stored raw
  * (no zlib: snapshots are dominated by hashing and I/O, and raw objects are restored with one
  * read) under a fan-out directory `ab/cdef…`, or many at once in a pack (`object-packs.ts`).
@@ -52,6 +75,23 @@ export interface ObjectStore {
   writeKnown(oid: string, bytes: Uint8Array): boolean;
   /** Hash and store `bytes`; returns the id. */
   write(bytes: Uint8Array): string;
+  /**
+   * Store the file at `path` (`size` bytes, hashing to `oid` when it was read a moment ago) by
+   * copying it in chunks, never whole in memory; runs of zeros stay holes, so a sparse file
+   * stays cheap. The copy is hashed on the way: `changed` (nothing stored) when the file no
+   * longer gives `oid`; `present` when the store already had it.
+   */
+  writeFromFile(oid: string, path: string | Buffer, size: number): StreamedWrite;
+  /**
+   * The bytes of an object in order, chunk by chunk (`chunk` is reused: use it before
+   * returning); returns the size. With `verify` the bytes are hashed and OBJECT_CORRUPT is
+   * thrown after the last chunk when they do not give `oid` (the caller discards what it made).
+   */
+  readChunks(
+    oid: string,
+    onChunk: (chunk: Buffer, position: number) => void,
+    options?: { verify?: boolean },
+  ): number;
   /** The bytes of an object: OBJECT_NOT_FOUND when absent; OBJECT_CORRUPT when `verify` and the hash differs. */
   read(oid: string, options?: { verify?: boolean }): Buffer;
   /** Every object id present (temp files excluded). */
@@ -133,6 +173,55 @@ export function createObjectStore(dir: string): ObjectStore {
       throw fromSystemError(error, `writing object ${oid}`);
     }
     return true;
+  };
+  const writeFromFile = (oid: string, path: string | Buffer, size: number): StreamedWrite => {
+    const dest = pathOf(oid);
+    if (existsSync(dest) || findPacked(oid) !== null) return "present";
+    const fan = join(dir, oid.slice(0, 2));
+    if (!madeDirs.has(fan)) {
+      mkdirSync(fan, { recursive: true });
+      madeDirs.add(fan);
+    }
+    const temp = tempPathFor(dest);
+    let src: number | undefined;
+    let out: number | undefined;
+    try {
+      src = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      out = openSync(temp, "wx", 0o444);
+      const hash = createHash("sha1").update(`blob ${size}\0`);
+      const chunk = Buffer.allocUnsafe(OBJECT_CHUNK_BYTES);
+      let pos = 0;
+      for (;;) {
+        const n = readSync(src, chunk, 0, chunk.length, pos);
+        if (n === 0) break;
+        hash.update(chunk.subarray(0, n));
+        if (!isZeroChunk(chunk, n)) {
+          for (let off = 0; off < n; ) off += writeSync(out, chunk, off, n - off, pos + off);
+        }
+        pos += n;
+        if (pos > size) break;
+      }
+      ftruncateSync(out, pos);
+      const same = pos === size && fstatSync(src).size === size && hash.digest("hex") === oid;
+      closeSync(out);
+      out = undefined;
+      if (!same) {
+        unlinkSync(temp);
+        return "changed";
+      }
+      renameSync(temp, dest);
+      return "written";
+    } catch (error) {
+      if (out !== undefined) closeSync(out);
+      try {
+        unlinkSync(temp);
+      } catch {
+        // never created
+      }
+      throw fromSystemError(error, `writing object ${oid}`);
+    } finally {
+      if (src !== undefined) closeSync(src);
+    }
   };
   const fanDirs = (): string[] => {
     try {
@@ -229,6 +318,25 @@ export function createObjectStore(dir: string): ObjectStore {
       writeKnown(oid, bytes);
       return oid;
     },
+    writeFromFile,
+    readChunks(oid, onChunk, options = {}) {
+      const path = pathOf(oid);
+      let fd: number;
+      try {
+        fd = openSync(path, "r");
+      } catch (error) {
+        if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `reading object ${oid}`);
+        // packed (only small objects are): one chunk
+        const bytes = this.read(oid, options);
+        onChunk(bytes, 0);
+        return bytes.length;
+      }
+      try {
+        return readChunksFrom(fd, oid, onChunk, options.verify === true);
+      } finally {
+        closeSync(fd);
+      }
+    },
     read(oid, options = {}) {
       const path = pathOf(oid);
       const fromPack = (packed: { pack: Pack; offset: number; size: number }): Buffer => {
@@ -293,6 +401,38 @@ export function createObjectStore(dir: string): ObjectStore {
   };
 }
 
+/** `readChunks` over an open object file. */
+function readChunksFrom(
+  fd: number,
+  oid: string,
+  onChunk: (chunk: Buffer, position: number) => void,
+  verify: boolean,
+): number {
+  const size = fstatSync(fd).size;
+  const hash = verify ? createHash("sha1").update(`blob ${size}\0`) : null;
+  const chunk = Buffer.allocUnsafe(Math.min(OBJECT_CHUNK_BYTES, Math.max(size, 1)));
+  let pos = 0;
+  while (pos < size) {
+    const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - pos), pos);
+    if (n === 0) break;
+    const view = chunk.subarray(0, n);
+    hash?.update(view);
+    onChunk(view, pos);
+    pos += n;
+  }
+  if (hash !== null) {
+    const got = hash.digest("hex");
+    if (got !== oid || pos !== size) {
+      throw new TimewarpError(
+        ErrorCode.OBJECT_CORRUPT,
+        `object ${oid} is corrupt: its ${pos} bytes hash to ${got}`,
+        { data: { oid, got } },
+      );
+    }
+  }
+  return pos;
+}
+
 /**
  * An in-memory object store with the same contract (the conformance suite in
  * object-store.test.ts runs against both): for tests of code that only needs objects.
@@ -341,6 +481,19 @@ export function createMemoryObjectStore(): ObjectStore & {
         });
       }
       return Buffer.from(bytes);
+    },
+    writeFromFile(oid, path, size) {
+      check(oid);
+      if (objects.has(oid)) return "present";
+      const bytes = readFileSync(path);
+      if (bytes.length !== size || gitBlobId(bytes) !== oid) return "changed";
+      objects.set(oid, bytes);
+      return "written";
+    },
+    readChunks(oid, onChunk, options) {
+      const bytes = this.read(oid, options);
+      onChunk(bytes, 0);
+      return bytes.length;
     },
     list: () => [...objects.keys()].sort(),
     remove(oid) {
@@ -425,6 +578,14 @@ export function batchObjectWrites(
     read(oid, options) {
       const at = held.get(oid);
       return at === undefined ? store.read(oid, options) : Buffer.from(view(at));
+    },
+    writeFromFile: (oid, path, size) =>
+      held.has(oid) ? "present" : store.writeFromFile(oid, path, size),
+    readChunks(oid, onChunk, options) {
+      const at = held.get(oid);
+      if (at === undefined) return store.readChunks(oid, onChunk, options);
+      onChunk(Buffer.from(view(at)), 0);
+      return at.size;
     },
     flush,
   };

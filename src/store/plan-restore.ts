@@ -125,7 +125,7 @@ function planEntry(plan: RestorePlan, c: ManifestEntry | undefined, t: ManifestE
   } else if (t.type === "symlink") {
     if (same && c.target === t.target && c.target_b64 === t.target_b64) plan.unchanged++;
     else plan.writes.push(t);
-  } else if (same && c.oid === t.oid) {
+  } else if (same && c.oid === t.oid && c.link === t.link && c.link_b64 === t.link_b64) {
     if (c.mode !== t.mode) plan.chmods.push(t);
     else plan.unchanged++;
   } else plan.writes.push(t);
@@ -187,4 +187,68 @@ function planByMap(current: ManifestEntry[], target: ManifestEntry[]): RestorePl
   }
   for (const c of current) if (!wanted.has(entryKey(c))) planRemoval(plan, c);
   return finishPlan(plan);
+}
+
+/**
+ * The paths a restore must leave alone: what a snapshot did not capture (too large, special,
+ * unreadable, an unreadable directory and its whole subtree), on either side (the target's
+ * record, or the scan of what is there now). Matched by text path (a byte name shows U+FFFD
+ * there; two byte names that show alike are both left alone, which only errs on the safe side).
+ */
+export interface NotCaptured {
+  /** The skipped paths themselves (roots: everything below one is covered too). */
+  readonly roots: ReadonlySet<string>;
+  /** `path` is a root or lies below one. */
+  covers(path: string): boolean;
+  /** `path` is a strict ancestor of a root (a directory holding something not captured). */
+  holds(path: string): boolean;
+}
+
+export function notCaptured(...lists: readonly (readonly { path: string }[])[]): NotCaptured {
+  const roots = new Set<string>();
+  for (const list of lists) for (const s of list) roots.add(s.path);
+  const ancestors = new Set<string>();
+  for (const r of roots) for (let p = parentOf(r); p !== ""; p = parentOf(p)) ancestors.add(p);
+  return {
+    roots,
+    covers(path) {
+      if (roots.size === 0) return false;
+      for (let p = path; p !== ""; p = parentOf(p)) if (roots.has(p)) return true;
+      return false;
+    },
+    holds: (path) => ancestors.has(path),
+  };
+}
+
+/**
+ * `plan` without any action on what `skip` covers: nothing at or below a path a snapshot did
+ * not capture is deleted, written, created or chmodded, and no file or symlink replaces a
+ * directory that holds such a path. The target entries not applied come back as `leftAlone`
+ * (the caller's verify decides whether that matters: a return must bring back every path its
+ * backup captured, so it fails there; a travel reports them).
+ */
+export function withoutNotCaptured(
+  plan: RestorePlan,
+  skip: NotCaptured,
+): { plan: RestorePlan; leftAlone: string[] } {
+  if (skip.roots.size === 0) return { plan, leftAlone: [] };
+  const leftAlone = new Set<string>();
+  const ours = (e: ManifestEntry) => !skip.covers(e.path);
+  const applicable = (e: ManifestEntry) => {
+    const ok = ours(e) && (e.type === "dir" || !skip.holds(e.path));
+    if (!ok) leftAlone.add(e.path);
+    return ok;
+  };
+  const out: RestorePlan = {
+    // A directory that holds something not captured is not removed (rmdir would refuse anyway).
+    deleteFiles: plan.deleteFiles.filter(ours),
+    deleteDirs: plan.deleteDirs.filter((e) => ours(e) && !skip.holds(e.path)),
+    makeDirs: plan.makeDirs.filter(applicable),
+    writes: plan.writes.filter(applicable),
+    chmods: plan.chmods.filter(applicable),
+    dirModes: plan.dirModes.filter(applicable),
+    replaced: plan.replaced.filter(ours),
+    unchanged: plan.unchanged,
+  };
+  return { plan: out, leftAlone: [...leftAlone].sort() };
 }

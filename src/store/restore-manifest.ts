@@ -1,18 +1,20 @@
-import { mkdirSync } from "node:fs";
+import { lstatSync, mkdirSync } from "node:fs";
 import {
   ErrorCode,
   errnoCode,
   fromSystemError,
+  isTimewarpError,
   safeChmod,
+  safeLink,
   safeMkdir,
   safeRmdir,
   safeSymlink,
   safeUnlink,
   safeWriteFile,
+  safeWriteFileWith,
   TimewarpError,
   type WorkspaceRelPath,
 } from "../core/index.ts";
-import { parentOf } from "./entry-path.ts";
 import { createExcludeMatcher } from "./excludes.ts";
 import {
   diffManifestTexts,
@@ -20,12 +22,14 @@ import {
   type Manifest,
   type ManifestEntry,
 } from "./manifest.ts";
-import type { ObjectStore } from "./object-store.ts";
+import { isZeroChunk, LARGE_OBJECT_BYTES, type ObjectStore } from "./object-store.ts";
 import {
   assertSafeManifest,
   filterExcluded,
+  notCaptured,
   planRestore,
   type RestorePlan,
+  withoutNotCaptured,
 } from "./plan-restore.ts";
 import { type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
 import type { StatCache } from "./stat-cache.ts";
@@ -55,6 +59,12 @@ export interface RestoreOptions {
    * the backup just taken must really hold what the restore is about to destroy).
    */
   requireReplacedObjects?: boolean;
+  /**
+   * Paths the target's record did not capture (its `skipped`; a travel adds its backup's): they,
+   * and everything below them, are neither deleted, written, created nor chmodded. What the scan
+   * of the target finds unreadable is left alone the same way.
+   */
+  skipped?: readonly SkippedPath[];
 }
 
 /** An object a restore needs that the store lacks (or holds at the wrong size). */
@@ -88,8 +98,17 @@ export interface RestoreResult {
   blocked: BlockedPath[];
   /** Directories kept although the manifest lacks them (they hold excluded or skipped content). */
   kept_dirs: string[];
-  /** Present paths the scan could not read (special files, unreadable, too large); left untouched. */
+  /**
+   * Paths not captured on either side (the target's record's skipped paths, and present paths
+   * the scan could not read: special files, unreadable, too large); they and everything below
+   * them were left untouched.
+   */
   untouched: SkippedPath[];
+  /**
+   * Target entries not applied because they lie at or below an untouched path (or would replace
+   * a directory holding one). A verify against the target reports the ones that matter.
+   */
+  left_alone: string[];
 }
 
 /** The path every write of an entry names: its exact bytes when they are not UTF-8. */
@@ -101,8 +120,10 @@ function relOf(e: { path: string; path_b64?: string | undefined }): WorkspaceRel
  * Make the directory `root` match `manifest` by difference: compare against what is there now
  * (stat cache + content hashes), write only files whose content or type differs (atomically,
  * temp + rename, with their mode), fix modes, delete what the manifest lacks, create missing
- * directories. Excluded paths (and `.timewarp/`) are never touched; present files the scan
- * cannot read are never deleted or overwritten. Every entry is checked before anything is
+ * directories. Excluded paths (and `.timewarp/`) are never touched; neither is anything at or
+ * below a path the target's record did not capture (`options.skipped`) or the scan of the
+ * target cannot read (`result.untouched`, `result.left_alone`). Hard links (`link`) are
+ * restored as links. Every entry is checked before anything is
  * written: UNSAFE_PATH for absolute paths, `..`, or a path below a symlink (also re-checked
  * on disk before each write). OBJECT_NOT_FOUND / OBJECT_CORRUPT when content is missing or bad.
  *
@@ -128,11 +149,16 @@ export function restoreManifest(
       ...(options.statCache === undefined ? {} : { statCache: options.statCache }),
       ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
       ...(options.useWatcher === true ? { useWatcher: true } : {}),
+      ...(options.skipped === undefined ? {} : { leaveAlone: options.skipped }),
     });
+  const files = new Set<string>();
+  for (const e of target.kept) if (e.type === "file") files.add(e.path);
   return applyRestore(root, planRestore(scan.manifest.entries, target.kept), options, {
     excluded: target.dropped,
-    untouched: scan.skipped,
+    untouched: mergeSkipped(scan.skipped, options.skipped),
     unchanged: 0,
+    links: target.kept.filter((e) => e.link !== undefined),
+    isTargetFile: (path) => files.has(path),
   });
 }
 
@@ -153,26 +179,69 @@ export function restoreManifestText(
   const differing: Manifest = { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.b };
   assertSafeManifest(differing, d.bSymlinks);
   // A line the scan of the workspace shares is not excluded: the scan ran with these excludes.
-  const kept = filterExcluded(differing, createExcludeMatcher(options.excludes));
+  const excluded = createExcludeMatcher(options.excludes);
+  const kept = filterExcluded(differing, excluded);
   try {
     mkdirSync(root, { recursive: true });
   } catch (error) {
     throw fromSystemError(error, `creating restore target ${root}`);
   }
+  const links = filterExcluded(
+    { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.bLinks },
+    excluded,
+  );
   return applyRestore(root, planRestore(d.a, kept.kept), options, {
     excluded: kept.dropped,
-    untouched: current.skipped,
+    untouched: mergeSkipped(current.skipped, options.skipped),
     unchanged: d.same,
+    links: links.kept,
+    // A link's leader is a file of the same target manifest; here only its exclusion is unknown.
+    isTargetFile: (path) =>
+      filterExcluded(
+        {
+          schema_version: MANIFEST_SCHEMA_VERSION,
+          entries: [{ path, type: "file", mode: 0, size: 0, mtime_ms: 0 }],
+        },
+        excluded,
+      ).kept.length === 1,
   });
+}
+
+/** Both sides' skipped paths, each path once (the present's entry first: it says why now). */
+function mergeSkipped(
+  current: readonly SkippedPath[],
+  target: readonly SkippedPath[] | undefined,
+): SkippedPath[] {
+  const out = [...current];
+  if (target === undefined || target.length === 0) return out;
+  const seen = new Set(current.map((s) => s.path));
+  for (const s of target) {
+    if (!seen.has(s.path)) {
+      seen.add(s.path);
+      out.push(s);
+    }
+  }
+  return out;
 }
 
 /** Carry out a restore plan (the part `restoreManifest` and `restoreManifestText` share). */
 function applyRestore(
   root: string,
-  plan: RestorePlan,
+  fullPlan: RestorePlan,
   options: Pick<RestoreOptions, "store" | "verify" | "onProgress" | "requireReplacedObjects">,
-  known: { excluded: number; untouched: SkippedPath[]; unchanged: number },
+  known: {
+    excluded: number;
+    untouched: SkippedPath[];
+    unchanged: number;
+    /** The target's files that are hard links of another (`link`): all of them. */
+    links: ManifestEntry[];
+    /** Whether a leader of `links` is a file this restore is responsible for. */
+    isTargetFile: (path: string) => boolean;
+  },
 ): RestoreResult {
+  // What a snapshot did not capture is not the restore's: never deleted, written or chmodded.
+  const skip = notCaptured(known.untouched);
+  const { plan, leftAlone } = withoutNotCaptured(fullPlan, skip);
   const missing = missingObjects(options.store, plan, options.requireReplacedObjects === true);
   if (missing.length > 0) {
     throw new TimewarpError(
@@ -201,13 +270,7 @@ function applyRestore(
     blocked: [],
     kept_dirs: [],
     untouched: known.untouched,
-  };
-  // Present paths the scan skipped (and what is below them) must not be overwritten.
-  const untouchable = new Set(known.untouched.map((s) => s.path));
-  const isUntouchable = (path: string): boolean => {
-    if (untouchable.size === 0) return false;
-    for (let p = path; p !== ""; p = parentOf(p)) if (untouchable.has(p)) return true;
-    return false;
+    left_alone: leftAlone,
   };
   const total =
     plan.deleteFiles.length + plan.deleteDirs.length + plan.makeDirs.length + plan.writes.length;
@@ -240,13 +303,6 @@ function applyRestore(
   }
 
   for (const e of plan.makeDirs) {
-    if (isUntouchable(e.path)) {
-      result.blocked.push({
-        path: e.path,
-        reason: "present path could not be read (see untouched)",
-      });
-      continue;
-    }
     try {
       safeMkdir(root, relOf(e), { mode: 0o700 });
       result.dirs_created++;
@@ -260,24 +316,54 @@ function applyRestore(
   }
 
   const verify = options.verify ?? true;
+  const written = new Set<string>();
+  const notOurs = new Set(leftAlone);
+  /** Make `e` a hard link of its leader, when the leader is in place; false when it is not. */
+  const linkToLeader = (e: ManifestEntry): boolean => {
+    const leader = e.link;
+    if (
+      leader === undefined ||
+      notOurs.has(leader) ||
+      skip.covers(e.path) ||
+      result.blocked.some((b) => b.path === leader) ||
+      !known.isTargetFile(leader)
+    )
+      return false;
+    const from: WorkspaceRelPath =
+      e.link_b64 === undefined ? leader : Buffer.from(e.link_b64, "base64");
+    try {
+      const st = lstatSync(
+        typeof from === "string"
+          ? `${root}/${from}`
+          : Buffer.concat([Buffer.from(`${root}/`), from]),
+      );
+      if (!st.isFile() || st.size !== e.size) return false;
+      safeLink(root, from, relOf(e));
+      return true;
+    } catch (error) {
+      if (isTimewarpError(error)) throw error;
+      return false; // EXDEV, EMLINK, EPERM…: written as a file of its own
+    }
+  };
   for (const e of plan.writes) {
-    if (isUntouchable(e.path)) {
-      result.blocked.push({
-        path: e.path,
-        reason: "present path could not be read (see untouched)",
-      });
+    if (e.type === "file" && e.link !== undefined && linkToLeader(e)) {
+      written.add(e.path);
+      result.written++;
+      tick();
       continue;
     }
     let bytes: Buffer | undefined;
+    const large = e.type === "file" && e.size > LARGE_OBJECT_BYTES;
     if (e.type === "file") {
       if (e.oid === undefined) {
         throw new TimewarpError(ErrorCode.CORRUPT_FILE, `manifest file entry ${e.path} has no oid`);
       }
-      bytes = options.store.read(e.oid, { verify });
+      if (!large) bytes = options.store.read(e.oid, { verify });
     }
     // The parents are checked by the write itself (core's safe path: no symlink on the way).
     try {
-      if (bytes === undefined) {
+      if (large) writeFileStreamed(root, e, options.store, verify);
+      else if (bytes === undefined) {
         const target =
           e.target_b64 !== undefined ? Buffer.from(e.target_b64, "base64") : (e.target ?? "");
         safeSymlink(root, relOf(e), target);
@@ -293,8 +379,14 @@ function applyRestore(
       }
       throw fromSystemError(error, `writing ${e.path}`);
     }
+    written.add(e.path);
     result.written++;
     tick();
+  }
+  // A leader written anew (unlink, create) left its unchanged links on the old inode: link again.
+  for (const e of known.links) {
+    if (e.link !== undefined && written.has(e.link) && !written.has(e.path) && linkToLeader(e))
+      result.written++;
   }
   for (const e of plan.chmods) {
     try {
@@ -330,4 +422,32 @@ function missingObjects(store: ObjectStore, plan: RestorePlan, replaced: boolean
   for (const e of plan.writes) check(e, "target");
   if (replaced) for (const e of plan.replaced) check(e, "present");
   return out;
+}
+
+/**
+ * A large file (`LARGE_OBJECT_BYTES`) from the store, never whole in memory: copied chunk by
+ * chunk into a temp file beside it (runs of zeros left as holes, so a sparse file stays sparse),
+ * hashed on the way, then renamed over it: a corrupt object leaves the old file as it was.
+ */
+function writeFileStreamed(
+  root: string,
+  e: ManifestEntry,
+  store: ObjectStore,
+  verify: boolean,
+): void {
+  safeWriteFileWith(
+    root,
+    relOf(e),
+    (out) => {
+      const size = store.readChunks(
+        e.oid ?? "",
+        (chunk, position) => {
+          if (!isZeroChunk(chunk, chunk.length)) out.write(chunk, position);
+        },
+        { verify },
+      );
+      out.truncate(size);
+    },
+    { mode: e.mode },
+  );
 }

@@ -23,7 +23,7 @@ import {
   type ManifestEntry,
   sortEntries,
 } from "./manifest.ts";
-import type { ObjectStore } from "./object-store.ts";
+import { LARGE_OBJECT_BYTES, OBJECT_CHUNK_BYTES, type ObjectStore } from "./object-store.ts";
 import { type CachedStat, emptyStatCache, type ScanIndex, type StatCache } from "./stat-cache.ts";
 import { type WatchedChanges, watchedChanges } from "./watch.ts";
 
@@ -76,6 +76,11 @@ export interface ScanOptions {
   useWatcher?: boolean;
   /** The daemon's answer when the caller already asked (instead of asking again). */
   watched?: WatchedChanges;
+  /**
+   * Paths a restore or verify must leave alone (what the record it works from did not capture):
+   * not read, not entered; each one present is reported in `skipped` as given. Forces a walk.
+   */
+  leaveAlone?: readonly SkippedPath[];
 }
 
 /** What a scan found: the manifest, what it skipped and why, counts, and the new stat cache. */
@@ -179,6 +184,76 @@ function readStable(
       const code = errnoCode(error);
       if (code === "ENOENT") return undefined; // deleted during the scan: not part of the workspace
       if (code === "ELOOP") return undefined; // replaced by a symlink: the next scan sees the link
+      return { skip: "unreadable", detail: code ?? String(error) };
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+    if (attempt >= MAX_READ_ATTEMPTS) {
+      return {
+        skip: "changed_while_reading",
+        detail: `changed during each of ${MAX_READ_ATTEMPTS} reads`,
+      };
+    }
+    try {
+      before = lstatSync(path);
+    } catch (error) {
+      if (errnoCode(error) === "ENOENT") return undefined;
+      return { skip: "unreadable", detail: errnoCode(error) ?? String(error) };
+    }
+    if (!before.isFile()) return undefined;
+  }
+}
+
+type HashOutcome = { oid: string; stat: Stats } | { skip: SkipReason; detail: string };
+
+/**
+ * `readStable` for a large file: hashed in chunks (git's blob header, then the bytes), never
+ * held whole, then copied into `store` (when given and it lacks the object) by a second pass that
+ * hashes again; a file that changes between or during the passes is read again, a few times,
+ * then reported. A sparse file costs its chunk buffer, not its size, in memory; in the store
+ * its holes stay holes.
+ */
+function hashStable(
+  path: FsPath,
+  first: Stats,
+  rel: string,
+  beforeRead: ((relPath: string) => void) | undefined,
+  store: ObjectStore | undefined,
+): (HashOutcome & { written?: boolean }) | undefined {
+  let before = first;
+  const chunk = Buffer.allocUnsafe(OBJECT_CHUNK_BYTES);
+  for (let attempt = 1; ; attempt++) {
+    let fd: number | undefined;
+    try {
+      beforeRead?.(rel);
+      fd = openSync(path, OPEN_FLAGS);
+      const size = before.size;
+      const hash = createHash("sha1").update(`blob ${size}\0`);
+      let off = 0;
+      while (off < size) {
+        const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - off), off);
+        if (n === 0) break;
+        hash.update(chunk.subarray(0, n));
+        off += n;
+      }
+      const after = fstatSync(fd);
+      closeSync(fd);
+      fd = undefined;
+      if (
+        off === size &&
+        after.size === before.size &&
+        after.mtimeMs === before.mtimeMs &&
+        after.ctimeMs === before.ctimeMs &&
+        after.ino === before.ino
+      ) {
+        const oid = hash.digest("hex");
+        const stored = store === undefined ? "present" : store.writeFromFile(oid, path, size);
+        if (stored !== "changed") return { oid, stat: after, written: stored === "written" };
+      }
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === "ENOENT") return undefined;
+      if (code === "ELOOP") return undefined;
       return { skip: "unreadable", detail: code ?? String(error) };
     } finally {
       if (fd !== undefined) closeSync(fd);
@@ -321,6 +396,34 @@ export function revisitRoots(
 }
 
 /**
+ * Record hard links: the files of one inode (two or more in the scan, same content) point by
+ * `link` to the first of them in manifest order (`link_b64` too when that name is not UTF-8),
+ * which a restore writes and links the others to.
+ */
+function markHardLinks(links: { entry: ManifestEntry; id: string }[]): void {
+  if (links.length < 2) return;
+  const groups = new Map<string, ManifestEntry[]>();
+  for (const { entry, id } of links) {
+    const g = groups.get(id);
+    if (g === undefined) groups.set(id, [entry]);
+    else g.push(entry);
+  }
+  for (const g of groups.values()) {
+    if (g.length < 2) continue;
+    const first = g[0] as ManifestEntry;
+    // A file written between two of its names' reads: no group (each keeps its own content).
+    if (g.some((e) => e.oid !== first.oid)) continue;
+    sortEntries(g);
+    const leader = g[0] as ManifestEntry;
+    for (let i = 1; i < g.length; i++) {
+      const e = g[i] as ManifestEntry;
+      e.link = leader.path;
+      if (leader.path_b64 !== undefined) e.link_b64 = leader.path_b64;
+    }
+  }
+}
+
+/**
  * Walk the workspace at `root`: every non-excluded file, symlink (stored as a link, never
  * followed) and directory (empty ones included), with its mode and content id. Files whose stat
  * data matches `statCache` (and are not racy) are not read; the others are read once, hashed
@@ -358,8 +461,10 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       watch = changed !== undefined ? { changed: changed.length } : { reason: answer.reason ?? "" };
     }
   }
+  const leave = new Map<string, SkippedPath>();
+  for (const s of options.leaveAlone ?? []) leave.set(s.path, s);
   const revisit =
-    changed !== undefined && oldCache.index?.scope === scope
+    changed !== undefined && oldCache.index?.scope === scope && leave.size === 0
       ? pathsToRevisit(oldCache, changed)
       : undefined;
   const scanStartMs = fsClockMs(options.clockDir);
@@ -369,6 +474,8 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
   const others: ManifestEntry[] = [];
   const skipped: SkippedPath[] = [];
   const linked: string[] = [];
+  /** Files with other hard links, by device and inode: grouped into `link` fields at the end. */
+  const links: { entry: ManifestEntry; id: string }[] = [];
   let files = 0;
   let dirs = 0;
   let symlinks = 0;
@@ -397,6 +504,11 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       const code = errnoCode(error);
       if (code === "ENOENT" || code === "ENOTDIR") return;
       pushSkip(skipped, rel, raw, "unreadable", code ?? String(error));
+      return;
+    }
+    const left = leave.size === 0 ? undefined : leave.get(rel);
+    if (left !== undefined) {
+      skipped.push(left);
       return;
     }
     const mode = st.mode & 0o7777;
@@ -448,28 +560,49 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
         newCache.entries.set(key, cached);
         files++;
         bytes += cached.size;
-        entries.push(
-          entryOf(rel, raw, { type: "file", mode, size: cached.size, mtime_ms, oid: cached.oid }),
-        );
+        const hit = entryOf(rel, raw, {
+          type: "file",
+          mode,
+          size: cached.size,
+          mtime_ms,
+          oid: cached.oid,
+        });
+        entries.push(hit);
+        if (st.nlink > 1 && raw === undefined)
+          links.push({ entry: hit, id: `${st.dev}:${st.ino}` });
         return;
       }
       if (st.size > maxBytes) {
         pushSkip(skipped, rel, raw, "too_large", `${st.size} bytes > max_file_bytes ${maxBytes}`);
         return;
       }
-      const got = readStable(fsPath, st, rel, options.beforeRead);
-      if (got === undefined) return;
-      if ("skip" in got) {
-        pushSkip(skipped, rel, raw, got.skip, got.detail);
-        return;
+      let stat: Stats;
+      let oid: string;
+      if (st.size > LARGE_OBJECT_BYTES) {
+        const hashed = hashStable(fsPath, st, rel, options.beforeRead, store);
+        if (hashed === undefined) return;
+        if ("skip" in hashed) {
+          pushSkip(skipped, rel, raw, hashed.skip, hashed.detail);
+          return;
+        }
+        if (hashed.written === true) objectsWritten++;
+        stat = hashed.stat;
+        oid = hashed.oid;
+      } else {
+        const got = readStable(fsPath, st, rel, options.beforeRead);
+        if (got === undefined) return;
+        if ("skip" in got) {
+          pushSkip(skipped, rel, raw, got.skip, got.detail);
+          return;
+        }
+        stat = got.stat;
+        oid = createHash("sha1")
+          .update(`blob ${got.bytes.length}\0`)
+          .update(got.bytes)
+          .digest("hex");
+        if (store?.writeKnown(oid, got.bytes)) objectsWritten++;
       }
       rehashed++;
-      const stat = got.stat;
-      const oid = createHash("sha1")
-        .update(`blob ${got.bytes.length}\0`)
-        .update(got.bytes)
-        .digest("hex");
-      if (store?.writeKnown(oid, got.bytes)) objectsWritten++;
       const size = stat.size;
       const entry: CachedStat = {
         size,
@@ -482,15 +615,15 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       newCache.entries.set(key, entry);
       files++;
       bytes += size;
-      entries.push(
-        entryOf(rel, raw, {
-          type: "file",
-          mode: stat.mode & 0o7777,
-          size,
-          mtime_ms: stat.mtimeMs,
-          oid,
-        }),
-      );
+      const made = entryOf(rel, raw, {
+        type: "file",
+        mode: stat.mode & 0o7777,
+        size,
+        mtime_ms: stat.mtimeMs,
+        oid,
+      });
+      entries.push(made);
+      if (stat.nlink > 1) links.push({ entry: made, id: `${stat.dev}:${stat.ino}` });
     } else {
       pushSkip(skipped, rel, raw, "special_file", specialKind(st));
     }
@@ -639,6 +772,7 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
   }
 
   options.onProgress?.({ entries: seen, rehashed });
+  markHardLinks(links);
   newCache.index = { scope, others, skipped, ...(linked.length > 0 ? { linked } : {}) };
   const knownManifest = oldCache.index?.manifest;
   if (unchanged && knownManifest !== undefined) newCache.index.manifest = knownManifest;

@@ -167,6 +167,11 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
     files--;
     bytes -= tableStat(table, i).size;
   }
+  // Hard links: the scan's entries say which file links to which (the stat cache does not); a
+  // file with other links, now or at the last scan, always gets its line written anew.
+  const linkOf = new Map<string, string>();
+  for (const e of scan.manifest.entries) if (e.link !== undefined) linkOf.set(e.path, e.link);
+  const wasLinked = new Set(index.linked ?? []);
   for (const [key, c] of scan.statCache.entries) {
     // A new name that is not UTF-8 (found below a new directory): its entry carries its bytes.
     if (key.charCodeAt(0) === 0) return fallback("a new name that is not UTF-8");
@@ -174,8 +179,11 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
     bytes += c.size;
     const old = slice.get(key);
     const mode = c.mode & 0o7777;
+    const link = linkOf.get(key);
     // Seen again exactly as it was: no edit (a path cannot be a file and a directory at once).
     if (
+      link === undefined &&
+      !wasLinked.has(key) &&
       old !== undefined &&
       old.oid === c.oid &&
       old.size === c.size &&
@@ -192,6 +200,7 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
       size: c.size,
       mtime_ms: c.mtimeMs,
       oid: c.oid,
+      ...(link === undefined ? {} : { link }),
     });
   }
 

@@ -1,4 +1,5 @@
 import { diffManifests } from "./diff-manifests.ts";
+import { parentOf } from "./entry-path.ts";
 import { createExcludeMatcher } from "./excludes.ts";
 import {
   diffManifestTexts,
@@ -6,7 +7,7 @@ import {
   type Manifest,
   type ManifestEntry,
 } from "./manifest.ts";
-import { filterExcluded } from "./plan-restore.ts";
+import { filterExcluded, notCaptured } from "./plan-restore.ts";
 import { type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
 import type { StatCache } from "./stat-cache.ts";
 
@@ -20,6 +21,11 @@ export interface VerifyOptions {
   statCache?: StatCache;
   /** Ask the workspace's watch daemon what changed since `statCache` (see `ScanOptions`). */
   useWatcher?: boolean;
+  /**
+   * Paths the expected manifest's record did not capture (its `skipped`): neither they nor
+   * anything below them is compared, whatever the workspace holds there now.
+   */
+  skipped?: readonly SkippedPath[];
 }
 
 export type DifferenceKind = "missing" | "extra" | "content" | "mode" | "type" | "unreadable";
@@ -40,8 +46,10 @@ export interface VerifyResult {
 /**
  * Compare the workspace at `root` with `manifest`, exactly: every path, type, file content
  * (by blob id), symlink target and mode (mtimes are not compared). Used by the time machine's
- * `return` to prove the present came back. A present path the scan cannot read counts as a
- * difference (`unreadable`), so "ok" is never claimed without proof.
+ * `return` to prove the present came back. What the manifest's record did not capture
+ * (`options.skipped`) is not compared. A path the scan cannot read now is not compared either,
+ * unless the manifest captured something there (then it is a difference, `unreadable`: "ok" is
+ * never claimed without proof).
  */
 export function verifyWorkspace(
   root: string,
@@ -53,8 +61,9 @@ export function verifyWorkspace(
     excludes: options.excludes,
     ...(options.statCache === undefined ? {} : { statCache: options.statCache }),
     ...(options.useWatcher === true ? { useWatcher: true } : {}),
+    ...(options.skipped === undefined ? {} : { leaveAlone: options.skipped }),
   });
-  return compare(expected, scan.manifest.entries, scan.skipped, 0);
+  return compare(expected, scan.manifest.entries, scan.skipped, options.skipped ?? [], 0);
 }
 
 /**
@@ -65,34 +74,56 @@ export function verifyWorkspace(
 export function verifyWorkspaceText(
   expected: Buffer,
   current: { text: Buffer; skipped: SkippedPath[] },
-  options: Pick<VerifyOptions, "excludes">,
+  options: Pick<VerifyOptions, "excludes" | "skipped">,
 ): VerifyResult | null {
   const d = diffManifestTexts(expected, current.text);
   if (d === null) return null;
   const differing: Manifest = { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.a };
   // A line the workspace's scan shares is not excluded: the scan ran with these excludes.
   const kept = filterExcluded(differing, createExcludeMatcher(options.excludes)).kept;
-  return compare(kept, d.b, current.skipped, d.same);
+  return compare(kept, d.b, current.skipped, options.skipped ?? [], d.same);
 }
 
 function compare(
-  expected: ManifestEntry[],
-  found: ManifestEntry[],
+  allExpected: ManifestEntry[],
+  allFound: ManifestEntry[],
   skipped: SkippedPath[],
+  notInExpected: readonly SkippedPath[],
   alsoChecked: number,
 ): VerifyResult {
+  // What the expected record did not capture is not compared at all.
+  const theirs = notCaptured(notInExpected);
+  const expected = allExpected.filter((e) => !theirs.covers(e.path));
+  const found = allFound.filter((e) => !theirs.covers(e.path));
   const diff = diffManifests(
     { schema_version: MANIFEST_SCHEMA_VERSION, entries: expected },
     { schema_version: MANIFEST_SCHEMA_VERSION, entries: found },
   );
-  const differences: WorkspaceDifference[] = [
+  const all: WorkspaceDifference[] = [
     ...diff.removed.map((e) => ({ path: e.path, kind: "missing" as const })),
     ...diff.added.map((e) => ({ path: e.path, kind: "extra" as const })),
     ...diff.modified.map((c) => ({ path: c.path, kind: "content" as const })),
     ...diff.mode_changed.map((c) => ({ path: c.path, kind: "mode" as const })),
     ...diff.type_changed.map((c) => ({ path: c.path, kind: "type" as const })),
-    ...skipped.map((s) => ({ path: s.path, kind: "unreadable" as const })),
   ];
+  // A path the scan cannot read now is left out; it is a difference (`unreadable`) only when
+  // something the expected manifest captured at or below it did not come back as it was.
+  const now = new Set(skipped.filter((s) => !theirs.covers(s.path)).map((s) => s.path));
+  const unreadable = new Set<string>();
+  const differences = all.filter((d) => {
+    const root = coveringRoot(now, d.path);
+    if (root === null) return true;
+    if (d.kind !== "extra") unreadable.add(root);
+    return false;
+  });
+  for (const path of unreadable) differences.push({ path, kind: "unreadable" });
   differences.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { ok: differences.length === 0, differences, checked: expected.length + alsoChecked };
+}
+
+/** The member of `roots` that is `path` or one of its ancestors, or null. */
+function coveringRoot(roots: ReadonlySet<string>, path: string): string | null {
+  if (roots.size === 0) return null;
+  for (let p = path; p !== ""; p = parentOf(p)) if (roots.has(p)) return p;
+  return null;
 }

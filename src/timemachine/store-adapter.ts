@@ -64,6 +64,8 @@ export function travelExcludes(config: Config, record: SnapshotRecord): string[]
 export interface ManifestSource {
   text: () => Buffer;
   manifest: () => Manifest;
+  /** What the record did not capture: no restore to it or verify against it touches these. */
+  skipped: readonly SkippedPath[];
 }
 
 function memo<T>(make: () => T): () => T {
@@ -84,6 +86,7 @@ export function recordSource(root: string, record: SnapshotRecord): ManifestSour
   return {
     text,
     manifest: memo(() => parseManifestText(text(), `the manifest of ${recordId(record)}`)),
+    skipped: record.skipped,
   };
 }
 
@@ -91,8 +94,13 @@ export function recordSource(root: string, record: SnapshotRecord): ManifestSour
 export function createdSource(made: {
   manifest: Manifest;
   manifestText: () => Buffer;
+  record: SnapshotRecord;
 }): ManifestSource {
-  return { text: memo(() => made.manifestText()), manifest: () => made.manifest };
+  return {
+    text: memo(() => made.manifestText()),
+    manifest: () => made.manifest,
+    skipped: made.record.skipped,
+  };
 }
 
 /** The workspace as a scan found it a moment ago. */
@@ -115,7 +123,11 @@ function scanCurrent(root: string, excludes: readonly string[]): CurrentState | 
   if (scanned === null) return null;
   const text = scanned.text;
   return {
-    source: { text: () => text, manifest: memo(() => parseManifestText(text, "the workspace")) },
+    source: {
+      text: () => text,
+      manifest: memo(() => parseManifestText(text, "the workspace")),
+      skipped: scanned.skipped,
+    },
     skipped: scanned.skipped,
   };
 }
@@ -123,6 +135,9 @@ function scanCurrent(root: string, excludes: readonly string[]): CurrentState | 
 /**
  * Restore `target` into the workspace by difference; a restore that could not apply every
  * entry throws. Compares by text (only differing lines decoded) when both sides have one.
+ * What `target` did not capture, what `alsoSkipped` lists (a travel: what its backup did not
+ * capture) and what the workspace's scan cannot read are left alone (`result.left_alone` says
+ * which target entries that kept from being applied).
  */
 export function restoreExactly(
   root: string,
@@ -135,9 +150,12 @@ export function restoreExactly(
     requireReplacedObjects?: boolean;
     /** The stat cache, when the caller has it in hand (read from disk otherwise). */
     statCache?: StatCache;
+    /** More paths to leave alone (a travel: what the backup of the present did not capture). */
+    alsoSkipped?: readonly SkippedPath[];
   } = {},
 ): RestoreResult {
   const { statCache, requireReplacedObjects = false } = options;
+  const skipped = [...target.skipped, ...(options.alsoSkipped ?? [])];
   const paths = workspacePaths(root);
   const store = createObjectStore(paths.objects);
   const current = options.current ?? scanCurrent(paths.root, excludes);
@@ -148,7 +166,7 @@ export function restoreExactly(
           paths.root,
           target.text(),
           { text: current.source.text(), skipped: current.skipped },
-          { store, excludes, requireReplacedObjects },
+          { store, excludes, requireReplacedObjects, skipped },
         );
   const result =
     byText ??
@@ -160,6 +178,7 @@ export function restoreExactly(
         ? { statCache: statCache ?? readStatCache(paths.statCache), useWatcher: true }
         : { current: { manifest: current.source.manifest(), skipped: current.skipped } }),
       requireReplacedObjects,
+      skipped,
     });
   if (result.blocked.length > 0) {
     throw new TimewarpError(
@@ -189,12 +208,13 @@ export function verifyAgainst(
       : verifyWorkspaceText(
           expected.text(),
           { text: current.source.text(), skipped: current.skipped },
-          { excludes },
+          { excludes, skipped: expected.skipped },
         );
   return (
     byText ??
     verifyWorkspace(paths.root, expected.manifest(), {
       excludes,
+      skipped: expected.skipped,
       statCache: statCache ?? readStatCache(paths.statCache),
       useWatcher: true,
     })

@@ -8,7 +8,7 @@ import {
   TimewarpError,
   type WorkspacePaths,
 } from "../core/index.ts";
-import { readSnapshot } from "../store/index.ts";
+import { readSnapshot, type SkippedPath } from "../store/index.ts";
 import type { State, Transition } from "./state.ts";
 import { writeState } from "./state-file.ts";
 import {
@@ -52,17 +52,33 @@ export function finishTravel(
   state: State,
   t: Transition,
   /** What travel() already has in hand; recover reads them from disk. */
-  loaded?: { target: ManifestSource; excludes: readonly string[]; current?: CurrentState },
-): { state: State; written: number; deleted: number; unchanged: number } {
+  loaded?: {
+    target: ManifestSource;
+    excludes: readonly string[];
+    current?: CurrentState;
+    backupSkipped: readonly SkippedPath[];
+  },
+): {
+  state: State;
+  written: number;
+  deleted: number;
+  unchanged: number;
+  untouched: string[];
+  left_alone: string[];
+} {
   if (t.backup_id === null)
     throw new TimewarpError(ErrorCode.INTERNAL, "travel restore without a backup");
-  const excludes = loaded?.excludes ?? readBackup(ctx.paths.root, t.backup_id).record.exclude_globs;
+  const backup = loaded === undefined ? readBackup(ctx.paths.root, t.backup_id).record : null;
+  const excludes = loaded?.excludes ?? backup?.exclude_globs ?? [];
   const target =
     loaded?.target ?? recordSource(ctx.paths.root, readSnapshot(ctx.paths.root, t.snapshot_id));
   step(ctx, "travel:restore");
   const restored = restoreExactly(ctx.paths.root, target, excludes, {
     current: loaded?.current,
     requireReplacedObjects: true,
+    // What the backup did not capture cannot be brought back: the travel must not touch it
+    // either (a file over max_file_bytes, a FIFO, an unreadable directory and its subtree).
+    alsoSkipped: loaded?.backupSkipped ?? backup?.skipped ?? [],
   });
   step(ctx, "travel:restored");
   const past: State = {
@@ -92,6 +108,8 @@ export function finishTravel(
     written: restored.written,
     deleted: restored.deleted,
     unchanged: restored.unchanged,
+    untouched: restored.untouched.map((u) => u.path),
+    left_alone: restored.left_alone,
   };
 }
 

@@ -50,6 +50,13 @@ export interface TravelResult {
   written: number;
   deleted: number;
   unchanged: number;
+  /**
+   * Paths neither the snapshot nor the backup captured (too large, special, unreadable, and
+   * unreadable directories with their subtrees): not touched, so they are as the present had them.
+   */
+  untouched: string[];
+  /** Snapshot entries not restored because they lie at or below one of `untouched`. */
+  left_alone: string[];
   duration_ms: number;
 }
 
@@ -128,6 +135,7 @@ export function travel(options: TravelOptions): TravelResult {
         excludes,
         // the backup scanned the workspace a moment ago, under the lock: no second scan
         current: { source: createdSource(backup), skipped: backup.record.skipped },
+        backupSkipped: backup.record.skipped,
       });
     } catch (error) {
       if (
@@ -154,6 +162,8 @@ export function travel(options: TravelOptions): TravelResult {
       written: done.written,
       deleted: done.deleted,
       unchanged: done.unchanged,
+      untouched: done.untouched,
+      left_alone: done.left_alone,
       duration_ms: Math.round(performance.now() - started),
     };
   } finally {

@@ -208,8 +208,13 @@ export function registerSnapshotCommands(program: Command): void {
             files: out.files,
             bytes: out.bytes,
             written: out.restore.written,
+            skipped: out.skipped,
           },
-          human: `exported ${id} to ${out.dir} (${out.files} files, ${formatBytes(out.bytes)})`,
+          human:
+            `exported ${id} to ${out.dir} (${out.files} files, ${formatBytes(out.bytes)})` +
+            (out.skipped.length > 0
+              ? `; not in it (the snapshot skipped them): ${out.skipped.map((s) => s.path).join(", ")}`
+              : ""),
         };
       }),
     );
@@ -272,26 +277,34 @@ export function registerSnapshotCommands(program: Command): void {
 
 async function diffCommand(ctx: CommandContext, a: string, b: string | undefined) {
   const { effectiveExcludes, readConfig, workspacePaths } = await import("../../core/index.ts");
-  const { diffManifests, readManifest, readStatCache, scanWorkspace } = await import(
+  const { diffManifests, readManifest, readSnapshot, readStatCache, scanWorkspace } = await import(
     "../../store/index.ts"
   );
   const before = readManifest(ctx.root, a);
+  // What either side did not capture is not a difference (nor a deletion): listed apart.
+  const skipped = [...readSnapshot(ctx.root, a).skipped];
   let after: ReturnType<typeof readManifest>;
   if (b === undefined) {
     const paths = workspacePaths(ctx.root);
     const config = readConfig(paths.config);
     // Hash only: the stat cache is read, never written, so a diff cannot change the next snapshot.
-    after = scanWorkspace(paths.root, {
+    const scan = scanWorkspace(paths.root, {
       excludes: effectiveExcludes(config),
       maxFileBytes: config.max_file_bytes,
       statCache: readStatCache(paths.statCache),
       useWatcher: true,
-    }).manifest;
-  } else after = readManifest(ctx.root, b);
-  const d = diffManifests(before, after);
+    });
+    after = scan.manifest;
+    skipped.push(...scan.skipped);
+  } else {
+    after = readManifest(ctx.root, b);
+    skipped.push(...readSnapshot(ctx.root, b).skipped);
+  }
+  const d = diffManifests(before, after, { skipped });
   const json = {
     from: a,
     to: b ?? "workspace",
+    skipped: [...new Set(skipped.map((s) => s.path))].sort(),
     added: d.added.map((e) => e.path),
     removed: d.removed.map((e) => e.path),
     modified: d.modified.map((c) => c.path),
@@ -312,6 +325,7 @@ async function diffCommand(ctx: CommandContext, a: string, b: string | undefined
     ...json.modified.map((p) => `M ${p}`),
     ...json.mode_changed.map((m) => `M ${m.path} (mode ${m.before} → ${m.after})`),
     ...json.type_changed.map((t) => `T ${t.path} (${t.before} → ${t.after})`),
+    ...json.skipped.map((p) => `? ${p} (not captured: not compared)`),
   ];
   return { json, human: lines.length === 0 ? "no differences" : lines.join("\n") };
 }
