@@ -35,6 +35,8 @@ import {
  */
 
 const SCRIPT = join(REPO_ROOT, "bin", "timewarp-hook");
+// A hang guard for the tests that start servers and CLIs, not a budget: a loaded machine is slow.
+const SLOW_TEST_MS = 300_000;
 const UMASK = process.umask().toString(8).padStart(4, "0");
 const has = (file: string) => existsSync(file);
 const onPath = (name: string) => spawnSync("sh", ["-c", `command -v ${name}`]).status === 0;
@@ -242,7 +244,7 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
       await waitUntil(() => readHookServer(root)?.served === 2);
       expect(leftovers(root)).toEqual([]);
     },
-    60_000,
+    SLOW_TEST_MS,
   );
 
   it.runIf(variant.available)(
@@ -290,7 +292,7 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
       expect(readHookServer(root)?.served).toBe(0);
       expect(leftovers(root)).toEqual([]);
     },
-    60_000,
+    SLOW_TEST_MS,
   );
 
   it.runIf(variant.available)(
@@ -315,7 +317,7 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
       }
       expect(bin.calls()).toEqual([]);
     },
-    60_000,
+    SLOW_TEST_MS,
   );
 
   it.runIf(variant.available)(
@@ -363,7 +365,7 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
       }
       expect(bin.calls()).toHaveLength(3);
     },
-    60_000,
+    SLOW_TEST_MS,
   );
 
   it.runIf(variant.available)("a closed stdin is an empty payload, as in the CLI", async () => {
@@ -398,30 +400,34 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
 });
 
 describe("timewarp-hook as an agent runs it", () => {
-  it("runs by its shebang from npm's link, and the watch daemon runs the real session start", async () => {
-    const root = workspace();
-    const bin = makeTempDir("tw-hookbin-");
-    cleanups.push(bin.cleanup);
-    symlinkSync(SCRIPT, join(bin.dir, "timewarp-hook"));
-    const started = runCli(["watch", "start", "--json", "-C", root]);
-    expect(started.status, started.stderr).toBe(0);
-    cleanups.push(() => runCli(["watch", "stop", "-C", root]));
-    await waitUntil(() => readHookServer(root) !== null);
-    const r = spawnSync(
-      join(bin.dir, "timewarp-hook"),
-      ["session-start", "--agent", "claude-code", "--json"],
-      {
-        cwd: root,
-        input: JSON.stringify({ session_id: "s1", cwd: root, source: "startup" }),
-        encoding: "utf8",
-      },
-    );
-    expect(r.status, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { kind: string; summary: string };
-    expect(out.kind).toBe("ok");
-    const id = /snapshot (\S+)/.exec(out.summary)?.[1] as string;
-    expect(existsSync(join(root, ".timewarp", "snapshots", id, "snapshot.json"))).toBe(true);
-    await waitUntil(() => readHookServer(root)?.timings?.["session-start"]?.count === 1);
-    expect(leftovers(root)).toEqual([]);
-  }, 60_000);
+  it(
+    "runs by its shebang from npm's link, and the watch daemon runs the real session start",
+    async () => {
+      const root = workspace();
+      const bin = makeTempDir("tw-hookbin-");
+      cleanups.push(bin.cleanup);
+      symlinkSync(SCRIPT, join(bin.dir, "timewarp-hook"));
+      const started = runCli(["watch", "start", "--json", "-C", root]);
+      expect(started.status, started.stderr).toBe(0);
+      cleanups.push(() => runCli(["watch", "stop", "-C", root]));
+      await waitUntil(() => readHookServer(root) !== null);
+      const r = spawnSync(
+        join(bin.dir, "timewarp-hook"),
+        ["session-start", "--agent", "claude-code", "--json"],
+        {
+          cwd: root,
+          input: JSON.stringify({ session_id: "s1", cwd: root, source: "startup" }),
+          encoding: "utf8",
+        },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as { kind: string; summary: string };
+      expect(out.kind).toBe("ok");
+      const id = /snapshot (\S+)/.exec(out.summary)?.[1] as string;
+      expect(existsSync(join(root, ".timewarp", "snapshots", id, "snapshot.json"))).toBe(true);
+      await waitUntil(() => readHookServer(root)?.timings?.["session-start"]?.count === 1);
+      expect(leftovers(root)).toEqual([]);
+    },
+    SLOW_TEST_MS,
+  );
 });
