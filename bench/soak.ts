@@ -187,9 +187,15 @@ function cli(
         child.kill("SIGKILL");
       }, options.killAfterMs);
     }
+    // a command that hangs (a lock never given back, say) is a finding, not the soak's end
+    const hang = setTimeout(() => {
+      note(`timewarp ${args.join(" ")} hung for 10 minutes: killed`);
+      child.kill("SIGKILL");
+    }, 600_000);
     child.on("error", reject);
     child.on("exit", (code, signal) => {
       if (timer) clearTimeout(timer);
+      clearTimeout(hang);
       let json: Record<string, unknown> | null = null;
       try {
         json = JSON.parse(stdout) as Record<string, unknown>;
@@ -320,6 +326,8 @@ class Workspace {
   snapshots = new Map<string, Tree>();
   seenRecords = new Set<string>();
   durations = new Map<Op, number>();
+  /** How long a CLI run that does next to nothing (`status`) takes. */
+  startupMs = 0;
 
   constructor(root: string) {
     this.root = root;
@@ -424,18 +432,21 @@ class Workspace {
       intended.set(path, content);
       return { args: ["edit", "whole", path, "--content-file", file], intended };
     }
-    if (op === "edit-block") {
+    // a unique line (the generated files name their path and line number on every line; files
+    // the user or an edit-whole rewrote repeat theirs), tried in a few files
+    for (let attempt = 0; op === "edit-block" && attempt < 20; attempt++) {
       const path = pick(texts);
-      const lines = (this.tree.get(path) as Buffer).toString().split("\n").slice(0, -1);
+      const text = (this.tree.get(path) as Buffer).toString();
+      const lines = text.split("\n").slice(0, -1);
       const j = int(0, lines.length - 1);
       const search = lines[j] as string;
+      if (text.indexOf(search) !== text.lastIndexOf(search)) continue;
       const replace = `${search} e${int(0, 1e9)}`;
-      // a unique line: every line names its file and number, edits only append to it
-      if (lines.filter((l) => l.includes(search)).length !== 1) return this.planEdit("edit-whole");
       lines[j] = replace;
       intended.set(path, Buffer.from(`${lines.join("\n")}\n`));
       return { args: ["edit", "block", path, "--search", search, "--replace", replace], intended };
     }
+    if (op === "edit-block") return this.planEdit("edit-whole");
     // a git diff over 2..6 files: one line changed in each, sometimes a new file too
     const chosen = new Set<string>();
     const want = Math.min(texts.length, int(2, 6));
@@ -666,7 +677,11 @@ async function killRound(ws: Workspace, op: Op): Promise<void> {
   const { args, expect } = await ws.prepare(op);
   const r = row(op);
   r.kills++;
-  const delay = Math.floor(rnd() * ws.duration(op) * 1.1);
+  // Spread over the operation's measured duration; three kills in four skip most of the start-up
+  // (a `status` takes as long), where nothing is written yet.
+  const span = ws.duration(op) * 1.1;
+  const from = rnd() < 0.75 ? Math.min(ws.startupMs * 0.8, span * 0.8) : 0;
+  const delay = Math.floor(from + rnd() * (span - from));
   const run = await cli(ws.root, args, { killAfterMs: delay });
   if (run.signal === "SIGKILL") r.landed++;
   else {
@@ -682,6 +697,9 @@ async function killRound(ws: Workspace, op: Op): Promise<void> {
 
 /** Unkilled, each operation once: the durations the kills spread over. */
 async function calibrate(ws: Workspace): Promise<void> {
+  const starts: number[] = [];
+  for (let i = 0; i < 3; i++) starts.push((await cli(ws.root, ["status"])).ms);
+  ws.startupMs = Math.min(...starts);
   for (const op of OPS) {
     if (op === "recover") continue;
     const { args, expect } = await ws.prepare(op);
@@ -751,12 +769,13 @@ console.log(`timewarp soak: ${KILLS} kills, seed ${SEED}, ${FILES} files, in ${b
 console.log(`CLI: ${cliHow}`);
 let enospcNote = "";
 let killPhaseS = 0;
+let aborted = "";
 try {
   const ws = new Workspace(join(base, "w"));
   await ws.create(FILES);
   await calibrate(ws);
   console.log(
-    `measured (ms): ${[...ws.durations].map(([op, ms]) => `${op} ${Math.round(ms)}`).join(", ")}`,
+    `measured (ms): start-up (status) ${Math.round(ws.startupMs)}, ${[...ws.durations].map(([op, ms]) => `${op} ${Math.round(ms)}`).join(", ")}`,
   );
   // every operation equally often: passes over all of them, the ones run in the present first
   // (shuffled), then travel, return, recover, so few extra travels and returns are needed
@@ -767,15 +786,26 @@ try {
       const inPresent = OPS.filter((o) => !["travel", "return", "recover"].includes(o));
       order = ["recover", "return", "travel", ...inPresent.sort(() => rnd() - 0.5)];
     }
-    await killRound(ws, order.pop() as Op);
+    try {
+      await killRound(ws, order.pop() as Op);
+    } catch (error) {
+      // a setup command failed (the workspace is stuck): report what was found so far
+      aborted = `ABORTED after ${k} kills: ${String(error).slice(0, 400)}`;
+      break;
+    }
     if ((k + 1) % 50 === 0) {
       const s = ((performance.now() - started) / 1000).toFixed(0);
       console.log(`  … ${k + 1}/${KILLS} kills, ${s} s`);
     }
   }
   killPhaseS = (performance.now() - killsStarted) / 1000;
-  await ws.toPresent();
-  enospcNote = await enospcRounds(base);
+  if (!aborted) {
+    try {
+      enospcNote = await enospcRounds(base);
+    } catch (error) {
+      aborted = `ABORTED in the ENOSPC rounds: ${String(error).slice(0, 400)}`;
+    }
+  }
 } finally {
   if (!KEEP) rmSync(base, { recursive: true, force: true });
 }
@@ -840,6 +870,7 @@ console.log("");
 console.log(fmt(header));
 for (const r of table) console.log(fmt(r));
 console.log(enospcNote);
+if (aborted) console.log(aborted);
 if (calib && (calib.bytesLost || calib.unrecorded || calib.fsck))
   console.log(
     `calibration (unkilled) runs: ${calib.bytesLost} bytes lost, ${calib.unrecorded} unrecorded, ${calib.fsck} fsck problems`,
@@ -858,4 +889,5 @@ console.log(
 console.log(
   `repeat: npm run soak -- --kills ${KILLS} --seed ${SEED} --files ${FILES} --enospc ${ENOSPC_RUNS}`,
 );
-process.exitCode = all.bytesLost === 0 && all.unrecorded === 0 && all.fsck === 0 ? 0 : 1;
+process.exitCode =
+  !aborted && all.bytesLost === 0 && all.unrecorded === 0 && all.fsck === 0 ? 0 : 1;
