@@ -21,6 +21,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createFixedClock } from "../src/core/index.ts";
 import {
+  checkEdit,
   compileGoal,
   createCardIndex,
   distillCard,
@@ -203,6 +204,17 @@ if (runs("guards")) {
   console.log(
     `  seed:  ${origRollback} rollback, ${origWarn} warn  (an out-of-scope edit with a plan and evidence scores 0.4: ok)`,
   );
+  // checkEdit answers PreToolUse: one call per proposed edit, inside a hook's 100 ms budget
+  // (timed here, not in npm test: a test never asserts wall-clock time).
+  const calls = 200;
+  const perCall: number[] = [];
+  for (let k = 0; k < reps; k++) {
+    const t0 = performance.now();
+    for (let i = 0; i < calls; i++)
+      checkEdit(goal, { paths: [`docs/p${i}.md`, "README.md"], diff: "@@ -1 +1 @@\n+x" });
+    perCall.push((performance.now() - t0) / calls);
+  }
+  console.log(`  checkEdit per call          median ${ms(median(perCall))}  (hook budget 100 ms)`);
 }
 
 // ── 2. retrieval ─────────────────────────────────────────────────────────────────────────────

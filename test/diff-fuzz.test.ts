@@ -114,6 +114,8 @@ function mutate(src: Buffer, rnd: () => number): Buffer {
 }
 
 describe("parse/apply fuzz over the corpus", () => {
+  // A hang meets the test's timeout; how fast parse and apply are is `npm run bench:diff`'s
+  // business (a test never asserts wall-clock time).
   it(`${CASES} seeded mutations: only coded errors, no hangs`, () => {
     const random = createSeededRandom(20261123);
     const rnd = () => {
@@ -124,11 +126,9 @@ describe("parse/apply fuzz over the corpus", () => {
     };
     const codes = new Map<string, number>();
     let parsed = 0;
-    let slowest = 0;
     for (let n = 0; n < CASES; n++) {
       const src = corpus[n % corpus.length] as Buffer;
       const bytes = mutate(src, rnd);
-      const t0 = performance.now();
       try {
         const patches = n % 2 ? parsePatch(bytes) : parsePatch(bytes.toString("utf8"));
         parsed++;
@@ -152,11 +152,9 @@ describe("parse/apply fuzz over the corpus", () => {
         expect(error.message).toMatch(/^line \d+: /);
         codes.set(error.code, (codes.get(error.code) ?? 0) + 1);
       }
-      slowest = Math.max(slowest, performance.now() - t0);
     }
     // Both paths are exercised: many mutants still parse, many are refused with a coded error.
     expect(parsed).toBeGreaterThan(CASES / 10);
     expect(codes.get(ErrorCode.DIFF_PARSE_ERROR) ?? 0).toBeGreaterThan(CASES / 10);
-    expect(slowest).toBeLessThan(2000);
   });
 });

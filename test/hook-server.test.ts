@@ -11,6 +11,7 @@ import {
 import { REPO_ROOT, runCli } from "./helpers/cli.ts";
 import {
   cleanups,
+  killAfterHangClaimed,
   leftovers,
   runCleanups,
   scriptedServer,
@@ -49,7 +50,9 @@ function call(
     cwd: root,
     env: { ...process.env, ...options.env },
     input,
-    ...(options.claimTimeoutMs !== undefined ? { claimTimeoutMs: options.claimTimeoutMs } : {}),
+    // A claim within the client's default second is a matter of load: only the tests about
+    // claiming set a short limit, the others wait as long as a loaded machine needs.
+    claimTimeoutMs: options.claimTimeoutMs ?? 60_000,
     ...(options.replyTimeoutMs !== undefined ? { replyTimeoutMs: options.replyTimeoutMs } : {}),
   });
 }
@@ -127,7 +130,8 @@ describe("the hook server's machinery (a scripted worker)", () => {
     expect(Object.keys(timings).sort()).toEqual(["echo", "slow"]);
     expect(timings.echo?.count).toBe(3);
     expect(timings.slow).toMatchObject({ count: 1 });
-    // a timer may fire a millisecond early; one sample is its own median and p95
+    // a timer may fire a millisecond early; one sample is its own median and p95. Lower bounds
+    // only (the slow hook sleeps 150 ms): a loaded machine can only make them longer.
     expect(timings.slow?.p50_ms).toBeGreaterThanOrEqual(140);
     expect(timings.slow?.p95_ms).toBe(timings.slow?.p50_ms);
     expect(timings.echo?.p50_ms).toBeLessThanOrEqual(timings.echo?.p95_ms ?? 0);
@@ -172,7 +176,7 @@ describe("the hook server's machinery (a scripted worker)", () => {
     expect(server.output()).not.toContain("stale:");
     // an upgrade's clients speak a newer protocol and never ask this server anything
     writeFileSync(join(root, ".stale"), "");
-    await waitUntil(() => server.output().includes("stale: the code on disk changed"), 5_000);
+    await waitUntil(() => server.output().includes("stale: the code on disk changed"));
     expect(readHookServer(root)?.served).toBe(0);
   });
 
@@ -213,6 +217,7 @@ describe("the hook server's machinery (a scripted worker)", () => {
     await scriptedServer(root, "normal"); // its own limit for a hook: the default 2 minutes
     const t0 = performance.now();
     const r = call(root, "hang", "{}", { replyTimeoutMs: 600 });
+    // a lower bound (it waited its limit out), which a loaded machine can only make longer
     expect(performance.now() - t0).toBeGreaterThanOrEqual(600);
     expect(r).toMatchObject({ served: true, exitCode: 0, stdout: "" });
     expect(r.served && r.stderr).toMatch(/no reply within 2 minutes/);
@@ -236,6 +241,7 @@ describe("the hook server's machinery (a scripted worker)", () => {
     try {
       const t0 = performance.now();
       const r = call(root, "echo", "{}", { claimTimeoutMs: 300 });
+      // a lower bound (it waited its limit out), which a loaded machine can only make longer
       expect(performance.now() - t0).toBeGreaterThanOrEqual(300);
       expect(r).toMatchObject({
         served: false,
@@ -254,13 +260,13 @@ describe("the hook server's machinery (a scripted worker)", () => {
   it("a server killed -9 after claiming: the client notices within a second, fails open, and never reruns the hook", async () => {
     const root = workspace();
     const { child } = await scriptedServer(root, "normal");
-    // the client blocks this thread, so the kill comes from another process
-    spawn("sh", ["-c", `sleep 0.5; kill -9 ${child.pid}`], { stdio: "ignore" });
-    const t0 = performance.now();
-    const r = call(root, "hang", "{}", { claimTimeoutMs: 200 });
-    expect(performance.now() - t0).toBeLessThan(5_000);
+    // the client blocks this thread, so the kill comes from another process, once claimed
+    killAfterHangClaimed(root, child.pid as number);
+    // "is gone", not "no reply within 2 minutes": it noticed the death rather than timing out
+    // (how soon is not asserted: a loaded machine may take its time)
+    const r = call(root, "hang", "{}");
     expect(r).toMatchObject({ served: true, exitCode: 0 });
-    expect(r.served && r.stderr).toMatch(/is gone/);
+    expect(r.served && r.stderr).toMatch(/its process \d+ is gone/);
   });
 });
 
@@ -330,7 +336,7 @@ describe("the watch daemon serves the real hooks", () => {
     const daemonRoot = setup({});
     await waitUntil(() => readHookServer(daemonRoot) !== null);
     const viaDaemon = run(daemonRoot, {});
-    await waitUntil(() => readHookServer(daemonRoot)?.served === 4, 5_000);
+    await waitUntil(() => readHookServer(daemonRoot)?.served === 4);
     // and `watch status` says so, per event
     expect(served(daemonRoot)).toEqual({
       served: 4,
@@ -363,7 +369,7 @@ describe("the watch daemon serves the real hooks", () => {
       },
     );
     expect(out.kind).toBe("ok");
-    await waitUntil(() => readHookServer(root)?.served === 1, 5_000);
+    await waitUntil(() => readHookServer(root)?.served === 1);
     expect(served(root)).toEqual({ served: 1, byEvent: { "session-start": 1 } });
     const id = /snapshot (\S+)/.exec(out.summary)?.[1] as string;
     const record = JSON.parse(

@@ -21,7 +21,12 @@ function childScript(dir: string): string {
     `import { writeFileSync } from "node:fs";
 import { createSnapshot } from ${JSON.stringify(join(REPO_ROOT, "src/store/index.ts"))};
 const [root, mode] = process.argv.slice(2);
-const progress = (p: { entries: number }) => process.stdout.write(\`progress \${p.entries}\\n\`);
+// "once": stop for good at the first progress report, in the middle of writing objects, so the
+// kill lands there however slow the machine is (a kill after a delay might come too late).
+const progress = (p: { entries: number }) => {
+  process.stdout.write(\`progress \${p.entries}\\n\`);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+};
 if (mode === "once") createSnapshot(root, { onProgress: progress });
 else for (let i = 0; ; i++) {
   writeFileSync(\`\${root}/d0/f0.txt\`, \`edit \${i}\`);
@@ -106,7 +111,8 @@ describe("kill -9 during a snapshot", () => {
     assertConsistent(root);
 
     // 2. killed at an arbitrary point of back-to-back incremental snapshots (record writing,
-    //    stat cache writing), a few times at different moments
+    //    stat cache writing), a few times at different moments; wherever each kill lands (the
+    //    child loops until killed, so it always does), the store is consistent
     for (const delay of [0, 15]) {
       await runAndKill(script, [root, "loop"], (l, n) => l.startsWith("snap") && n >= 2, delay);
       assertConsistent(root);

@@ -72,12 +72,11 @@ describe("createFilePatch", () => {
     expect(Buffer.from(applyFilePatch(after, reverseFilePatch(p)) ?? []).equals(before)).toBe(true);
   });
 
-  it("finds the minimal diff for every-other-line changes, quickly", () => {
+  // Its speed (jsdiff takes seconds here) is measured by `npm run bench:diff`, not asserted.
+  it("finds the minimal diff for every-other-line changes", () => {
     const a = lines(10_000, (i) => `line ${i}`);
     const b = lines(10_000, (i) => (i % 2 ? `changed ${i}` : `line ${i}`));
-    const t0 = performance.now();
     const p = only(createFilePatch({ oldPath: "f", newPath: "f", before: enc(a), after: enc(b) }));
-    expect(performance.now() - t0).toBeLessThan(2000); // jsdiff takes seconds here
     expect(patchStats(p)).toEqual({ added: 5000, removed: 5000 });
     expect(Buffer.from(applyFilePatch(enc(a), p) ?? []).toString()).toBe(b);
   });

@@ -255,11 +255,14 @@ describe("checkEdit (PreToolUse)", () => {
     ).toBe("ok");
   });
 
-  it("stays well inside a hook's budget (< 100 ms per call)", () => {
-    const t0 = performance.now();
+  // Its cost per call (a hook's budget is 100 ms) is measured by `npm run bench:memory`.
+  it("lets every in-scope edit through, call after call (no state kept between calls)", () => {
+    const actions = new Set<string>();
     for (let i = 0; i < 200; i++)
-      checkEdit(g, { paths: [`docs/p${i}.md`, "README.md"], diff: "@@ -1 +1 @@\n+x" });
-    expect((performance.now() - t0) / 200).toBeLessThan(100);
+      actions.add(
+        checkEdit(g, { paths: [`docs/p${i}.md`, "README.md"], diff: "@@ -1 +1 @@\n+x" }).action,
+      );
+    expect([...actions]).toEqual(["ok"]);
   });
 });
 

@@ -79,3 +79,22 @@ export function stdoutOf(child: ChildProcess): Promise<string> {
   });
   return new Promise<string>((done) => child.on("exit", () => done(out)));
 }
+
+/**
+ * SIGKILL `pid` from another process (the clients block their thread) once the scripted worker
+ * has the "hang" hook in hand, i.e. after the server claimed it; never after a fixed delay.
+ */
+export function killAfterHangClaimed(root: string, pid: number): void {
+  const marker = join(root, ".hang-claimed");
+  spawn(
+    "sh",
+    // bounded (a minute), so a hook never claimed leaves no shell behind
+    [
+      "-c",
+      `i=0; while [ ! -e "$1" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i+1)); done; rm -f "$1"; kill -9 ${pid}`,
+      "sh",
+      marker,
+    ],
+    { stdio: "ignore" },
+  );
+}
