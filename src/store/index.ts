@@ -6,6 +6,7 @@
 
 export type { ManifestChange, ManifestDiff } from "./diff-manifests.ts";
 export { diffManifests, isEmptyDiff } from "./diff-manifests.ts";
+export { entryPathBytes, fsPathOf } from "./entry-path.ts";
 export type { ExcludeMatcher } from "./excludes.ts";
 export { createExcludeMatcher } from "./excludes.ts";
 export type { ExportResult } from "./export-snapshot.ts";

@@ -1,10 +1,18 @@
 import { mkdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { type Clock, workspacePaths, writeFileAtomic, writeJsonAtomic } from "../core/index.ts";
+import {
+  type Clock,
+  pathTextOf,
+  workspacePaths,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from "../core/index.ts";
 import { createPatch } from "../diff/index.ts";
 import {
   createObjectStore,
   diffManifests,
+  entryPathBytes,
+  fsPathOf,
   type Manifest,
   type ManifestEntry,
   readStatCache,
@@ -33,47 +41,62 @@ export interface PastWork {
 /**
  * The past workspace as it is now against the snapshot travelled to, as a git-format patch
  * (created, deleted, modified files, modes, symlinks; binary content as literals). Null when
- * nothing changed. Reads the workspace; writes nothing.
+ * nothing changed. Reads the workspace; writes nothing. What the snapshot or this scan did not
+ * capture (`snapshotSkipped`, the scan's own skipped: too large, unreadable, special) is left
+ * out, never reported as deleted; names that are not UTF-8 are read and written by their bytes.
  */
 export function diffPastWork(options: {
   root: string;
   snapshotManifest: Manifest;
+  snapshotSkipped?: readonly { path: string }[];
   excludes: readonly string[];
 }): PastWork | null {
   const paths = workspacePaths(options.root);
-  const now = scanWorkspace(paths.root, {
+  const scan = scanWorkspace(paths.root, {
     excludes: options.excludes,
     statCache: readStatCache(paths.statCache),
     useWatcher: true,
-  }).manifest;
-  const diff = diffManifests(options.snapshotManifest, now);
+  });
+  const diff = diffManifests(options.snapshotManifest, scan.manifest, {
+    skipped: [...(options.snapshotSkipped ?? []), ...scan.skipped],
+  });
   const store = createObjectStore(paths.objects);
   const contentOf = (e: ManifestEntry, side: "before" | "after"): Uint8Array => {
     if (e.type === "symlink") {
-      if (side === "before") return Buffer.from(e.target ?? "");
-      return Buffer.from(readlinkSync(join(paths.root, e.path)));
+      if (side === "after") return readlinkSync(fsPathOf(paths.root, e), { encoding: "buffer" });
+      return e.target_b64 === undefined
+        ? Buffer.from(e.target ?? "")
+        : Buffer.from(e.target_b64, "base64");
     }
     if (side === "before") return store.read(e.oid ?? "");
-    return readFileSync(join(paths.root, e.path));
+    return readFileSync(fsPathOf(paths.root, e));
   };
-  const changes: PatchChange[] = [];
+  // The patch names a file by its exact bytes (core's escaped text form); the list shows it.
+  const nameOf = (e: ManifestEntry) => pathTextOf(entryPathBytes(e));
+  const changes: { change: PatchChange; shown: string }[] = [];
   const isContent = (e: ManifestEntry) => e.type !== "dir";
   for (const e of diff.added.filter(isContent)) {
     changes.push({
-      oldPath: null,
-      newPath: e.path,
-      before: null,
-      after: contentOf(e, "after"),
-      newMode: gitMode(e),
+      shown: e.path,
+      change: {
+        oldPath: null,
+        newPath: nameOf(e),
+        before: null,
+        after: contentOf(e, "after"),
+        newMode: gitMode(e),
+      },
     });
   }
   for (const e of diff.removed.filter(isContent)) {
     changes.push({
-      oldPath: e.path,
-      newPath: null,
-      before: contentOf(e, "before"),
-      after: null,
-      oldMode: gitMode(e),
+      shown: e.path,
+      change: {
+        oldPath: nameOf(e),
+        newPath: null,
+        before: contentOf(e, "before"),
+        after: null,
+        oldMode: gitMode(e),
+      },
     });
   }
   for (const c of [...diff.modified, ...diff.mode_changed, ...diff.type_changed]) {
@@ -81,21 +104,22 @@ export function diffPastWork(options: {
     const is = isContent(c.after);
     if (!was && !is) continue;
     changes.push({
-      oldPath: was ? c.path : null,
-      newPath: is ? c.path : null,
-      before: was ? contentOf(c.before, "before") : null,
-      after: is ? contentOf(c.after, "after") : null,
-      ...(was ? { oldMode: gitMode(c.before) } : {}),
-      ...(is ? { newMode: gitMode(c.after) } : {}),
+      shown: c.path,
+      change: {
+        oldPath: was ? nameOf(c.before) : null,
+        newPath: is ? nameOf(c.after) : null,
+        before: was ? contentOf(c.before, "before") : null,
+        after: is ? contentOf(c.after, "after") : null,
+        ...(was ? { oldMode: gitMode(c.before) } : {}),
+        ...(is ? { newMode: gitMode(c.after) } : {}),
+      },
     });
   }
   if (changes.length === 0) return null;
-  changes.sort((a, b) =>
-    String(a.newPath ?? a.oldPath).localeCompare(String(b.newPath ?? b.oldPath)),
-  );
+  changes.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
   return {
-    patch: createPatch(changes),
-    files: changes.map((c) => String(c.newPath ?? c.oldPath)),
+    patch: createPatch(changes.map((c) => c.change)),
+    files: changes.map((c) => c.shown),
   };
 }
 

@@ -9,7 +9,7 @@ import {
   TimewarpError,
   workspacePaths,
 } from "../core/index.ts";
-import { readManifest } from "../store/index.ts";
+import { readManifest, readSnapshot } from "../store/index.ts";
 import {
   diffPastWork,
   type SavedPatch,
@@ -83,6 +83,7 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
     const work = diffPastWork({
       root: paths.root,
       snapshotManifest: readManifest(paths.root, state.current_snapshot_id),
+      snapshotSkipped: readSnapshot(paths.root, state.current_snapshot_id).skipped,
       excludes: backup.record.exclude_globs,
     });
     let patch: SavedPatch | null = null;
