@@ -138,6 +138,9 @@ export function callHookServer(options: HookClientOptions): HookClientResult {
       return { served: true, ...answer };
     }
     const now = Date.now();
+    // The server claims by renaming the request away: from then on its reply time and its
+    // liveness count, not the claim time (a slow claim limit must not delay noticing a death).
+    if (!claimed && statSync(request, { throwIfNoEntry: false }) === undefined) claimed = true;
     if (!claimed && now >= claimBy) {
       // Take the request back: if it is still there, the server never saw it.
       try {
