@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -6,6 +7,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Most suites wait on child processes (the CLI, tclsh, hook servers), not on the CPU: more
+    // forks than cores keep a 2-core CI machine busy (vitest's default there is one fork).
+    maxWorkers: Math.max(3, availableParallelism()),
     // No watch daemons started by the hook and CLI tests; test/watch.test.ts turns it back on.
     env: { TIMEWARP_WATCH: "0" },
   },
