@@ -176,6 +176,7 @@ const FLOW: Row[] = [
             symptom: "three retries",
           }),
         ],
+        corrupt: [],
       }),
   },
   {
@@ -652,14 +653,31 @@ const FLOW: Row[] = [
     why: "a tag no milestone has",
     expect: "ok",
     args: () => ({ tags: ["nope"] }),
-    check: (b) => expect(b).toEqual({ success: true, milestones: [] }),
+    check: (b) => expect(b).toEqual({ success: true, milestones: [], corrupt: [] }),
   },
   {
     tool: "GetMilestones",
-    why: "a hand-broken milestone file",
-    expect: { code: "CORRUPT_FILE" },
+    why: "a hand-broken milestone file is named in corrupt; the others are still listed",
+    expect: "ok",
     before: corruptMilestone,
+    check: (b) => {
+      expect(b).toMatchObject({ success: true, milestones: [{ id: "milestone_001" }] });
+      expect(b.corrupt).toEqual([
+        {
+          id: "milestone_900",
+          code: "CORRUPT_FILE",
+          message: expect.stringContaining("not valid JSON"),
+          file: realpathSync(file(".timewarp/history/milestones/milestone_900.json")),
+        },
+      ]);
+    },
     after: removeCorruptMilestone,
+  },
+  {
+    tool: "GetMilestones",
+    why: "tags that are not a list",
+    expect: { code: "INVALID_INPUT" },
+    args: () => ({ tags: "src" }),
   },
   {
     tool: "timewarp_milestone_proposals",

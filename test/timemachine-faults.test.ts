@@ -146,6 +146,54 @@ describe("corrupt or hand-edited protocol files", () => {
   });
 });
 
+describe("a snapshot record that does not read", () => {
+  /**
+   * Two sessions' snapshots, then the sessions forgotten: a third session start would delete
+   * both (no issue, session or state names them any more) — unless a record does not read.
+   */
+  async function twoForgotten(): Promise<{ root: string; first: string; second: string }> {
+    const { root, snapshotId: first } = await prepared();
+    const { snapshot_id: second } = await startSession({ root, sessionId: "second" });
+    rmSync(join(root, ".timewarp", "sessions"), { recursive: true });
+    return { root, first, second };
+  }
+
+  it("session start deletes nothing and says which record and how to look", async () => {
+    const { root, first, second } = await twoForgotten();
+    const record = join(root, ".timewarp", "snapshots", first, "snapshot.json");
+    writeFileSync(record, "{ torn");
+    const s = await startSession({ root, sessionId: "third" });
+    expect(s.cleanup.skipped).toBe(
+      `1 snapshot record(s) do not read (${first}: CORRUPT_FILE); run \`timewarp fsck\``,
+    );
+    expect(s.cleanup.deleted_snapshots).toEqual([]);
+    expect(s.cleanup.removed_objects).toBe(0);
+    expect(existsSync(join(root, ".timewarp", "snapshots", second, "snapshot.json"))).toBe(true);
+    expect(readFileSync(record, "utf8")).toBe("{ torn");
+    // the record was never skipped in silence: fsck names it
+    expect(fsck(root).problems).toContainEqual(
+      expect.objectContaining({ kind: "bad_record", subject: first, path: record }),
+    );
+  });
+
+  it("a present backup's record that does not read stops it too", async () => {
+    const { root, first, second } = await twoForgotten();
+    const backup = join(root, ".timewarp", "present_backup", "b_20260101_000000_abcdef");
+    mkdirSync(backup, { recursive: true });
+    writeFileSync(join(backup, "snapshot.json"), "[]");
+    const s = await startSession({ root, sessionId: "third" });
+    expect(s.cleanup.skipped).toBe(
+      "1 snapshot record(s) do not read (b_20260101_000000_abcdef: CORRUPT_FILE); run `timewarp fsck`",
+    );
+    expect(s.cleanup.deleted_snapshots).toEqual([]);
+    expect(s.cleanup.deleted_backups).toEqual([]);
+    for (const id of [first, second]) {
+      expect(existsSync(join(root, ".timewarp", "snapshots", id))).toBe(true);
+    }
+    expect(existsSync(backup)).toBe(true);
+  });
+});
+
 describe("a snapshot whose objects were deleted", () => {
   it("fsck names them; travel refuses before touching the workspace", async () => {
     const { root, snapshotId } = await prepared();

@@ -37,6 +37,7 @@ export {
   listMilestoneProposals,
   recordMilestoneSignal,
 } from "./milestone-proposals.ts";
+export type { CorruptMilestone } from "./milestone-store.ts";
 export type { CreateMilestoneParams, CreateMilestoneResult, MilestoneItem } from "./milestones.ts";
 export { createMilestone, getMilestones } from "./milestones.ts";
 export type {

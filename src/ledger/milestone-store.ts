@@ -1,5 +1,5 @@
 import { mkdirSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import {
   ErrorCode,
   errnoCode,
@@ -12,8 +12,50 @@ import {
 import type { LedgerPaths } from "./ledger-paths.ts";
 import { MILESTONE_ID_PATTERN, type Milestone, MilestoneSchema } from "./schema.ts";
 
-/** Every milestone on disk, in number order. */
+/**
+ * Every milestone on disk, in number order. A milestone file that does not read throws
+ * CORRUPT_FILE naming it: retention and proposals must not work from a partial list (an
+ * operation the damaged one protects would look free). A listing uses `listMilestonesChecked`.
+ */
 export function listMilestones(paths: LedgerPaths): Milestone[] {
+  return milestoneFiles(paths).map((f) => readJsonFile(f, MilestoneSchema));
+}
+
+/** A milestone file that cannot be read, as a listing flags it. */
+export interface CorruptMilestone {
+  /** `milestone_NNN`, from the file's name. */
+  id: string;
+  /** CORRUPT_FILE (truncated, not JSON, wrong shape), or the file system's code. */
+  code: ErrorCode;
+  message: string;
+  /** The milestone file at fault. */
+  file: string;
+}
+
+/**
+ * Every milestone that reads, in number order, and the files that do not (`corrupt`): one
+ * damaged milestone must not hide the others from a listing (issue 16).
+ */
+export function listMilestonesChecked(paths: LedgerPaths): {
+  milestones: Milestone[];
+  corrupt: CorruptMilestone[];
+} {
+  const milestones: Milestone[] = [];
+  const corrupt: CorruptMilestone[] = [];
+  for (const file of milestoneFiles(paths)) {
+    try {
+      milestones.push(readJsonFile(file, MilestoneSchema));
+    } catch (error) {
+      if (!isTimewarpError(error)) throw error;
+      const id = basename(file, ".json");
+      corrupt.push({ id, code: error.code, message: error.message, file });
+    }
+  }
+  return { milestones, corrupt };
+}
+
+/** The paths of the milestone files, in number order (temp files left out). */
+function milestoneFiles(paths: LedgerPaths): string[] {
   let names: string[];
   try {
     names = readdirSync(paths.milestones);
@@ -29,7 +71,7 @@ export function listMilestones(paths: LedgerPaths): Milestone[] {
         n.endsWith(".json"),
     )
     .sort((a, b) => milestoneNumber(a) - milestoneNumber(b))
-    .map((n) => readJsonFile(join(paths.milestones, n), MilestoneSchema));
+    .map((n) => join(paths.milestones, n));
 }
 
 function milestoneNumber(name: string): number {

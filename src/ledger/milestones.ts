@@ -5,7 +5,12 @@ import { withLedgerWriter } from "./complete-pending-operation.ts";
 import { loadIndex, positionOf } from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
 import { type LedgerPaths, ledgerPaths } from "./ledger-paths.ts";
-import { listMilestones, nextMilestoneId, writeMilestone } from "./milestone-store.ts";
+import {
+  type CorruptMilestone,
+  listMilestonesChecked,
+  nextMilestoneId,
+  writeMilestone,
+} from "./milestone-store.ts";
 import { readOperation } from "./operation-store.ts";
 import { diffLineStats } from "./record-operation.ts";
 import type { FileImage, Milestone, MilestoneSummary, OperationRecord } from "./schema.ts";
@@ -136,13 +141,18 @@ export interface MilestoneItem {
   tags: string[];
 }
 
-/** GetMilestones: every milestone (oldest first), optionally only those with any of `tags`. */
+/**
+ * GetMilestones: every milestone (oldest first), optionally only those with any of `tags`, and
+ * every milestone file that does not read (`corrupt`, whatever the tags: its own cannot be
+ * known), so one damaged file hides none of the others (issue 16).
+ */
 export function getMilestones(
   ctx: LedgerContext,
   params: { includeDiffs?: boolean; tags?: string[] } = {},
-): { success: true; milestones: MilestoneItem[] } {
+): { success: true; milestones: MilestoneItem[]; corrupt: CorruptMilestone[] } {
   const wanted = params.tags && params.tags.length > 0 ? new Set(params.tags) : undefined;
-  const milestones = listMilestones(ledgerPaths(ctx.root))
+  const listed = listMilestonesChecked(ledgerPaths(ctx.root));
+  const milestones = listed.milestones
     .filter((m) => wanted === undefined || m.tags.some((t) => wanted.has(t)))
     .map((m) => ({
       id: m.id,
@@ -154,5 +164,5 @@ export function getMilestones(
       ...(params.includeDiffs === true ? { combinedDiff: m.combinedDiff } : {}),
       tags: m.tags,
     }));
-  return { success: true, milestones };
+  return { success: true, milestones, corrupt: listed.corrupt };
 }

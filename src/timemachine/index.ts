@@ -8,6 +8,7 @@
 export type { EnvFingerprint } from "./env-fingerprint.ts";
 export { probeEnvFingerprint } from "./env-fingerprint.ts";
 export type {
+  CorruptIssue,
   Issue,
   IssueDetail,
   IssueReportInput,
@@ -21,6 +22,7 @@ export {
   IssueReportInputSchema,
   IssueSchema,
   listIssues,
+  listIssuesChecked,
   reportIssue,
 } from "./issues.ts";
 export type {

@@ -341,19 +341,66 @@ export interface IssueSummary {
   success_criteria: string;
 }
 
-/**
- * `timewarp_issue_list(status?)` (seed §10): open issues by default, `all` for every one,
- * newest first. A corrupt issue.json is CORRUPT_FILE naming it, never skipped in silence.
- */
-export function listIssues(options: {
+/** Which issues a listing shows: `open` (the default), `fixed`, or `all`. */
+export interface ListIssuesOptions {
   root: string;
   status?: "open" | "fixed" | "all";
-}): IssueSummary[] {
+}
+
+/**
+ * `timewarp_issue_list(status?)` (seed §10): open issues by default, `all` for every one,
+ * newest first. A corrupt issue.json is CORRUPT_FILE naming it, never skipped in silence; a
+ * listing for people uses `listIssuesChecked`, which lists the others.
+ */
+export function listIssues(options: ListIssuesOptions): IssueSummary[] {
   const paths = workspacePaths(options.root);
   assertNoTransition(readState(paths), paths);
-  const status = options.status ?? "open";
-  return listIssueIds(paths)
-    .map((id) => readIssue(paths, id))
+  const issues = listIssueIds(paths).map((id) => readIssue(paths, id));
+  return summarizeIssues(issues, options.status ?? "open");
+}
+
+/** An issue folder whose issue.json cannot be read, as a listing flags it. */
+export interface CorruptIssue {
+  issue_id: string;
+  /** CORRUPT_FILE (truncated, not JSON, wrong shape), NOT_FOUND, or the file system's code. */
+  code: ErrorCode;
+  message: string;
+  /** The issue.json at fault. */
+  file: string;
+}
+
+/**
+ * `listIssues`, and the issue folders whose issue.json does not read (`corrupt`, whatever the
+ * status asked: theirs cannot be known): one damaged issue must not hide the others (issue 16).
+ */
+export function listIssuesChecked(options: ListIssuesOptions): {
+  issues: IssueSummary[];
+  corrupt: CorruptIssue[];
+} {
+  const paths = workspacePaths(options.root);
+  assertNoTransition(readState(paths), paths);
+  const issues: Issue[] = [];
+  const corrupt: CorruptIssue[] = [];
+  for (const id of listIssueIds(paths)) {
+    const file = issueFile(paths, id);
+    try {
+      // readJsonFile, not readIssue: a folder without issue.json is damage (issue folders
+      // appear whole), not ISSUE_NOT_FOUND for an id the listing itself found.
+      issues.push(readJsonFile(file, IssueSchema));
+    } catch (error) {
+      if (!isTimewarpError(error)) throw error;
+      corrupt.push({ issue_id: id, code: error.code, message: error.message, file });
+    }
+  }
+  return { issues: summarizeIssues(issues, options.status ?? "open"), corrupt };
+}
+
+/** The issues of a status, newest first, as the listing shows them. */
+function summarizeIssues(
+  issues: Issue[],
+  status: NonNullable<ListIssuesOptions["status"]>,
+): IssueSummary[] {
+  return issues
     .filter((i) => status === "all" || i.status === status)
     .sort(
       (a, b) => b.created_at.localeCompare(a.created_at) || b.issue_id.localeCompare(a.issue_id),

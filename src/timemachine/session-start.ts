@@ -26,7 +26,7 @@ import {
   createSnapshot,
   deleteSnapshot,
   lastGarbageCollection,
-  listSnapshots,
+  listSnapshotsChecked,
   type Manifest,
   readManifestText,
   recordId,
@@ -44,7 +44,6 @@ import {
   rememberSession,
 } from "./sessions.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
-import { listBackupIds } from "./store-adapter.ts";
 
 export interface StartSessionOptions {
   root: string;
@@ -268,6 +267,12 @@ function cleanUp(
     report.skipped = `cannot read every issue (${isTimewarpError(error) ? error.message : String(error)})`;
     return report;
   }
+  const listed = listRecordsWhole(paths);
+  if (!listed.ok) {
+    report.skipped = listed.skipped;
+    return report;
+  }
+  const { records, backups } = listed;
   const now = clock.now();
   const liveRefs = new Set<string>();
   for (const s of listSessions(paths)) {
@@ -278,7 +283,6 @@ function cleanUp(
       report.expired_sessions.push(s.session_id);
     }
   }
-  const records = listSnapshots(paths.root);
   const hashOf = new Map(records.map((r) => [r.snapshot_id ?? "", r.manifest.hash]));
   let pinned: Set<string>;
   let retention: ReturnType<typeof readConfig>["retention"];
@@ -292,7 +296,7 @@ function cleanUp(
   }
   const plan = planCleanup({
     snapshotIds: records.map((r) => r.snapshot_id ?? ""),
-    backupIds: listBackupIds(paths.root),
+    backupIds: backups.map(recordId),
     issueRefs,
     liveSessionRefs: liveRefs,
     state,
@@ -309,7 +313,6 @@ function cleanUp(
   });
   report.skipped = plan.skipped;
   report.kept = plan.kept.length;
-  const backups = listSnapshots(paths.root, { kind: "present_backup" });
   const dropped = new Set([...plan.deleteSnapshots, ...plan.deleteBackups]);
   const droppedRecords = [...records, ...backups].filter((r) => dropped.has(recordId(r)));
   // Their manifests, read before the records go: what they named is what the gc looks at.
@@ -354,6 +357,30 @@ function cleanUp(
     }
   }
   return report;
+}
+
+/**
+ * Every snapshot and present backup record, or why the cleanup must not run: a record that does
+ * not read may be the state's, a pinned one or an issue's, and a cleanup working from the rest
+ * could delete what it needs (issue 16). So nothing goes, and the skip names the records.
+ */
+function listRecordsWhole(
+  paths: WorkspacePaths,
+):
+  | { ok: true; records: SnapshotRecord[]; backups: SnapshotRecord[] }
+  | { ok: false; skipped: string } {
+  const snapshots = listSnapshotsChecked(paths.root);
+  const backups = listSnapshotsChecked(paths.root, { kind: "present_backup" });
+  const corrupt = [...snapshots.corrupt, ...backups.corrupt];
+  if (corrupt.length === 0) {
+    return { ok: true, records: snapshots.records, backups: backups.records };
+  }
+  const named = corrupt.slice(0, 5).map((c) => `${c.id}: ${c.code}`);
+  if (corrupt.length > 5) named.push("…");
+  return {
+    ok: false,
+    skipped: `${corrupt.length} snapshot record(s) do not read (${named.join(", ")}); run \`timewarp fsck\``,
+  };
 }
 
 /**

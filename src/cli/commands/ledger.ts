@@ -421,7 +421,12 @@ export function registerLedgerCommands(program: Command): void {
           (m) =>
             `${style.bold(m.id)} ${m.title} ${style.dim(`${m.summary.totalOperations} ops, +${m.summary.linesAdded} -${m.summary.linesRemoved}${m.tags.length ? ` [${m.tags.join(", ")}]` : ""}`)}${m.combinedDiff ? `\n${m.combinedDiff}` : ""}`,
         );
-        return { json: r, human: rows.length === 0 ? "no milestones" : rows.join("\n") };
+        if (rows.length === 0) rows.push("no milestones");
+        // One damaged milestone file is flagged, not a reason to hide the others (issue 16).
+        for (const c of r.corrupt) {
+          rows.push(style.yellow(`warning: ${c.id} does not read (${c.code}): ${c.file}`));
+        }
+        return { json: r, human: rows.join("\n") };
       }),
     );
 

@@ -181,18 +181,22 @@ export function registerTimemachineCommands(program: Command): void {
     )
     .action(
       action(async (ctx, opts: { status: "open" | "fixed" | "all" }) => {
-        const { listIssues } = await lazy();
-        const issues = listIssues({ root: ctx.root, status: opts.status });
-        const human =
+        const { listIssuesChecked } = await lazy();
+        // One damaged issue.json is flagged, not a reason to hide the others (issue 16).
+        const { issues, corrupt } = listIssuesChecked({ root: ctx.root, status: opts.status });
+        const lines =
           issues.length === 0
-            ? style.dim(`no ${opts.status === "all" ? "" : `${opts.status} `}issues`)
-            : issues
-                .map(
-                  (i) =>
-                    `${i.issue_id}  ${i.status === "open" ? style.yellow("open ") : style.green("fixed")}  ${i.snapshot_id}  ${i.symptom}`,
-                )
-                .join("\n");
-        return { json: { status: opts.status, issues }, human };
+            ? [style.dim(`no ${opts.status === "all" ? "" : `${opts.status} `}issues`)]
+            : issues.map(
+                (i) =>
+                  `${i.issue_id}  ${i.status === "open" ? style.yellow("open ") : style.green("fixed")}  ${i.snapshot_id}  ${i.symptom}`,
+              );
+        for (const c of corrupt) {
+          lines.push(
+            style.yellow(`warning: issue ${c.issue_id} does not read (${c.code}): ${c.file}`),
+          );
+        }
+        return { json: { status: opts.status, issues, corrupt }, human: lines.join("\n") };
       }),
     );
   issue

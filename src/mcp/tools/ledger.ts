@@ -317,7 +317,8 @@ export function defineLedgerTools(): ToolDefinition[] {
       name: "GetMilestones",
       title: "List milestones",
       description:
-        "Milestones, oldest first, optionally with their combined (net) diff and filtered by tags (any of).",
+        "Milestones, oldest first, optionally with their combined (net) diff and filtered by tags (any of). " +
+        "Milestone files that do not read are named in corrupt.",
       inputSchema: z.object({
         includeDiffs: z.boolean().optional().describe("Include combinedDiff, default false"),
         tags: z.array(z.string()).optional(),
@@ -336,6 +337,11 @@ export function defineLedgerTools(): ToolDefinition[] {
             tags: z.array(z.string()),
           }),
         ),
+        corrupt: z
+          .array(
+            z.object({ id: z.string(), code: z.string(), message: z.string(), file: z.string() }),
+          )
+          .describe("Milestone files that do not read (run `timewarp fsck`)"),
       }),
       annotations: { readOnlyHint: true },
       handler: async (input, ctx) => (await ledger()).getMilestones(lctx(ctx), input),

@@ -24,6 +24,14 @@ const IssueSummarySchema = z.object({
   success_criteria: z.string(),
 });
 
+/** An issue the listing could not read: one damaged issue.json hides none of the others. */
+const CorruptSchema = z.object({
+  issue_id: z.string(),
+  code: z.string(),
+  message: z.string(),
+  file: z.string(),
+});
+
 /**
  * The time machine's agent tools under the original plugin's names (seed §6, §10):
  * `timewarp_travel`, `timewarp_return`, `timewarp_recover`, `issue_report`,
@@ -84,15 +92,21 @@ export function defineTimemachineTools(): ToolDefinition[] {
       name: "timewarp_issue_list",
       title: "List friction issues",
       description:
-        "Step 1 of the optimization protocol: list issues, open ones by default (status 'all' for every one), newest first.",
+        "Step 1 of the optimization protocol: list issues, open ones by default (status 'all' for every one), newest first. " +
+        "Issues whose issue.json does not read are named in corrupt.",
       inputSchema: z.object({
         status: z.enum(["open", "fixed", "all"]).optional().describe("Default open"),
       }),
-      outputSchema: z.object({ issues: z.array(IssueSummarySchema) }),
+      outputSchema: z.object({
+        issues: z.array(IssueSummarySchema),
+        corrupt: z
+          .array(CorruptSchema)
+          .describe("Issues whose issue.json does not read: the file is named, the others listed"),
+      }),
       annotations: { readOnlyHint: true },
       handler: async (input, ctx) => {
-        const { listIssues } = await lazy();
-        return { issues: listIssues({ root: ctx.root, status: input.status ?? "open" }) };
+        const { listIssuesChecked } = await lazy();
+        return listIssuesChecked({ root: ctx.root, status: input.status ?? "open" });
       },
     }),
     defineTool({
