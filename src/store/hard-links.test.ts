@@ -70,4 +70,22 @@ describe("hard links", () => {
     expect(ino(join(out, "d", "b.txt"))).toBe(ino(join(out, "a.txt")));
     expect(verifyWorkspace(out, first.manifest, { excludes: [] }).ok).toBe(true);
   });
+
+  it("stay a group from the stat cache when a name is not UTF-8", () => {
+    const root = dir();
+    const byteName = Buffer.concat([Buffer.from(`${root}/`), Buffer.from([0x6e, 0xff, 0x2e])]);
+    writeFileSync(byteName, "shared\n");
+    linkSync(byteName, join(root, "a.txt"));
+    const linksOf = (s: ReturnType<typeof createSnapshot>) =>
+      s.manifest.entries.map((e) => [e.path_b64 ?? e.path, e.link ?? null]);
+    const first = createSnapshot(root, { excludes: [] });
+    // The second scan takes both from the stat cache: the group must not fall apart there.
+    const second = createSnapshot(root, { excludes: [] });
+    expect(second.rehashed).toBe(0);
+    expect(linksOf(second)).toEqual(linksOf(first));
+    expect(linksOf(second)).toContainEqual([
+      Buffer.from([0x6e, 0xff, 0x2e]).toString("base64"),
+      "a.txt",
+    ]);
+  });
 });

@@ -568,8 +568,8 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
           oid: cached.oid,
         });
         entries.push(hit);
-        if (st.nlink > 1 && raw === undefined)
-          links.push({ entry: hit, id: `${st.dev}:${st.ino}` });
+        // A hard link is one whatever its name's bytes (a cache hit must group as a miss does).
+        if (st.nlink > 1) links.push({ entry: hit, id: `${st.dev}:${st.ino}` });
         return;
       }
       if (st.size > maxBytes) {
