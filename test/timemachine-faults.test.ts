@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -9,7 +9,8 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fsck, listSnapshots, readManifest } from "../src/store/index.ts";
 import {
@@ -98,6 +99,53 @@ describe("two processes racing to travel", () => {
     expect(loser?.error?.code).toBe("LOCKED");
     expect(loser?.error?.message).toMatch(/locked by pid \d+/);
     expect(readStatus(root).mode).toBe("past");
+  });
+});
+
+/** Another process holding the ledger lock as an edit does while it writes, for `ms`. */
+async function ledgerHeldFor(root: string, ms: number): Promise<ChildProcess> {
+  const lockModule = pathToFileURL(join(import.meta.dirname, "..", "src", "core", "lock.ts")).href;
+  const lock = join(root, ".timewarp", "history", "lock");
+  mkdirSync(dirname(lock), { recursive: true });
+  const holder = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "--input-type=module",
+      "-e",
+      `const l = await import(${JSON.stringify(lockModule)});
+       const h = l.acquireLock(${JSON.stringify(lock)}, { command: "edit_block" });
+       console.log("held");
+       setTimeout(() => h.release(), ${ms});`,
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  cleanups.push(() => holder.kill("SIGKILL"));
+  await new Promise<void>((resolve, reject) => {
+    holder.stdout?.once("data", () => resolve());
+    holder.once("exit", (code) => reject(new Error(`lock holder exited ${code}`)));
+  });
+  return holder;
+}
+
+describe("a travel or return while an edit is being written", () => {
+  it("waits for a short edit, and refuses with LOCKED, touching nothing, past a long one", async () => {
+    const { root, snapshotId } = await prepared();
+    const present = readFileSync(join(root, "src/m0/file0.txt"), "utf8");
+    const long = await ledgerHeldFor(root, 60_000);
+    const e = expectCode(() => travel({ root, snapshotId }), "LOCKED");
+    expect(e.message).toMatch(/edit_block/);
+    expect(readStatus(root).mode).toBe("present");
+    expect(readFileSync(join(root, "src/m0/file0.txt"), "utf8")).toBe(present);
+    long.kill("SIGKILL");
+    await new Promise((resolve) => long.once("exit", resolve));
+
+    await ledgerHeldFor(root, 300); // an edit that ends within the wait
+    expect(travel({ root, snapshotId }).mode).toBe("past");
+    await ledgerHeldFor(root, 300);
+    expect(returnToPresent({ root }).mode).toBe("present");
+    expect(readFileSync(join(root, "src/m0/file0.txt"), "utf8")).toBe(present);
   });
 });
 

@@ -30,6 +30,7 @@ export type {
   LedgerGuardedEdit,
   LedgerGuardVerdict,
 } from "./ledger-context.ts";
+export { holdLedgerForTransition } from "./ledger-lock.ts";
 export type { LedgerPaths } from "./ledger-paths.ts";
 export { ledgerPaths } from "./ledger-paths.ts";
 export {

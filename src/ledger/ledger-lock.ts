@@ -1,16 +1,24 @@
 import { mkdirSync } from "node:fs";
-import { withLock } from "../core/index.ts";
+import {
+  acquireLock,
+  ErrorCode,
+  isTimewarpError,
+  type LockHandle,
+  withLock,
+} from "../core/index.ts";
 import { ledgerPaths } from "./ledger-paths.ts";
 
 const WAIT_MS = 10_000;
+/** How long a travel or return waits for an edit being written (edits take milliseconds). */
+const TRANSITION_WAIT_MS = 2_000;
+const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * Run `fn` holding the ledger lock (`.timewarp/history/lock`). Ledger writers are short, so a
  * lock another process holds is waited for (up to 10 s) rather than failed at once; callers in
  * this process queue in memory and never contend on the file (`withLock`), and the wait never
  * blocks the event loop, so a long-lived process (the MCP server, the hook worker) serves
- * parallel calls one after the other. The time machine's workspace lock is a different file and
- * never collides with this one.
+ * parallel calls one after the other.
  */
 export async function withLedgerLock<T>(
   root: string,
@@ -20,4 +28,25 @@ export async function withLedgerLock<T>(
   const paths = ledgerPaths(root);
   mkdirSync(paths.history, { recursive: true });
   return withLock(paths.lock, { command, waitMs: WAIT_MS }, fn);
+}
+
+/**
+ * The ledger lock for a travel or return, taken synchronously under the workspace lock and held
+ * until the transition ends: an edit that passed its state check just before the travel began
+ * must not write into the tree being restored (issue 16, class 5). Edits take milliseconds, so a
+ * held lock is waited for up to 2 s, then LOCKED naming the edit.
+ */
+export function holdLedgerForTransition(root: string, command: string): LockHandle {
+  const paths = ledgerPaths(root);
+  mkdirSync(paths.history, { recursive: true });
+  const deadline = Date.now() + TRANSITION_WAIT_MS;
+  for (;;) {
+    try {
+      return acquireLock(paths.lock, { command });
+    } catch (error) {
+      if (!isTimewarpError(error) || error.code !== ErrorCode.LOCKED || Date.now() >= deadline)
+        throw error;
+    }
+    Atomics.wait(pause, 0, 0, 20);
+  }
 }

@@ -5,10 +5,12 @@ import {
   type Clock,
   ErrorCode,
   isTimewarpError,
+  type LockHandle,
   systemClock,
   TimewarpError,
   workspacePaths,
 } from "../core/index.ts";
+import { holdLedgerForTransition } from "../ledger/index.ts";
 import { readManifest, readSnapshot } from "../store/index.ts";
 import {
   diffPastWork,
@@ -66,7 +68,10 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
   const ctx: StepContext = { paths, clock, onStep: options.onStep };
   mkdirSync(paths.data, { recursive: true });
   const lock = acquireLock(paths.lock, { command: "return" });
+  let ledger: LockHandle | undefined;
   try {
+    // No edit may be half-way through the tree this rewrites (edits check the state, then write).
+    ledger = holdLedgerForTransition(paths.root, "return");
     step(ctx, "return:locked");
     const state = readState(paths);
     assertNoTransition(state, paths);
@@ -141,6 +146,7 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
       duration_ms: Math.round(performance.now() - started),
     };
   } finally {
+    ledger?.release();
     lock.release();
   }
 }

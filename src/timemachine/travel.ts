@@ -6,12 +6,14 @@ import {
   ErrorCode,
   fromSystemError,
   isTimewarpError,
+  type LockHandle,
   type Random,
   systemClock,
   systemRandom,
   TimewarpError,
   workspacePaths,
 } from "../core/index.ts";
+import { holdLedgerForTransition } from "../ledger/index.ts";
 import { createSnapshot, deleteSnapshot, readSnapshot } from "../store/index.ts";
 import type { State, Transition } from "./state.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
@@ -80,7 +82,10 @@ export function travel(options: TravelOptions): TravelResult {
   const ctx: StepContext = { paths, clock, onStep: options.onStep };
   mkdirSync(paths.data, { recursive: true });
   const lock = acquireLock(paths.lock, { command: `travel ${options.snapshotId}` });
+  let ledger: LockHandle | undefined;
   try {
+    // No edit may be half-way through the tree this rewrites (edits check the state, then write).
+    ledger = holdLedgerForTransition(paths.root, `travel ${options.snapshotId}`);
     step(ctx, "travel:locked");
     const state = readState(paths);
     assertNoTransition(state, paths);
@@ -167,6 +172,7 @@ export function travel(options: TravelOptions): TravelResult {
       duration_ms: Math.round(performance.now() - started),
     };
   } finally {
+    ledger?.release();
     lock.release();
   }
 }
