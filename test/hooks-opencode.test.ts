@@ -72,6 +72,11 @@ async function loadPlugin(command?: string): Promise<Hooks> {
   return mod.TimewarpPlugin({ client, directory: dir, worktree: dir, project: {}, $: undefined });
 }
 
+function writeGoal(goal: Record<string, unknown>): void {
+  mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
+  writeFileSync(join(dir, ".timewarp", "memory", "goal.json"), JSON.stringify(goal));
+}
+
 describe("the OpenCode plugin module", () => {
   it("session.created snapshots; an edit between tool.execute.before/after lands in the ledger; issue_report gets the chat", async () => {
     const plugin = await loadPlugin();
@@ -161,12 +166,31 @@ describe("the OpenCode plugin module", () => {
     }
   });
 
-  it("a drift guard's block becomes a thrown error that stops the tool", async () => {
-    mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
-    writeFileSync(
-      join(dir, ".timewarp", "memory", "goal.json"),
-      JSON.stringify({ objective: "x", blacklist: ["a.txt"], checkpoints: [] }),
+  it("a drift warning from tool.execute.before reaches the model in the tool's output", async () => {
+    writeGoal({
+      objective: "fix the greeting",
+      blacklist: ["package.json"],
+      checkpoints: [],
+      weights: { scope: 0.5, plan: 1, test: 0.2, evidence: 0.1 },
+      thresholds: { warn: 0.4, rollback: 0.9 },
+    });
+    const plugin = await loadPlugin();
+    const input = { tool: "write", sessionID: "ses_5", callID: "call_5" };
+    const args = { filePath: join(dir, "package.json"), content: "{}\n" };
+    await plugin["tool.execute.before"](input, { args });
+    writeFileSync(join(dir, "package.json"), "{}\n");
+    // OpenCode's shapes: the after hook's input carries the args, its output is what the model reads.
+    const output = { title: "package.json", output: "Wrote file successfully.", metadata: {} };
+    await plugin["tool.execute.after"]({ ...input, args }, output);
+    expect(output.output).toMatch(
+      /^Wrote file successfully\.\n\ntimewarp drift warning for package\.json: .*package\.json is blacklisted/,
     );
+    const [record] = ledgerRecords(dir);
+    expect(record?.files.map((f) => f.newPath)).toEqual(["package.json"]);
+  });
+
+  it("a drift guard's block becomes a thrown error that stops the tool", async () => {
+    writeGoal({ objective: "x", blacklist: ["a.txt"], checkpoints: [] });
     const plugin = await loadPlugin();
     await expect(
       plugin["tool.execute.before"](

@@ -141,6 +141,14 @@ async function hook(event, payload, directory) {
   return { code: res.code, result: parseJson(res.stdout), stderr: res.stderr };
 }
 
+/** OpenCode hands the tool's result to the model after this hook: the warning goes with it. */
+function appendWarnings(output, warnings) {
+  const text = warnings.filter((w) => typeof w === "string" && w !== "").join("\n");
+  if (text === "" || output === null || typeof output !== "object") return;
+  const before = typeof output.output === "string" ? output.output : "";
+  output.output = before === "" ? text : `${before}\n\n${text}`;
+}
+
 async function loadToolHelper() {
   try {
     const mod = await import("@opencode-ai/plugin");
@@ -165,6 +173,8 @@ export const TimewarpPlugin = async ({ client, directory }) => {
   const tool = await loadToolHelper();
   /** callID → the args seen before the tool ran (the after hook does not always carry them). */
   const argsByCall = new Map();
+  /** callID → the drift warning `tool.execute.before` got, for the model to read afterwards. */
+  const warningsByCall = new Map();
   const tools = {};
   if (tool) {
     const s = tool.schema;
@@ -255,16 +265,23 @@ export const TimewarpPlugin = async ({ client, directory }) => {
       if (res.code === 2 || res.result?.kind === "block") {
         throw new Error(res.result?.reason ?? (res.stderr.trim() || "blocked by timewarp"));
       }
+      // A throw is the only thing the before hook can say, and it stops the tool: a warning
+      // waits for the tool's output, which is what the model reads next.
+      if (res.result?.kind === "warn") warningsByCall.set(input.callID, res.result.reason);
     },
-    "tool.execute.after": async (input) => {
+    "tool.execute.after": async (input, output) => {
       if (!TOOL_NAMES[input.tool]) return;
       const args = argsByCall.get(input.callID) ?? input.args ?? {};
       argsByCall.delete(input.callID);
-      await hook(
+      const warnings = [warningsByCall.get(input.callID)];
+      warningsByCall.delete(input.callID);
+      const res = await hook(
         "post-tool-use",
         hookPayload(directory, input, args, "tool.execute.after"),
         directory,
       );
+      if (res.result?.kind === "warn") warnings.push(res.result.reason);
+      appendWarnings(output, warnings);
     },
   };
 };
