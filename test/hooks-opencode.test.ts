@@ -189,6 +189,37 @@ describe("the OpenCode plugin module", () => {
     expect(record?.files.map((f) => f.newPath)).toEqual(["package.json"]);
   });
 
+  it("the guard reads the new text of OpenCode's edit, multiedit and apply_patch arguments", async () => {
+    writeGoal({ objective: "x", checkpoints: [] });
+    mkdirSync(join(dir, "src"));
+    const test = join(dir, "src", "a.test.ts");
+    writeFileSync(test, 'it("works", () => {});\n');
+    const plugin = await loadPlugin();
+    const guarded = (tool: string, args: Record<string, unknown>) =>
+      plugin["tool.execute.before"]({ tool, sessionID: "ses_6", callID: `call_${tool}` }, { args });
+    // The argument names of OpenCode's own tools (packages/opencode/src/tool/*.ts).
+    await expect(
+      guarded("edit", { filePath: test, oldString: "it(", newString: "it.skip(" }),
+    ).rejects.toThrow(/test tampering in src\/a\.test\.ts: adds jest\/vitest\/mocha skip/);
+    await expect(
+      guarded("multiedit", {
+        filePath: test,
+        edits: [{ filePath: test, oldString: "it(", newString: "it.skip(" }],
+      }),
+    ).rejects.toThrow(/test tampering in src\/a\.test\.ts/);
+    const patchText = [
+      "*** Begin Patch",
+      "*** Update File: src/a.test.ts",
+      "@@",
+      '-it("works", () => {});',
+      '+it.skip("works", () => {});',
+      "*** End Patch",
+    ].join("\n");
+    await expect(guarded("apply_patch", { patchText })).rejects.toThrow(
+      /test tampering in src\/a\.test\.ts/,
+    );
+  });
+
   it("a drift guard's block becomes a thrown error that stops the tool", async () => {
     writeGoal({ objective: "x", blacklist: ["a.txt"], checkpoints: [] });
     const plugin = await loadPlugin();

@@ -116,19 +116,44 @@ async function exportChat(client, directory, sessionID) {
   return file;
 }
 
+/**
+ * OpenCode's tool arguments (camelCase: `edit` {filePath, oldString, newString, replaceAll},
+ * `write` {filePath, content}, `multiedit` {filePath, edits[]}, `apply_patch` {patchText}) →
+ * Claude Code's names, which the hook reads: the guard checks `new_string`/`content`/the patch
+ * for test tampering, the ledger records `file_path`.
+ */
+function toolInput(name, args) {
+  const a = args ?? {};
+  const file_path = a.filePath ?? a.file_path ?? a.path;
+  const edit = (e) => ({
+    old_string: e?.oldString ?? e?.old_string,
+    new_string: e?.newString ?? e?.new_string,
+    replace_all: e?.replaceAll ?? e?.replace_all,
+  });
+  switch (name) {
+    case "apply_patch":
+      return { command: a.patchText ?? a.patch ?? a.input ?? "" };
+    case "Bash":
+      return { command: a.command ?? "" };
+    case "Edit":
+      return { file_path, ...edit(a) };
+    case "Write":
+      return { file_path, content: a.content };
+    case "MultiEdit":
+      return { file_path, edits: Array.isArray(a.edits) ? a.edits.map(edit) : [] };
+    default:
+      return { ...a, file_path };
+  }
+}
+
 function hookPayload(directory, input, args, event) {
   const name = TOOL_NAMES[input.tool] ?? input.tool;
-  let toolInput;
-  if (name === "apply_patch")
-    toolInput = { command: args?.patchText ?? args?.patch ?? args?.input ?? "" };
-  else if (name === "Bash") toolInput = { command: args?.command ?? "" };
-  else toolInput = { ...args, file_path: args?.filePath ?? args?.file_path ?? args?.path };
   return {
     session_id: input.sessionID,
     cwd: directory,
     hook_event_name: event,
     tool_name: name,
-    tool_input: toolInput,
+    tool_input: toolInput(name, args),
     tool_use_id: input.callID,
   };
 }
