@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -7,13 +8,14 @@ import { installAgent } from "../src/hooks/index.ts";
 import { initWorkspace } from "../src/store/index.ts";
 import { parseTranscript, readStatus } from "../src/timemachine/index.ts";
 import { cliCommand, makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
-import { imageText, ledgerRecords } from "./hooks-helpers.ts";
+import { events, imageText, ledgerRecords } from "./hooks-helpers.ts";
 
 // The real OpenCode plugin module, as `timewarp install opencode` writes it, loaded the way
 // OpenCode loads it (an ES module exporting plugin functions), driving the real CLI. The client
 // is a stand-in for OpenCode's SDK client: only `session.messages` is used.
 interface Hooks {
   tool: Record<string, unknown>;
+  dispose: () => Promise<void>;
   event: (input: { event: { type: string; properties: unknown } }) => Promise<void>;
   "tool.execute.before": (
     input: Record<string, unknown>,
@@ -70,6 +72,11 @@ async function loadPlugin(command?: string): Promise<Hooks> {
     },
   };
   return mod.TimewarpPlugin({ client, directory: dir, worktree: dir, project: {}, $: undefined });
+}
+
+/** The session's record, as `session-start`/`session-end` left it. */
+function sessionRecord(id: string): { ended_at?: string | null } {
+  return JSON.parse(readFileSync(join(workspacePaths(dir).sessions, `${id}.json`), "utf8"));
 }
 
 function writeGoal(goal: Record<string, unknown>): void {
@@ -164,6 +171,45 @@ describe("the OpenCode plugin module", () => {
       else process.env.TIMEWARP_WATCH = watchEnv;
       rmSync(bin, { recursive: true, force: true });
     }
+  });
+
+  it("a session ends when OpenCode deletes it, without waiting for the handler, or when it disposes of the plugin", async () => {
+    const plugin = await loadPlugin();
+    const event = (type: string, id: string) =>
+      // OpenCode's bus payload for session events: { sessionID, info: Session.Info }
+      plugin.event({ event: { type, properties: { sessionID: id, info: { id } } } });
+    await event("session.created", "ses_7");
+    await event("session.created", "ses_8");
+    // OpenCode calls event hooks without awaiting them (`opencode session delete` exits next).
+    const handled = event("session.deleted", "ses_7");
+    expect(sessionRecord("ses_7").ended_at).toEqual(expect.any(String));
+    await handled;
+    expect(sessionRecord("ses_8").ended_at ?? null).toBeNull();
+    // `opencode run` deletes nothing: the session ends when the plugin is disposed of.
+    await plugin.dispose();
+    expect(sessionRecord("ses_8").ended_at).toEqual(expect.any(String));
+    const ended = events(dir).filter((e) => e.type === "session.ended");
+    expect(ended.map((e) => [e.data.session_id, e.data.reason])).toEqual([
+      ["ses_7", "deleted"],
+      ["ses_8", "dispose"],
+    ]);
+  });
+
+  it("a session still open when OpenCode's process exits ends then", async () => {
+    await loadPlugin();
+    const script = [
+      `const { TimewarpPlugin } = await import(${JSON.stringify(pathToFileURL(join(dir, ".opencode", "plugins", "timewarp.js")).href)});`,
+      `const plugin = await TimewarpPlugin({ client: {}, directory: ${JSON.stringify(dir)}, worktree: ${JSON.stringify(dir)} });`,
+      `await plugin.event({ event: { type: "session.created", properties: { info: { id: "ses_9" } } } });`,
+      "process.exit(0);",
+    ].join("\n");
+    const res = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: dir,
+      encoding: "utf8",
+    });
+    expect(res.stderr).toBe("");
+    expect(res.status).toBe(0);
+    expect(sessionRecord("ses_9").ended_at).toEqual(expect.any(String));
   });
 
   it("a drift warning from tool.execute.before reaches the model in the tool's output", async () => {

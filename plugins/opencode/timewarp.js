@@ -7,7 +7,7 @@
 // Dependency-free: it shells out to the `timewarp` CLI (`--json`), and uses OpenCode's own
 // `@opencode-ai/plugin` for tool schemas only when OpenCode provides it.
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -61,6 +61,19 @@ function run([bin, ...args], { cwd, input = "" }) {
     child.stdin.on("error", () => undefined); // a command that did not start: reported above
     child.stdin.end(input);
   });
+}
+
+/**
+ * The same, blocking: for a session end, which OpenCode does not wait for. Its `event` hooks are
+ * called without being awaited, and a CLI like `opencode session delete` (or the process, at
+ * exit) is gone before an asynchronous child has read its stdin. A run past the timeout is
+ * killed and counts as failed, not as "could not start" (which would start it a second time).
+ */
+function runSync([bin, ...args], { cwd, input = "" }) {
+  const res = spawnSync(bin, args, { cwd, input, encoding: "utf8", timeout: 30_000 });
+  if (res.error !== undefined && res.error.code !== "ETIMEDOUT")
+    return { code: -1, stdout: "", stderr: String(res.error) };
+  return { code: res.status ?? 1, stdout: res.stdout ?? "", stderr: res.stderr ?? "" };
 }
 
 function parseJson(text) {
@@ -166,6 +179,16 @@ async function hook(event, payload, directory) {
   return { code: res.code, result: parseJson(res.stdout), stderr: res.stderr };
 }
 
+/** `hook`, blocking (`runSync`). */
+function hookSync(event, payload, directory) {
+  const args = [event, "--agent", "opencode", "--json"];
+  const options = { cwd: directory, input: JSON.stringify(payload) };
+  let res = HOOK_CLIENT === null ? undefined : runSync([HOOK_CLIENT, ...args], options);
+  if (res === undefined || res.code === -1)
+    res = runSync([...TIMEWARP_COMMAND, "hook", ...args], options);
+  return { code: res.code, result: parseJson(res.stdout), stderr: res.stderr };
+}
+
 /** OpenCode hands the tool's result to the model after this hook: the warning goes with it. */
 function appendWarnings(output, warnings) {
   const text = warnings.filter((w) => typeof w === "string" && w !== "").join("\n");
@@ -200,6 +223,22 @@ export const TimewarpPlugin = async ({ client, directory }) => {
   const argsByCall = new Map();
   /** callID → the drift warning `tool.execute.before` got, for the model to read afterwards. */
   const warningsByCall = new Map();
+  /**
+   * Sessions this process started and has not ended. `opencode run` never deletes its session,
+   * so they end when OpenCode disposes of the plugin, or at the latest when the process exits.
+   */
+  const openSessions = new Set();
+  /** Session starts under way (OpenCode does not wait for them): an end waits, where it can. */
+  const starting = new Set();
+  const endSession = (id, reason) => {
+    openSessions.delete(id);
+    hookSync("session-end", { session_id: id, cwd: directory, reason }, directory);
+  };
+  const endOpenSessions = (reason) => {
+    for (const id of [...openSessions]) endSession(id, reason);
+  };
+  const onExit = () => endOpenSessions("exit");
+  process.on("exit", onExit);
   const tools = {};
   if (tool) {
     const s = tool.schema;
@@ -255,11 +294,17 @@ export const TimewarpPlugin = async ({ client, directory }) => {
 
   return {
     tool: tools,
+    dispose: async () => {
+      process.off("exit", onExit);
+      await Promise.all(starting);
+      endOpenSessions("dispose");
+    },
     event: async ({ event }) => {
       if (event?.type === "session.created") {
         const id = event.properties?.info?.id;
         if (!id) return;
-        await hook(
+        openSessions.add(id);
+        const started = hook(
           "session-start",
           {
             session_id: id,
@@ -269,9 +314,13 @@ export const TimewarpPlugin = async ({ client, directory }) => {
           },
           directory,
         );
+        starting.add(started);
+        await started;
+        starting.delete(started);
       } else if (event?.type === "session.deleted") {
-        const id = event.properties?.info?.id;
-        if (id) await hook("session-end", { session_id: id, cwd: directory }, directory);
+        // Ended before this handler returns: nobody waits for it.
+        const id = event.properties?.info?.id ?? event.properties?.sessionID;
+        if (id) endSession(id, "deleted");
       }
     },
     "tool.execute.before": async (input, output) => {
