@@ -14,7 +14,7 @@ import { events, imageText, ledgerRecords } from "./hooks-helpers.ts";
 // OpenCode loads it (an ES module exporting plugin functions), driving the real CLI. The client
 // is a stand-in for OpenCode's SDK client: only `session.messages` is used.
 interface Hooks {
-  tool: Record<string, unknown>;
+  tool?: Record<string, unknown>;
   dispose: () => Promise<void>;
   event: (input: { event: { type: string; properties: unknown } }) => Promise<void>;
   "tool.execute.before": (
@@ -87,9 +87,6 @@ function writeGoal(goal: Record<string, unknown>): void {
 describe("the OpenCode plugin module", () => {
   it("session.created snapshots; an edit between tool.execute.before/after lands in the ledger; issue_report gets the chat", async () => {
     const plugin = await loadPlugin();
-    // Without OpenCode's @opencode-ai/plugin at hand the module offers no tools of its own
-    // (the MCP server in opencode.json provides them) and still does all of its hook work.
-    expect(plugin.tool).toEqual({});
     await plugin.event({
       event: { type: "session.created", properties: { info: { id: "ses_1" } } },
     });
@@ -126,6 +123,28 @@ describe("the OpenCode plugin module", () => {
       expect.objectContaining({ kind: "tool_input", tool: "edit" }),
       expect.objectContaining({ kind: "tool_output", text: "Edit applied" }),
     ]);
+  });
+
+  it("registers no tools, even where OpenCode provides @opencode-ai/plugin: the MCP server is their one home", async () => {
+    // Where OpenCode installs its plugin package for .opencode/plugins/ (a stand-in with the
+    // same `tool` helper and `tool.schema`).
+    const pkg = join(dir, ".opencode", "node_modules", "@opencode-ai", "plugin");
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(
+      join(pkg, "package.json"),
+      JSON.stringify({ name: "@opencode-ai/plugin", type: "module", exports: "./index.js" }),
+    );
+    writeFileSync(
+      join(pkg, "index.js"),
+      [
+        "const leaf = () => ({ optional: leaf, describe: leaf });",
+        "export const tool = Object.assign((def) => def, { schema: { string: leaf, enum: leaf } });",
+      ].join("\n"),
+    );
+    const plugin = await loadPlugin();
+    // The five it offered (timewarp_travel, timewarp_return, timewarp_issue_list,
+    // timewarp_issue_get, issue_report) doubled the MCP server's in OpenCode's tool list.
+    expect(plugin.tool ?? {}).toEqual({});
   });
 
   it("with a plain `timewarp` command, hooks go through timewarp-hook beside it, or the CLI without one", async () => {

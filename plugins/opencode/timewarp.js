@@ -1,11 +1,12 @@
 // timewarp for OpenCode: a session snapshot when a session is created, pre-images and drift
-// guards before the agent's edits, ledger records after its edits and shell commands, and the
-// time machine tools (issue_report exports this session's chat through OpenCode's client API,
-// since a tool's context carries no transcript).
+// guards before the agent's edits, ledger records after its edits and shell commands, the
+// session's end, and this session's chat exported (through OpenCode's client API, since a tool
+// call carries no transcript) before the MCP server's issue_report reads it. The tools
+// themselves (timewarp_travel, issue_report, ApplyEditBlock, …) have one home: the MCP server
+// that `timewarp install opencode` puts in opencode.json.
 //
 // Install: `timewarp install opencode` copies this file to .opencode/plugins/timewarp.js.
-// Dependency-free: it shells out to the `timewarp` CLI (`--json`), and uses OpenCode's own
-// `@opencode-ai/plugin` for tool schemas only when OpenCode provides it.
+// Dependency-free: it shells out to the `timewarp` CLI (`--json`).
 
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
@@ -197,28 +198,7 @@ function appendWarnings(output, warnings) {
   output.output = before === "" ? text : `${before}\n\n${text}`;
 }
 
-async function loadToolHelper() {
-  try {
-    const mod = await import("@opencode-ai/plugin");
-    return typeof mod.tool === "function" && mod.tool.schema ? mod.tool : undefined;
-  } catch {
-    return undefined; // no schema library: the tools come from the MCP server (opencode.json)
-  }
-}
-
-function cliTool(tool, directory, description, args, argv) {
-  return tool({
-    description,
-    args,
-    async execute(input) {
-      const res = await runTimewarp([...(await argv(input)), "--json"], { cwd: directory });
-      return res.stdout.trim() !== "" ? res.stdout.trim() : res.stderr.trim();
-    },
-  });
-}
-
 export const TimewarpPlugin = async ({ client, directory }) => {
-  const tool = await loadToolHelper();
   /** callID → the args seen before the tool ran (the after hook does not always carry them). */
   const argsByCall = new Map();
   /** callID → the drift warning `tool.execute.before` got, for the model to read afterwards. */
@@ -239,61 +219,7 @@ export const TimewarpPlugin = async ({ client, directory }) => {
   };
   const onExit = () => endOpenSessions("exit");
   process.on("exit", onExit);
-  const tools = {};
-  if (tool) {
-    const s = tool.schema;
-    tools.timewarp_issue_list = cliTool(
-      tool,
-      directory,
-      "List timewarp friction issues (default status open).",
-      { status: s.enum(["open", "fixed", "all"]).optional() },
-      (a) => ["issue", "list", ...(a.status ? ["--status", a.status] : [])],
-    );
-    tools.timewarp_issue_get = cliTool(
-      tool,
-      directory,
-      "Details of one timewarp issue, with its snapshot and chat/experiment file paths.",
-      { issue_id: s.string() },
-      (a) => ["issue", "get", a.issue_id],
-    );
-    tools.timewarp_travel = cliTool(
-      tool,
-      directory,
-      "Travel the workspace to a past snapshot (the present is backed up first).",
-      { snapshot_id: s.string() },
-      (a) => ["travel", a.snapshot_id],
-    );
-    tools.timewarp_return = cliTool(
-      tool,
-      directory,
-      "Return the workspace to the present.",
-      {},
-      () => ["return"],
-    );
-    tools.issue_report = tool({
-      description:
-        "Record a friction issue tied to this session's snapshot, with this session's chat (redacted) and an experiment log.",
-      args: {
-        task_context: s.string(),
-        symptom: s.string(),
-        success_criteria: s.string(),
-        suspected_cause: s.string().optional(),
-        chat_summary: s.string().optional(),
-      },
-      async execute(a, context) {
-        const file = await exportChat(client, directory, context.sessionID);
-        const argv = ["issue", "report", "--task-context", a.task_context, "--symptom", a.symptom];
-        argv.push("--success-criteria", a.success_criteria, "--transcript", file);
-        if (a.suspected_cause) argv.push("--suspected-cause", a.suspected_cause);
-        if (a.chat_summary) argv.push("--chat-summary", a.chat_summary);
-        const res = await runTimewarp([...argv, "--json"], { cwd: directory });
-        return res.stdout.trim() !== "" ? res.stdout.trim() : res.stderr.trim();
-      },
-    });
-  }
-
   return {
-    tool: tools,
     dispose: async () => {
       process.off("exit", onExit);
       await Promise.all(starting);
@@ -324,8 +250,9 @@ export const TimewarpPlugin = async ({ client, directory }) => {
       }
     },
     "tool.execute.before": async (input, output) => {
-      // The MCP server's issue_report reads the remembered transcript: refresh it first.
-      if (/issue_report$/.test(input.tool) && input.tool !== "issue_report") {
+      // The MCP server's issue_report (`timewarp_issue_report` in OpenCode) reads the session's
+      // remembered transcript: refresh it first.
+      if (/issue_report$/.test(input.tool)) {
         await exportChat(client, directory, input.sessionID).catch(() => undefined);
       }
       if (!TOOL_NAMES[input.tool]) return;
