@@ -1,9 +1,11 @@
 import { mkdirSync } from "node:fs";
+import { threadId } from "node:worker_threads";
 import {
   acquireLock,
   ErrorCode,
   isTimewarpError,
   type LockHandle,
+  readLockHolder,
   withLock,
 } from "../core/index.ts";
 import { ledgerPaths } from "./ledger-paths.ts";
@@ -46,6 +48,10 @@ export function holdLedgerForTransition(root: string, command: string): LockHand
     } catch (error) {
       if (!isTimewarpError(error) || error.code !== ErrorCode.LOCKED || Date.now() >= deadline)
         throw error;
+      // Held by this very thread (an MCP server's edit between two awaits): blocking it here
+      // would stop the holder from finishing, so refuse at once.
+      const holder = readLockHolder(paths.lock);
+      if (holder?.pid === process.pid && (holder.thread ?? 0) === threadId) throw error;
     }
     Atomics.wait(pause, 0, 0, 20);
   }
