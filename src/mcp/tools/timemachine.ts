@@ -144,7 +144,8 @@ export function defineTimemachineTools(): ToolDefinition[] {
       description:
         "Go to the past: back up the present workspace, then restore the snapshot (e.g. an issue's snapshot_id) to reproduce " +
         "and experiment. Only from the present (NESTED_TRAVEL otherwise). Write what you learn into the issue's experiment.md; " +
-        "workspace changes are discarded by timewarp_return.",
+        "timewarp_return brings the present back and keeps the experiment's changes as a patch. Paths the snapshot did not " +
+        "capture (too large, unreadable, special files) are left as they are: `untouched`, and the snapshot entries below them `left_alone`.",
       inputSchema: z.object({ snapshot_id: z.string() }),
       outputSchema: z.object({
         mode: z.literal("past"),
@@ -156,6 +157,8 @@ export function defineTimemachineTools(): ToolDefinition[] {
         written: z.number(),
         deleted: z.number(),
         unchanged: z.number(),
+        untouched: z.array(z.string()),
+        left_alone: z.array(z.string()),
         duration_ms: z.number(),
       }),
       annotations: { destructiveHint: true },
