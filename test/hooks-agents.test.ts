@@ -78,6 +78,54 @@ describe("timewarp hook (Gemini CLI and Codex payloads, real CLI)", () => {
     expect(out.systemMessage).toContain("pkg/a.py is not in the whitelist");
   });
 
+  it("a rollback denies the call in each agent's JSON decision form, exit 0 (Gemini CLI, Codex)", () => {
+    mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
+    writeFileSync(
+      join(dir, ".timewarp", "memory", "goal.json"),
+      JSON.stringify({ objective: "x", whitelist: ["pkg/**"], blacklist: ["pkg/old.py"] }),
+    );
+    const gemini = hook(
+      "pre-tool-use",
+      {
+        session_id: "g3",
+        cwd: dir,
+        hook_event_name: "BeforeTool",
+        tool_name: "write_file",
+        tool_input: { file_path: "pkg/old.py", content: "GONE = False\n" },
+      },
+      dir,
+    );
+    // Exit 2 shows in Gemini CLI as "Hook(s) … failed" (issue 17); the decision blocks cleanly.
+    expect(gemini.status).toBe(0);
+    expect(gemini.stderr).toBe("");
+    const g = JSON.parse(gemini.stdout) as { decision: string; reason: string };
+    expect(g.decision).toBe("deny");
+    expect(g.reason).toContain("pkg/old.py");
+    const codex = hook(
+      "pre-tool-use",
+      {
+        session_id: "019a8c3e-codex",
+        cwd: dir,
+        turn_id: "t1",
+        hook_event_name: "PreToolUse",
+        tool_name: "apply_patch",
+        tool_use_id: "call_B1",
+        tool_input: {
+          command: "*** Begin Patch\n*** Delete File: pkg/old.py\n*** End Patch\n",
+        },
+      },
+      dir,
+    );
+    expect(codex.status).toBe(0);
+    expect(JSON.parse(codex.stdout)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: expect.stringContaining("pkg/old.py"),
+      },
+    });
+  });
+
   it("Codex: apply_patch with update + add + delete records every file with its exact images", () => {
     const patch = [
       "*** Begin Patch",
