@@ -41,6 +41,13 @@ describe("formatHookResponse", () => {
     );
     expect(gem.systemMessage).toBe("out of scope");
     expect(gem.hookSpecificOutput.hookEventName).toBe("BeforeTool");
+    // AfterTool hands a warning BeforeTool left to the model only: the user saw it already.
+    const after = JSON.parse(
+      formatHookResponse(warn, { agent: "gemini", event: "post-tool-use", json: false }).stdout,
+    );
+    expect(after).toEqual({
+      hookSpecificOutput: { hookEventName: "AfterTool", additionalContext: "out of scope" },
+    });
   });
 
   it("never blocks on a failure, and --json gives one document with the block's exit code", () => {

@@ -84,8 +84,10 @@ export function formatHookResponse(
       return { exitCode: 0, stdout: "", stderr: `timewarp hook: ${outcome.message}\n` };
     case "warn": {
       const hookEventName = AGENT_EVENT_NAMES[options.agent][options.event];
+      // Gemini CLI: the user sees BeforeTool's systemMessage; the model gets the warning from
+      // AfterTool's additionalContext (PostToolUse hands on what PreToolUse left in the capture).
       const body =
-        options.agent === "gemini"
+        options.agent === "gemini" && options.event === "pre-tool-use"
           ? {
               systemMessage: outcome.reason,
               hookSpecificOutput: { hookEventName, additionalContext: outcome.reason },
