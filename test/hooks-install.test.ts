@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createProgram } from "../src/cli/main.ts";
 import { systemClock } from "../src/core/index.ts";
+import { HOOK_REPLY_WAIT_MS } from "../src/hooks/hook-protocol.ts";
 import {
   HOOK_EVENTS,
   hooksFor,
@@ -199,6 +200,28 @@ describe("installAgent / uninstallAgent", () => {
     await uninstall("codex");
     expect(read(".codex/config.toml")).toBe(`${toml}\n[profiles.fast]\nmodel = "o4-mini"\n`);
     expect(existsSync(join(dir, ".codex", "hooks.json"))).toBe(false);
+  });
+
+  it("timeouts: each agent waits longer than the clients wait for the daemon; Codex's SessionEnd is 3 s", () => {
+    const seconds = (agent: string, t: number | undefined) =>
+      (t ?? 0) / (agent === "gemini" ? 1000 : 1);
+    const files = {
+      "claude-code": ".claude/settings.json",
+      codex: ".codex/hooks.json",
+      gemini: ".gemini/settings.json",
+    } as const;
+    for (const [agent, file] of Object.entries(files)) {
+      expect(runCli(["install", agent, "--json"], { cwd: dir }).status).toBe(0);
+      const { hooks } = JSON.parse(read(file)) as {
+        hooks: Record<string, { hooks: { timeout?: number }[] }[]>;
+      };
+      for (const [event, groups] of Object.entries(hooks))
+        for (const h of groups.flatMap((g) => g.hooks)) {
+          // Codex clamps SessionEnd to 3 s and warns on every start about anything longer.
+          if (agent === "codex" && event === "SessionEnd") expect(h.timeout).toBe(3);
+          else expect(seconds(agent, h.timeout)).toBeGreaterThan(HOOK_REPLY_WAIT_MS / 1000);
+        }
+    }
   });
 
   it("codex: refuses to shadow a user's own [mcp_servers.timewarp], writing nothing", async () => {

@@ -1,4 +1,5 @@
 import { AGENT_EVENT_NAMES } from "./hook-outcome.ts";
+import { HOOK_REPLY_WAIT_MS } from "./hook-protocol.ts";
 import type { HookAgent, HookEvent } from "./payload.ts";
 
 /** The agents `timewarp install` knows. */
@@ -63,10 +64,33 @@ export function hookEventOf(command: string): string | null {
 }
 
 /**
+ * How long the agents let a hook run, in seconds: longer than the shell and Node clients wait
+ * for the daemon (`HOOK_REPLY_WAIT_MS`, 130 s), with room for the client's own start. The other
+ * way round (the client giving up before the agent's old 30 s) would leave a slow hook run in
+ * the client's process (no daemon: a full rescan of a large tree, a cold start) killed by the
+ * agent mid-record, its edit lost with nothing but the agent's "hook error"; this way every
+ * hook ends with its own answer, and a daemon that stopped answering is a failure, exit 0. A
+ * ceiling, not an expectation: a hook takes tens of milliseconds.
+ */
+const HOOK_TIMEOUT_S = Math.ceil(HOOK_REPLY_WAIT_MS / 1000) + 20;
+
+/**
+ * Codex clamps SessionEnd hooks to 3 s and warns on every start when the setting says more
+ * (codex-rs hooks/src/engine/discovery.rs; issue 17). A session end takes milliseconds; one
+ * the daemon claimed still finishes there when Codex stops waiting.
+ */
+const CODEX_SESSION_END_TIMEOUT_S = 3;
+
+/** The `timeout` of one handler: seconds (Claude Code, Codex) or milliseconds (Gemini CLI). */
+function hookTimeout(agent: HookFileAgent, event: HookEvent): number {
+  if (agent === "gemini") return HOOK_TIMEOUT_S * 1000;
+  if (agent === "codex" && event === "session-end") return CODEX_SESSION_END_TIMEOUT_S;
+  return HOOK_TIMEOUT_S;
+}
+
+/**
  * The hooks table timewarp adds for `agent` (pure). Tool events carry the matcher of the agent's
- * edit and shell tools; lifecycle events match everything. Timeouts are generous ceilings, not
- * expectations (a hook takes tens of milliseconds): Claude Code and Codex count seconds, Gemini
- * CLI milliseconds.
+ * edit and shell tools; lifecycle events match everything. Timeouts: `hookTimeout`.
  */
 export function hooksFor(
   agent: HookFileAgent,
@@ -80,7 +104,8 @@ export function hooksFor(
     const handler: HookHandler = {
       type: "command",
       command: hookCommand({ command, event, agent, ...options }),
-      ...(agent === "gemini" ? { name: `timewarp-${event}`, timeout: 30_000 } : { timeout: 30 }),
+      ...(agent === "gemini" ? { name: `timewarp-${event}` } : {}),
+      timeout: hookTimeout(agent, event),
     };
     const groups = [tool ? { matcher: MATCHERS[agent], hooks: [handler] } : { hooks: [handler] }];
     table[AGENT_EVENT_NAMES[agent][event]] = groups;
