@@ -433,8 +433,15 @@ const blocked = hook({
   tool_use_id: "toolu_bad",
   tool_input: { file_path: join(project, "package.json"), content: "{}" },
 });
+const denied = (
+  JSON.parse(blocked.stdout || "{}") as {
+    hookSpecificOutput?: { permissionDecision?: string; permissionDecisionReason?: string };
+  }
+).hookSpecificOutput;
+if (denied?.permissionDecision !== "deny")
+  fail(`the PreToolUse hook did not deny the edit: ${blocked.stdout}${blocked.stderr}`);
 say(
-  `the PreToolUse hook blocks that edit: exit ${blocked.status}, "${blocked.stderr.trim().split("\n")[0]}"`,
+  `the PreToolUse hook denies that edit (Claude Code's decision form): "${(denied.permissionDecisionReason ?? "").split("\n")[0]}"`,
 );
 const found = await tool(client, "memory_retrieve", {
   objective: "slugify drops accented unicode letters",
