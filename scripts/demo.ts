@@ -51,7 +51,8 @@ cpSync(join(REPO, "examples", "transcripts", "claude-session.jsonl"), transcript
 cpSync(join(REPO, "examples", "design"), join(project, "design"), { recursive: true });
 const SESSION = "7f3c2a10-demo-4b8e-9d11-5a6b7c8d9e0f";
 // The agent's PATH has timewarp on it as npm installs it: `timewarp` (here: the CLI from source)
-// beside a link to bin/timewarp-hook, which the installed hook commands run.
+// beside a link to bin/timewarp-hook. The install wires this checkout's own bin/ by its path, so
+// the hooks would run without them.
 const binDir = join(agentDir, "bin");
 mkdirSync(binDir);
 symlinkSync(join(REPO, "bin", "timewarp-hook"), join(binDir, "timewarp-hook"));

@@ -38,11 +38,11 @@ const MATCHERS = {
 type HookFileAgent = keyof typeof MATCHERS;
 
 /**
- * The command line a hook runs. For timewarp itself (`timewarp`, or a path to it): its sibling
- * `timewarp-hook <event> --agent <agent>`, the POSIX shell client that spares each hook Node's
- * start when the watch daemon serves hooks and hands every other case to `timewarp hook`. Any
- * other launcher (`npx timewarp`, `node …/timewarp.cjs`), and Windows, where there is no POSIX
- * shell to count on: `<command> hook <event> --agent <agent>`.
+ * The command line a hook runs. For timewarp itself (`timewarp`, or a path to it or to the
+ * package's `bin/timewarp.cjs`): its sibling `timewarp-hook <event> --agent <agent>`, the POSIX
+ * shell client that spares each hook Node's start when the watch daemon serves hooks and hands
+ * every other case to `timewarp hook`. Any other launcher (`npx timewarp`, `node …/timewarp.cjs`),
+ * and Windows, where there is no POSIX shell to count on: `<command> hook <event> --agent <agent>`.
  */
 export function hookCommand(options: {
   command: string;
@@ -53,10 +53,13 @@ export function hookCommand(options: {
 }): string {
   const { command, event, agent } = options;
   const shell = options.shellClient ?? process.platform !== "win32";
-  return shell && /^(?:\S*\/)?timewarp$/.test(command)
-    ? `${command}-hook ${event} --agent ${agent}`
+  return shell && TIMEWARP_PROGRAM.test(command)
+    ? `${command.replace(/(?:\.cjs)?$/, "-hook")} ${event} --agent ${agent}`
     : `${command} hook ${event} --agent ${agent}`;
 }
+
+/** `timewarp` itself: the name npm links, or a path to it or to the package's own bin. */
+const TIMEWARP_PROGRAM = /^(?:\S*\/)?timewarp(?:\.cjs)?$/;
 
 /** The event a hook command line of timewarp's runs (`… hook <event> …`, `timewarp-hook <event> …`). */
 export function hookEventOf(command: string): string | null {
