@@ -51,7 +51,8 @@ cpSync(join(REPO, "examples", "transcripts", "claude-session.jsonl"), transcript
 cpSync(join(REPO, "examples", "design"), join(project, "design"), { recursive: true });
 const SESSION = "7f3c2a10-demo-4b8e-9d11-5a6b7c8d9e0f";
 // The agent's PATH has timewarp on it as npm installs it: `timewarp` (here: the CLI from source)
-// beside a link to bin/timewarp-hook, which the installed hook commands run.
+// beside a link to bin/timewarp-hook. The install wires this checkout's own bin/ by its path, so
+// the hooks would run without them.
 const binDir = join(agentDir, "bin");
 mkdirSync(binDir);
 symlinkSync(join(REPO, "bin", "timewarp-hook"), join(binDir, "timewarp-hook"));
@@ -433,8 +434,15 @@ const blocked = hook({
   tool_use_id: "toolu_bad",
   tool_input: { file_path: join(project, "package.json"), content: "{}" },
 });
+const denied = (
+  JSON.parse(blocked.stdout || "{}") as {
+    hookSpecificOutput?: { permissionDecision?: string; permissionDecisionReason?: string };
+  }
+).hookSpecificOutput;
+if (denied?.permissionDecision !== "deny")
+  fail(`the PreToolUse hook did not deny the edit: ${blocked.stdout}${blocked.stderr}`);
 say(
-  `the PreToolUse hook blocks that edit: exit ${blocked.status}, "${blocked.stderr.trim().split("\n")[0]}"`,
+  `the PreToolUse hook denies that edit (Claude Code's decision form): "${(denied.permissionDecisionReason ?? "").split("\n")[0]}"`,
 );
 const found = await tool(client, "memory_retrieve", {
   objective: "slugify drops accented unicode letters",

@@ -321,6 +321,34 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
   );
 
   it.runIf(variant.available)(
+    "a claimed hook never answered: the wait ends at 130 s by the clock, before the agents' timeout",
+    async () => {
+      const root = workspace();
+      const bin = binDir();
+      await scriptedServer(root, "normal");
+      // A clock that jumps 100 s each time it is read: the third reading is past 130 s, so the
+      // client gives up at once instead of after 6500 polls (over two minutes, past the spawn
+      // timeout below). Which reading is the deadline's is the client's business; how long it
+      // really waited is not asserted.
+      const counter = join(bin.dir, "clock");
+      writeFileSync(
+        join(bin.dir, "date"),
+        `#!/bin/sh\nn=$(cat '${counter}' 2>/dev/null || echo 1000)\necho $((n + 100)) > '${counter}'\necho "$n"\n`,
+      );
+      chmodSync(join(bin.dir, "date"), 0o755);
+      const r = hook(bin.dir, ["hang", "--agent", "claude-code"], { cwd: root, input: "{}" });
+      expect(r).toMatchObject({
+        status: 0,
+        stdout: "",
+        stderr:
+          "timewarp hook: the daemon's hook server did not finish this hook (no reply within 2 minutes)\n",
+      });
+      expect(bin.calls()).toEqual([]); // never run a second time
+    },
+    SLOW_TEST_MS,
+  );
+
+  it.runIf(variant.available)(
     "what is not a live server's is not trusted: pid 0, a linked directory, a file at its temp name",
     async () => {
       const root = workspace();

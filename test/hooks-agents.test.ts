@@ -50,7 +50,7 @@ describe("timewarp hook (Gemini CLI and Codex payloads, real CLI)", () => {
     expect(imageText(dir, record?.files[0]?.after ?? null)).toBe("def f():\n    return 2\n");
   });
 
-  it("Gemini CLI: a drift warning goes out as systemMessage JSON on stdout", () => {
+  it("Gemini CLI: a drift warning goes to the user at BeforeTool and to the model at the matching AfterTool, once", () => {
     mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
     writeFileSync(
       join(dir, ".timewarp", "memory", "goal.json"),
@@ -62,20 +62,88 @@ describe("timewarp hook (Gemini CLI and Codex payloads, real CLI)", () => {
         thresholds: { warn: 0.4, rollback: 0.9 },
       }),
     );
-    const run = hook(
-      "pre-tool-use",
-      {
-        session_id: "g2",
-        cwd: dir,
-        hook_event_name: "BeforeTool",
-        tool_name: "replace",
-        tool_input: { file_path: "pkg/a.py", old_string: "1", new_string: "3" },
-      },
-      dir,
-    );
+    const gemini = { args: ["--agent", "gemini"] };
+    const call = {
+      session_id: "g2",
+      cwd: dir,
+      tool_name: "replace",
+      tool_input: { file_path: "pkg/a.py", old_string: "1", new_string: "3" },
+    };
+    const run = hook("pre-tool-use", { ...call, hook_event_name: "BeforeTool" }, dir, gemini);
     expect(run.status).toBe(0);
     const out = JSON.parse(run.stdout) as { systemMessage: string };
     expect(out.systemMessage).toContain("pkg/a.py is not in the whitelist");
+    writeFileSync(join(dir, "pkg", "a.py"), "def f():\n    return 3\n");
+    // Another call's AfterTool (no capture of its own) gets nothing of this warning.
+    const other = hook(
+      "post-tool-use",
+      { ...call, hook_event_name: "AfterTool", tool_input: { file_path: "pkg/b.py" } },
+      dir,
+      gemini,
+    );
+    expect(other.stdout).not.toContain("whitelist");
+    const after = { ...call, hook_event_name: "AfterTool", tool_response: { llmContent: "ok" } };
+    const post = hook("post-tool-use", after, dir, gemini);
+    expect(post.status).toBe(0);
+    // BeforeTool has no context field: AfterTool's additionalContext is how the model learns it;
+    // the user saw the systemMessage already.
+    expect(JSON.parse(post.stdout)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "AfterTool",
+        additionalContext: expect.stringContaining("pkg/a.py is not in the whitelist"),
+      },
+    });
+    expect(ledgerRecords(dir).map((r) => r.affectedFiles)).toEqual([["pkg/a.py"]]);
+    // Delivered once: the same call's AfterTool again says nothing more.
+    expect(hook("post-tool-use", after, dir, gemini).stdout).not.toContain("whitelist");
+  });
+
+  it("a rollback denies the call in each agent's JSON decision form, exit 0 (Gemini CLI, Codex)", () => {
+    mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
+    writeFileSync(
+      join(dir, ".timewarp", "memory", "goal.json"),
+      JSON.stringify({ objective: "x", whitelist: ["pkg/**"], blacklist: ["pkg/old.py"] }),
+    );
+    const gemini = hook(
+      "pre-tool-use",
+      {
+        session_id: "g3",
+        cwd: dir,
+        hook_event_name: "BeforeTool",
+        tool_name: "write_file",
+        tool_input: { file_path: "pkg/old.py", content: "GONE = False\n" },
+      },
+      dir,
+    );
+    // Exit 2 shows in Gemini CLI as "Hook(s) … failed" (issue 17); the decision blocks cleanly.
+    expect(gemini.status).toBe(0);
+    expect(gemini.stderr).toBe("");
+    const g = JSON.parse(gemini.stdout) as { decision: string; reason: string };
+    expect(g.decision).toBe("deny");
+    expect(g.reason).toContain("pkg/old.py");
+    const codex = hook(
+      "pre-tool-use",
+      {
+        session_id: "019a8c3e-codex",
+        cwd: dir,
+        turn_id: "t1",
+        hook_event_name: "PreToolUse",
+        tool_name: "apply_patch",
+        tool_use_id: "call_B1",
+        tool_input: {
+          command: "*** Begin Patch\n*** Delete File: pkg/old.py\n*** End Patch\n",
+        },
+      },
+      dir,
+    );
+    expect(codex.status).toBe(0);
+    expect(JSON.parse(codex.stdout)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: expect.stringContaining("pkg/old.py"),
+      },
+    });
   });
 
   it("Codex: apply_patch with update + add + delete records every file with its exact images", () => {

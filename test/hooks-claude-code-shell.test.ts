@@ -87,7 +87,7 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
     );
   });
 
-  it("drift guards: rollback blocks the edit (exit 2, reason on stderr); a warning passes with context", () => {
+  it("drift guards: rollback denies the edit (PreToolUse JSON decision, exit 0); a warning passes with context", () => {
     mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
     writeFileSync(
       join(dir, ".timewarp", "memory", "goal.json"),
@@ -109,9 +109,20 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
       }),
       dir,
     );
-    expect(blocked.status).toBe(2);
-    expect(blocked.stderr).toContain("package.json");
-    expect(blocked.stderr).toMatch(/blacklist/i);
+    // Exit 0 with the decision: exit 2 would show as "PreToolUse:Write hook error" (issue 17).
+    expect(blocked.status).toBe(0);
+    expect(blocked.stderr).toBe("");
+    const denied = JSON.parse(blocked.stdout) as {
+      hookSpecificOutput: {
+        hookEventName: string;
+        permissionDecision: string;
+        permissionDecisionReason: string;
+      };
+    };
+    expect(denied.hookSpecificOutput.hookEventName).toBe("PreToolUse");
+    expect(denied.hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(denied.hookSpecificOutput.permissionDecisionReason).toContain("package.json");
+    expect(denied.hookSpecificOutput.permissionDecisionReason).toMatch(/blacklist/i);
     expect(
       existsSync(
         join(

@@ -1,8 +1,17 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createProgram } from "../src/cli/main.ts";
 import { systemClock } from "../src/core/index.ts";
+import { HOOK_REPLY_WAIT_MS } from "../src/hooks/hook-protocol.ts";
 import {
   HOOK_EVENTS,
   hooksFor,
@@ -18,6 +27,10 @@ beforeEach(() => {
   ({ dir, cleanup } = makeTempDir("tw-install-"));
 });
 afterEach(() => cleanup());
+
+// What an install wires by default: this checkout's own programs, by their absolute paths.
+const OWN = realpathSync(join(REPO_ROOT, "bin", "timewarp.cjs"));
+const OWN_HOOK = join(dirname(OWN), "timewarp-hook");
 
 const read = (rel: string) => readFileSync(join(dir, rel), "utf8");
 const install = (agent: InstallAgent, extra: { dryRun?: boolean; command?: string } = {}) =>
@@ -48,9 +61,9 @@ describe("timewarp install (real CLI)", () => {
     const settings = JSON.parse(read(".claude/settings.json")) as {
       hooks: Record<string, unknown>;
     };
-    expect(settings.hooks).toEqual(hooksFor("claude-code", "timewarp"));
+    expect(settings.hooks).toEqual(hooksFor("claude-code", OWN));
     expect(JSON.parse(read(".mcp.json"))).toEqual({
-      mcpServers: { timewarp: { command: "timewarp", args: ["mcp"] } },
+      mcpServers: { timewarp: { command: OWN, args: ["mcp"] } },
     });
     const files = [
       ".claude/settings.json",
@@ -94,7 +107,7 @@ describe("installAgent / uninstallAgent", () => {
     expect(merged.permissions).toEqual({ allow: ["Bash(npm test)"] });
     expect(merged.hooks.PostToolUse.map((g) => g.hooks[0]?.command)).toEqual([
       "prettier --write",
-      "timewarp-hook post-tool-use --agent claude-code",
+      `${OWN_HOOK} post-tool-use --agent claude-code`,
     ]);
     expect((await install("claude-code")).changed).toBe(false);
     await uninstall("claude-code");
@@ -127,7 +140,7 @@ describe("installAgent / uninstallAgent", () => {
           ...(command !== undefined ? { command } : {}),
         })
       ).notes.filter((n) => n.includes("is not on this PATH"));
-    expect(await notes(bin)).toEqual([
+    expect(await notes(bin, "timewarp")).toEqual([
       expect.stringMatching(/^`timewarp` is not on this PATH/),
       expect.stringMatching(/^`timewarp-hook` is not on this PATH/),
     ]);
@@ -135,16 +148,85 @@ describe("installAgent / uninstallAgent", () => {
       writeFileSync(join(bin, name), "#!/bin/sh\n");
       chmodSync(join(bin, name), name === "timewarp" ? 0o755 : 0o644); // not executable yet
     }
-    expect(await notes(`/nowhere:${bin}`)).toEqual([
+    expect(await notes(`/nowhere:${bin}`, "timewarp")).toEqual([
       expect.stringMatching(/^`timewarp-hook` is not on this PATH/),
     ]);
     chmodSync(join(bin, "timewarp-hook"), 0o755);
-    expect(await notes(`/nowhere:${bin}`)).toEqual([]);
+    expect(await notes(`/nowhere:${bin}`, "timewarp")).toEqual([]);
+    // the default names this timewarp by its path: the PATH is not asked
+    expect(await notes("")).toEqual([]);
     // a path is looked at as it is; a launcher is the one program
     expect(await notes("", join(bin, "timewarp"))).toEqual([]);
     expect(await notes(bin, "npx timewarp")).toEqual([
       expect.stringMatching(/^`npx` is not on this PATH/),
     ]);
+  });
+
+  it("wires this timewarp by its absolute path: hooks run from a PATH without it; a re-install updates an old bare wiring", () => {
+    const r = runCli(["install", "claude-code", "--json"], { cwd: dir });
+    expect(r.status, r.stderr).toBe(0);
+    const settings = () =>
+      JSON.parse(read(".claude/settings.json")) as {
+        hooks: Record<string, { hooks: { command: string }[] }[]>;
+      };
+    const pre = settings().hooks.PreToolUse?.[0]?.hooks[0]?.command ?? "";
+    expect(pre).toBe(`${OWN_HOOK} pre-tool-use --agent claude-code`);
+    // The agent's PATH has node (bin/timewarp-hook runs the CLI with it) but no timewarp-hook:
+    // a bare `timewarp-hook` would exit 127, which Claude Code takes as a non-blocking error.
+    mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
+    writeFileSync(
+      join(dir, ".timewarp", "memory", "goal.json"),
+      JSON.stringify({ objective: "x", whitelist: ["src/**"], blacklist: ["package.json"] }),
+    );
+    const run = spawnSync("sh", ["-c", pre], {
+      cwd: dir,
+      input: JSON.stringify({
+        session_id: "s-abs",
+        cwd: dir,
+        hook_event_name: "PreToolUse",
+        tool_name: "Write",
+        tool_use_id: "toolu_abs",
+        tool_input: { file_path: join(dir, "package.json"), content: "{}" },
+      }),
+      encoding: "utf8",
+      env: { ...process.env, PATH: `${dirname(process.execPath)}:/usr/bin:/bin` },
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout).hookSpecificOutput.permissionDecision).toBe("deny");
+    // An older install wrote bare names: installing again puts the path in their place.
+    writeFileSync(
+      join(dir, ".claude", "settings.json"),
+      read(".claude/settings.json").replaceAll(`${OWN_HOOK} `, "timewarp-hook "),
+    );
+    const again = runCli(["install", "claude-code", "--json"], { cwd: dir });
+    expect(again.status, again.stderr).toBe(0);
+    expect((again.json() as { files: { changes: string[] }[] }).files[0]?.changes).toContain(
+      "~hooks.PreToolUse",
+    );
+    expect(settings().hooks).toEqual(hooksFor("claude-code", OWN));
+    // Uninstall knows timewarp's handlers by their shape, whatever path they name.
+    const mixed = settings();
+    (mixed.hooks.PreToolUse?.[0]?.hooks ?? []).push({
+      command: "timewarp-hook pre-tool-use --agent claude-code",
+    });
+    writeFileSync(join(dir, ".claude", "settings.json"), JSON.stringify(mixed));
+    expect(runCli(["install", "--uninstall", "claude-code"], { cwd: dir }).status).toBe(0);
+    expect(existsSync(join(dir, ".claude", "settings.json"))).toBe(false);
+  });
+
+  it("refuses to wire a program that is not there to run, writing nothing", () => {
+    const r = runCli(
+      ["install", "codex", "--command", join(dir, "nowhere", "timewarp"), "--json"],
+      {
+        cwd: dir,
+      },
+    );
+    expect(r.status).not.toBe(0);
+    const error = (r.json() as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe("INVALID_INPUT");
+    expect(error.message).toContain(join(dir, "nowhere", "timewarp-hook"));
+    expect(existsSync(join(dir, ".codex"))).toBe(false);
   });
 
   it("gemini: hooks and mcpServers merge into .gemini/settings.json beside the user's settings", async () => {
@@ -169,7 +251,7 @@ describe("installAgent / uninstallAgent", () => {
     expect(Object.keys(s.hooks)).toEqual(["SessionStart", "BeforeTool", "AfterTool", "SessionEnd"]);
     expect(s.hooks.BeforeTool?.[0]?.matcher).toBe("^(write_file|replace|run_shell_command)$");
     expect(s.hooks.BeforeTool?.[0]?.hooks[0]?.command).toBe(
-      "timewarp-hook pre-tool-use --agent gemini",
+      `${OWN_HOOK} pre-tool-use --agent gemini`,
     );
     const again = snapshotFiles([".gemini/settings.json"]);
     expect((await install("gemini")).changed).toBe(false);
@@ -185,7 +267,7 @@ describe("installAgent / uninstallAgent", () => {
     await install("codex");
     const config = read(".codex/config.toml");
     expect(config.startsWith(toml)).toBe(true);
-    expect(config).toContain('[mcp_servers.timewarp]\ncommand = "timewarp"\nargs = ["mcp"]\n');
+    expect(config).toContain(`[mcp_servers.timewarp]\ncommand = "${OWN}"\nargs = ["mcp"]\n`);
     const hooks = JSON.parse(read(".codex/hooks.json")) as {
       hooks: Record<string, { matcher?: string }[]>;
     };
@@ -199,6 +281,28 @@ describe("installAgent / uninstallAgent", () => {
     await uninstall("codex");
     expect(read(".codex/config.toml")).toBe(`${toml}\n[profiles.fast]\nmodel = "o4-mini"\n`);
     expect(existsSync(join(dir, ".codex", "hooks.json"))).toBe(false);
+  });
+
+  it("timeouts: each agent waits longer than the clients wait for the daemon; Codex's SessionEnd is 3 s", () => {
+    const seconds = (agent: string, t: number | undefined) =>
+      (t ?? 0) / (agent === "gemini" ? 1000 : 1);
+    const files = {
+      "claude-code": ".claude/settings.json",
+      codex: ".codex/hooks.json",
+      gemini: ".gemini/settings.json",
+    } as const;
+    for (const [agent, file] of Object.entries(files)) {
+      expect(runCli(["install", agent, "--json"], { cwd: dir }).status).toBe(0);
+      const { hooks } = JSON.parse(read(file)) as {
+        hooks: Record<string, { hooks: { timeout?: number }[] }[]>;
+      };
+      for (const [event, groups] of Object.entries(hooks))
+        for (const h of groups.flatMap((g) => g.hooks)) {
+          // Codex clamps SessionEnd to 3 s and warns on every start about anything longer.
+          if (agent === "codex" && event === "SessionEnd") expect(h.timeout).toBe(3);
+          else expect(seconds(agent, h.timeout)).toBeGreaterThan(HOOK_REPLY_WAIT_MS / 1000);
+        }
+    }
   });
 
   it("codex: refuses to shadow a user's own [mcp_servers.timewarp], writing nothing", async () => {

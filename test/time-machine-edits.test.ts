@@ -55,7 +55,7 @@ describe("while a transition awaits recover, every write refuses", () => {
     // reads still answer
     expect(ok<{ transition: { kind: string } }>(["status"]).transition.kind).toBe("travel");
     expect(ok<{ history: unknown[] }>(["history"]).history).toHaveLength(1);
-    // an agent's own edit tool is blocked before it writes (exit 2 + reason)
+    // an agent's own edit tool is denied before it writes (the JSON decision, exit 0)
     const pre = runCli(["hook", "pre-tool-use"], {
       cwd: ws,
       input: JSON.stringify({
@@ -67,8 +67,11 @@ describe("while a transition awaits recover, every write refuses", () => {
         cwd: ws,
       }),
     });
-    expect(pre.status).toBe(2);
-    expect(pre.stderr).toContain("TRANSITION_INTERRUPTED");
+    expect(pre.status).toBe(0);
+    expect(JSON.parse(pre.stdout).hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining("TRANSITION_INTERRUPTED"),
+    });
 
     expect(ok<{ outcome: string }>(["recover"]).outcome).toBe("travel_finished");
     expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("v1\n");

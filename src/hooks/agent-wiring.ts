@@ -1,4 +1,5 @@
 import { AGENT_EVENT_NAMES } from "./hook-outcome.ts";
+import { HOOK_REPLY_WAIT_MS } from "./hook-protocol.ts";
 import type { HookAgent, HookEvent } from "./payload.ts";
 
 /** The agents `timewarp install` knows. */
@@ -37,11 +38,11 @@ const MATCHERS = {
 type HookFileAgent = keyof typeof MATCHERS;
 
 /**
- * The command line a hook runs. For timewarp itself (`timewarp`, or a path to it): its sibling
- * `timewarp-hook <event> --agent <agent>`, the POSIX shell client that spares each hook Node's
- * start when the watch daemon serves hooks and hands every other case to `timewarp hook`. Any
- * other launcher (`npx timewarp`, `node …/timewarp.cjs`), and Windows, where there is no POSIX
- * shell to count on: `<command> hook <event> --agent <agent>`.
+ * The command line a hook runs. For timewarp itself (`timewarp`, or a path to it or to the
+ * package's `bin/timewarp.cjs`): its sibling `timewarp-hook <event> --agent <agent>`, the POSIX
+ * shell client that spares each hook Node's start when the watch daemon serves hooks and hands
+ * every other case to `timewarp hook`. Any other launcher (`npx timewarp`, `node …/timewarp.cjs`),
+ * and Windows, where there is no POSIX shell to count on: `<command> hook <event> --agent <agent>`.
  */
 export function hookCommand(options: {
   command: string;
@@ -52,10 +53,13 @@ export function hookCommand(options: {
 }): string {
   const { command, event, agent } = options;
   const shell = options.shellClient ?? process.platform !== "win32";
-  return shell && /^(?:\S*\/)?timewarp$/.test(command)
-    ? `${command}-hook ${event} --agent ${agent}`
+  return shell && TIMEWARP_PROGRAM.test(command)
+    ? `${command.replace(/(?:\.cjs)?$/, "-hook")} ${event} --agent ${agent}`
     : `${command} hook ${event} --agent ${agent}`;
 }
+
+/** `timewarp` itself: the name npm links, or a path to it or to the package's own bin. */
+const TIMEWARP_PROGRAM = /^(?:\S*\/)?timewarp(?:\.cjs)?$/;
 
 /** The event a hook command line of timewarp's runs (`… hook <event> …`, `timewarp-hook <event> …`). */
 export function hookEventOf(command: string): string | null {
@@ -63,10 +67,33 @@ export function hookEventOf(command: string): string | null {
 }
 
 /**
+ * How long the agents let a hook run, in seconds: longer than the shell and Node clients wait
+ * for the daemon (`HOOK_REPLY_WAIT_MS`, 130 s), with room for the client's own start. The other
+ * way round (the client giving up before the agent's old 30 s) would leave a slow hook run in
+ * the client's process (no daemon: a full rescan of a large tree, a cold start) killed by the
+ * agent mid-record, its edit lost with nothing but the agent's "hook error"; this way every
+ * hook ends with its own answer, and a daemon that stopped answering is a failure, exit 0. A
+ * ceiling, not an expectation: a hook takes tens of milliseconds.
+ */
+const HOOK_TIMEOUT_S = Math.ceil(HOOK_REPLY_WAIT_MS / 1000) + 20;
+
+/**
+ * Codex clamps SessionEnd hooks to 3 s and warns on every start when the setting says more
+ * (codex-rs hooks/src/engine/discovery.rs; issue 17). A session end takes milliseconds; one
+ * the daemon claimed still finishes there when Codex stops waiting.
+ */
+const CODEX_SESSION_END_TIMEOUT_S = 3;
+
+/** The `timeout` of one handler: seconds (Claude Code, Codex) or milliseconds (Gemini CLI). */
+function hookTimeout(agent: HookFileAgent, event: HookEvent): number {
+  if (agent === "gemini") return HOOK_TIMEOUT_S * 1000;
+  if (agent === "codex" && event === "session-end") return CODEX_SESSION_END_TIMEOUT_S;
+  return HOOK_TIMEOUT_S;
+}
+
+/**
  * The hooks table timewarp adds for `agent` (pure). Tool events carry the matcher of the agent's
- * edit and shell tools; lifecycle events match everything. Timeouts are generous ceilings, not
- * expectations (a hook takes tens of milliseconds): Claude Code and Codex count seconds, Gemini
- * CLI milliseconds.
+ * edit and shell tools; lifecycle events match everything. Timeouts: `hookTimeout`.
  */
 export function hooksFor(
   agent: HookFileAgent,
@@ -80,7 +107,8 @@ export function hooksFor(
     const handler: HookHandler = {
       type: "command",
       command: hookCommand({ command, event, agent, ...options }),
-      ...(agent === "gemini" ? { name: `timewarp-${event}`, timeout: 30_000 } : { timeout: 30 }),
+      ...(agent === "gemini" ? { name: `timewarp-${event}` } : {}),
+      timeout: hookTimeout(agent, event),
     };
     const groups = [tool ? { matcher: MATCHERS[agent], hooks: [handler] } : { hooks: [handler] }];
     table[AGENT_EVENT_NAMES[agent][event]] = groups;

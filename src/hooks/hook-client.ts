@@ -5,6 +5,7 @@ import { formatHookResponse } from "./hook-outcome.ts";
 import {
   claimedFile,
   HOOK_PROTOCOL,
+  HOOK_REPLY_WAIT_MS,
   type HookReply,
   type HookRequestHeader,
   type HookServerRecord,
@@ -33,8 +34,9 @@ export interface HookClientOptions {
   /** How long a server may take to claim a request before the caller runs it (default 1 s). */
   claimTimeoutMs?: number;
   /**
-   * How long to wait for the reply at all (default 130 s: past the server's own 2 minutes for a
-   * hook, so only a server that can no longer write replies gets here). Then: a failure, exit 0.
+   * How long to wait for the reply at all (default `HOOK_REPLY_WAIT_MS`, 130 s: past the server's
+   * own 2 minutes for a hook, so only a server that can no longer write replies gets here).
+   * Then: a failure, exit 0.
    */
   replyTimeoutMs?: number;
 }
@@ -151,7 +153,7 @@ export function callHookServer(options: HookClientOptions): HookClientResult {
         claimed = true; // claimed: it runs, wait for its reply
       }
     }
-    if (claimed && now - sentAt >= (options.replyTimeoutMs ?? 130_000))
+    if (claimed && now - sentAt >= (options.replyTimeoutMs ?? HOOK_REPLY_WAIT_MS))
       return failure(options.args, "no reply within 2 minutes");
     if (claimed && now >= nextLivenessCheck) {
       nextLivenessCheck = now + 1_000;

@@ -4,14 +4,29 @@ import { formatHookResponse } from "./hook-outcome.ts";
 const warn = { kind: "warn", summary: "s", reason: "out of scope" } as const;
 
 describe("formatHookResponse", () => {
-  it("blocks with exit 2 and the reason on stderr, for every agent", () => {
-    for (const agent of ["claude-code", "gemini", "codex"] as const) {
-      const r = formatHookResponse(
-        { kind: "block", summary: "s", reason: "no" },
-        { agent, event: "pre-tool-use", json: false },
-      );
-      expect(r).toEqual({ exitCode: 2, stdout: "", stderr: "no\n" });
+  it("blocks in each agent's JSON decision form with exit 0, not as a failed hook", () => {
+    const block = { kind: "block", summary: "s", reason: "no" } as const;
+    const opts = (agent: "claude-code" | "codex" | "gemini") =>
+      ({ agent, event: "pre-tool-use", json: false }) as const;
+    for (const agent of ["claude-code", "codex"] as const) {
+      const r = formatHookResponse(block, opts(agent));
+      expect(r.exitCode).toBe(0);
+      expect(r.stderr).toBe("");
+      expect(JSON.parse(r.stdout)).toEqual({
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: "no",
+        },
+      });
     }
+    const gem = formatHookResponse(block, opts("gemini"));
+    expect(gem.exitCode).toBe(0);
+    expect(JSON.parse(gem.stdout)).toEqual({ decision: "deny", reason: "no" });
+    // No JSON form for this caller: exit 2 and the reason on stderr, which every agent reads.
+    expect(
+      formatHookResponse(block, { agent: "opencode", event: "pre-tool-use", json: false }),
+    ).toEqual({ exitCode: 2, stdout: "", stderr: "no\n" });
   });
 
   it("warns in each agent's own JSON", () => {
@@ -26,6 +41,13 @@ describe("formatHookResponse", () => {
     );
     expect(gem.systemMessage).toBe("out of scope");
     expect(gem.hookSpecificOutput.hookEventName).toBe("BeforeTool");
+    // AfterTool hands a warning BeforeTool left to the model only: the user saw it already.
+    const after = JSON.parse(
+      formatHookResponse(warn, { agent: "gemini", event: "post-tool-use", json: false }).stdout,
+    );
+    expect(after).toEqual({
+      hookSpecificOutput: { hookEventName: "AfterTool", additionalContext: "out of scope" },
+    });
   });
 
   it("never blocks on a failure, and --json gives one document with the block's exit code", () => {

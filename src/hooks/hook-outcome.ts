@@ -46,11 +46,17 @@ export const AGENT_EVENT_NAMES: Record<HookAgent, Record<HookEvent, string>> = {
 };
 
 /**
- * Turn an outcome into the agent's protocol (pure). All three agents read exit code 2 as "block,
- * and stderr is the reason the model sees". A warning goes out as JSON on stdout: Claude Code and
- * Codex inject `hookSpecificOutput.additionalContext` into the model's context; Gemini CLI shows
- * `systemMessage` (its BeforeTool has no context field). A failure exits 0 with the message on
- * stderr: a broken recorder must never stop the agent.
+ * Turn an outcome into the agent's protocol (pure). A block is each agent's JSON decision on
+ * stdout with exit 0 (issue 17): Claude Code and Codex read PreToolUse's
+ * `hookSpecificOutput.permissionDecision: "deny"` and hand `permissionDecisionReason` to the
+ * model; Gemini CLI reads `{decision: "deny", reason}`. Exit 2 with the reason on stderr blocks
+ * too, but the agents show it as a failed hook ("PreToolUse:Edit hook error: …", "Hook(s) …
+ * failed"), which reads as timewarp malfunctioning; it stays only for a caller that has no JSON
+ * form (no agent named, an event other than PreToolUse). A warning goes out as JSON on stdout:
+ * Claude Code and Codex inject `hookSpecificOutput.additionalContext` into the model's context;
+ * Gemini CLI shows `systemMessage` (its BeforeTool has no context field: the AfterTool hook
+ * delivers the warning to the model). A failure exits 0 with the message on stderr: a broken
+ * recorder must never stop the agent.
  */
 export function formatHookResponse(
   outcome: HookOutcome,
@@ -68,14 +74,20 @@ export function formatHookResponse(
   switch (outcome.kind) {
     case "ok":
       return { exitCode: 0, stdout: "", stderr: "" };
-    case "block":
-      return { exitCode: 2, stdout: "", stderr: `${outcome.reason}\n` };
+    case "block": {
+      const decision = blockDecision(options.agent, options.event, outcome.reason);
+      return decision === null
+        ? { exitCode: 2, stdout: "", stderr: `${outcome.reason}\n` }
+        : { exitCode: 0, stdout: `${JSON.stringify(decision)}\n`, stderr: "" };
+    }
     case "failed":
       return { exitCode: 0, stdout: "", stderr: `timewarp hook: ${outcome.message}\n` };
     case "warn": {
       const hookEventName = AGENT_EVENT_NAMES[options.agent][options.event];
+      // Gemini CLI: the user sees BeforeTool's systemMessage; the model gets the warning from
+      // AfterTool's additionalContext (PostToolUse hands on what PreToolUse left in the capture).
       const body =
-        options.agent === "gemini"
+        options.agent === "gemini" && options.event === "pre-tool-use"
           ? {
               systemMessage: outcome.reason,
               hookSpecificOutput: { hookEventName, additionalContext: outcome.reason },
@@ -83,5 +95,25 @@ export function formatHookResponse(
           : { hookSpecificOutput: { hookEventName, additionalContext: outcome.reason } };
       return { exitCode: 0, stdout: `${JSON.stringify(body)}\n`, stderr: "" };
     }
+  }
+}
+
+/** The agent's JSON "deny this tool call", or null where it has none. */
+function blockDecision(agent: HookAgent, event: HookEvent, reason: string): object | null {
+  if (event !== "pre-tool-use") return null;
+  switch (agent) {
+    case "claude-code":
+    case "codex":
+      return {
+        hookSpecificOutput: {
+          hookEventName: AGENT_EVENT_NAMES[agent][event],
+          permissionDecision: "deny",
+          permissionDecisionReason: reason,
+        },
+      };
+    case "gemini":
+      return { decision: "deny", reason };
+    case "opencode":
+      return null; // its plugin calls with --json
   }
 }

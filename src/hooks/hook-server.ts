@@ -16,6 +16,7 @@ import { formatHookResponse } from "./hook-outcome.ts";
 import {
   claimedFile,
   HOOK_PROTOCOL,
+  HOOK_RUN_LIMIT_MS,
   HOOK_TIMING_WINDOW,
   type HookAnswer,
   type HookEventTimings,
@@ -243,7 +244,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
     }
     lastRequestAt = Date.now();
     const runId = nextId++;
-    const timeoutMs = options.hookTimeoutMs ?? 120_000;
+    const timeoutMs = options.hookTimeoutMs ?? HOOK_RUN_LIMIT_MS;
     const event = header.event;
     const timer = setTimeout(() => {
       log(`timewarp hooks: a ${event} hook ran past ${timeoutMs} ms; restarting the worker`);

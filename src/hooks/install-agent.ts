@@ -5,18 +5,21 @@ import {
   existsSync,
   mkdirSync,
   readFileSync,
+  realpathSync,
   rmdirSync,
   rmSync,
   statSync,
 } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import {
   type Clock,
+  ErrorCode,
   errnoCode,
   fromSystemError,
   readJsonFile,
+  TimewarpError,
   workspacePaths,
   writeFileAtomic,
   writeJsonAtomic,
@@ -28,8 +31,18 @@ export interface InstallOptions {
   /** The project to wire (`--cwd`). */
   root: string;
   agent: InstallAgent;
-  /** How the agent starts timewarp (default `timewarp`, on PATH; e.g. `npx timewarp`). */
+  /**
+   * How the agent starts timewarp (e.g. `npx timewarp`, `timewarp` from the agent's PATH).
+   * Default: this timewarp's own program by its absolute path (`ownCommand`); uninstall's
+   * default is the command the install recorded.
+   */
   command?: string;
+  /**
+   * The path this process was started as (the CLI passes `process.argv[1]`): when it is npm's
+   * `timewarp` link beside a `timewarp-hook`, the default command names that link, which
+   * survives an upgrade in place; otherwise the package's own `bin/`.
+   */
+  invokedAs?: string;
   dryRun?: boolean;
   clock: Clock;
   /** Where to look for the programs the wiring starts (default: this process's environment). */
@@ -78,7 +91,6 @@ type InstallRecord = z.infer<typeof InstallRecordSchema>;
 const NOTES: Record<InstallAgent, string[]> = {
   "claude-code": [
     "Start Claude Code in this project; approve the `timewarp` MCP server from .mcp.json when asked.",
-    'Hooks run `timewarp-hook` from PATH (npm i -g timewarp installs it beside `timewarp`), or pass --command "npx timewarp".',
   ],
   gemini: [
     "Gemini CLI reads hooks from .gemini/settings.json (hooks need a Gemini CLI release with hooks support); check with /hooks.",
@@ -90,6 +102,61 @@ const NOTES: Record<InstallAgent, string[]> = {
     "Restart OpenCode: it loads .opencode/plugins/*.js and the MCP server from opencode.json at startup.",
   ],
 };
+
+/** A path a hook's command line (run by a shell) and the MCP entries carry without quoting. */
+const PLAIN_PATH = /^[A-Za-z0-9_./+@:-]+$/;
+
+/**
+ * The command the wiring starts by default: this timewarp's own program, by its absolute path,
+ * so that a hook does not depend on the agent's PATH (a `timewarp-hook` missing there exits 127,
+ * which the agents take as a non-blocking error: the guard is off without a word; issue 17).
+ * `invokedAs` first when it is npm's `timewarp` link with `timewarp-hook` beside it, else the
+ * package's `bin/timewarp.cjs` (whose sibling is `bin/timewarp-hook`). Windows, and a path a
+ * shell would need quoted, keep `timewarp` from PATH (with a note). Throws INVALID_INPUT when
+ * neither program is there to run: wiring them would switch the guard off.
+ */
+function ownCommand(invokedAs?: string): { command: string; notes: string[] } {
+  if (process.platform === "win32") return { command: "timewarp", notes: [] };
+  const bin = fileURLToPath(new URL("../../bin/", import.meta.url));
+  const candidates = [
+    ...(invokedAs !== undefined && /(?:^|\/)timewarp(?:\.cjs)?$/.test(invokedAs)
+      ? [resolve(invokedAs)]
+      : []),
+    realpathOr(join(bin, "timewarp.cjs")),
+  ];
+  const usable = candidates.find(
+    (c) => isExecutable(c) && isExecutable(join(dirname(c), "timewarp-hook")),
+  );
+  if (usable === undefined)
+    throw new TimewarpError(
+      ErrorCode.INVALID_INPUT,
+      `no runnable timewarp program to wire: expected executable files timewarp and timewarp-hook in ${[...new Set(candidates.map((c) => dirname(c)))].join(" or ")}; reinstall timewarp (npm i -g timewarp) or pass --command — nothing was changed`,
+      { data: { candidates } },
+    );
+  if (!PLAIN_PATH.test(usable))
+    return {
+      command: "timewarp",
+      notes: [
+        `timewarp lives at a path a hook's command line would need quoted (${usable}): the wiring runs \`timewarp\` and \`timewarp-hook\` from the agent's PATH instead; or install again with --command.`,
+      ],
+    };
+  const notes = [
+    "The wiring names this timewarp by its full path: after moving or reinstalling timewarp elsewhere, run this install again (it updates the path).",
+  ];
+  if (usable.includes("/_npx/"))
+    notes.push(
+      `This timewarp runs from npx's cache (${dirname(usable)}), which npm may clear: install timewarp (npm i -g timewarp, or as a dev dependency) and run this install again.`,
+    );
+  return { command: usable, notes };
+}
+
+function realpathOr(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
+}
 
 /** The files in the package an install copies. */
 export function readInstallAssets(): InstallAssets {
@@ -167,7 +234,16 @@ function originalOf(
  * invalid settings file refused) before the first write; each file is written atomically.
  */
 export function installAgent(options: InstallOptions): InstallReport {
-  const command = options.command ?? "timewarp";
+  const own = options.command === undefined ? ownCommand(options.invokedAs) : null;
+  const command = options.command ?? own?.command ?? "timewarp";
+  const env = options.env ?? process.env;
+  const broken = unrunnablePaths(options.agent, command);
+  if (broken.length > 0)
+    throw new TimewarpError(
+      ErrorCode.INVALID_INPUT,
+      `${broken.join(" and ")} ${broken.length > 1 ? "are" : "is"} not an executable file: every hook would fail (exit 126/127), which the agent takes as a non-blocking error, so the guard would be off; fix the path or pass another --command — nothing was changed`,
+      { data: { programs: broken } },
+    );
   const specs = installSpecs(options.agent, command, readInstallAssets());
   const planned = specs.map((spec) => {
     const abs = join(options.root, spec.path);
@@ -221,7 +297,8 @@ export function installAgent(options: InstallOptions): InstallReport {
     undo: `timewarp install --uninstall ${options.agent}`,
     notes: [
       ...(changed ? NOTES[options.agent] : []),
-      ...missingPrograms(options.agent, command, options.env ?? process.env).map(
+      ...(changed ? (own?.notes ?? []) : []),
+      ...missingPrograms(options.agent, command, env).map(
         (program) =>
           `\`${program}\` is not on this PATH: the agent cannot start it unless its own PATH has it (npm i -g timewarp installs \`timewarp\` and \`timewarp-hook\`; or install again with --command "npx timewarp").`,
       ),
@@ -229,22 +306,31 @@ export function installAgent(options: InstallOptions): InstallReport {
   };
 }
 
-/**
- * The programs the wiring starts (the MCP server's, and the hooks' when they are not the same)
- * that are not on `env`'s PATH: worth a note, not an error, since the agent's PATH may differ.
- */
-function missingPrograms(agent: InstallAgent, command: string, env: NodeJS.ProcessEnv): string[] {
-  if (process.platform === "win32") return []; // PATHEXT and friends: not judged
+/** The programs the wiring starts (the MCP server's, and the hooks' when they are not the same). */
+function wiredPrograms(agent: InstallAgent, command: string): string[] {
   const first = (line: string) => line.split(" ").find((s) => s !== "") ?? line;
   const programs = new Set([first(command)]);
   // OpenCode's module runs timewarp-hook when it is there and the CLI when it is not.
   if (agent !== "opencode")
     programs.add(first(hookCommand({ command, event: "session-start", agent })));
+  return [...programs];
+}
+
+/** Programs wired by their path that are not executable files here: an install refuses them. */
+function unrunnablePaths(agent: InstallAgent, command: string): string[] {
+  if (process.platform === "win32") return []; // PATHEXT and friends: not judged
+  return wiredPrograms(agent, command).filter((p) => p.includes("/") && !isExecutable(p));
+}
+
+/**
+ * The programs wired by name that are not on `env`'s PATH: worth a note, not an error, since
+ * the agent's PATH may differ.
+ */
+function missingPrograms(agent: InstallAgent, command: string, env: NodeJS.ProcessEnv): string[] {
+  if (process.platform === "win32") return [];
   const dirs = (env.PATH ?? "").split(":").filter((d) => d !== "");
-  return [...programs].filter((program) =>
-    program.includes("/")
-      ? !isExecutable(program)
-      : !dirs.some((dir) => isExecutable(join(dir, program))),
+  return wiredPrograms(agent, command).filter(
+    (program) => !program.includes("/") && !dirs.some((dir) => isExecutable(join(dir, program))),
   );
 }
 

@@ -91,10 +91,11 @@ export async function onPostToolUse(ctx: HookContext): Promise<HookOutcome> {
     }
     removePendingCapture(file);
     const note = skipped.length > 0 ? `; not recorded: ${skipped.join(", ")}` : "";
-    return {
-      kind: "ok",
-      summary: `${tool}: ${ops.length} ledger record(s) ${ops.join(" ")}${note}`,
-    };
+    const summary = `${tool}: ${ops.length} ledger record(s) ${ops.join(" ")}${note}`;
+    // A warning PreToolUse left for the model (Gemini CLI): delivered here, with the capture gone.
+    return capture.warning !== undefined
+      ? { kind: "warn", summary, reason: capture.warning }
+      : { kind: "ok", summary };
   }
 
   const { rescanAfterShell } = await import("./shell-scan.ts");

@@ -48,17 +48,14 @@ export async function onPreToolUse(ctx: HookContext): Promise<HookOutcome> {
   const targets = editTargets(ctx.payload, ctx.root);
   // The pre-image first: if the guard then fails (an invalid goal.json), the hook reports that
   // without blocking, and the edit is still recorded by PostToolUse.
-  writePendingCapture({
-    file,
-    capture: {
-      session_id: ctx.payload.session_id,
-      tool_name: tool,
-      tool_use_id: ctx.payload.tool_use_id ?? null,
-      files: targets.paths.map((p) => captureFile(ctx.root, p)),
-      baseline_manifest: null,
-    },
-    clock: ctx.clock,
-  });
+  const capture = {
+    session_id: ctx.payload.session_id,
+    tool_name: tool,
+    tool_use_id: ctx.payload.tool_use_id ?? null,
+    files: targets.paths.map((p) => captureFile(ctx.root, p)),
+    baseline_manifest: null,
+  };
+  writePendingCapture({ file, capture, clock: ctx.clock });
   const { checkGoal } = await import("./goal-guard.ts");
   const verdict = await checkGoal(ctx, targets.paths);
   const where = targets.paths.length > 0 ? targets.paths.join(", ") : "(no file in the workspace)";
@@ -71,12 +68,14 @@ export async function onPreToolUse(ctx: HookContext): Promise<HookOutcome> {
     };
   }
   const captured = `${tool}: pre-image of ${targets.paths.length} file(s)`;
-  if (verdict.action === "warn")
-    return {
-      kind: "warn",
-      summary: `${captured}; drift warning`,
-      reason: `timewarp drift warning for ${where}: ${verdict.reasons.join("; ")}`,
-    };
+  if (verdict.action === "warn") {
+    const reason = `timewarp drift warning for ${where}: ${verdict.reasons.join("; ")}`;
+    // Gemini CLI shows BeforeTool's systemMessage to the user only (issue 17): the model gets
+    // the warning from the matching AfterTool, which reads it from this call's capture.
+    if (ctx.agent === "gemini")
+      writePendingCapture({ file, capture: { ...capture, warning: reason }, clock: ctx.clock });
+    return { kind: "warn", summary: `${captured}; drift warning`, reason };
+  }
   return { kind: "ok", summary: captured };
 }
 

@@ -36,6 +36,11 @@ export const PendingCaptureSchema = z
     files: z.array(CapturedFileSchema),
     /** Shell tools: the id of the manifest scanned before the command ran (store's hash). */
     baseline_manifest: z.string().nullable(),
+    /**
+     * A drift warning PreToolUse could not put before the model (Gemini CLI's BeforeTool has no
+     * context field): PostToolUse of the same call delivers it, once, since it consumes the file.
+     */
+    warning: z.string().optional(),
   })
   .passthrough();
 export type PendingCapture = z.infer<typeof PendingCaptureSchema>;
@@ -79,6 +84,7 @@ export interface WritePendingOptions {
     tool_use_id: string | null;
     files: CapturedFile[];
     baseline_manifest: string | null;
+    warning?: string;
   };
   clock: Clock;
 }

@@ -102,13 +102,16 @@ export function registerHookCommands(program: Command): void {
     .argument("<agent>", INSTALL_AGENTS.join(" | "))
     .option("--dry-run", "show what would change, write nothing")
     .option("--uninstall", "remove exactly what the install added")
-    .option("--command <cmd>", "how the agent starts timewarp", "timewarp")
+    .option(
+      "--command <cmd>",
+      "how the agent starts timewarp (default: this timewarp, by its absolute path)",
+    )
     .action(
       action(
         async (
           ctx,
           agent: string,
-          options: { dryRun?: boolean; uninstall?: boolean; command: string },
+          options: { dryRun?: boolean; uninstall?: boolean; command?: string },
         ) => {
           if (!(INSTALL_AGENTS as readonly string[]).includes(agent))
             throw new TimewarpError(
@@ -120,7 +123,9 @@ export function registerHookCommands(program: Command): void {
           const report = await run({
             root: ctx.root,
             agent: agent as (typeof INSTALL_AGENTS)[number],
-            command: options.command,
+            ...(options.command !== undefined ? { command: options.command } : {}),
+            // The wiring names the program this process runs as (npm's `timewarp` link).
+            ...(process.argv[1] !== undefined ? { invokedAs: process.argv[1] } : {}),
             dryRun: options.dryRun === true,
             clock: ctx.clock,
           });
