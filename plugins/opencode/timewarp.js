@@ -17,12 +17,13 @@ const TIMEWARP_COMMAND = ["timewarp"];
 
 // Hooks go through `timewarp-hook`, the shell client npm installs beside `timewarp`: when the
 // project's watch daemon serves hooks, it hands them over without starting Node. Only for a
-// plain `timewarp` command (not `npx …`), and not on Windows; where it is missing, the CLI.
+// plain `timewarp` command or a path to it or to the package's `bin/timewarp.cjs` (as install
+// writes it; not `npx …`), and not on Windows; where it is missing, the CLI.
 const HOOK_CLIENT =
   process.platform !== "win32" &&
   TIMEWARP_COMMAND.length === 1 &&
-  /(^|\/)timewarp$/.test(TIMEWARP_COMMAND[0])
-    ? `${TIMEWARP_COMMAND[0]}-hook`
+  /(^|\/)timewarp(\.cjs)?$/.test(TIMEWARP_COMMAND[0])
+    ? TIMEWARP_COMMAND[0].replace(/(\.cjs)?$/, "-hook")
     : null;
 
 /** OpenCode's tool names → the names `timewarp hook` knows (Claude Code's). */
