@@ -2,13 +2,14 @@ import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { isProcessAlive } from "../src/core/index.ts";
 import {
   callHookServer,
   type HookClientResult,
   hookServerPaths,
   readHookServer,
 } from "../src/hooks/index.ts";
-import { REPO_ROOT, runCli } from "./helpers/cli.ts";
+import { cliCommand, REPO_ROOT, runCli } from "./helpers/cli.ts";
 import {
   cleanups,
   killAfterHangClaimed,
@@ -353,6 +354,61 @@ describe("the watch daemon serves the real hooks", () => {
     const inProcess = run(plainRoot, { TIMEWARP_HOOK_SERVER: "0" });
     expect(viaDaemon).toEqual(inProcess);
     expect(viaDaemon.history).toEqual(["Edit src/a.ts", "shell src/gen.ts"]);
+  }, 120_000);
+
+  it("a session start through the daemon is bound to the agent's process: killed before its SessionEnd, the next start cleans it up", async () => {
+    const root = workspace();
+    const started = runCli(["watch", "start", "--json", "-C", root]);
+    expect(started.status, started.stderr).toBe(0);
+    cleanups.push(() => runCli(["watch", "stop", "-C", root]));
+    await waitUntil(() => readHookServer(root) !== null);
+    // An "agent": a process that runs the hook command and then is gone (no SessionEnd).
+    const cli = cliCommand();
+    const agent = spawnSync(
+      process.execPath,
+      [
+        "-e",
+        `const r = require("node:child_process").spawnSync(process.argv[1], process.argv.slice(2), { input: process.env.TW_PAYLOAD, stdio: ["pipe", "inherit", "inherit"] });
+         process.exit(r.status ?? 1);`,
+        cli.command,
+        ...cli.args,
+        "hook",
+        "session-start",
+        "--json",
+        "-C",
+        root,
+      ],
+      {
+        encoding: "utf8",
+        env: {
+          ...process.env,
+          TW_PAYLOAD: JSON.stringify({ session_id: "killed", cwd: root, source: "startup" }),
+        },
+      },
+    );
+    expect(agent.status, agent.stderr).toBe(0);
+    await waitUntil(() => readHookServer(root)?.served === 1);
+    const first = /snapshot (\S+)/.exec(
+      (JSON.parse(agent.stdout) as { summary: string }).summary,
+    )?.[1] as string;
+    const session = JSON.parse(
+      readFileSync(join(root, ".timewarp", "sessions", "killed.json"), "utf8"),
+    ) as { pid: number | null; process_start: string | null };
+    // the agent's (or its launcher's), never the daemon's parent, which outlives every agent
+    expect(session.pid).not.toBeNull();
+    expect(session.pid).toBeGreaterThan(1);
+    expect(session.process_start).toEqual(expect.any(String));
+    expect(isProcessAlive(session.pid as number)).toBe(false);
+    // a tool call's scratch left behind by the killed agent
+    const scratch = join(root, ".timewarp", "hooks", "pending", "killed");
+    mkdirSync(scratch, { recursive: true });
+    writeFileSync(join(scratch, "t1.json"), "{}");
+    writeFileSync(join(root, "after.txt"), "the workspace moved on\n");
+    // the next session start (served too) drops the dead session, its snapshot and its scratch
+    hookCall(root, "session-start", { session_id: "next", source: "startup" });
+    await waitUntil(() => !existsSync(join(root, ".timewarp", "sessions", "killed.json")));
+    await waitUntil(() => !existsSync(scratch));
+    await waitUntil(() => !existsSync(join(root, ".timewarp", "snapshots", first)));
   }, 120_000);
 
   it("a session start through the daemon probes the client's PATH, not the daemon's", async () => {

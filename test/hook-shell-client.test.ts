@@ -11,6 +11,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { processStartOf } from "../src/core/index.ts";
 import { hookServerPaths, readHookServer } from "../src/hooks/index.ts";
 import { cliCommand, makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
 import {
@@ -439,9 +440,11 @@ describe("timewarp-hook as an agent runs it", () => {
       expect(started.status, started.stderr).toBe(0);
       cleanups.push(() => runCli(["watch", "stop", "-C", root]));
       await waitUntil(() => readHookServer(root) !== null);
+      // through `sh -c` as agents run hook commands (dash does not exec a lone command: the
+      // client's parent is the shell, whose parent, this process, is the agent)
       const r = spawnSync(
-        join(bin.dir, "timewarp-hook"),
-        ["session-start", "--agent", "claude-code", "--json"],
+        "/bin/sh",
+        ["-c", `'${join(bin.dir, "timewarp-hook")}' session-start --agent claude-code --json`],
         {
           cwd: root,
           input: JSON.stringify({ session_id: "s1", cwd: root, source: "startup" }),
@@ -453,6 +456,14 @@ describe("timewarp-hook as an agent runs it", () => {
       expect(out.kind).toBe("ok");
       const id = /snapshot (\S+)/.exec(out.summary)?.[1] as string;
       expect(existsSync(join(root, ".timewarp", "snapshots", id, "snapshot.json"))).toBe(true);
+      // the session is bound to the agent's process, not to the daemon's parent
+      const session = JSON.parse(
+        readFileSync(join(root, ".timewarp", "sessions", "s1.json"), "utf8"),
+      ) as { pid: number; process_start: string | null };
+      expect(session).toMatchObject({
+        pid: process.pid,
+        process_start: processStartOf(process.pid),
+      });
       await waitUntil(() => readHookServer(root)?.timings?.["session-start"]?.count === 1);
       expect(leftovers(root)).toEqual([]);
     },

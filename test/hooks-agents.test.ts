@@ -146,7 +146,7 @@ describe("timewarp hook (Gemini CLI and Codex payloads, real CLI)", () => {
     });
   });
 
-  it("Codex: apply_patch with update + add + delete records every file with its exact images", () => {
+  it("Codex: apply_patch with update + add + delete records one operation, every file with its exact images", () => {
     const patch = [
       "*** Begin Patch",
       "*** Update File: pkg/a.py",
@@ -180,17 +180,19 @@ describe("timewarp hook (Gemini CLI and Codex payloads, real CLI)", () => {
         dir,
       ).status,
     ).toBe(0);
+    // one call, one operation: one revert undoes the whole patch
     const records = ledgerRecords(dir);
-    const byFile = new Map(records.map((r) => [r.affectedFiles[0], r]));
+    expect(records).toHaveLength(1);
+    expect(records[0]?.tool).toBe("apply_patch");
+    const byFile = new Map(records[0]?.files.map((f) => [f.newPath ?? f.oldPath, f]));
     expect([...byFile.keys()].sort()).toEqual(["pkg/a.py", "pkg/new.py", "pkg/old.py"]);
-    for (const r of records) expect(r.tool).toBe("apply_patch");
     const a = byFile.get("pkg/a.py");
-    expect(imageText(dir, a?.files[0]?.before ?? null)).toBe("def f():\n    return 1\n");
-    expect(imageText(dir, a?.files[0]?.after ?? null)).toBe("def f():\n    return 42\n");
-    expect(byFile.get("pkg/new.py")?.files[0]?.before).toBeNull();
+    expect(imageText(dir, a?.before ?? null)).toBe("def f():\n    return 1\n");
+    expect(imageText(dir, a?.after ?? null)).toBe("def f():\n    return 42\n");
+    expect(byFile.get("pkg/new.py")?.before).toBeNull();
     const old = byFile.get("pkg/old.py");
-    expect(old?.files[0]?.after).toBeNull();
-    expect(imageText(dir, old?.files[0]?.before ?? null)).toBe("GONE = True\n");
+    expect(old?.after).toBeNull();
+    expect(imageText(dir, old?.before ?? null)).toBe("GONE = True\n");
     // The shell tool Codex reports as Bash is rescanned like Claude Code's.
     expect(readFileSync(join(dir, "pkg", "new.py"), "utf8")).toBe("NEW = 1\n");
   });

@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { makeTempDir } from "./helpers/cli.ts";
+import { makeTempDir, runCli } from "./helpers/cli.ts";
 import { events, hook, imageText, ledgerRecords } from "./hooks-helpers.ts";
 
 // Payloads shaped as Claude Code sends them (hooks reference: common fields + per-event fields).
@@ -23,19 +23,20 @@ const common = (extra: Record<string, unknown>) => ({
 });
 
 describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift guards", () => {
-  it("Bash: the stat-cache rescan catches what the shell changed and records it as tool `shell`", () => {
+  it("Bash: the stat-cache rescan catches what the shell changed and records it as one `shell` operation, undone by one revert", () => {
+    writeFileSync(join(dir, "src", "old.ts"), "export const old = 1;\n");
     expect(hook("session-start", common({ source: "startup" }), dir).status).toBe(0);
+    const command =
+      "sed -i s/hello/hi/ src/app.ts && echo x > gen.txt && rm src/old.ts && make blob.bin";
     const call = common({
       tool_name: "Bash",
       tool_use_id: "toolu_03",
-      tool_input: {
-        command: "sed -i s/hello/hi/ src/app.ts && echo x > gen.txt && rm -f nothing",
-        description: "x",
-      },
+      tool_input: { command, description: "x" },
     });
     expect(hook("pre-tool-use", call, dir).status).toBe(0);
     writeFileSync(join(dir, "src", "app.ts"), "export const greeting = 'hi';\n");
     writeFileSync(join(dir, "gen.txt"), "x\n");
+    rmSync(join(dir, "src", "old.ts"));
     writeFileSync(join(dir, "blob.bin"), Buffer.from([0, 1, 2, 0]));
     const post = hook(
       "post-tool-use",
@@ -43,22 +44,32 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
       dir,
     );
     expect(post.status).toBe(0);
+    // one command, one operation with a multi-file diff (the binary file is listed, not recorded)
     const records = ledgerRecords(dir);
-    expect(records.map((r) => [r.tool, r.affectedFiles])).toEqual(
-      expect.arrayContaining([
-        ["shell", ["src/app.ts"]],
-        ["shell", ["gen.txt"]],
-      ]),
-    );
-    expect(records).toHaveLength(2); // the binary file is listed, not put in the ledger
-    const app = records.find((r) => r.affectedFiles[0] === "src/app.ts");
-    expect(imageText(dir, app?.files[0]?.before ?? null)).toBe(
+    expect(records.map((r) => [r.tool, [...r.affectedFiles].sort()])).toEqual([
+      ["shell", ["gen.txt", "src/app.ts", "src/old.ts"]],
+    ]);
+    const op = records[0];
+    const app = op?.files.find((f) => f.newPath === "src/app.ts");
+    expect(imageText(dir, app?.before ?? null)).toBe("export const greeting = 'hello';\n");
+    expect(imageText(dir, app?.after ?? null)).toBe("export const greeting = 'hi';\n");
+    expect(op?.description).toBe(command);
+    const shell = events(dir).find((e) => e.type === "shell.changed");
+    expect(shell?.data.files).toEqual(["blob.bin", "gen.txt", "src/app.ts", "src/old.ts"]);
+    expect(shell?.data.operations).toEqual([op?.id]);
+    // `history show` names the tool once
+    const show = runCli(["history", "show", op?.id as string, "-C", dir]);
+    expect(show.status, show.stderr).toBe(0);
+    expect(show.stdout).toContain(`shell: ${command}`);
+    expect(show.stdout).not.toContain("shell: shell:");
+    // one revert undoes the whole command
+    const revert = runCli(["revert", op?.id as string, "--json", "-C", dir]);
+    expect(revert.status, revert.stderr).toBe(0);
+    expect(readFileSync(join(dir, "src", "app.ts"), "utf8")).toBe(
       "export const greeting = 'hello';\n",
     );
-    expect(imageText(dir, app?.files[0]?.after ?? null)).toBe("export const greeting = 'hi';\n");
-    expect(app?.description).toContain("sed -i s/hello/hi/");
-    const shell = events(dir).find((e) => e.type === "shell.changed");
-    expect(shell?.data.files).toEqual(["blob.bin", "gen.txt", "src/app.ts"]);
+    expect(readFileSync(join(dir, "src", "old.ts"), "utf8")).toBe("export const old = 1;\n");
+    expect(existsSync(join(dir, "gen.txt"))).toBe(false);
   });
 
   it("Bash that exits non-zero: PostToolUseFailure is wired to the same hook, and its edits are recorded", async () => {

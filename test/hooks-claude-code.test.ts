@@ -81,6 +81,50 @@ describe("timewarp hook (Claude Code payloads, real CLI)", () => {
     ).toEqual([{ session_id: id, reason: "logout" }]);
   });
 
+  it("SessionEnd for a session that never started (`claude mcp list`) writes nothing and leaves the others alone", () => {
+    // in a directory without a store: none is made
+    const end = (cwd: string) =>
+      hook(
+        "session-end",
+        {
+          session_id: "5f1d0c2e-never-started",
+          cwd,
+          hook_event_name: "SessionEnd",
+          reason: "other",
+        },
+        cwd,
+        { args: ["--json"] },
+      );
+    const bare = end(dir);
+    expect(bare.status).toBe(0);
+    expect(bare.stderr).toBe("");
+    expect((bare.json() as { kind: string }).kind).toBe("ok");
+    expect(readdirSync(dir).sort()).toEqual(["src"]);
+    // beside a live session: its record, its scratch and the bus stay as they were
+    expect(hook("session-start", common({ source: "startup" }), dir).status).toBe(0);
+    const pre = common({
+      tool_name: "Write",
+      tool_input: { file_path: join(dir, "src", "app.ts"), content: "x" },
+      tool_use_id: "toolu_1",
+    });
+    expect(hook("pre-tool-use", pre, dir).status).toBe(0);
+    const pending = join(workspacePaths(dir).data, "hooks", "pending");
+    const before = {
+      sessions: readdirSync(workspacePaths(dir).sessions),
+      pending: readdirSync(pending),
+      events: events(dir).length,
+    };
+    const inWorkspace = end(dir);
+    expect(inWorkspace.status).toBe(0);
+    expect(inWorkspace.stderr).toBe("");
+    expect({
+      sessions: readdirSync(workspacePaths(dir).sessions),
+      pending: readdirSync(pending),
+      events: events(dir).length,
+    }).toEqual(before);
+    expect(readStatus(dir).session_id).toBe("0b7e2c1a-5d0f-4c8e-9a47-3f2a1b6c9d10");
+  });
+
   it("Edit: PreToolUse keeps the pre-image, PostToolUse records the exact before/after in the ledger", () => {
     const before = readFileSync(join(dir, "src", "app.ts"), "utf8");
     const call = common({

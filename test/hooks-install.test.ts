@@ -305,6 +305,90 @@ describe("installAgent / uninstallAgent", () => {
     }
   });
 
+  /** The file as an independent TOML reader (Python's tomllib) reads it, or null without one. */
+  function readToml(rel: string): unknown {
+    const r = spawnSync(
+      "python3",
+      [
+        "-c",
+        "import json, sys, tomllib; print(json.dumps(tomllib.load(open(sys.argv[1], 'rb'))))",
+        join(dir, rel),
+      ],
+      { encoding: "utf8" },
+    );
+    if (r.error !== undefined || /No module named/.test(r.stderr)) return null;
+    if (r.status !== 0) throw new Error(`not TOML: ${r.stderr}`);
+    return JSON.parse(r.stdout);
+  }
+
+  const USER_CONFIGS = {
+    "an inline table": [
+      "# my Codex config",
+      'model = "gpt-5-codex"   # the default',
+      'mcp_servers = { other = { command = "other-mcp", args = ["--stdio"] } }',
+      "",
+      "[profiles.fast]",
+      'model = "o4-mini"',
+      "",
+    ],
+    "dotted keys": [
+      'model = "gpt-5-codex"',
+      "# servers, the short way",
+      'mcp_servers.other.command = "other-mcp"',
+      'mcp_servers.other.args = ["--stdio"]',
+      "",
+    ],
+    "a table with comments": [
+      "# top comment",
+      "[mcp_servers.other]",
+      'command = "other-mcp" # keep me',
+      'args = ["--stdio"]',
+      "",
+      "[profiles.fast]",
+      'model = "o4-mini"',
+      "",
+    ],
+  };
+
+  it.each(Object.entries(USER_CONFIGS))(
+    "codex: the MCP server merges into a config.toml with %s; comments kept, uninstall restores it byte for byte",
+    (_name, lines) => {
+      mkdirSync(join(dir, ".codex"));
+      const original = lines.join("\n");
+      writeFileSync(join(dir, ".codex", "config.toml"), original);
+      const first = runCli(["install", "codex", "--json"], { cwd: dir });
+      expect(first.status, first.stdout + first.stderr).toBe(0);
+      const config = read(".codex/config.toml");
+      for (const line of lines.filter((l) => l.includes("#"))) expect(config).toContain(line);
+      const parsed = readToml(".codex/config.toml") as {
+        mcp_servers: Record<string, unknown>;
+      } | null;
+      if (parsed !== null) {
+        expect(parsed.mcp_servers).toEqual({
+          other: { command: "other-mcp", args: ["--stdio"] },
+          // the installing timewarp, by its absolute path
+          timewarp: { command: expect.stringMatching(/^\/.*timewarp(\.cjs)?$/), args: ["mcp"] },
+        });
+      }
+      const again = runCli(["install", "codex", "--json"], { cwd: dir });
+      expect((again.json() as { changed: boolean }).changed).toBe(false);
+      // untouched since: the original bytes come back
+      const undo = runCli(["install", "--uninstall", "codex", "--json"], { cwd: dir });
+      expect(undo.status, undo.stdout + undo.stderr).toBe(0);
+      expect(read(".codex/config.toml")).toBe(original);
+
+      // edited since: the structural removal takes out timewarp's entry and keeps the edit
+      expect(runCli(["install", "codex"], { cwd: dir }).status).toBe(0);
+      writeFileSync(
+        join(dir, ".codex", "config.toml"),
+        `approval_policy = "never"\n${read(".codex/config.toml")}`,
+      );
+      expect(runCli(["install", "--uninstall", "codex"], { cwd: dir }).status).toBe(0);
+      expect(read(".codex/config.toml")).toBe(`approval_policy = "never"\n${original}`);
+    },
+    120_000,
+  );
+
   it("codex: refuses to shadow a user's own [mcp_servers.timewarp], writing nothing", async () => {
     mkdirSync(join(dir, ".codex"));
     writeFileSync(join(dir, ".codex", "config.toml"), '[mcp_servers.timewarp]\ncommand = "tw"\n');

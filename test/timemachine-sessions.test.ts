@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -230,6 +231,47 @@ describe("on_session_start", () => {
     rememberSession({ root, sessionId: "kept" }); // SessionStart with source=resume
     const last = await startSession({ root, sessionId: "last", pid: process.pid });
     expect(last.cleanup.deleted_snapshots).not.toContain(kept.snapshot_id);
+  });
+
+  it("a session whose process is gone ends at once, a reused pid too; a pid of 1 bounds nothing", async () => {
+    const root = workspace();
+    const agent = spawn("sleep", ["600"], { stdio: "ignore" });
+    const killed = await startSession({ root, sessionId: "killed", pid: agent.pid as number });
+    const record = () =>
+      JSON.parse(readFileSync(join(root, ".timewarp", "sessions", "killed.json"), "utf8"));
+    expect(record()).toMatchObject({ pid: agent.pid, process_start: expect.any(String) });
+    writeFiles(root, { "a.txt": "while the agent ran\n" });
+    // a live process holds its session
+    const other = await startSession({ root, sessionId: "other", pid: process.pid });
+    expect(other.cleanup.expired_sessions).toEqual([]);
+    // the agent killed before its SessionEnd: the next start drops it, long before the TTL
+    await new Promise((done) => {
+      agent.on("exit", done);
+      agent.kill("SIGKILL");
+    });
+    const next = await startSession({ root, sessionId: "next", pid: process.pid });
+    expect(next.cleanup.expired_sessions).toEqual(["killed"]);
+    expect(next.cleanup.deleted_snapshots).toEqual([killed.snapshot_id]);
+
+    // a live pid that started at another time is not the session's process
+    rememberSession({ root, sessionId: "reused", pid: process.pid });
+    const reused = join(root, ".timewarp", "sessions", "reused.json");
+    writeFileSync(
+      reused,
+      readFileSync(reused, "utf8").replace(/"process_start": "[^"]+"/, '"process_start": "x:1"'),
+    );
+    // pid 1 (a daemon's parent, as older versions recorded it) leaves the TTL to decide
+    rememberSession({ root, sessionId: "init", pid: 1 });
+    const init = join(root, ".timewarp", "sessions", "init.json");
+    writeFileSync(
+      init,
+      readFileSync(init, "utf8").replace(
+        /"last_seen": "[^"]+"/,
+        '"last_seen": "2000-01-01T00:00:00Z"',
+      ),
+    );
+    const last = await startSession({ root, sessionId: "last", pid: process.pid });
+    expect(last.cleanup.expired_sessions.sort()).toEqual(["init", "reused"]);
   });
 
   it("never cleans up while in the past; never touches the snapshot travelled to", async () => {

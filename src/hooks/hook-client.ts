@@ -91,6 +91,8 @@ export function callHookServer(options: HookClientOptions): HookClientResult {
     ...(options.args.json === true ? { json: true } : {}),
     ...(explicitRoot !== undefined ? { root: explicitRoot } : {}),
     cwd: options.cwd,
+    // who ran the hook command: the session start binds the session to the agent found from it
+    ppid: process.ppid,
     env: Object.fromEntries(
       Object.entries(env).filter(
         (e): e is [string, string] => e[1] !== undefined && !SECRET_NAME.test(e[0]),

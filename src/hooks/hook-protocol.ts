@@ -73,6 +73,11 @@ export interface HookRequestHeader {
   /** The client's working directory. */
   cwd: string;
   /**
+   * The client's parent pid: the process that ran the hook command (the agent, or the shell it
+   * ran it through). A session start records the agent's pid from it; without it, none.
+   */
+  ppid?: number;
+  /**
    * The client's environment, but for secret-looking names (API keys, tokens): the hook runs
    * under it, as it would in its own process.
    */

@@ -63,6 +63,8 @@ async function runOne(
       cwd: header.cwd,
       ...(header.agent !== undefined ? { agent: header.agent } : {}),
       json: header.json === true,
+      // the client's parent, never this daemon's (a detached daemon's parent is init)
+      callerPid: typeof header.ppid === "number" && header.ppid > 1 ? header.ppid : null,
       deferAfterAnswer: true,
       clock: systemClock,
       random: systemRandom,

@@ -1,6 +1,7 @@
 import { lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { appendEvent, errnoCode, isTimewarpError, workspacePaths } from "../core/index.ts";
+import { appendEvent, errnoCode, workspacePaths } from "../core/index.ts";
+import type { RecordedFile } from "../ledger/index.ts";
 import type { HookOutcome } from "./hook-outcome.ts";
 import { pendingFile } from "./hook-paths.ts";
 import { capturedBytes, readPendingCapture, removePendingCapture } from "./pending-capture.ts";
@@ -34,10 +35,11 @@ const gitMode = (mode: number | null): "100644" | "100755" | undefined =>
   mode === null ? undefined : (mode & 0o111) !== 0 ? "100755" : "100644";
 
 /**
- * PostToolUse. After an edit tool: one ledger record per file, with the pre-image PreToolUse
- * captured and the file as it is now. After a shell tool: a stat-cache rescan against the
- * baseline PreToolUse took; every changed text file goes into the ledger as tool `shell`, and a
- * `shell.changed` event lists them all. This is how edits made through the shell (sed -i, a
+ * PostToolUse. After an edit tool: one ledger record for the call, with the pre-image of each
+ * file PreToolUse captured and the file as it is now. After a shell tool: a stat-cache rescan against the
+ * baseline PreToolUse took; the changed text files go into the ledger as one operation of tool
+ * `shell` (the command is one operation, whatever it touched), and a `shell.changed` event lists
+ * them all. This is how edits made through the shell (sed -i, a
  * code generator, git checkout) become undoable like any other.
  */
 export async function onPostToolUse(ctx: HookContext): Promise<HookOutcome> {
@@ -66,30 +68,29 @@ export async function onPostToolUse(ctx: HookContext): Promise<HookOutcome> {
         message: `no pre-image for ${tool} on ${named.join(", ") || "(no file named)"}: PreToolUse did not run for this call (is the PreToolUse hook installed?); the edit was not recorded`,
       };
     }
-    const { recordEdit } = await import("../ledger/index.ts");
-    const ops: string[] = [];
+    const { recordEdits } = await import("../ledger/index.ts");
     const skipped: string[] = [];
+    const files: RecordedFile[] = [];
     for (const f of capture.files) {
       if (f.skipped !== null) {
         skipped.push(`${f.path} (${f.skipped})`);
         continue;
       }
       const now = readNow(ctx.root, f.path);
-      const before = f.exists ? capturedBytes(f) : null;
       const beforeMode = gitMode(f.mode);
-      const result = await recordEdit({
-        ...common,
+      files.push({
         file: f.path,
-        before,
+        before: f.exists ? capturedBytes(f) : null,
         after: now.bytes,
-        tool,
-        toolParams,
         afterMode: now.mode,
         ...(beforeMode !== undefined ? { beforeMode } : {}),
       });
-      if (result.snapshotId !== null) ops.push(result.snapshotId);
     }
+    // One tool call, one operation (an apply_patch over three files is one revert).
+    const result = await recordEdits({ ...common, files, tool, toolParams });
+    for (const r of result.refused) skipped.push(`${r.file} (${r.message})`);
     removePendingCapture(file);
+    const ops = result.snapshotId === null ? [] : [result.snapshotId];
     const note = skipped.length > 0 ? `; not recorded: ${skipped.join(", ")}` : "";
     const summary = `${tool}: ${ops.length} ledger record(s) ${ops.join(" ")}${note}`;
     // A warning PreToolUse left for the model (Gemini CLI): delivered here, with the capture gone.
@@ -102,7 +103,7 @@ export async function onPostToolUse(ctx: HookContext): Promise<HookOutcome> {
   const scan = rescanAfterShell(ctx.root, capture?.baseline_manifest ?? null);
   removePendingCapture(file);
   if (scan.changes.length === 0) return { kind: "ok", summary: `${tool}: no file changed` };
-  const { recordEdit } = await import("../ledger/index.ts");
+  const { recordEdits } = await import("../ledger/index.ts");
   const { createObjectStore } = await import("../store/index.ts");
   const store = createObjectStore(workspacePaths(ctx.root).objects);
   const read = (oid: string | null): Buffer | null | undefined => {
@@ -113,8 +114,8 @@ export async function onPostToolUse(ctx: HookContext): Promise<HookOutcome> {
     typeof toolParams.command === "string"
       ? toolParams.command
       : JSON.stringify(toolParams.command ?? "");
-  const ops: string[] = [];
   const notRecorded: string[] = [];
+  const files: RecordedFile[] = [];
   for (const change of scan.changes) {
     const before = read(change.before);
     const after = read(change.after);
@@ -126,23 +127,20 @@ export async function onPostToolUse(ctx: HookContext): Promise<HookOutcome> {
       notRecorded.push(`${change.path} (binary or large)`);
       continue;
     }
-    try {
-      const result = await recordEdit({
-        ...common,
-        file: change.path,
-        before,
-        after,
-        tool: "shell",
-        description: `shell: ${command.length > 200 ? `${command.slice(0, 200)}…` : command}`,
-        toolParams: { ...toolParams, agent_tool: tool },
-      });
-      if (result.snapshotId !== null) ops.push(result.snapshotId);
-    } catch (error) {
-      // One path the ledger refuses (now below a symlink, say) must not cost the others.
-      if (!isTimewarpError(error)) throw error;
-      notRecorded.push(`${change.path} (${error.message})`);
-    }
+    files.push({ file: change.path, before, after });
   }
+  // One command, one operation: its files share one record and one diff, and one revert undoes
+  // the command. A path the ledger refuses (now below a symlink, say) must not cost the others.
+  const result = await recordEdits({
+    ...common,
+    files,
+    tool: "shell",
+    // the history shows the tool beside it: the command alone
+    description: command.length > 200 ? `${command.slice(0, 200)}…` : command,
+    toolParams: { ...toolParams, agent_tool: tool },
+  });
+  for (const r of result.refused) notRecorded.push(`${r.file} (${r.message})`);
+  const ops = result.snapshotId === null ? [] : [result.snapshotId];
   appendEvent(
     workspacePaths(ctx.root).events,
     "shell.changed",

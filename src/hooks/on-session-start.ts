@@ -1,5 +1,9 @@
-import type { StartSessionResult } from "../timemachine/index.ts";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import type { CleanupReport, StartSessionResult } from "../timemachine/index.ts";
+import { agentProcessOf } from "./agent-process.ts";
 import type { HookOutcome } from "./hook-outcome.ts";
+import { hookPaths, safeComponent } from "./hook-paths.ts";
 import type { HookContext } from "./run-hook.ts";
 
 /**
@@ -7,16 +11,20 @@ import type { HookContext } from "./run-hook.ts";
  * remembered with its transcript path so `issue_report` exports the right chat later. Served by
  * the hook server, the cleanup is left for after the answer (`ctx.later`): it answers once the
  * snapshot is recorded. A `compact` start (Claude Code compacting the same conversation) only
- * refreshes the record: the workspace did not start anew.
+ * refreshes the record: the workspace did not start anew. The session's process is the agent's
+ * (`agentProcessOf` the hook's caller), so a session whose agent was killed before SessionEnd
+ * ends with it: the cleanup drops its record, its snapshot and its hook scratch.
  */
 export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
   const { beginSession, rememberSession, startSession } = await import("../timemachine/index.ts");
   const transcript = ctx.payload.transcript_path ?? undefined;
+  const pid = agentProcessOf(ctx.callerPid);
   if (ctx.payload.source === "compact") {
     rememberSession({
       root: ctx.root,
       sessionId: ctx.payload.session_id,
       ...(transcript !== undefined ? { transcriptPath: transcript } : {}),
+      pid,
       clock: ctx.clock,
     });
     return { kind: "ok", summary: `session ${ctx.payload.session_id} refreshed (compact)` };
@@ -25,6 +33,7 @@ export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
     root: ctx.root,
     sessionId: ctx.payload.session_id,
     ...(transcript !== undefined ? { transcriptPath: transcript } : {}),
+    pid,
     clock: ctx.clock,
     random: ctx.random,
   };
@@ -32,16 +41,25 @@ export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
   if (ctx.answersFirst) {
     const begun = await beginSession(options);
     ctx.later(() => {
-      begun.cleanUp();
+      removeScratchOf(ctx.root, begun.cleanUp());
     });
     result = begun.result;
   } else {
     // the agent waits for this process either way: one lock for the snapshot and the cleanup
-    result = await startSession(options);
+    const started = await startSession(options);
+    removeScratchOf(ctx.root, started.cleanup);
+    result = started;
   }
   const partial = result.partial ? `, partial: ${result.skipped.length} path(s) skipped` : "";
   return {
     kind: "ok",
     summary: `session ${result.session_id}: snapshot ${result.snapshot_id} (${result.files} files${partial})`,
   };
+}
+
+/** The hook scratch (pending pre-images) of the sessions the cleanup found over. */
+function removeScratchOf(root: string, report: CleanupReport): void {
+  for (const id of report.expired_sessions) {
+    rmSync(join(hookPaths(root).pending, safeComponent(id)), { recursive: true, force: true });
+  }
 }

@@ -8,6 +8,7 @@ import {
   removeEntry,
   removeHooks,
 } from "./merge-settings.ts";
+import { installTomlEntry, type TomlEntry, uninstallTomlEntry } from "./merge-toml.ts";
 
 /** Files shipped in the package that an install copies (read by the caller, passed in). */
 export interface InstallAssets {
@@ -112,50 +113,12 @@ function wholeFile(path: string, content: string): FileSpec {
   };
 }
 
-const TOML_BEGIN =
-  "# >>> timewarp (added by `timewarp install codex`; undo: `timewarp install --uninstall codex`) >>>";
-const TOML_END = "# <<< timewarp <<<";
-
-/**
- * A block of lines between our two marker comments, appended to a TOML file. A table appended
- * at the end of a TOML document cannot change the meaning of anything above it; the markers make
- * the block findable for an update or an uninstall without a TOML parser.
- */
-function tomlBlock(path: string, body: string, conflict: RegExp): FileSpec {
-  const block = `${TOML_BEGIN}\n${body}${TOML_END}\n`;
-  const strip = (text: string): string => {
-    const start = text.indexOf(TOML_BEGIN);
-    if (start < 0) return text;
-    const end = text.indexOf(TOML_END, start);
-    const after = end < 0 ? text.length : end + TOML_END.length + 1;
-    const before = text.slice(0, start).replace(/\n\n$/, "\n");
-    return before + text.slice(Math.min(after, text.length));
-  };
+/** Codex's TOML config: one entry merged by `merge-toml.ts`, which keeps the user's formatting. */
+function tomlEntryFile(path: string, entry: TomlEntry): FileSpec {
   return {
     path,
-    install(current) {
-      const base = current ?? "";
-      if (base.includes(block)) return { text: base, changes: [] };
-      const rest = strip(base);
-      if (conflict.test(rest))
-        throw new TimewarpError(
-          ErrorCode.INVALID_INPUT,
-          `${path} already defines ${conflict.source.replace(/\\/g, "")} outside timewarp's block; remove it or leave it as it is (then skip this install) — nothing was changed`,
-          { data: { file: path } },
-        );
-      const sep = rest === "" || rest.endsWith("\n\n") ? "" : rest.endsWith("\n") ? "\n" : "\n\n";
-      return {
-        text: `${rest}${sep}${block}`,
-        changes: [current === null ? "created" : rest === base ? "+block" : "~block"],
-      };
-    },
-    uninstall(current) {
-      if (!current.includes(TOML_BEGIN)) return { text: current, changes: [] };
-      const rest = strip(current);
-      return rest.trim() === ""
-        ? { text: null, changes: ["-block", "deleted (empty)"] }
-        : { text: rest, changes: ["-block"] };
-    },
+    install: (current) => installTomlEntry(path, current, entry),
+    uninstall: (current) => uninstallTomlEntry(path, current, entry),
   };
 }
 
@@ -215,14 +178,17 @@ export function installSpecs(
     }
     case "codex": {
       const table = hooksFor("codex", command);
-      const body = `[mcp_servers.timewarp]\ncommand = ${JSON.stringify(server.command)}\nargs = ${JSON.stringify(server.args)}\n`;
       return [
         jsonFile({
           path: ".codex/hooks.json",
           install: [(v) => mergeHooks(v, table)],
           uninstall: [removeHooks],
         }),
-        tomlBlock(".codex/config.toml", body, /^\s*\[mcp_servers\.timewarp\]/m),
+        tomlEntryFile(".codex/config.toml", {
+          table: "mcp_servers",
+          key: "timewarp",
+          value: { command: server.command, args: server.args },
+        }),
       ];
     }
     case "opencode": {

@@ -32,6 +32,8 @@ export interface HookContext {
   later(task: () => void | Promise<void>): void;
   /** Whether `later` tasks run after the answer (`deferAfterAnswer`) rather than before it. */
   answersFirst: boolean;
+  /** The pid of the process that ran the hook command (see `RunHookOptions.callerPid`). */
+  callerPid: number | null;
 }
 
 export interface RunHookOptions {
@@ -56,6 +58,13 @@ export interface RunHookOptions {
   agent?: string;
   /** Print the CLI's one JSON document instead of the agent's protocol. */
   json?: boolean;
+  /**
+   * The pid of the process that ran the hook command (the agent, or a shell it ran the command
+   * through): a session start binds the session's life to the agent found from it. Default
+   * `process.ppid` (a hook in its own process); the hook server's worker passes its client's
+   * parent (null when the client did not say: the daemon's own parent is no agent).
+   */
+  callerPid?: number | null;
   /**
    * Leave the work an answer need not wait for to the caller, as `HookRun.after`, to run once
    * the answer is out (the hook server's worker: the agent goes on meanwhile). A process hook
@@ -123,6 +132,7 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
     random: options.random,
     later: (task) => tasks.push(task),
     answersFirst: options.deferAfterAnswer === true,
+    callerPid: options.callerPid === undefined ? process.ppid : options.callerPid,
   };
   let outcome: HookOutcome;
   try {

@@ -49,8 +49,14 @@ export type {
   ProposeOptions,
 } from "./propose-milestones.ts";
 export { proposeMilestones } from "./propose-milestones.ts";
-export type { RecordEditOptions, RecordEditResult } from "./record-edit.ts";
-export { recordEdit } from "./record-edit.ts";
+export type {
+  RecordEditOptions,
+  RecordEditResult,
+  RecordEditsOptions,
+  RecordEditsResult,
+  RecordedFile,
+} from "./record-edit.ts";
+export { recordEdit, recordEdits } from "./record-edit.ts";
 export type { RetentionOptions, RetentionResult } from "./retention.ts";
 export { applyRetention, collectLedgerOids, repairIndex } from "./retention.ts";
 export type { ReverseConflict, ReverseOpParams, ReverseOpResult } from "./reverse-op.ts";

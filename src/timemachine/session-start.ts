@@ -53,8 +53,11 @@ export interface StartSessionOptions {
   taskHint?: string;
   /** Remembered for `issue_report` (Claude Code's `transcript_path`). */
   transcriptPath?: string;
-  /** The process bounding the session (default the caller's parent). */
-  pid?: number;
+  /**
+   * The process bounding the session (default the caller's parent; null: none known, the TTL
+   * decides). Its start time is recorded with it.
+   */
+  pid?: number | null;
   clock?: Clock;
   random?: Random;
 }

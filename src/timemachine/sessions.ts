@@ -7,6 +7,7 @@ import {
   ErrorCode,
   isProcessAlive,
   isTempName,
+  processStartOf,
   readJsonFile,
   systemClock,
   TimewarpError,
@@ -28,6 +29,12 @@ export const SessionRecordSchema = z
     transcript_path: z.string().nullable(),
     /** A process whose life bounds the session's (the agent, or the terminal's shell). */
     pid: z.number().int().nullable(),
+    /**
+     * When that process started (`processStartOf`), where the OS tells: with it, a pid that is
+     * gone, or now names a process that started at another time, ends the session at once.
+     * Absent in older records and where the OS does not tell (then the TTL decides).
+     */
+    process_start: z.string().nullable().optional(),
     host: z.string(),
     started_at: z.string(),
     last_seen: z.string(),
@@ -83,7 +90,10 @@ export interface RememberSessionOptions {
   sessionId: string;
   /** Claude Code's `transcript_path` (JSONL), or any transcript file; `issue_report` exports it. */
   transcriptPath?: string | null;
-  /** The process that bounds the session; default the caller's parent (the agent or the shell). */
+  /**
+   * The process that bounds the session; default the caller's parent (the agent or the shell).
+   * Its start time is read when it is recorded (`process_start`).
+   */
   pid?: number | null;
   taskHint?: string | null;
   /** Set by `startSession`. */
@@ -101,6 +111,7 @@ export function rememberSession(options: RememberSessionOptions): SessionRecord 
   const paths = workspacePaths(options.root);
   const now = (options.clock ?? systemClock).now().toISOString();
   const prev = readSession(paths, options.sessionId);
+  const pid = options.pid === undefined ? (prev?.pid ?? process.ppid) : options.pid;
   const record: SessionRecord = {
     schema_version: 1,
     session_id: options.sessionId,
@@ -109,7 +120,8 @@ export function rememberSession(options: RememberSessionOptions): SessionRecord 
       options.transcriptPath === undefined
         ? (prev?.transcript_path ?? null)
         : options.transcriptPath,
-    pid: options.pid === undefined ? (prev?.pid ?? process.ppid) : options.pid,
+    pid,
+    process_start: pid === null ? null : processStartOf(pid),
     host: hostname(),
     started_at: prev?.started_at ?? now,
     last_seen: now,
@@ -142,10 +154,28 @@ export function endSession(options: EndSessionOptions): SessionRecord | null {
   return record;
 }
 
-/** Alive: not ended, and its process runs on this host or it was seen within the TTL. */
+/**
+ * Alive: not ended, and its process runs on this host, or it was seen within the TTL. A process
+ * known by its start time decides alone: gone, or its pid now naming a process that started at
+ * another time (reused), ends the session at once (an agent killed before its SessionEnd). A pid
+ * of 1 or less bounds nothing (init: what a daemon's parent becomes; older versions recorded
+ * it for sessions the hook server started), and a pid without a start time that is gone leaves
+ * the TTL to decide.
+ */
 export function isSessionLive(record: SessionRecord, now: Date): boolean {
   if (record.ended_at) return false;
-  if (record.pid !== null && record.host === hostname() && isProcessAlive(record.pid)) return true;
+  const { pid } = record;
+  if (pid !== null && pid > 1 && record.host === hostname()) {
+    const known = record.process_start ?? null;
+    if (!isProcessAlive(pid)) {
+      if (known !== null) return false;
+    } else if (known === null) {
+      return true;
+    } else {
+      const current = processStartOf(pid);
+      return current === null || current === known;
+    }
+  }
   return now.getTime() - Date.parse(record.last_seen) < SESSION_TTL_MS;
 }
 
