@@ -1,5 +1,13 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSnapshot, exportSnapshot } from "../src/store/index.ts";
@@ -90,5 +98,23 @@ describe("the past work a return keeps", () => {
       cwd: join(out, "workspace"),
     });
     expect(readFileSync(join(out, "workspace", "x"), "utf8")).toBe("edited in the past\n");
+  });
+
+  it("keeps no patch for a mode change a git patch cannot carry (0644 to 0600)", () => {
+    writeFileSync(join(root, "a.txt"), "v1\n");
+    writeFileSync(join(root, "run.sh"), "echo\n");
+    const snapshot = createSnapshot(root, {});
+    travel({ root, snapshotId: snapshot.id });
+    chmodSync(join(root, "a.txt"), 0o600);
+    expect(returnToPresent({ root }).past_work_path).toBeNull();
+
+    travel({ root, snapshotId: snapshot.id });
+    chmodSync(join(root, "a.txt"), 0o600);
+    chmodSync(join(root, "run.sh"), 0o755);
+    const back = returnToPresent({ root });
+    expect(back.past_work_files).toBe(1);
+    expect(readFileSync(back.past_work_path ?? "", "utf8")).toBe(
+      "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n",
+    );
   });
 });

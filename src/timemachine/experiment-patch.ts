@@ -105,7 +105,10 @@ export function diffPastWork(options: {
       },
     });
   }
-  for (const c of [...diff.modified, ...diff.mode_changed, ...diff.type_changed]) {
+  // A git patch knows a file's mode only as 100644 or 100755: a change of other bits (0644 to
+  // 0600) has no line in it, and a patch of nothing but such a change is one git apply refuses.
+  const modes = diff.mode_changed.filter((c) => gitMode(c.before) !== gitMode(c.after));
+  for (const c of [...diff.modified, ...modes, ...diff.type_changed]) {
     const was = isContent(c.before);
     const is = isContent(c.after);
     if (!was && !is) continue;
