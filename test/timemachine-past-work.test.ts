@@ -1,5 +1,13 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSnapshot, exportSnapshot } from "../src/store/index.ts";
@@ -69,5 +77,44 @@ describe("the past work a return keeps", () => {
     const applied = Buffer.concat([Buffer.from(`${out}/workspace/`), BYTE_NAME]);
     expect(readFileSync(applied, "utf8")).toBe("made in the past\n");
     expect(readFileSync(join(out, "workspace", "a.txt"), "utf8")).toBe("v2 in the past\n");
+  });
+
+  it("keeps a change made in the past to a present file the snapshot did not capture", () => {
+    writeFileSync(join(root, "a.txt"), "v1\n");
+    expect(spawnSync("mkfifo", [join(root, "x")]).status).toBe(0);
+    const snapshot = createSnapshot(root, {}); // x: a FIFO, skipped
+    rmSync(join(root, "x"));
+    writeFileSync(join(root, "x"), "the present's x\n");
+    const went = travel({ root, snapshotId: snapshot.id });
+    expect(went.untouched).toEqual(["x"]); // the present's x stays in the past
+    writeFileSync(join(root, "x"), "edited in the past\n");
+    const back = returnToPresent({ root });
+
+    expect(readFileSync(join(root, "x"), "utf8")).toBe("the present's x\n");
+    expect(back.past_work_files).toBe(1);
+    const out = join(tmp.dir, "export");
+    exportSnapshot(root, snapshot.id, out);
+    execFileSync("git", ["apply", "--binary", back.past_work_path ?? ""], {
+      cwd: join(out, "workspace"),
+    });
+    expect(readFileSync(join(out, "workspace", "x"), "utf8")).toBe("edited in the past\n");
+  });
+
+  it("keeps no patch for a mode change a git patch cannot carry (0644 to 0600)", () => {
+    writeFileSync(join(root, "a.txt"), "v1\n");
+    writeFileSync(join(root, "run.sh"), "echo\n");
+    const snapshot = createSnapshot(root, {});
+    travel({ root, snapshotId: snapshot.id });
+    chmodSync(join(root, "a.txt"), 0o600);
+    expect(returnToPresent({ root }).past_work_path).toBeNull();
+
+    travel({ root, snapshotId: snapshot.id });
+    chmodSync(join(root, "a.txt"), 0o600);
+    chmodSync(join(root, "run.sh"), 0o755);
+    const back = returnToPresent({ root });
+    expect(back.past_work_files).toBe(1);
+    expect(readFileSync(back.past_work_path ?? "", "utf8")).toBe(
+      "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n",
+    );
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createExcludeMatcher } from "./excludes.ts";
-import type { ManifestEntry } from "./manifest.ts";
+import { type ManifestEntry, sortEntries } from "./manifest.ts";
 import { assertSafeManifest, filterExcluded, planRestore } from "./plan-restore.ts";
 
 const file = (path: string, oid = "a", mode = 0o644): ManifestEntry => ({
@@ -72,6 +72,21 @@ describe("planRestore", () => {
     expect(plan.chmods.map((e) => e.path)).toEqual(["chmod"]);
     expect(plan.makeDirs.map((e) => e.path)).toEqual(["new"]);
     expect(plan.unchanged).toBe(2);
+  });
+
+  it("creates parents first when a directory's name is not UTF-8 (it sorts by its base64)", () => {
+    const raw = (path: Buffer): ManifestEntry => ({
+      ...dir(path.toString("utf8")),
+      path_b64: path.toString("base64"),
+    });
+    const target = sortEntries([
+      dir("src"),
+      raw(Buffer.from([0x73, 0x72, 0x63, 0x2f, 0x64, 0xff])), // src/d\xff
+      raw(Buffer.from([0x73, 0x72, 0x63, 0x2f, 0x64, 0xff, 0x2f, 0x69, 0x6e])), // src/d\xff/in
+    ]);
+    expect(target[0]?.path).not.toBe("src"); // the manifest's own order is not parents first
+    const plan = planRestore([], target);
+    expect(plan.makeDirs.map((e) => e.path)).toEqual(["src", "src/d\uFFFD", "src/d\uFFFD/in"]);
   });
 
   it("replaces a directory by a file: the directory is removed before the write", () => {

@@ -152,6 +152,9 @@ function emptyPlan(): RestorePlan {
 }
 
 function finishPlan(plan: RestorePlan): RestorePlan {
+  // Manifest order is not parents first once a name is not UTF-8 (`sortEntries` keys such an
+  // entry by its base64, so "src/d\xff" sorts before "src"): order by depth here.
+  plan.makeDirs.sort((a, b) => depth(a.path) - depth(b.path));
   plan.deleteDirs.sort((a, b) => depth(b.path) - depth(a.path));
   plan.dirModes.sort((a, b) => depth(b.path) - depth(a.path));
   return plan;

@@ -15,10 +15,12 @@ import {
   fsPathOf,
   type Manifest,
   type ManifestEntry,
+  notCaptured,
   readStatCache,
   scanWorkspace,
 } from "../store/index.ts";
 import { getIssue } from "./issues.ts";
+import type { ManifestSource } from "./store-adapter.ts";
 
 type PatchChange = Parameters<typeof createPatch>[0][number];
 
@@ -44,11 +46,15 @@ export interface PastWork {
  * nothing changed. Reads the workspace; writes nothing. What the snapshot or this scan did not
  * capture (`snapshotSkipped`, the scan's own skipped: too large, unreadable, special) is left
  * out, never reported as deleted; names that are not UTF-8 are read and written by their bytes.
+ * A travel leaves the present's own files where the snapshot captured nothing: what was changed
+ * there against what `present` captured is work too, a new file against the snapshot.
  */
 export function diffPastWork(options: {
   root: string;
   snapshotManifest: Manifest;
   snapshotSkipped?: readonly { path: string }[];
+  /** The present as its backup captured it (read only when the snapshot skipped something). */
+  present?: Pick<ManifestSource, "manifest" | "skipped">;
   excludes: readonly string[];
 }): PastWork | null {
   const paths = workspacePaths(options.root);
@@ -99,7 +105,10 @@ export function diffPastWork(options: {
       },
     });
   }
-  for (const c of [...diff.modified, ...diff.mode_changed, ...diff.type_changed]) {
+  // A git patch knows a file's mode only as 100644 or 100755: a change of other bits (0644 to
+  // 0600) has no line in it, and a patch of nothing but such a change is one git apply refuses.
+  const modes = diff.mode_changed.filter((c) => gitMode(c.before) !== gitMode(c.after));
+  for (const c of [...diff.modified, ...modes, ...diff.type_changed]) {
     const was = isContent(c.before);
     const is = isContent(c.after);
     if (!was && !is) continue;
@@ -114,6 +123,27 @@ export function diffPastWork(options: {
         ...(is ? { newMode: gitMode(c.after) } : {}),
       },
     });
+  }
+  const uncaptured = notCaptured(options.snapshotSkipped ?? []);
+  if (options.present !== undefined && uncaptured.roots.size > 0) {
+    // What the present's backup did not capture either, the return leaves as the past has it.
+    const sincePresent = diffManifests(options.present.manifest(), scan.manifest, {
+      skipped: [...options.present.skipped, ...scan.skipped],
+    });
+    const changed = [sincePresent.modified, sincePresent.mode_changed, sincePresent.type_changed];
+    for (const e of [...sincePresent.added, ...changed.flat().map((c) => c.after)]) {
+      if (!isContent(e) || !uncaptured.covers(e.path)) continue;
+      changes.push({
+        shown: e.path,
+        change: {
+          oldPath: null,
+          newPath: nameOf(e),
+          before: null,
+          after: contentOf(e, "after"),
+          newMode: gitMode(e),
+        },
+      });
+    }
   }
   if (changes.length === 0) return null;
   changes.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));

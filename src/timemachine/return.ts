@@ -89,6 +89,7 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
       root: paths.root,
       snapshotManifest: readManifest(paths.root, state.current_snapshot_id),
       snapshotSkipped: readSnapshot(paths.root, state.current_snapshot_id).skipped,
+      present: backup.source,
       excludes: backup.record.exclude_globs,
     });
     let patch: SavedPatch | null = null;
