@@ -186,4 +186,42 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
     const guard = events(dir).filter((e) => e.type === "guard.checked");
     expect(guard.map((e) => e.data.action)).toEqual(["rollback", "ok", "warn"]);
   });
+
+  it("drift guards: a Bash command that changed a blacklisted file is recorded, scored, and the model told how to undo it", () => {
+    mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
+    writeFileSync(
+      join(dir, ".timewarp", "memory", "goal.json"),
+      JSON.stringify({
+        objective: "fix the greeting",
+        whitelist: ["src/**"],
+        blacklist: ["package.json"],
+        checkpoints: [],
+      }),
+    );
+    writeFileSync(join(dir, "package.json"), "{}\n");
+    expect(hook("session-start", common({ source: "startup" }), dir).status).toBe(0);
+    const call = common({
+      tool_name: "Bash",
+      tool_use_id: "toolu_07",
+      tool_input: { command: "npm pkg set x=1", description: "x" },
+    });
+    // PreToolUse cannot know what a command will touch: it passes
+    expect(hook("pre-tool-use", call, dir).stdout).not.toMatch(/deny/);
+    writeFileSync(join(dir, "package.json"), '{"x":"1"}\n');
+    const post = hook("post-tool-use", { ...call, tool_response: { stdout: "" } }, dir);
+    expect(post.status).toBe(0);
+    const [op] = ledgerRecords(dir);
+    expect(op?.affectedFiles).toEqual(["package.json"]);
+    const out = JSON.parse(post.stdout) as {
+      hookSpecificOutput: { hookEventName: string; additionalContext: string };
+    };
+    expect(out.hookSpecificOutput.hookEventName).toBe("PostToolUse");
+    expect(out.hookSpecificOutput.additionalContext).toContain("package.json is blacklisted");
+    expect(out.hookSpecificOutput.additionalContext).toContain(`timewarp revert ${op?.id}`);
+    const guard = events(dir).filter((e) => e.type === "guard.checked");
+    expect(guard.at(-1)?.data.action).toBe("rollback");
+    // the undo it names puts the file back
+    expect(runCli(["revert", op?.id as string, "-C", dir]).status).toBe(0);
+    expect(readFileSync(join(dir, "package.json"), "utf8")).toBe("{}\n");
+  });
 });

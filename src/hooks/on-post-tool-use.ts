@@ -155,8 +155,22 @@ export async function onPostToolUse(ctx: HookContext): Promise<HookOutcome> {
     ctx.clock,
   );
   const note = notRecorded.length > 0 ? `; not recorded: ${notRecorded.join(", ")}` : "";
+  const summary = `${tool}: ${scan.changes.length} file(s) changed, ${ops.length} ledger record(s)${note}`;
+  // A shell command is not announced file by file, so PreToolUse cannot stop it: its changes
+  // are scored here, after the fact, and the model is told (with the undo) rather than left
+  // believing a blacklisted file is untouched (issue 17).
+  const { checkGoal } = await import("./goal-guard.ts");
+  const verdict = await checkGoal(
+    ctx,
+    scan.changes.map((c) => c.path),
+  );
+  if (verdict.action === "none" || verdict.action === "ok") return { kind: "ok", summary };
+  const undo = ops.length > 0 ? `; undo it with \`timewarp revert ${ops[0]}\`` : "";
   return {
-    kind: "ok",
-    summary: `${tool}: ${scan.changes.length} file(s) changed, ${ops.length} ledger record(s)${note}`,
+    kind: "warn",
+    summary: `${summary}; drift ${verdict.action === "rollback" ? "violation" : "warning"}`,
+    reason:
+      `timewarp drift ${verdict.action === "rollback" ? "violation" : "warning"}: this command changed ` +
+      `${scan.changes.map((c) => c.path).join(", ")}: ${verdict.reasons.join("; ")}${undo}`,
   };
 }
