@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
+import { registerDoctorCommand } from "./commands/doctor.ts";
 import { registerHookCommands } from "./commands/hooks.ts";
 import { registerLedgerCommands } from "./commands/ledger.ts";
 import { registerMcpCommand } from "./commands/mcp.ts";
@@ -36,6 +37,7 @@ export function createProgram(): Command {
   registerWatchCommands(program);
   registerMcpCommand(program);
   registerHookCommands(program);
+  registerDoctorCommand(program);
   return program;
 }
 

@@ -7,10 +7,20 @@
  * their module on first call instead of with this index.
  */
 
+import type { DoctorOptions, DoctorReport } from "./doctor.ts";
 import type { InstallOptions, InstallReport } from "./install-agent.ts";
 
 export type { HookGroup, HookHandler, HooksTable, InstallAgent } from "./agent-wiring.ts";
 export { hooksFor, INSTALL_AGENTS, mcpServerFor } from "./agent-wiring.ts";
+export type {
+  CheckStatus,
+  DoctorAgentReport,
+  DoctorCheck,
+  DoctorDaemonReport,
+  DoctorFailure,
+  DoctorOptions,
+  DoctorReport,
+} from "./doctor.ts";
 export type { HookArgs, HookClientOptions, HookClientResult } from "./hook-client.ts";
 export { callHookServer, readHookServer } from "./hook-client.ts";
 export type { HookOutcome, HookResponse } from "./hook-outcome.ts";
@@ -47,4 +57,17 @@ export async function installAgent(options: InstallOptions): Promise<InstallRepo
 /** Undo `installAgent`: restore untouched files byte for byte, else remove only timewarp's entries. */
 export async function uninstallAgent(options: InstallOptions): Promise<InstallReport> {
   return (await import("./install-agent.ts")).uninstallAgent(options);
+}
+
+/**
+ * `timewarp doctor`: per installed agent, whether its wired programs run, its hooks are as
+ * installed, Codex trusts them, and when its last session arrived; the watch daemon; the recent
+ * `hook.failed` events. Reads only. `report.ok` is false when any check fails.
+ *
+ * @example
+ *   const report = await diagnose({ root: "/work/app", env: process.env, clock: systemClock });
+ *   report.agents[0]?.checks.filter((c) => c.status === "fail");
+ */
+export async function diagnose(options: DoctorOptions): Promise<DoctorReport> {
+  return (await import("./doctor.ts")).diagnose(options);
 }

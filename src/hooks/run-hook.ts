@@ -158,7 +158,12 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
         try {
           await task();
         } catch (error) {
-          recordFailure(root, options, error instanceof Error ? error.message : String(error));
+          recordFailure(
+            root,
+            options,
+            agent,
+            error instanceof Error ? error.message : String(error),
+          );
         }
       }
     };
@@ -196,7 +201,7 @@ function finish(
   outcome: HookOutcome,
 ): HookRun {
   ensureStoreIgnored(root); // the store a hook made or found stays out of git (issue 16, class 9)
-  if (outcome.kind === "failed") recordFailure(root, options, outcome.message);
+  if (outcome.kind === "failed") recordFailure(root, options, agent, outcome.message);
   const response = formatHookResponse(outcome, {
     agent,
     // An unknown event only ever fails, and a failure's form does not depend on the event.
@@ -208,12 +213,18 @@ function finish(
   return { ...response, outcome, root };
 }
 
-function recordFailure(root: string, options: RunHookOptions, message: string): void {
+function recordFailure(
+  root: string,
+  options: RunHookOptions,
+  agent: HookAgent,
+  message: string,
+): void {
   try {
+    // `agent`: `timewarp doctor` lists each installed agent's recent failures.
     appendEvent(
       workspacePaths(root).events,
       "hook.failed",
-      { event: options.event, message },
+      { event: options.event, agent, message },
       options.clock,
     );
   } catch {
