@@ -81,6 +81,35 @@ describe("timewarp hook (Claude Code payloads, real CLI)", () => {
     ).toEqual([{ session_id: id, reason: "logout" }]);
   });
 
+  it("SessionStart again under the same id (`--continue`/`--resume`) keeps the session's snapshot and records the resume", () => {
+    const id = "0b7e2c1a-5d0f-4c8e-9a47-3f2a1b6c9d10";
+    const file = join(workspacePaths(dir).sessions, `${id}.json`);
+    const record = () =>
+      JSON.parse(readFileSync(file, "utf8")) as {
+        snapshot_id: string;
+        started_at: string;
+        ended_at: string | null;
+        resumed_at?: string[];
+      };
+    expect(hook("session-start", common({ source: "startup" }), dir).status).toBe(0);
+    const first = readStatus(dir).session_snapshot_id as string;
+    const startedAt = record().started_at;
+    expect(hook("session-end", common({ reason: "prompt_input_exit" }), dir).status).toBe(0);
+    expect(record().ended_at).toEqual(expect.any(String));
+    writeFileSync(join(dir, "src", "app.ts"), "export const greeting = 'changed';\n");
+    for (const source of ["resume", "startup"]) {
+      const run = hook("session-start", common({ source }), dir, { args: ["--json"] });
+      expect(run.status).toBe(0);
+      expect((run.json() as { summary: string }).summary).toContain(`resumed: snapshot ${first}`);
+    }
+    // no new snapshot, and the first one is still there
+    expect(readdirSync(workspacePaths(dir).snapshots)).toEqual([first]);
+    expect(readStatus(dir)).toMatchObject({ session_id: id, session_snapshot_id: first });
+    expect(record()).toMatchObject({ snapshot_id: first, started_at: startedAt, ended_at: null });
+    expect(record().resumed_at).toHaveLength(2);
+    expect(events(dir).filter((e) => e.type === "session.resumed")).toHaveLength(2);
+  });
+
   it("SessionEnd for a session that never started (`claude mcp list`) writes nothing and leaves the others alone", () => {
     // in a directory without a store: none is made
     const end = (cwd: string) =>

@@ -10,7 +10,7 @@ import {
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createProgram } from "../src/cli/main.ts";
-import { systemClock } from "../src/core/index.ts";
+import { isProcessAlive, systemClock } from "../src/core/index.ts";
 import { HOOK_REPLY_WAIT_MS } from "../src/hooks/hook-protocol.ts";
 import {
   HOOK_EVENTS,
@@ -19,6 +19,7 @@ import {
   installAgent,
   uninstallAgent,
 } from "../src/hooks/index.ts";
+import { initWorkspace } from "../src/store/index.ts";
 import { makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
 
 let dir: string;
@@ -83,6 +84,45 @@ describe("timewarp install (real CLI)", () => {
       ".mcp.json": null,
       ".claude/skills/timewarp-optimize/SKILL.md": null,
     });
+  });
+});
+
+describe("install --uninstall and the watch daemon (real CLI, a real daemon)", () => {
+  // vitest.config.ts sets TIMEWARP_WATCH=0 for the other suites: this one runs a daemon
+  const env = { TIMEWARP_WATCH: "1" };
+  const cli = (args: string[]) => {
+    const r = runCli([...args, "--json", "-C", dir], { env });
+    expect(r.status, r.stderr).toBe(0);
+    return r.json() as Record<string, unknown>;
+  };
+  // a zombie (the daemon's parent, the CLI, is gone; nothing reaped it yet) is not alive
+  const alive = isProcessAlive;
+
+  it("stops the daemon once no agent is installed in the workspace, not before", () => {
+    initWorkspace(dir);
+    cli(["install", "claude-code"]);
+    cli(["install", "gemini"]);
+    const started = cli(["watch", "start"]) as { running: boolean; pid: number };
+    expect(started.running).toBe(true);
+    try {
+      // gemini is still installed: its hooks still ask the daemon
+      const first = cli(["install", "--uninstall", "claude-code"]);
+      expect(first.daemon_stopped).toBe(false);
+      expect(alive(started.pid)).toBe(true);
+      expect((cli(["watch", "status"]) as { running: boolean }).running).toBe(true);
+      const last = cli(["install", "--uninstall", "gemini"]) as {
+        daemon_stopped: boolean;
+        notes: string[];
+      };
+      expect(last.daemon_stopped).toBe(true);
+      expect(last.notes.join("\n")).toContain("watch daemon was stopped");
+      expect(alive(started.pid)).toBe(false);
+      expect((cli(["watch", "status"]) as { running: boolean }).running).toBe(false);
+      // nothing left to uninstall, no daemon: nothing to stop
+      expect(cli(["install", "--uninstall", "gemini"]).daemon_stopped).toBe(false);
+    } finally {
+      if (alive(started.pid)) process.kill(started.pid, "SIGTERM");
+    }
   });
 });
 

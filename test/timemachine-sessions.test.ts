@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { acquireLock, gitBlobId, workspacePaths } from "../src/core/index.ts";
@@ -99,18 +99,24 @@ describe("on_session_start", () => {
       readFileSync(join(root, ".timewarp", "events.jsonl"), "utf8")
         .split("\n")
         .filter((l) => l.includes('"gc.completed"')).length;
-    const first = await startSession({ root, sessionId: "one", pid: DEAD_PID });
-    await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    // each session ends before the next starts: then nothing holds its snapshot
+    const next = async (id: string) => {
+      const s = await startSession({ root, sessionId: id, pid: DEAD_PID });
+      endSession({ root, sessionId: id });
+      return s;
+    };
+    const first = await next("one");
+    await next("two");
     const before = gcRuns();
-    // the same session restarted on an unchanged workspace: its old snapshot goes, no gc
-    const again = await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    // a new session on an unchanged workspace: the ended one's snapshot goes, no gc
+    const again = await next("three");
     expect(again.cleanup.deleted_snapshots.length).toBe(1);
     expect(again.cleanup.deleted_snapshots).not.toContain(again.snapshot_id);
     expect(gcRuns()).toBe(before);
     expect(existsSync(snapshotDir(root, first.snapshot_id))).toBe(false);
     // a change: the next cleanup collects the old content
     writeFiles(root, { "a.txt": "b\n" });
-    const changed = await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    const changed = await next("four");
     expect(changed.cleanup.deleted_snapshots.length).toBe(1);
     expect(gcRuns()).toBe(before + 1);
     expect(changed.cleanup.removed_objects).toBe(1);
@@ -118,11 +124,16 @@ describe("on_session_start", () => {
 
   it("cleanup collects what the deleted snapshots named; garbage from elsewhere waits for the daily whole gc", async () => {
     const root = workspace();
+    const next = async (id: string) => {
+      const s = await startSession({ root, sessionId: id, pid: DEAD_PID });
+      endSession({ root, sessionId: id });
+      return s;
+    };
     writeFiles(root, { "a.txt": "v0\n", "copy.txt": "shared\n" });
-    await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    await next("one");
     writeFiles(root, { "a.txt": "v1\n" });
-    // its old snapshot goes, and no whole gc ever ran here: this one is whole
-    const first = await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    // the ended session's snapshot goes, and no whole gc ever ran here: this one is whole
+    const first = await next("two");
     expect(first.cleanup.removed_objects).toBe(1);
     const lastGc = join(root, ".timewarp", "last-gc");
     const wholeAt = statSync(lastGc).mtimeMs;
@@ -131,7 +142,7 @@ describe("on_session_start", () => {
     const v1 = store.write(Buffer.from("v1\n"));
     // a.txt changes, and a second name takes the content the first snapshot alone had under copy.txt
     writeFiles(root, { "a.txt": "v2\n", "copy.txt": "v1\n" });
-    const second = await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    const second = await next("three");
     expect(second.cleanup.deleted_snapshots.length).toBe(1);
     expect(second.cleanup.removed_objects).toBe(1); // "shared\n" only
     expect(store.has(v1)).toBe(true); // the new snapshot names it (as copy.txt)
@@ -141,11 +152,46 @@ describe("on_session_start", () => {
     const old = new Date(Date.now() - 25 * 60 * 60_000);
     utimesSync(lastGc, old, old);
     writeFiles(root, { "a.txt": "v3\n" });
-    const third = await startSession({ root, sessionId: "one", pid: DEAD_PID });
+    const third = await next("four");
     expect(third.cleanup.removed_objects).toBe(2); // "v2\n" and the orphan
     expect(store.has(orphan)).toBe(false);
     expect(statSync(lastGc).mtimeMs).toBeGreaterThan(old.getTime());
     expect(fsck(root).ok).toBe(true);
+  });
+
+  it("a start under a known session id is a resume: no snapshot, no cleanup, the first snapshot kept", async () => {
+    const root = workspace();
+    const first = await startSession({ root, sessionId: "agent", pid: DEAD_PID });
+    expect(first.resumed).toBe(false);
+    endSession({ root, sessionId: "agent" });
+    writeFiles(root, { "a.txt": "changed\n" });
+    const again = await startSession({ root, sessionId: "agent", pid: process.pid });
+    expect(again).toMatchObject({
+      resumed: true,
+      snapshot_id: first.snapshot_id,
+      created_at: first.created_at,
+      files: 2,
+      cleanup: { deleted_snapshots: [], skipped: expect.stringContaining("resumed") },
+    });
+    expect(existsSync(snapshotDir(root, first.snapshot_id))).toBe(true);
+    const record = JSON.parse(
+      readFileSync(join(root, ".timewarp", "sessions", "agent.json"), "utf8"),
+    );
+    expect(record).toMatchObject({
+      snapshot_id: first.snapshot_id,
+      ended_at: null,
+      pid: process.pid,
+    });
+    expect(record.resumed_at).toEqual([expect.any(String)]);
+    // the hook server's path resumes too, and its cleanup deletes nothing
+    const begun = await beginSession({ root, sessionId: "agent", pid: process.pid });
+    expect(begun.result).toMatchObject({ resumed: true, snapshot_id: first.snapshot_id });
+    expect(begun.cleanUp().deleted_snapshots).toEqual([]);
+    // a snapshot gone (deleted by hand) makes the next start take a new one
+    rmSync(snapshotDir(root, first.snapshot_id), { recursive: true });
+    const fresh = await startSession({ root, sessionId: "agent", pid: process.pid });
+    expect(fresh.resumed).toBe(false);
+    expect(fresh.snapshot_id).not.toBe(first.snapshot_id);
   });
 
   it("cleanup: deletes unreferenced snapshots and collects their objects; keeps issues', live sessions' and the new one", async () => {

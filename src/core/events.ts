@@ -18,6 +18,8 @@ export const EventRegistry = {
   "gc.completed": z.object({ removed_objects: z.number(), freed_bytes: z.number() }).passthrough(),
   "session.started": z.object({ session_id: z.string(), snapshot_id: z.string() }).passthrough(),
   "session.ended": z.object({ session_id: z.string() }).passthrough(),
+  /** The session started again under its id (`--continue`): no new snapshot, it keeps its own. */
+  "session.resumed": z.object({ session_id: z.string(), snapshot_id: z.string() }).passthrough(),
   "travel.completed": z.object({ snapshot_id: z.string(), backup_id: z.string() }).passthrough(),
   "return.completed": z.object({ backup_id: z.string() }).passthrough(),
   "recover.completed": z.object({ outcome: z.string() }).passthrough(),

@@ -4,6 +4,7 @@ import {
   constants,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmdirSync,
@@ -24,6 +25,7 @@ import {
   writeFileAtomic,
   writeJsonAtomic,
 } from "../core/index.ts";
+import { stopWatchDaemon } from "../store/index.ts";
 import { hookCommand, type InstallAgent } from "./agent-wiring.ts";
 import { type FileSpec, type InstallAssets, installSpecs } from "./plan-install.ts";
 
@@ -65,6 +67,11 @@ export interface InstallReport {
   files: InstallFileReport[];
   /** The command that undoes an install. */
   undo: string | null;
+  /**
+   * An uninstall that left no agent installed in the workspace stopped its watch daemon (which
+   * serves the hooks too): nothing is left to ask it (issue 17). Always false for an install.
+   */
+  daemon_stopped: boolean;
   notes: string[];
 }
 
@@ -196,6 +203,16 @@ function recordPath(root: string, agent: InstallAgent): string {
   return join(workspacePaths(root).data, "install", `${agent}.json`);
 }
 
+/** Whether any agent's install record is left in the workspace. */
+function anyInstallLeft(root: string): boolean {
+  try {
+    return readdirSync(dirname(recordPath(root, "claude-code"))).some((n) => n.endsWith(".json"));
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return false;
+    throw fromSystemError(error, `listing ${dirname(recordPath(root, "claude-code"))}`);
+  }
+}
+
 function readRecord(root: string, agent: InstallAgent): InstallRecord | null {
   const path = recordPath(root, agent);
   return readText(path) === null ? null : readJsonFile(path, InstallRecordSchema);
@@ -295,6 +312,7 @@ export function installAgent(options: InstallOptions): InstallReport {
     changed,
     files,
     undo: `timewarp install --uninstall ${options.agent}`,
+    daemon_stopped: false,
     notes: [
       ...(changed ? NOTES[options.agent] : []),
       ...(changed ? (own?.notes ?? []) : []),
@@ -346,6 +364,9 @@ function isExecutable(file: string): boolean {
 /**
  * Undo an install: a file still exactly as the install left it gets its original bytes back (or
  * is deleted if the install created it); a file edited since loses only timewarp's entries.
+ * When that undid something and no agent's install record is left, the workspace's watch daemon
+ * is stopped as `timewarp watch stop` does (`daemon_stopped`): left running, it would serve no
+ * hook and hold its watches until its idle timeout (issue 17).
  */
 export function uninstallAgent(options: InstallOptions): InstallReport {
   const record = readRecord(options.root, options.agent);
@@ -404,6 +425,11 @@ export function uninstallAgent(options: InstallOptions): InstallReport {
     }
     if (record !== null) rmSync(recordPath(options.root, options.agent), { force: true });
   }
+  const daemonStopped =
+    options.dryRun !== true &&
+    (changed || record !== null) &&
+    !anyInstallLeft(options.root) &&
+    stopWatchDaemon(options.root);
   return {
     agent: options.agent,
     operation: "uninstall",
@@ -411,6 +437,11 @@ export function uninstallAgent(options: InstallOptions): InstallReport {
     changed,
     files,
     undo: null,
-    notes: [],
+    daemon_stopped: daemonStopped,
+    notes: daemonStopped
+      ? [
+          "No agent is installed here any more: the watch daemon was stopped (`timewarp watch start` starts it again).",
+        ]
+      : [],
   };
 }

@@ -11,7 +11,9 @@ import type { HookContext } from "./run-hook.ts";
  * remembered with its transcript path so `issue_report` exports the right chat later. Served by
  * the hook server, the cleanup is left for after the answer (`ctx.later`): it answers once the
  * snapshot is recorded. A `compact` start (Claude Code compacting the same conversation) only
- * refreshes the record: the workspace did not start anew. The session's process is the agent's
+ * refreshes the record: the workspace did not start anew. Neither does a session id already
+ * recorded with its snapshot (`--continue`/`--resume`): `startSession` keeps that snapshot and
+ * records the resume (issue 17). The session's process is the agent's
  * (`agentProcessOf` the hook's caller), so a session whose agent was killed before SessionEnd
  * ends with it: the cleanup drops its record, its snapshot and its hook scratch.
  */
@@ -49,6 +51,12 @@ export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
     const started = await startSession(options);
     removeScratchOf(ctx.root, started.cleanup);
     result = started;
+  }
+  if (result.resumed) {
+    return {
+      kind: "ok",
+      summary: `session ${result.session_id} resumed: snapshot ${result.snapshot_id} (its own, no new snapshot)`,
+    };
   }
   const partial = result.partial ? `, partial: ${result.skipped.length} path(s) skipped` : "";
   return {

@@ -29,6 +29,7 @@ import {
   listSnapshotsChecked,
   type Manifest,
   readManifestText,
+  readSnapshot,
   recordId,
   type SnapshotRecord,
 } from "../store/index.ts";
@@ -41,6 +42,7 @@ import {
   deleteSession,
   isSessionLive,
   listSessions,
+  readSession,
   rememberSession,
 } from "./sessions.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
@@ -74,6 +76,12 @@ export interface CleanupReport {
 
 export interface StartSessionResult {
   session_id: string;
+  /**
+   * True when the session already had a record and its snapshot (`--continue`/`--resume` keep
+   * the id): no snapshot was taken, `snapshot_id` and the counts are the session's own, and
+   * no cleanup ran.
+   */
+  resumed: boolean;
   snapshot_id: string;
   created_at: string;
   files: number;
@@ -91,6 +99,10 @@ export interface StartSessionResult {
  * state.json's `session_id`/`session_snapshot_id` at it, then clean up: delete the snapshots no
  * issue and no live session references (never the new one, never in the past, never while a
  * transition awaits recover), leftover backups, expired sessions, and garbage-collect objects.
+ * A session id that already has a record whose snapshot is still there is the same session
+ * started again (Claude Code's `--continue`/`--resume`; issue 17): it keeps its snapshot, the
+ * record gains a `resumed_at` time and loses its `ended_at`, state.json names it again, and
+ * neither a snapshot nor a cleanup runs (`resumed: true`).
  * Refuses with TRANSITION_INTERRUPTED while a travel/return awaits recover.
  *
  * @example
@@ -101,7 +113,8 @@ export async function startSession(options: StartSessionOptions): Promise<StartS
   const opened = await openSession(options, (paths, state, snap, clock) =>
     cleanUp(paths, state, snap.id, newManifestOf(snap), clock),
   );
-  return { ...opened.result, cleanup: opened.after, duration_ms: ms(started) };
+  const cleanup = opened.after ?? resumedReport(opened.result.session_id);
+  return { ...opened.result, cleanup, duration_ms: ms(started) };
 }
 
 /** A session started by `beginSession`, its cleanup still to run. */
@@ -131,6 +144,7 @@ export async function beginSession(options: StartSessionOptions): Promise<BegunS
   return {
     result: { ...opened.result, duration_ms: ms(started) },
     cleanUp(): CleanupReport {
+      if (snap === null) return resumedReport(opened.result.session_id);
       let lock: ReturnType<typeof acquireLock>;
       try {
         lock = acquireLock(paths.lock, { command: `session cleanup ${opened.result.session_id}` });
@@ -151,9 +165,9 @@ export async function beginSession(options: StartSessionOptions): Promise<BegunS
 }
 
 /**
- * The session's snapshot and records, under the workspace lock, then `then` (still under it).
- * Probes the environment before taking the lock: a slow toolchain shim must not hold other
- * sessions up.
+ * The session's snapshot and records, under the workspace lock, then `then` (still under it);
+ * a resumed session (`resumableSnapshot`) takes no snapshot and `after` is null. Probes the
+ * environment before taking the lock: a slow toolchain shim must not hold other sessions up.
  */
 async function openSession<T>(
   options: StartSessionOptions,
@@ -164,7 +178,7 @@ async function openSession<T>(
     clock: Clock,
   ) => T,
   snapshotOptions: { deferCache?: boolean } = {},
-): Promise<{ result: Omit<StartSessionResult, "cleanup" | "duration_ms">; after: T }> {
+): Promise<{ result: Omit<StartSessionResult, "cleanup" | "duration_ms">; after: T | null }> {
   const paths = workspacePaths(options.root);
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;
@@ -180,6 +194,30 @@ async function openSession<T>(
   try {
     const state = readState(paths);
     assertNoTransition(state, paths);
+    const own = resumableSnapshot(paths, sessionId);
+    if (own !== null) {
+      rememberSession({
+        root: paths.root,
+        sessionId,
+        resumed: true,
+        ...(options.transcriptPath === undefined ? {} : { transcriptPath: options.transcriptPath }),
+        ...(options.pid === undefined ? {} : { pid: options.pid }),
+        ...(options.taskHint === undefined ? {} : { taskHint: options.taskHint }),
+        clock,
+      });
+      const id = own.snapshot_id ?? "";
+      writeState(paths, { ...state, session_id: sessionId, session_snapshot_id: id });
+      appendEvent(
+        paths.events,
+        "session.resumed",
+        { session_id: sessionId, snapshot_id: id },
+        clock,
+      );
+      return {
+        result: { session_id: sessionId, resumed: true, ...countsOf(own), env_fingerprint: env },
+        after: null,
+      };
+    }
     const snap = createSnapshot(paths.root, {
       sessionId,
       origin: "session",
@@ -212,12 +250,8 @@ async function openSession<T>(
     return {
       result: {
         session_id: sessionId,
-        snapshot_id: snap.id,
-        created_at: snap.record.created_at,
-        files: snap.record.files,
-        bytes: snap.record.bytes,
-        partial: snap.record.partial,
-        skipped: snap.record.skipped.map((s) => ({ path: s.path, reason: s.reason })),
+        resumed: false,
+        ...countsOf(snap.record),
         env_fingerprint: env,
       },
       after,
@@ -225,6 +259,42 @@ async function openSession<T>(
   } finally {
     lock.release();
   }
+}
+
+/**
+ * The snapshot of a session that already has a record, while it is still there: then a start
+ * under that id is a resume (issue 17). Null for a new id, a record without a snapshot (a
+ * `rememberSession` before the first start), or a snapshot gone or unreadable (a new one is taken).
+ */
+function resumableSnapshot(paths: WorkspacePaths, sessionId: string): SnapshotRecord | null {
+  const id = readSession(paths, sessionId)?.snapshot_id ?? null;
+  if (id === null) return null;
+  try {
+    return readSnapshot(paths.root, id);
+  } catch {
+    return null;
+  }
+}
+
+function countsOf(
+  record: SnapshotRecord,
+): Pick<
+  StartSessionResult,
+  "snapshot_id" | "created_at" | "files" | "bytes" | "partial" | "skipped"
+> {
+  return {
+    snapshot_id: record.snapshot_id ?? "",
+    created_at: record.created_at,
+    files: record.files,
+    bytes: record.bytes,
+    partial: record.partial,
+    skipped: record.skipped.map((s) => ({ path: s.path, reason: s.reason })),
+  };
+}
+
+/** The cleanup report of a resumed session: nothing was taken, so nothing is cleaned up. */
+function resumedReport(sessionId: string): CleanupReport {
+  return { ...emptyReport(), skipped: `session ${sessionId} resumed: no new snapshot` };
 }
 
 function newManifestOf(snap: CreateSnapshotResult): {

@@ -41,6 +41,11 @@ export const SessionRecordSchema = z
     task_hint: z.string().nullable().optional(),
     /** Set by the SessionEnd hook: the session is over and no longer holds its snapshot. */
     ended_at: z.string().nullable().optional(),
+    /**
+     * When the session started again under its id (`claude --continue`/`--resume`): the same
+     * session, so it kept its snapshot (issue 17). Absent until the first resume.
+     */
+    resumed_at: z.array(z.string()).optional(),
   })
   .passthrough();
 
@@ -98,6 +103,8 @@ export interface RememberSessionOptions {
   taskHint?: string | null;
   /** Set by `startSession`. */
   snapshotId?: string;
+  /** Set by `startSession` when the session starts again under its id: now joins `resumed_at`. */
+  resumed?: boolean;
   clock?: Clock;
 }
 
@@ -128,6 +135,11 @@ export function rememberSession(options: RememberSessionOptions): SessionRecord 
     task_hint: options.taskHint ?? prev?.task_hint ?? null,
     // A session that starts again (`--resume`) is alive again.
     ended_at: null,
+    ...(options.resumed === true
+      ? { resumed_at: [...(prev?.resumed_at ?? []), now] }
+      : prev?.resumed_at === undefined
+        ? {}
+        : { resumed_at: prev.resumed_at }),
   };
   writeSession(paths, record);
   return record;

@@ -140,7 +140,7 @@ type InstallReport = Awaited<ReturnType<typeof import("../../hooks/index.ts").in
 function formatInstallReport(report: InstallReport): string {
   const verb = report.operation === "install" ? "install" : "uninstall";
   if (!report.changed)
-    return `${report.agent}: nothing to ${verb}${report.operation === "install" ? " (already installed; nothing changed)" : " (timewarp is not installed here)"}`;
+    return `${report.agent}: nothing to ${verb}${report.operation === "install" ? " (already installed; nothing changed)" : " (timewarp is not installed here)"}${report.daemon_stopped ? "; the watch daemon was stopped" : ""}`;
   const lines = [
     `${style.bold(report.agent)}: ${verb}${report.dry_run ? style.yellow(" (dry run: nothing written)") : ""}`,
   ];

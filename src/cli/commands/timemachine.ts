@@ -46,7 +46,7 @@ export function registerTimemachineCommands(program: Command): void {
         const c = r.cleanup;
         const lines = [
           `${style.bold("snapshot")} ${r.snapshot_id}  ${r.files} files, ${r.bytes} bytes${r.partial ? style.yellow(` (partial: ${r.skipped.length} skipped)`) : ""}`,
-          `${style.bold("session")}  ${r.session_id}`,
+          `${style.bold("session")}  ${r.session_id}${r.resumed ? " (resumed: its own snapshot, none taken)" : ""}`,
           c.skipped
             ? style.dim(`cleanup skipped: ${c.skipped}`)
             : style.dim(
