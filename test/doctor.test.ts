@@ -124,6 +124,29 @@ describe("timewarp doctor (real CLI)", () => {
     expect(report.agents[0]?.last_session_at).toEqual(expect.any(String));
   });
 
+  it("with two agents installed, a session is credited to the agent that started it, by its own word", () => {
+    const gemini = runCli(
+      ["install", "gemini", "--command", join(programs, "timewarp"), "--json"],
+      { cwd: project },
+    );
+    expect(gemini.status).toBe(0);
+    // no transcript path to guess from: only the hook's --agent says who came
+    const hook = runCli(["hook", "session-start", "--agent", "gemini"], {
+      cwd: project,
+      input: JSON.stringify({ session_id: "s-doctor-2", cwd: project }),
+    });
+    expect(hook.status).toBe(0);
+    const { report } = doctor();
+    const sessionOf = (agent: string) =>
+      report.agents.find((a) => a.agent === agent)?.checks.find((c) => c.id === "session");
+    expect(sessionOf("gemini")?.status).toBe("ok");
+    expect(sessionOf("claude-code")?.status).toBe("warn");
+    const record = JSON.parse(
+      readFileSync(join(project, ".timewarp", "sessions", "s-doctor-2.json"), "utf8"),
+    ) as { agent?: string };
+    expect(record.agent).toBe("gemini");
+  });
+
   it("the wired hook program deleted: fail, fixed by installing again; exit 1", () => {
     rmSync(join(programs, "timewarp-hook"));
     const { status, report } = doctor();

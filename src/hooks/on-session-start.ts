@@ -27,6 +27,7 @@ export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
       sessionId: ctx.payload.session_id,
       ...(transcript !== undefined ? { transcriptPath: transcript } : {}),
       pid,
+      agent: ctx.agent,
       clock: ctx.clock,
     });
     return { kind: "ok", summary: `session ${ctx.payload.session_id} refreshed (compact)` };
@@ -36,6 +37,7 @@ export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
     sessionId: ctx.payload.session_id,
     ...(transcript !== undefined ? { transcriptPath: transcript } : {}),
     pid,
+    agent: ctx.agent,
     clock: ctx.clock,
     random: ctx.random,
   };

@@ -60,6 +60,8 @@ export interface StartSessionOptions {
    * decides). Its start time is recorded with it.
    */
   pid?: number | null;
+  /** The agent the session came from (the hook's `--agent`): recorded for `timewarp doctor`. */
+  agent?: string;
   clock?: Clock;
   random?: Random;
 }
@@ -203,6 +205,7 @@ async function openSession<T>(
         ...(options.transcriptPath === undefined ? {} : { transcriptPath: options.transcriptPath }),
         ...(options.pid === undefined ? {} : { pid: options.pid }),
         ...(options.taskHint === undefined ? {} : { taskHint: options.taskHint }),
+        ...(options.agent === undefined ? {} : { agent: options.agent }),
         clock,
       });
       const id = own.snapshot_id ?? "";
@@ -210,7 +213,11 @@ async function openSession<T>(
       appendEvent(
         paths.events,
         "session.resumed",
-        { session_id: sessionId, snapshot_id: id },
+        {
+          session_id: sessionId,
+          snapshot_id: id,
+          ...(options.agent === undefined ? {} : { agent: options.agent }),
+        },
         clock,
       );
       return {
@@ -234,6 +241,7 @@ async function openSession<T>(
       ...(options.transcriptPath === undefined ? {} : { transcriptPath: options.transcriptPath }),
       ...(options.pid === undefined ? {} : { pid: options.pid }),
       ...(options.taskHint === undefined ? {} : { taskHint: options.taskHint }),
+      ...(options.agent === undefined ? {} : { agent: options.agent }),
       clock,
     });
     const next = { ...state, session_id: sessionId, session_snapshot_id: snap.id };
@@ -243,7 +251,11 @@ async function openSession<T>(
     appendEvent(
       paths.events,
       "session.started",
-      { session_id: sessionId, snapshot_id: snap.id },
+      {
+        session_id: sessionId,
+        snapshot_id: snap.id,
+        ...(options.agent === undefined ? {} : { agent: options.agent }),
+      },
       clock,
     );
     const after = then(paths, next, snap, clock);

@@ -46,6 +46,8 @@ export const SessionRecordSchema = z
      * session, so it kept its snapshot (issue 17). Absent until the first resume.
      */
     resumed_at: z.array(z.string()).optional(),
+    /** The agent the session came from (the hook's `--agent`), for `timewarp doctor`. */
+    agent: z.string().nullable().optional(),
   })
   .passthrough();
 
@@ -105,6 +107,8 @@ export interface RememberSessionOptions {
   snapshotId?: string;
   /** Set by `startSession` when the session starts again under its id: now joins `resumed_at`. */
   resumed?: boolean;
+  /** The agent the session came from (`claude-code`, `codex`…), kept once known. */
+  agent?: string;
   clock?: Clock;
 }
 
@@ -135,6 +139,7 @@ export function rememberSession(options: RememberSessionOptions): SessionRecord 
     task_hint: options.taskHint ?? prev?.task_hint ?? null,
     // A session that starts again (`--resume`) is alive again.
     ended_at: null,
+    ...((options.agent ?? prev?.agent) ? { agent: options.agent ?? prev?.agent } : {}),
     ...(options.resumed === true
       ? { resumed_at: [...(prev?.resumed_at ?? []), now] }
       : prev?.resumed_at === undefined
