@@ -22,6 +22,21 @@ const common = (extra: Record<string, unknown>) => ({
   ...extra,
 });
 
+/** The goal the drift-guard tests score against: the greeting in src/, package.json off limits. */
+function writeGoal(extra: Record<string, unknown> = {}): void {
+  mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
+  writeFileSync(
+    join(dir, ".timewarp", "memory", "goal.json"),
+    JSON.stringify({
+      objective: "fix the greeting",
+      whitelist: ["src/**"],
+      blacklist: ["package.json"],
+      checkpoints: [],
+      ...extra,
+    }),
+  );
+}
+
 describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift guards", () => {
   it("Bash: the stat-cache rescan catches what the shell changed and records it as one `shell` operation, undone by one revert", () => {
     writeFileSync(join(dir, "src", "old.ts"), "export const old = 1;\n");
@@ -99,17 +114,7 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
   });
 
   it("drift guards: rollback denies the edit (PreToolUse JSON decision, exit 0); a warning passes with context", () => {
-    mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
-    writeFileSync(
-      join(dir, ".timewarp", "memory", "goal.json"),
-      JSON.stringify({
-        schema_version: 1,
-        objective: "fix the greeting",
-        whitelist: ["src/**"],
-        blacklist: ["package.json"],
-        checkpoints: [],
-      }),
-    );
+    writeGoal();
     writeFileSync(join(dir, "package.json"), "{}\n");
     const blocked = hook(
       "pre-tool-use",
@@ -157,17 +162,10 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
     );
     expect(inScope.status).toBe(0);
     // A goal that weighs scope lightly: the same out-of-scope edit now only warns.
-    writeFileSync(
-      join(dir, ".timewarp", "memory", "goal.json"),
-      JSON.stringify({
-        objective: "fix the greeting",
-        whitelist: ["src/**"],
-        blacklist: ["package.json"],
-        checkpoints: [],
-        weights: { scope: 0.5, plan: 1, test: 0.2, evidence: 0.1 },
-        thresholds: { warn: 0.4, rollback: 0.9 },
-      }),
-    );
+    writeGoal({
+      weights: { scope: 0.5, plan: 1, test: 0.2, evidence: 0.1 },
+      thresholds: { warn: 0.4, rollback: 0.9 },
+    });
     const warned = hook(
       "pre-tool-use",
       common({
@@ -188,16 +186,7 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
   });
 
   it("drift guards: a Bash command that changed a blacklisted file is recorded, scored, and the model told how to undo it", () => {
-    mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
-    writeFileSync(
-      join(dir, ".timewarp", "memory", "goal.json"),
-      JSON.stringify({
-        objective: "fix the greeting",
-        whitelist: ["src/**"],
-        blacklist: ["package.json"],
-        checkpoints: [],
-      }),
-    );
+    writeGoal();
     writeFileSync(join(dir, "package.json"), "{}\n");
     expect(hook("session-start", common({ source: "startup" }), dir).status).toBe(0);
     const call = common({

@@ -81,7 +81,8 @@ export function diffPastWork(options: {
   const nameOf = (e: ManifestEntry) => pathTextOf(entryPathBytes(e));
   const changes: { change: PatchChange; shown: string }[] = [];
   const isContent = (e: ManifestEntry) => e.type !== "dir";
-  for (const e of diff.added.filter(isContent)) {
+  /** A file the past has and the patch creates. */
+  const created = (e: ManifestEntry) => {
     changes.push({
       shown: e.path,
       change: {
@@ -92,7 +93,8 @@ export function diffPastWork(options: {
         newMode: gitMode(e),
       },
     });
-  }
+  };
+  for (const e of diff.added.filter(isContent)) created(e);
   for (const e of diff.removed.filter(isContent)) {
     changes.push({
       shown: e.path,
@@ -132,17 +134,7 @@ export function diffPastWork(options: {
     });
     const changed = [sincePresent.modified, sincePresent.mode_changed, sincePresent.type_changed];
     for (const e of [...sincePresent.added, ...changed.flat().map((c) => c.after)]) {
-      if (!isContent(e) || !uncaptured.covers(e.path)) continue;
-      changes.push({
-        shown: e.path,
-        change: {
-          oldPath: null,
-          newPath: nameOf(e),
-          before: null,
-          after: contentOf(e, "after"),
-          newMode: gitMode(e),
-        },
-      });
+      if (isContent(e) && uncaptured.covers(e.path)) created(e);
     }
   }
   if (changes.length === 0) return null;
