@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeTempDir, runCli } from "./helpers/cli.ts";
-import { events, hook, imageText, ledgerRecords } from "./hooks-helpers.ts";
+import { events, hook, imageText, ledgerRecords, writeGoal } from "./hooks-helpers.ts";
 
 // Payloads shaped as Claude Code sends them (hooks reference: common fields + per-event fields).
 let dir: string;
@@ -21,21 +21,6 @@ const common = (extra: Record<string, unknown>) => ({
   permission_mode: "default",
   ...extra,
 });
-
-/** The goal the drift-guard tests score against: the greeting in src/, package.json off limits. */
-function writeGoal(extra: Record<string, unknown> = {}): void {
-  mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
-  writeFileSync(
-    join(dir, ".timewarp", "memory", "goal.json"),
-    JSON.stringify({
-      objective: "fix the greeting",
-      whitelist: ["src/**"],
-      blacklist: ["package.json"],
-      checkpoints: [],
-      ...extra,
-    }),
-  );
-}
 
 describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift guards", () => {
   it("Bash: the stat-cache rescan catches what the shell changed and records it as one `shell` operation, undone by one revert", () => {
@@ -114,7 +99,7 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
   });
 
   it("drift guards: rollback denies the edit (PreToolUse JSON decision, exit 0); a warning passes with context", () => {
-    writeGoal();
+    writeGoal(dir);
     writeFileSync(join(dir, "package.json"), "{}\n");
     const blocked = hook(
       "pre-tool-use",
@@ -162,7 +147,7 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
     );
     expect(inScope.status).toBe(0);
     // A goal that weighs scope lightly: the same out-of-scope edit now only warns.
-    writeGoal({
+    writeGoal(dir, {
       weights: { scope: 0.5, plan: 1, test: 0.2, evidence: 0.1 },
       thresholds: { warn: 0.4, rollback: 0.9 },
     });
@@ -186,7 +171,7 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
   });
 
   it("drift guards: a Bash command that changed a blacklisted file is recorded, scored, and the model told how to undo it", () => {
-    writeGoal();
+    writeGoal(dir);
     writeFileSync(join(dir, "package.json"), "{}\n");
     expect(hook("session-start", common({ source: "startup" }), dir).status).toBe(0);
     const call = common({

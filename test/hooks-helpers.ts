@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type BusEvent, readEvents, workspacePaths } from "../src/core/index.ts";
 import { type OperationRecord, OperationRecordSchema } from "../src/ledger/index.ts";
@@ -46,4 +46,22 @@ export function imageText(root: string, image: { oid: string } | null): string |
 
 export function events(root: string): BusEvent[] {
   return readEvents(workspacePaths(root).events).events;
+}
+
+/**
+ * The goal the drift-guard tests score against (`.timewarp/memory/goal.json`): the greeting in
+ * `src/`, `package.json` off limits; `extra` adds weights or thresholds.
+ */
+export function writeGoal(dir: string, extra: Record<string, unknown> = {}): void {
+  mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
+  writeFileSync(
+    join(dir, ".timewarp", "memory", "goal.json"),
+    JSON.stringify({
+      objective: "fix the greeting",
+      whitelist: ["src/**"],
+      blacklist: ["package.json"],
+      checkpoints: [],
+      ...extra,
+    }),
+  );
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "./helpers/cli.ts";
 import { connectMcp } from "./helpers/mcp.ts";
+import { writeGoal } from "./hooks-helpers.ts";
 
 // An edit through timewarp's own MCP tools meets the goal as the agent's own edit tools do
 // through PreToolUse: before, ApplyEditBlock changed a blacklisted package.json right after
@@ -13,19 +14,7 @@ describe("MCP edit tools and the drift guards", () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  const goal = (dir: string, extra: Record<string, unknown> = {}) => {
-    mkdirSync(join(dir, ".timewarp", "memory"), { recursive: true });
-    writeFileSync(
-      join(dir, ".timewarp", "memory", "goal.json"),
-      JSON.stringify({
-        objective: "fix the greeting",
-        whitelist: ["src/**"],
-        blacklist: ["package.json"],
-        checkpoints: [],
-        ...extra,
-      }),
-    );
-  };
+  const goal = writeGoal;
   const history = (dir: string) => {
     const index = join(dir, ".timewarp", "history", "index.tsv");
     return existsSync(index) ? readFileSync(index, "utf8").split("\n").filter(Boolean) : [];
