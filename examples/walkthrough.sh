@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Timewarp optimization protocol (seed §8), all 7 steps, on a copy of examples/demo-project.
 #
-#   bash examples/walkthrough.sh            # uses bin/timewarp.js of this checkout
+#   bash examples/walkthrough.sh            # uses bin/timewarp.cjs of this checkout
 #   TIMEWARP=timewarp bash examples/walkthrough.sh   # or an installed timewarp
 #
 # An agent fixing a slug bug hits friction and records it (issue report) without stopping its
@@ -13,7 +13,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(dirname "$HERE")"
-TIMEWARP="${TIMEWARP:-node $REPO/bin/timewarp.js}"
+TIMEWARP="${TIMEWARP:-node $REPO/bin/timewarp.cjs}"
 WS="${1:-$(mktemp -d "${TMPDIR:-/tmp}/timewarp-walkthrough-XXXXXX")}"
 tw() { $TIMEWARP -C "$WS" "$@"; }
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let v=JSON.parse(s);for(const k of process.argv[1].split("."))v=v[k];console.log(v)})' "$1"; }
