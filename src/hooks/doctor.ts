@@ -1,13 +1,11 @@
-import { accessSync, constants, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { delimiter, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parse as parseToml } from "@decimalturn/toml-patch";
-import { z } from "zod";
 import {
   type Clock,
   errnoCode,
   readEvents,
-  readJsonFile,
   toTimewarpError,
   workspacePaths,
 } from "../core/index.ts";
@@ -15,8 +13,9 @@ import { runningWatchDaemon } from "../store/index.ts";
 import { listSessions } from "../timemachine/index.ts";
 import { INSTALL_AGENTS, type InstallAgent, isTimewarpHandler } from "./agent-wiring.ts";
 import { readHookServer } from "./hook-client.ts";
-import { readInstallAssets } from "./install-agent.ts";
+import { readInstallAssets, readInstallRecord } from "./install-agent.ts";
 import { installSpecs } from "./plan-install.ts";
+import { findOnPath, programState } from "./program-path.ts";
 
 export type CheckStatus = "ok" | "warn" | "fail";
 
@@ -78,10 +77,6 @@ export interface DoctorOptions {
  * The part of `.timewarp/install/<agent>.json` the doctor reads (install-agent.ts owns the
  * file and its full schema): which command the install wired, and when.
  */
-const InstallRecordHeadSchema = z
-  .object({ agent: z.string(), command: z.string(), installed_at: z.string() })
-  .passthrough();
-
 /** The program each agent is started as, for "start a session" fixes. */
 const AGENT_PROGRAM: Record<InstallAgent, string> = {
   "claude-code": "claude",
@@ -141,19 +136,12 @@ type InstalledAgent =
   | { agent: InstallAgent; error: string };
 
 function installedAgents(root: string): InstalledAgent[] {
-  const dir = join(workspacePaths(root).data, "install");
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
   const out: InstalledAgent[] = [];
   for (const agent of INSTALL_AGENTS) {
-    if (!names.includes(`${agent}.json`)) continue;
     try {
-      const record = readJsonFile(join(dir, `${agent}.json`), InstallRecordHeadSchema);
-      out.push({ agent, command: record.command, installed_at: record.installed_at });
+      const record = readInstallRecord(root, agent);
+      if (record !== null)
+        out.push({ agent, command: record.command, installed_at: record.installed_at });
     } catch (error) {
       out.push({ agent, error: toTimewarpError(error).message });
     }
@@ -232,22 +220,6 @@ function wiredPrograms(root: string, agent: InstallAgent, command: string): stri
   return [...found];
 }
 
-function isExecutableFile(file: string): "ok" | "missing" | "not a file" | "not executable" {
-  let isFile: boolean;
-  try {
-    isFile = statSync(file).isFile();
-  } catch {
-    return "missing";
-  }
-  if (!isFile) return "not a file";
-  try {
-    accessSync(file, constants.X_OK);
-    return "ok";
-  } catch {
-    return "not executable";
-  }
-}
-
 /**
  * Each wired program: a path is checked where it points (relative ones from the project, where
  * the agents start hooks); a bare name is looked up on `env.PATH`, which may differ from the
@@ -266,7 +238,7 @@ function programChecks(
       return { id, status: "warn", message: `${program}: not checked on Windows` };
     if (program.includes("/")) {
       const abs = resolve(root, program);
-      const state = isExecutableFile(abs);
+      const state = programState(abs);
       if (state === "ok") return { id, status: "ok", message: "an executable file" };
       return {
         id,
@@ -276,12 +248,8 @@ function programChecks(
       };
     }
     const path = env.PATH ?? "";
-    for (const dir of path.split(delimiter)) {
-      if (dir === "") continue;
-      const candidate = join(dir, program);
-      if (isExecutableFile(candidate) === "ok")
-        return { id, status: "ok", message: `${candidate} (on PATH)` };
-    }
+    const found = findOnPath(program, path);
+    if (found !== null) return { id, status: "ok", message: `${found} (on PATH)` };
     return {
       id,
       status: "fail",

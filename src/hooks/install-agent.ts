@@ -1,7 +1,5 @@
 import { createHash } from "node:crypto";
 import {
-  accessSync,
-  constants,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -9,7 +7,6 @@ import {
   realpathSync,
   rmdirSync,
   rmSync,
-  statSync,
 } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,6 +25,7 @@ import {
 import { stopWatchDaemon } from "../store/index.ts";
 import { hookCommand, type InstallAgent } from "./agent-wiring.ts";
 import { type FileSpec, type InstallAssets, installSpecs } from "./plan-install.ts";
+import { findOnPath, programState } from "./program-path.ts";
 
 export interface InstallOptions {
   /** The project to wire (`--cwd`). */
@@ -132,7 +130,7 @@ function ownCommand(invokedAs?: string): { command: string; notes: string[] } {
     realpathOr(join(bin, "timewarp.cjs")),
   ];
   const usable = candidates.find(
-    (c) => isExecutable(c) && isExecutable(join(dirname(c), "timewarp-hook")),
+    (c) => programState(c) === "ok" && programState(join(dirname(c), "timewarp-hook")) === "ok",
   );
   if (usable === undefined)
     throw new TimewarpError(
@@ -213,7 +211,8 @@ function anyInstallLeft(root: string): boolean {
   }
 }
 
-function readRecord(root: string, agent: InstallAgent): InstallRecord | null {
+/** The record of `agent`'s install in the workspace, null when it is not installed there. */
+export function readInstallRecord(root: string, agent: InstallAgent): InstallRecord | null {
   const path = recordPath(root, agent);
   return readText(path) === null ? null : readJsonFile(path, InstallRecordSchema);
 }
@@ -275,7 +274,7 @@ export function installAgent(options: InstallOptions): InstallReport {
   }));
   const changed = files.some((f) => f.action !== "unchanged");
   if (changed && options.dryRun !== true) {
-    const previous = readRecord(options.root, options.agent);
+    const previous = readInstallRecord(options.root, options.agent);
     const record: InstallRecord = {
       schema_version: 1,
       agent: options.agent,
@@ -337,7 +336,7 @@ function wiredPrograms(agent: InstallAgent, command: string): string[] {
 /** Programs wired by their path that are not executable files here: an install refuses them. */
 function unrunnablePaths(agent: InstallAgent, command: string): string[] {
   if (process.platform === "win32") return []; // PATHEXT and friends: not judged
-  return wiredPrograms(agent, command).filter((p) => p.includes("/") && !isExecutable(p));
+  return wiredPrograms(agent, command).filter((p) => p.includes("/") && programState(p) !== "ok");
 }
 
 /**
@@ -346,19 +345,9 @@ function unrunnablePaths(agent: InstallAgent, command: string): string[] {
  */
 function missingPrograms(agent: InstallAgent, command: string, env: NodeJS.ProcessEnv): string[] {
   if (process.platform === "win32") return [];
-  const dirs = (env.PATH ?? "").split(":").filter((d) => d !== "");
   return wiredPrograms(agent, command).filter(
-    (program) => !program.includes("/") && !dirs.some((dir) => isExecutable(join(dir, program))),
+    (program) => !program.includes("/") && findOnPath(program, env.PATH ?? "") === null,
   );
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -369,7 +358,7 @@ function isExecutable(file: string): boolean {
  * hook and hold its watches until its idle timeout (issue 17).
  */
 export function uninstallAgent(options: InstallOptions): InstallReport {
-  const record = readRecord(options.root, options.agent);
+  const record = readInstallRecord(options.root, options.agent);
   const command = options.command ?? record?.command ?? "timewarp";
   const specs = installSpecs(options.agent, command, readInstallAssets());
   const files: InstallFileReport[] = [];
