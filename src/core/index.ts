@@ -60,7 +60,7 @@ export {
 } from "./lock.ts";
 export type { WorkspacePaths } from "./paths.ts";
 export { DATA_DIR, workspacePaths } from "./paths.ts";
-export { isProcessAlive, processStartOf } from "./process-alive.ts";
+export { isProcessAlive, isSameProcess, parentPidOf, processStartOf } from "./process-alive.ts";
 export type { FileSink, SafeWriteOptions, WorkspaceRelPath } from "./safe-path.ts";
 export {
   assertSafeRelPath,

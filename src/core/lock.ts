@@ -14,7 +14,7 @@ import { threadId } from "node:worker_threads";
 import { z } from "zod";
 import { tempPathFor } from "./atomic-write.ts";
 import { ErrorCode, errnoCode, fromSystemError, isTimewarpError, TimewarpError } from "./errors.ts";
-import { isProcessAlive, processStartOf } from "./process-alive.ts";
+import { isProcessAlive, isSameProcess, type Liveness, processStartOf } from "./process-alive.ts";
 
 const LockHolderSchema = z.object({
   pid: z.number().int(),
@@ -49,12 +49,6 @@ export interface AcquireLockOptions {
   now?: () => Date;
 }
 
-/** How a caller decides that a holder on this host is gone. */
-interface Liveness {
-  isAlive: (pid: number) => boolean;
-  startOf: (pid: number) => string | null;
-}
-
 function livenessOf(options: AcquireLockOptions): Liveness {
   return { isAlive: options.isAlive ?? isProcessAlive, startOf: options.startOf ?? processStartOf };
 }
@@ -65,10 +59,8 @@ function livenessOf(options: AcquireLockOptions): Liveness {
  */
 function isGone(holder: LockHolder, me: LockHolder, live: Liveness): boolean {
   if (holder.host !== me.host) return false;
-  if (!live.isAlive(holder.pid)) return true;
-  if (holder.process_start === undefined) return false;
-  const current = live.startOf(holder.pid);
-  return current !== null && current !== holder.process_start;
+  if (holder.process_start === undefined) return !live.isAlive(holder.pid);
+  return !isSameProcess(holder.pid, holder.process_start, live);
 }
 
 let ownStart: string | null | undefined;

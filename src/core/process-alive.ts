@@ -14,13 +14,47 @@ export function isProcessAlive(pid: number): boolean {
     return errnoCode(error) !== "ESRCH";
   }
   if (process.platform !== "linux") return true;
+  const fields = statFields(pid);
+  return fields === null || fields[0] !== "Z";
+}
+
+/**
+ * The fields of `/proc/<pid>/stat` from field 3 (the state) on, or null (not Linux, no such
+ * process). They follow the last ')': the command name before it may hold spaces and parens.
+ */
+function statFields(pid: number): string[] | null {
+  if (process.platform !== "linux") return null;
   try {
-    // "pid (comm) S …": the state follows the last ')' (comm may hold spaces and parens).
     const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    return stat.charAt(stat.lastIndexOf(")") + 2) !== "Z";
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
-    return true;
+    return null;
   }
+}
+
+/** The parent of `pid` (field 4 of `/proc/<pid>/stat`), or null where that cannot be read. */
+export function parentPidOf(pid: number): number | null {
+  const ppid = Number(statFields(pid)?.[4 - 3]);
+  return Number.isInteger(ppid) && ppid > 0 ? ppid : null;
+}
+
+/** How a caller tells whether a process runs, and when it started (injectable for tests). */
+export interface Liveness {
+  isAlive: (pid: number) => boolean;
+  startOf: (pid: number) => string | null;
+}
+
+const systemLiveness: Liveness = { isAlive: isProcessAlive, startOf: processStartOf };
+
+/**
+ * Whether `pid` still names the process that started at `start` (`processStartOf`): false when
+ * it is gone, or when the pid now belongs to a process that started at another time (reused);
+ * true when it runs and its start matches or cannot be read.
+ */
+export function isSameProcess(pid: number, start: string, live = systemLiveness): boolean {
+  if (!live.isAlive(pid)) return false;
+  const current = live.startOf(pid);
+  return current === null || current === start;
 }
 
 let bootId: string | null | undefined;
@@ -35,21 +69,14 @@ let bootId: string | null | undefined;
  */
 export function processStartOf(pid: number): string | null {
   if (process.platform !== "linux" || !Number.isInteger(pid) || pid <= 0) return null;
-  try {
-    if (bootId === undefined) {
-      try {
-        bootId = readFileSync("/proc/sys/kernel/random/boot_id", "latin1").trim();
-      } catch {
-        bootId = null;
-      }
+  if (bootId === undefined) {
+    try {
+      bootId = readFileSync("/proc/sys/kernel/random/boot_id", "latin1").trim();
+    } catch {
+      bootId = null;
     }
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    // The fields after "(comm)" start at field 3 (state); the start time is field 22.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = fields[22 - 3];
-    if (ticks === undefined || !/^\d+$/.test(ticks)) return null;
-    return `${bootId ?? "?"}:${ticks}`;
-  } catch {
-    return null;
   }
+  const ticks = statFields(pid)?.[22 - 3];
+  if (ticks === undefined || !/^\d+$/.test(ticks)) return null;
+  return `${bootId ?? "?"}:${ticks}`;
 }

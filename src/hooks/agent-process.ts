@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { parentPidOf } from "../core/index.ts";
 
 /** Shells an agent may run a hook's command line through (`sh -c "timewarp-hook …"`). */
 const SHELLS = new Set(["sh", "dash", "bash", "zsh", "ksh", "mksh", "ash", "busybox"]);
@@ -23,7 +24,7 @@ export function agentProcessOf(callerPid: number | null): number | null {
   let pid = callerPid;
   for (let hop = 0; hop < 6 && pid !== null && pid > 1; hop++) {
     if (process.platform !== "linux" || !isWrapper(pid)) return pid;
-    pid = parentOf(pid);
+    pid = parentPidOf(pid);
   }
   return pid !== null && pid > 1 ? pid : null;
 }
@@ -60,15 +61,4 @@ function isShellCommand(name: string, argv: string[]): boolean {
     if (/^-[A-Za-z]*c[A-Za-z]*$/.test(a)) return true;
   }
   return false;
-}
-
-function parentOf(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    // "pid (comm) S ppid …": the fields after the last ')' (comm may hold anything)
-    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    return Number.isInteger(ppid) ? ppid : null;
-  } catch {
-    return null;
-  }
 }

@@ -55,7 +55,7 @@ export const HOOK_RUN_LIMIT_MS = 120_000;
 /**
  * How long a client waits for the reply to a request the server claimed: past the server's own
  * limit, so only a server that can no longer write replies makes a client give up (a failure,
- * exit 0). `bin/timewarp-hook` counts the same wait in polls. The agents' hook timeouts are set
+ * exit 0). `bin/timewarp-hook` waits the same 130 s by the clock. The agents' hook timeouts are set
  * above it (`agent-wiring.ts`).
  */
 export const HOOK_REPLY_WAIT_MS = 130_000;

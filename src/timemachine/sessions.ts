@@ -6,6 +6,7 @@ import {
   type Clock,
   ErrorCode,
   isProcessAlive,
+  isSameProcess,
   isTempName,
   processStartOf,
   readJsonFile,
@@ -184,14 +185,8 @@ export function isSessionLive(record: SessionRecord, now: Date): boolean {
   const { pid } = record;
   if (pid !== null && pid > 1 && record.host === hostname()) {
     const known = record.process_start ?? null;
-    if (!isProcessAlive(pid)) {
-      if (known !== null) return false;
-    } else if (known === null) {
-      return true;
-    } else {
-      const current = processStartOf(pid);
-      return current === null || current === known;
-    }
+    if (known !== null) return isSameProcess(pid, known);
+    if (isProcessAlive(pid)) return true;
   }
   return now.getTime() - Date.parse(record.last_seen) < SESSION_TTL_MS;
 }
