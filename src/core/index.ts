@@ -79,7 +79,7 @@ export {
   unsafeRelPathReason,
 } from "./safe-path.ts";
 export type { Result } from "./schema.ts";
-export { formatZodIssues, readJsonFile, validate } from "./schema.ts";
+export { formatZodIssues, readEachFlagged, readJsonFile, validate } from "./schema.ts";
 export {
   ensureDataDir,
   ensureStoreIgnored,

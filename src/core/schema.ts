@@ -63,3 +63,25 @@ export function readJsonFile<T>(path: string, schema: z.ZodType<T>): T {
   }
   return result.data;
 }
+
+/**
+ * Read every record of a listing, and flag the ones that do not read (any TimewarpError:
+ * CORRUPT_FILE, NOT_FOUND, a file system code) with their error instead of failing the whole
+ * listing: one damaged record must not hide the others (issue 16). Anything else throws.
+ */
+export function readEachFlagged<K, T>(
+  keys: readonly K[],
+  read: (key: K) => T,
+): { read: T[]; failed: { key: K; error: TimewarpError }[] } {
+  const out: T[] = [];
+  const failed: { key: K; error: TimewarpError }[] = [];
+  for (const key of keys) {
+    try {
+      out.push(read(key));
+    } catch (error) {
+      if (!(error instanceof TimewarpError)) throw error;
+      failed.push({ key, error });
+    }
+  }
+  return { read: out, failed };
+}

@@ -5,6 +5,7 @@ import {
   errnoCode,
   isTempName,
   isTimewarpError,
+  readEachFlagged,
   readJsonFile,
   TimewarpError,
   writeJsonAtomic,
@@ -40,18 +41,16 @@ export function listMilestonesChecked(paths: LedgerPaths): {
   milestones: Milestone[];
   corrupt: CorruptMilestone[];
 } {
-  const milestones: Milestone[] = [];
-  const corrupt: CorruptMilestone[] = [];
-  for (const file of milestoneFiles(paths)) {
-    try {
-      milestones.push(readJsonFile(file, MilestoneSchema));
-    } catch (error) {
-      if (!isTimewarpError(error)) throw error;
-      const id = basename(file, ".json");
-      corrupt.push({ id, code: error.code, message: error.message, file });
-    }
-  }
-  return { milestones, corrupt };
+  const { read, failed } = readEachFlagged(milestoneFiles(paths), (file) =>
+    readJsonFile(file, MilestoneSchema),
+  );
+  const corrupt = failed.map(({ key: file, error }) => ({
+    id: basename(file, ".json"),
+    code: error.code,
+    message: error.message,
+    file,
+  }));
+  return { milestones: read, corrupt };
 }
 
 /** The paths of the milestone files, in number order (temp files left out). */

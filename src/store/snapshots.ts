@@ -24,9 +24,9 @@ import {
   fsyncDirectory,
   fsyncFile,
   isProcessAlive,
-  isTimewarpError,
   type Random,
   readConfig,
+  readEachFlagged,
   readJsonFile,
   SNAPSHOT_ID_PATTERN,
   systemClock,
@@ -551,23 +551,17 @@ export function listSnapshotsChecked(
 ): { records: SnapshotRecord[]; corrupt: CorruptRecord[] } {
   const kind = query.kind ?? "snapshot";
   const dir = kindDir(root, kind);
-  const records: SnapshotRecord[] = [];
-  const corrupt: CorruptRecord[] = [];
-  for (const id of listIds(dir, kind)) {
-    try {
-      records.push(readRecordFile(dir, id, kind));
-    } catch (error) {
-      if (!isTimewarpError(error)) throw error;
-      corrupt.push({
-        id,
-        kind,
-        code: error.code,
-        message: error.message,
-        file: join(dir, id, RECORD_FILE),
-      });
-    }
-  }
-  return { records, corrupt };
+  const { read, failed } = readEachFlagged(listIds(dir, kind), (id) =>
+    readRecordFile(dir, id, kind),
+  );
+  const corrupt = failed.map(({ key: id, error }) => ({
+    id,
+    kind,
+    code: error.code,
+    message: error.message,
+    file: join(dir, id, RECORD_FILE),
+  }));
+  return { records: read, corrupt };
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   ISSUE_ID_PATTERN,
   isTimewarpError,
   type Random,
+  readEachFlagged,
   readInputFile,
   readJsonFile,
   systemClock,
@@ -379,20 +380,18 @@ export function listIssuesChecked(options: ListIssuesOptions): {
 } {
   const paths = workspacePaths(options.root);
   assertNoTransition(readState(paths), paths);
-  const issues: Issue[] = [];
-  const corrupt: CorruptIssue[] = [];
-  for (const id of listIssueIds(paths)) {
-    const file = issueFile(paths, id);
-    try {
-      // readJsonFile, not readIssue: a folder without issue.json is damage (issue folders
-      // appear whole), not ISSUE_NOT_FOUND for an id the listing itself found.
-      issues.push(readJsonFile(file, IssueSchema));
-    } catch (error) {
-      if (!isTimewarpError(error)) throw error;
-      corrupt.push({ issue_id: id, code: error.code, message: error.message, file });
-    }
-  }
-  return { issues: summarizeIssues(issues, options.status ?? "open"), corrupt };
+  // readJsonFile, not readIssue: a folder without issue.json is damage (issue folders appear
+  // whole), not ISSUE_NOT_FOUND for an id the listing itself found.
+  const { read, failed } = readEachFlagged(listIssueIds(paths), (id) =>
+    readJsonFile(issueFile(paths, id), IssueSchema),
+  );
+  const corrupt = failed.map(({ key: id, error }) => ({
+    issue_id: id,
+    code: error.code,
+    message: error.message,
+    file: issueFile(paths, id),
+  }));
+  return { issues: summarizeIssues(read, options.status ?? "open"), corrupt };
 }
 
 /** The issues of a status, newest first, as the listing shows them. */
