@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { pathTextOf } from "../core/index.ts";
 import { assertWritable, withCreatedParents } from "./plan-workspace-writes.ts";
 import type { FileEdit } from "./record-operation.ts";
 
@@ -48,6 +49,15 @@ describe("assertWritable", () => {
     );
     expect(() => check(root, [create("d")])).toThrow(
       expect.objectContaining({ code: "INVALID_INPUT" }),
+    );
+  });
+
+  it("sees a file whose name is not UTF-8 by its bytes", () => {
+    const root = tree();
+    writeFileSync(Buffer.from(`${root}/b\xff`, "latin1"), "b\n"); // the name's bytes: "b", 0xff
+    const name = pathTextOf(Buffer.from([0x62, 0xff])); // the ledger's text form of those bytes
+    expect(() => check(root, [create(`${name}/inner`)])).toThrow(
+      expect.objectContaining({ code: "NOT_A_DIRECTORY" }),
     );
   });
 

@@ -1,6 +1,6 @@
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { ErrorCode, errnoCode, fromSystemError, TimewarpError } from "../core/index.ts";
+import { ErrorCode, errnoCode, fromSystemError, TimewarpError, toFsPath } from "../core/index.ts";
 import type { FileEdit } from "./record-operation.ts";
 import type { DirectoryChange } from "./schema.ts";
 
@@ -106,7 +106,8 @@ function kindReader(root: string): (rel: string) => Kind {
     let kind = seen.get(rel);
     if (kind === undefined) {
       try {
-        const st = lstatSync(join(root, rel));
+        // by the name's bytes: a ledger path keeps a name that is not UTF-8 as escapes
+        const st = lstatSync(toFsPath(join(root, rel)));
         kind = st.isDirectory() ? "directory" : st.isSymbolicLink() ? "symlink" : "file";
       } catch (error) {
         const code = errnoCode(error);
