@@ -17,7 +17,7 @@ import {
   exampleDesignDir,
   runSkill,
   type SessionTimings,
-  startSession,
+  startToolSession,
 } from "../src/runs/index.ts";
 
 const SIZE = Number(process.argv[2] ?? process.env.SIZE ?? 200);
@@ -86,7 +86,7 @@ try {
     const cwd = join(root, `lat-${p50s.length}`);
     mkdirSync(cwd);
     const { jobId, paths } = createRunDir({ cwd, clock: systemClock, random: systemRandom });
-    const session = await startSession({
+    const session = await startToolSession({
       runDir: paths.runDir,
       jobId,
       adapter: "tclsh",

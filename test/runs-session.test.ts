@@ -17,7 +17,7 @@ import {
   exampleDesignDir,
   processGroupAlive,
   type SessionTimings,
-  startSession,
+  startToolSession,
   type ToolSession,
 } from "../src/runs/index.ts";
 import { makeTempDir } from "./helpers/cli.ts";
@@ -94,7 +94,7 @@ async function open(
     random: createSeededRandom(Math.floor(Math.random() * 1e9)),
   });
   const env = variant.env?.();
-  const session = await startSession({
+  const session = await startToolSession({
     runDir: paths.runDir,
     jobId,
     adapter: variant.adapter,

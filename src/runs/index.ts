@@ -20,6 +20,7 @@ export type { LocateResult } from "./locator.ts";
 /** The design locator (§3.4). */
 export { locateDesign } from "./locator.ts";
 export { exampleDesignDir, exampleSkillsDir, tclDir } from "./package-paths.ts";
+export { processGroupAlive } from "./process-group.ts";
 export type {
   Ack,
   AdapterName,
@@ -49,7 +50,7 @@ export type {
   ToolSession,
 } from "./session.ts";
 /** A tool session behind the file protocol (used by runSkill and the benchmark). */
-export { endProcessGroup, pidAlive, processGroupAlive, startSession } from "./session.ts";
+export { startToolSession } from "./session.ts";
 export type { SkillEntry } from "./skills.ts";
 export { findSkill, listSkills } from "./skills.ts";
 export type { JobFailure, SessionObservation } from "./taxonomy.ts";

@@ -28,7 +28,7 @@ import {
   type ProtocolIo,
   type RunPaths,
 } from "./run-dir.ts";
-import { type SessionTimings, startSession, type ToolSession } from "./session.ts";
+import { type SessionTimings, startToolSession, type ToolSession } from "./session.ts";
 import { findSkill } from "./skills.ts";
 import { formatSummaryMarkdown } from "./summary.ts";
 import { type JobFailure, JobFailureError } from "./taxonomy.ts";
@@ -314,7 +314,7 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
 
     enter("START_SESSION");
     act("start_session", { adapter });
-    session = await startSession({
+    session = await startToolSession({
       runDir: paths.runDir,
       jobId,
       adapter,

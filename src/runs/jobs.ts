@@ -2,8 +2,15 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Clock } from "../core/index.ts";
-import { ErrorCode, JOB_ID_PATTERN, systemClock, TimewarpError } from "../core/index.ts";
+import {
+  ErrorCode,
+  isProcessAlive,
+  JOB_ID_PATTERN,
+  systemClock,
+  TimewarpError,
+} from "../core/index.ts";
 import { writeDebugBundle } from "./debug-bundle.ts";
+import { endProcessGroup, processGroupAlive } from "./process-group.ts";
 import {
   type Manifest,
   ManifestSchema,
@@ -11,6 +18,7 @@ import {
   type Summary,
   SummarySchema,
 } from "./protocol.ts";
+import { sweepTempFiles } from "./request-files.ts";
 import {
   createTimeline,
   defaultProtocolIo,
@@ -18,7 +26,6 @@ import {
   runPathsFor,
   runsRootFor,
 } from "./run-dir.ts";
-import { endProcessGroup, pidAlive, processGroupAlive, sweepTempFiles } from "./session.ts";
 import { formatSummaryMarkdown } from "./summary.ts";
 
 /** One line of `skill runs`. */
@@ -70,7 +77,7 @@ export async function closeStaleJobs(options: {
     const m = readManifest(runDir);
     if (m?.status !== "RUNNING") continue;
     if (m.runtime.host !== undefined && m.runtime.host !== hostname()) continue;
-    if (m.runtime.pid !== undefined && pidAlive(m.runtime.pid)) continue;
+    if (m.runtime.pid !== undefined && isProcessAlive(m.runtime.pid)) continue;
     const paths = runPathsFor(runDir);
     const pgid = m.runtime.session?.pgid;
     if (pgid !== undefined && processGroupAlive(pgid)) await endProcessGroup(pgid);
