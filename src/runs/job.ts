@@ -11,6 +11,7 @@ import {
 } from "../core/index.ts";
 import { type Contract, readContract } from "./contract.ts";
 import { writeDebugBundle } from "./debug-bundle.ts";
+import { createJobRecord, type JobRecord } from "./job-record.ts";
 import { tclQuote } from "./launch.ts";
 import { locateDesign } from "./locator.ts";
 import {
@@ -129,27 +130,167 @@ function readMetrics(paths: RunPaths): Record<string, unknown> {
  */
 export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult> {
   const clock = options.clock ?? systemClock;
-  const random = options.random ?? systemRandom;
   const io = options.io ?? defaultProtocolIo;
   const settings = options.settings ?? readConfig(workspacePaths(options.cwd).config).skillpilot;
   const adapter = options.adapter ?? settings.adapter;
-  const timings = timingsFrom(settings, options.timings);
-  const progress = options.onProgress ?? (() => {});
   const skillRef = findSkill(options.cwd, options.skill);
   const t0 = performance.now();
 
-  const { jobId, paths } = createRunDir({ cwd: options.cwd, clock, random });
+  const { jobId, paths } = createRunDir({
+    cwd: options.cwd,
+    clock,
+    random: options.random ?? systemRandom,
+  });
   const timeline = createTimeline({ path: paths.timeline, jobId, clock, io });
-  const rel = (p: string) => relative(paths.runDir, p) || ".";
-  const manifest: Manifest = {
+  const record = createJobRecord({
+    manifest: initialManifest({ options, jobId, paths, adapter, skillRef, clock }),
+    timeline,
+    io,
+    paths,
+    clock,
+    progress: options.onProgress ?? (() => {}),
+  });
+  const job: Job = {
+    options,
+    jobId,
+    paths,
+    io,
+    adapter,
+    settings,
+    timings: timingsFrom(settings, options.timings),
+    clock,
+    record,
+    skillDir: skillRef.dir,
+    session: undefined,
+    contract: undefined,
+    interruptedBy: undefined,
+    checkAbort: () => {},
+    findings: [],
+    risks: [],
+    notes: [],
+  };
+  const onAbort = () => {
+    job.interruptedBy = String(options.signal?.reason ?? "aborted");
+    job.session?.interrupt(job.interruptedBy);
+  };
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  job.checkAbort = () => {
+    if (options.signal?.aborted) onAbort();
+    if (job.interruptedBy !== undefined) {
+      throw new JobFailureError({
+        error_type: "INTERNAL_ERROR",
+        detail_code: "INTERRUPTED",
+        message: `the job was interrupted (${job.interruptedBy})`,
+      });
+    }
+  };
+  /** Enter a state, run it, leave it with what it reports, then stop here if interrupted. */
+  const phase = async <T>(
+    state: JobState,
+    run: () => Promise<PhaseResult<T>> | PhaseResult<T>,
+  ): Promise<T> => {
+    record.enter(state);
+    const { value, exit } = await run();
+    record.leave(exit);
+    job.checkAbort();
+    return value;
+  };
+
+  let failure: JobFailure | undefined;
+  try {
+    timeline.append({
+      level: "INFO",
+      event: "JOB_START",
+      data: { skill: options.skill, design: options.design, adapter },
+    });
+    await phase("INIT", () => {
+      record.save();
+      return { value: undefined };
+    });
+    job.contract = await phase("LOAD_CONTRACT", () => loadContract(job));
+    const design = await phase("LOCATE_DB", () => locate(job));
+    await phase("START_SESSION", () => startSession(job));
+    await phase("RESTORE", () => restoreDesign(job, design));
+    await phase("RUN_SCRIPTS", () => runScripts(job, job.contract as Contract));
+    await phase("VALIDATE_OUTPUTS", () => validate(job, job.contract as Contract));
+  } catch (error) {
+    failure = toFailure(error);
+    if (job.interruptedBy !== undefined) {
+      if (failure.detail_code !== "INTERRUPTED")
+        job.notes.push(`underlying: ${failure.error_type} ${failure.message}`);
+      failure = {
+        error_type: "INTERNAL_ERROR",
+        detail_code: "INTERRUPTED",
+        message: `the job was interrupted (${job.interruptedBy})`,
+      };
+    }
+    record.fail(failure);
+  } finally {
+    options.signal?.removeEventListener("abort", onAbort);
+    if (job.session) await job.session.stop();
+  }
+
+  return finishJob({
+    paths,
+    jobId,
+    manifest: record.manifest,
+    failure,
+    contract: job.contract,
+    contractPath: join(skillRef.dir, "contract.yaml"),
+    findings: job.findings,
+    risks: job.risks,
+    notes: job.notes,
+    io,
+    clock,
+    timeline: (e) => timeline.append(e),
+    t0,
+  });
+}
+
+/** One job while it runs: its inputs, its record, and what its phases found. */
+interface Job {
+  options: RunSkillOptions;
+  jobId: string;
+  paths: RunPaths;
+  io: ProtocolIo;
+  adapter: AdapterName;
+  settings: SkillPilotSettings;
+  timings: SessionTimings;
+  clock: Clock;
+  record: JobRecord;
+  skillDir: string;
+  session: ToolSession | undefined;
+  contract: Contract | undefined;
+  interruptedBy: string | undefined;
+  /** Throws INTERRUPTED once the job was interrupted (SIGINT/SIGTERM of the runner). */
+  checkAbort: () => void;
+  findings: string[];
+  risks: string[];
+  notes: string[];
+}
+
+/** What a phase hands back: its value, and the data its STATE_EXIT event carries. */
+type PhaseResult<T> = { value: T; exit?: Record<string, unknown> };
+
+/** The manifest as the job starts: RUNNING, with what is known before any phase ran. */
+function initialManifest(o: {
+  options: RunSkillOptions;
+  jobId: string;
+  paths: RunPaths;
+  adapter: AdapterName;
+  skillRef: { name: string; dir: string };
+  clock: Clock;
+}): Manifest {
+  const { design } = o.options;
+  return {
     schema_version: SCHEMA_VERSION,
-    job_id: jobId,
-    created_at: clock.now().toISOString(),
+    job_id: o.jobId,
+    created_at: o.clock.now().toISOString(),
     status: "RUNNING",
     runtime: {
-      cwd: options.cwd,
-      run_dir: paths.runDir,
-      adapter,
+      cwd: o.options.cwd,
+      run_dir: o.paths.runDir,
+      adapter: o.adapter,
       user: safeUser(),
       host: hostname(),
       pid: process.pid,
@@ -159,14 +300,11 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
       enc_path: "",
       enc_dat_path: "",
       locator: {
-        mode:
-          options.design.includes("/") || options.design.endsWith(".enc")
-            ? "explicit_path"
-            : "cwd_scan",
-        query: options.design,
+        mode: design.includes("/") || design.endsWith(".enc") ? "explicit_path" : "cwd_scan",
+        query: design,
       },
     },
-    skill: { name: skillRef.name, version: "unknown", subskill_path: skillRef.dir },
+    skill: { name: o.skillRef.name, version: "unknown", subskill_path: o.skillRef.dir },
     requests: [],
     artifacts: {
       timeline: "job_timeline.jsonl",
@@ -178,272 +316,179 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
     },
     versions: { runtime: RUNTIME_VERSION, schema: SCHEMA_VERSION, node: process.version },
   };
-  const writeManifest = () => {
-    manifest.updated_at = clock.now().toISOString();
-    io.writeFile(paths.manifest, `${JSON.stringify(manifest, null, 2)}\n`);
-  };
+}
 
-  let state: JobState | undefined;
-  const enter = (s: JobState, message?: string) => {
-    state = s;
-    progress(`${s.toLowerCase().replaceAll("_", " ")}…`);
-    timeline.append({
-      level: "INFO",
-      event: "STATE_ENTER",
-      state: s,
-      ...(message ? { message } : {}),
+function loadContract(job: Job): PhaseResult<Contract> {
+  const { record, skillDir } = job;
+  const c = readContract(skillDir);
+  if (!c.ok) {
+    throw new JobFailureError({
+      error_type: "CONTRACT_INVALID",
+      message: `${join(skillDir, "contract.yaml")}: ${c.issues.join("; ")}`,
     });
-  };
-  const leave = (data?: Record<string, unknown>) => {
-    if (state)
-      timeline.append({ level: "INFO", event: "STATE_EXIT", state, ...(data ? { data } : {}) });
-    state = undefined;
-  };
-  const act = (action: string, data?: Record<string, unknown>) =>
-    timeline.append({
-      level: "INFO",
-      event: "ACTION",
-      ...(state ? { state } : {}),
-      data: { action, ...data },
-    });
-
-  let session: ToolSession | undefined;
-  let contract: Contract | undefined;
-  let failure: JobFailure | undefined;
-  let interruptedBy: string | undefined;
-  const findings: string[] = [];
-  const risks: string[] = [];
-  const notes: string[] = [];
-  const onAbort = () => {
-    interruptedBy = String(options.signal?.reason ?? "aborted");
-    session?.interrupt(interruptedBy);
-  };
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-  const checkAbort = () => {
-    if (options.signal?.aborted) onAbort();
-    if (interruptedBy !== undefined) {
-      throw new JobFailureError({
-        error_type: "INTERNAL_ERROR",
-        detail_code: "INTERRUPTED",
-        message: `the job was interrupted (${interruptedBy})`,
-      });
-    }
-  };
-
-  let seq = 0;
-  const submit = async (name: string, script: string): Promise<Ack> => {
-    seq += 1;
-    const requestId = `${jobId}_${String(seq).padStart(4, "0")}_${name}`;
-    manifest.requests?.push({ request_id: requestId, script });
-    act("submit_request", { request_id: requestId, script });
-    if (!session)
-      throw new JobFailureError({ error_type: "INTERNAL_ERROR", message: "no session" });
-    const ack = await session.request({ requestId, script });
-    act("receive_ack", {
-      request_id: requestId,
-      status: ack.status,
-      error_type: ack.error_type,
-      ...(ack.detail_code ? { detail_code: ack.detail_code } : {}),
-      by: ack.by ?? "queue_processor",
-    });
-    const entry = manifest.requests?.find((r) => r.request_id === requestId);
-    if (entry) {
-      entry.status = ack.status;
-      entry.error_type = ack.error_type;
-    }
-    return ack;
-  };
-
-  try {
-    timeline.append({
-      level: "INFO",
-      event: "JOB_START",
-      data: { skill: options.skill, design: options.design, adapter },
-    });
-    enter("INIT");
-    writeManifest();
-    leave();
-    checkAbort();
-
-    enter("LOAD_CONTRACT");
-    const c = readContract(skillRef.dir);
-    if (!c.ok) {
-      throw new JobFailureError({
-        error_type: "CONTRACT_INVALID",
-        message: `${join(skillRef.dir, "contract.yaml")}: ${c.issues.join("; ")}`,
-      });
-    }
-    contract = c.value;
-    manifest.skill = {
-      name: contract.name,
-      version: contract.version,
-      subskill_path: skillRef.dir,
-    };
-    if (manifest.versions) manifest.versions.subskill = contract.version;
-    writeManifest();
-    leave({ name: contract.name, version: contract.version });
-    checkAbort();
-
-    enter("LOCATE_DB");
-    const located = locateDesign({
-      cwd: options.cwd,
-      query: options.design,
-      ...(options.select !== undefined ? { select: options.select } : {}),
-    });
-    act("locate_db", {
-      query: options.design,
-      mode: located.record.mode,
-      candidates: located.record.candidates?.length ?? 0,
-      ...(located.record.selection_reason
-        ? { selection_reason: located.record.selection_reason }
-        : {}),
-    });
-    manifest.design.locator = located.record;
-    if (located.selected) {
-      manifest.design.enc_path = located.selected.enc_path;
-      manifest.design.enc_dat_path = located.selected.enc_dat_path;
-    }
-    writeManifest();
-    if (located.failure || !located.selected) {
-      throw new JobFailureError(
-        located.failure ?? { error_type: "LOCATOR_FAIL", message: "no design selected" },
-      );
-    }
-    leave({ enc_path: located.selected.enc_path });
-    checkAbort();
-
-    enter("START_SESSION");
-    act("start_session", { adapter });
-    session = await startToolSession({
-      runDir: paths.runDir,
-      jobId,
-      adapter,
-      settings,
-      timings,
-      clock,
-      io,
-      ...(options.env ? { env: options.env } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    manifest.runtime.session = {
-      pgid: session.pgid,
-      command: session.command,
-      tool_pid: session.ready.pid,
-    };
-    if (manifest.versions)
-      manifest.versions.tool = `tcl ${session.ready.tcl_version}${session.ready.stubbed ? " (innovus stub)" : ""}`;
-    writeManifest();
-    leave({ pgid: session.pgid, tool_pid: session.ready.pid });
-    checkAbort();
-
-    enter("RESTORE");
-    const wrapper = join(paths.scripts, "restore_wrapper.tcl");
-    // seed §6.2: the only place an outside file is sourced, after a cd into its directory
-    io.writeFile(
-      wrapper,
-      [
-        "# SkillPilot restore wrapper (seed §6.2): the one script allowed to source the design's .enc.",
-        `set enc_path ${tclQuote(located.selected.enc_path)}`,
-        "cd [file dirname $enc_path]",
-        "source $enc_path",
-        "",
-      ].join("\n"),
-    );
-    // §6.2: the restore exception is audited — the outside file, its wrapper and the request
-    act("restore_design", {
-      enc_path: located.selected.enc_path,
-      enc_dat_path: located.selected.enc_dat_path,
-      wrapper: rel(wrapper),
-    });
-    const restoreAck = await submit("restore", "scripts/restore_wrapper.tcl");
-    manifest.design.restore = {
-      wrapper: rel(wrapper),
-      request_id: restoreAck.request_id,
-      ack: `ack/${restoreAck.request_id}.json`,
-      status: restoreAck.status,
-    };
-    writeManifest();
-    if (restoreAck.status !== "PASS") throw new JobFailureError(ackFailure(restoreAck));
-    leave({ request_id: restoreAck.request_id, ack: `ack/${restoreAck.request_id}.json` });
-    checkAbort();
-
-    enter("RUN_SCRIPTS");
-    for (const s of contract.scripts) {
-      const target = join(paths.scripts, `${contract.name}__${s.name}.tcl`);
-      copyFileSync(join(skillRef.dir, s.entry), target);
-      const ack = await submit(s.name, `scripts/${contract.name}__${s.name}.tcl`);
-      writeManifest();
-      if (ack.status !== "PASS") throw new JobFailureError(ackFailure(ack));
-      checkAbort();
-    }
-    leave();
-
-    enter("VALIDATE_OUTPUTS");
-    const validation = validateOutputs(paths.runDir, contract);
-    act("validate_outputs", {
-      ok: validation.ok,
-      missing: validation.missing,
-      empty: validation.empty,
-    });
-    for (const check of validation.checks) {
-      if (check.matched.length > 0 && check.empty.length === 0) {
-        findings.push(`${check.path}: ${check.matched.join(", ")}`);
-      }
-    }
-    if (validation.failure) {
-      notes.push(
-        `missing: ${validation.missing.join(", ") || "none"}`,
-        `empty: ${validation.empty.join(", ") || "none"}`,
-      );
-      throw new JobFailureError(validation.failure);
-    }
-    leave({ checks: validation.checks.length });
-  } catch (error) {
-    failure = toFailure(error);
-    if (interruptedBy !== undefined) {
-      if (failure.detail_code !== "INTERRUPTED")
-        notes.push(`underlying: ${failure.error_type} ${failure.message}`);
-      failure = {
-        error_type: "INTERNAL_ERROR",
-        detail_code: "INTERRUPTED",
-        message: `the job was interrupted (${interruptedBy})`,
-      };
-    }
-    try {
-      timeline.append({
-        level: "ERROR",
-        event: "ERROR",
-        ...(state ? { state } : {}),
-        message: failure.message,
-        data: {
-          error_type: failure.error_type,
-          ...(failure.detail_code ? { detail_code: failure.detail_code } : {}),
-        },
-      });
-      if (state) leave({ error_type: failure.error_type });
-    } catch {
-      // the disk may be full; the terminal writes below try again
-    }
-  } finally {
-    options.signal?.removeEventListener("abort", onAbort);
-    if (session) await session.stop();
   }
+  const contract = c.value;
+  record.manifest.skill = {
+    name: contract.name,
+    version: contract.version,
+    subskill_path: skillDir,
+  };
+  if (record.manifest.versions) record.manifest.versions.subskill = contract.version;
+  record.save();
+  return { value: contract, exit: { name: contract.name, version: contract.version } };
+}
 
-  return finishJob({
-    paths,
-    jobId,
-    manifest,
-    failure,
-    contract,
-    contractPath: join(skillRef.dir, "contract.yaml"),
-    findings,
-    risks,
-    notes,
-    io,
-    clock,
-    timeline: (e) => timeline.append(e),
-    t0,
+type LocatedDesign = NonNullable<ReturnType<typeof locateDesign>["selected"]>;
+
+function locate(job: Job): PhaseResult<LocatedDesign> {
+  const { record, options } = job;
+  const located = locateDesign({
+    cwd: options.cwd,
+    query: options.design,
+    ...(options.select !== undefined ? { select: options.select } : {}),
   });
+  record.act("locate_db", {
+    query: options.design,
+    mode: located.record.mode,
+    candidates: located.record.candidates?.length ?? 0,
+    ...(located.record.selection_reason
+      ? { selection_reason: located.record.selection_reason }
+      : {}),
+  });
+  record.manifest.design.locator = located.record;
+  if (located.selected) {
+    record.manifest.design.enc_path = located.selected.enc_path;
+    record.manifest.design.enc_dat_path = located.selected.enc_dat_path;
+  }
+  record.save();
+  if (located.failure || !located.selected) {
+    throw new JobFailureError(
+      located.failure ?? { error_type: "LOCATOR_FAIL", message: "no design selected" },
+    );
+  }
+  return { value: located.selected, exit: { enc_path: located.selected.enc_path } };
+}
+
+async function startSession(job: Job): Promise<PhaseResult<ToolSession>> {
+  const { record, options } = job;
+  record.act("start_session", { adapter: job.adapter });
+  const session = await startToolSession({
+    runDir: job.paths.runDir,
+    jobId: job.jobId,
+    adapter: job.adapter,
+    settings: job.settings,
+    timings: job.timings,
+    clock: job.clock,
+    io: job.io,
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  // Known to the job before anything else can fail: whatever happens next, it is stopped.
+  job.session = session;
+  record.manifest.runtime.session = {
+    pgid: session.pgid,
+    command: session.command,
+    tool_pid: session.ready.pid,
+  };
+  if (record.manifest.versions)
+    record.manifest.versions.tool = `tcl ${session.ready.tcl_version}${session.ready.stubbed ? " (innovus stub)" : ""}`;
+  record.save();
+  return { value: session, exit: { pgid: session.pgid, tool_pid: session.ready.pid } };
+}
+
+/** Send one script as the job's next request, recording it in the manifest and the timeline. */
+async function submit(job: Job, name: string, script: string): Promise<Ack> {
+  const { record } = job;
+  const manifest = record.manifest;
+  const requestId = `${job.jobId}_${String((manifest.requests?.length ?? 0) + 1).padStart(4, "0")}_${name}`;
+  manifest.requests?.push({ request_id: requestId, script });
+  record.act("submit_request", { request_id: requestId, script });
+  if (!job.session)
+    throw new JobFailureError({ error_type: "INTERNAL_ERROR", message: "no session" });
+  const ack = await job.session.request({ requestId, script });
+  record.act("receive_ack", {
+    request_id: requestId,
+    status: ack.status,
+    error_type: ack.error_type,
+    ...(ack.detail_code ? { detail_code: ack.detail_code } : {}),
+    by: ack.by ?? "queue_processor",
+  });
+  const entry = manifest.requests?.find((r) => r.request_id === requestId);
+  if (entry) {
+    entry.status = ack.status;
+    entry.error_type = ack.error_type;
+  }
+  return ack;
+}
+
+async function restoreDesign(job: Job, design: LocatedDesign): Promise<PhaseResult<undefined>> {
+  const { record, paths } = job;
+  const rel = (p: string) => relative(paths.runDir, p) || ".";
+  const wrapper = join(paths.scripts, "restore_wrapper.tcl");
+  // seed §6.2: the only place an outside file is sourced, after a cd into its directory
+  job.io.writeFile(
+    wrapper,
+    [
+      "# SkillPilot restore wrapper (seed §6.2): the one script allowed to source the design's .enc.",
+      `set enc_path ${tclQuote(design.enc_path)}`,
+      "cd [file dirname $enc_path]",
+      "source $enc_path",
+      "",
+    ].join("\n"),
+  );
+  // §6.2: the restore exception is audited — the outside file, its wrapper and the request
+  record.act("restore_design", {
+    enc_path: design.enc_path,
+    enc_dat_path: design.enc_dat_path,
+    wrapper: rel(wrapper),
+  });
+  const ack = await submit(job, "restore", "scripts/restore_wrapper.tcl");
+  record.manifest.design.restore = {
+    wrapper: rel(wrapper),
+    request_id: ack.request_id,
+    ack: `ack/${ack.request_id}.json`,
+    status: ack.status,
+  };
+  record.save();
+  if (ack.status !== "PASS") throw new JobFailureError(ackFailure(ack));
+  return {
+    value: undefined,
+    exit: { request_id: ack.request_id, ack: `ack/${ack.request_id}.json` },
+  };
+}
+
+async function runScripts(job: Job, contract: Contract): Promise<PhaseResult<undefined>> {
+  for (const s of contract.scripts) {
+    const target = join(job.paths.scripts, `${contract.name}__${s.name}.tcl`);
+    copyFileSync(join(job.skillDir, s.entry), target);
+    const ack = await submit(job, s.name, `scripts/${contract.name}__${s.name}.tcl`);
+    job.record.save();
+    if (ack.status !== "PASS") throw new JobFailureError(ackFailure(ack));
+    job.checkAbort();
+  }
+  return { value: undefined };
+}
+
+function validate(job: Job, contract: Contract): PhaseResult<undefined> {
+  const validation = validateOutputs(job.paths.runDir, contract);
+  job.record.act("validate_outputs", {
+    ok: validation.ok,
+    missing: validation.missing,
+    empty: validation.empty,
+  });
+  for (const check of validation.checks) {
+    if (check.matched.length > 0 && check.empty.length === 0) {
+      job.findings.push(`${check.path}: ${check.matched.join(", ")}`);
+    }
+  }
+  if (validation.failure) {
+    job.notes.push(
+      `missing: ${validation.missing.join(", ") || "none"}`,
+      `empty: ${validation.empty.join(", ") || "none"}`,
+    );
+    throw new JobFailureError(validation.failure);
+  }
+  return { value: undefined, exit: { checks: validation.checks.length } };
 }
 
 function safeUser(): string | undefined {
