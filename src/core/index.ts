@@ -79,7 +79,13 @@ export {
   unsafeRelPathReason,
 } from "./safe-path.ts";
 export type { Result } from "./schema.ts";
-export { formatZodIssues, readEachFlagged, readJsonFile, validate } from "./schema.ts";
+export {
+  formatZodIssues,
+  readEachFlagged,
+  readJsonFile,
+  readJsonValue,
+  validate,
+} from "./schema.ts";
 export {
   ensureDataDir,
   ensureStoreIgnored,

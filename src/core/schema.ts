@@ -7,9 +7,11 @@ export type Result<T> = { ok: true; value: T } | { ok: false; issues: string[] }
 
 /** `field.path: message; other.field: message` — the form every schema error uses. */
 export function formatZodIssues(issues: readonly z.core.$ZodIssue[]): string {
-  return issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(root)"}: ${issue.message}`)
-    .join("; ");
+  return issues.map(issueText).join("; ");
+}
+
+function issueText(issue: z.core.$ZodIssue): string {
+  return `${issue.path.length > 0 ? issue.path.join(".") : "(root)"}: ${issue.message}`;
 }
 
 /** Validate `value` against `schema`, returning a Result rather than throwing. */
@@ -19,10 +21,41 @@ export function validate<T>(schema: z.ZodType<T>, value: unknown): Result<T> {
     ? { ok: true, value: result.data }
     : {
         ok: false,
-        issues: result.error.issues.map(
-          (i) => `${i.path.length > 0 ? i.path.join(".") : "(root)"}: ${i.message}`,
-        ),
+        issues: result.error.issues.map(issueText),
       };
+}
+
+/**
+ * Read a JSON file as an unchecked value. A missing file is NOT_FOUND and unreadable JSON is
+ * CORRUPT_FILE, both naming the file, unless `code` names the one error of a kind of file (a
+ * goal's GOAL_INVALID); `missing` says why the file is needed.
+ */
+export function readJsonValue(
+  path: string,
+  options: { code?: ErrorCode; missing?: string } = {},
+): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") {
+      throw new TimewarpError(
+        options.code ?? ErrorCode.NOT_FOUND,
+        `${path} does not exist${options.missing ? ` (${options.missing})` : ""}`,
+        { data: { file: path } },
+      );
+    }
+    throw fromSystemError(error, `reading ${path}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new TimewarpError(
+      options.code ?? ErrorCode.CORRUPT_FILE,
+      `${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+      { data: { file: path } },
+    );
+  }
 }
 
 /**
@@ -30,28 +63,7 @@ export function validate<T>(schema: z.ZodType<T>, value: unknown): Result<T> {
  * schema mismatch is CORRUPT_FILE naming the file and the field — never a crash or a silent reset.
  */
 export function readJsonFile<T>(path: string, schema: z.ZodType<T>): T {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    if (errnoCode(error) === "ENOENT") {
-      throw new TimewarpError(ErrorCode.NOT_FOUND, `${path} does not exist`, {
-        data: { file: path },
-      });
-    }
-    throw fromSystemError(error, `reading ${path}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new TimewarpError(
-      ErrorCode.CORRUPT_FILE,
-      `${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
-      { data: { file: path } },
-    );
-  }
-  const result = schema.safeParse(json);
+  const result = schema.safeParse(readJsonValue(path));
   if (!result.success) {
     throw new TimewarpError(
       ErrorCode.CORRUPT_FILE,

@@ -1,7 +1,6 @@
-import { readFileSync } from "node:fs";
 import { isAbsolute, relative, sep } from "node:path";
 import ignore, { type Ignore } from "ignore";
-import { ErrorCode, errnoCode, fromSystemError, TimewarpError } from "../core/index.ts";
+import { ErrorCode, readJsonValue, TimewarpError, validate } from "../core/index.ts";
 import { type Goal, GoalSchema } from "./schemas.ts";
 
 /** A validated goal plus the warnings a person should see (e.g. contradictory lists). */
@@ -14,16 +13,9 @@ export type GoalResult = { ok: true; value: ParsedGoal } | { ok: false; issues: 
 
 /** Validate a goal document; issues name the field (`weights.scope: …`). Pure. */
 export function parseGoal(value: unknown): GoalResult {
-  const result = GoalSchema.safeParse(value);
-  if (!result.success) {
-    return {
-      ok: false,
-      issues: result.error.issues.map(
-        (i) => `${i.path.length > 0 ? i.path.join(".") : "(root)"}: ${i.message}`,
-      ),
-    };
-  }
-  const goal = result.data;
+  const result = validate(GoalSchema, value);
+  if (!result.ok) return result;
+  const goal = result.value;
   const warnings: string[] = [];
   const black = new Set(goal.blacklist);
   for (const pattern of goal.whitelist) {
@@ -36,34 +28,14 @@ export function parseGoal(value: unknown): GoalResult {
   return { ok: true, value: { goal, warnings } };
 }
 
-/** Read and validate `goal.json`; GOAL_INVALID naming the file and the field, NOT_FOUND when absent. */
+/** Read and validate `goal.json`; GOAL_INVALID naming the file and the field, or saying it is absent. */
 export function readGoal(path: string): ParsedGoal {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    if (errnoCode(error) === "ENOENT") {
-      throw new TimewarpError(
-        ErrorCode.GOAL_INVALID,
-        `${path} does not exist (every run needs a goal.json)`,
-        {
-          data: { file: path },
-        },
-      );
-    }
-    throw fromSystemError(error, `reading ${path}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new TimewarpError(
-      ErrorCode.GOAL_INVALID,
-      `${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
-      { data: { file: path } },
-    );
-  }
-  const parsed = parseGoal(json);
+  const parsed = parseGoal(
+    readJsonValue(path, {
+      code: ErrorCode.GOAL_INVALID,
+      missing: "every run needs a goal.json",
+    }),
+  );
   if (!parsed.ok) {
     throw new TimewarpError(ErrorCode.GOAL_INVALID, `${path}: ${parsed.issues.join("; ")}`, {
       data: { file: path, issues: parsed.issues },
