@@ -55,6 +55,7 @@ export {
   acquireLock,
   acquireLockQueued,
   clearLockOfThread,
+  LockHolderSchema,
   readLockHolder,
   withLock,
 } from "./lock.ts";

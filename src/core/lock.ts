@@ -16,7 +16,7 @@ import { tempPathFor } from "./atomic-write.ts";
 import { ErrorCode, errnoCode, fromSystemError, isTimewarpError, TimewarpError } from "./errors.ts";
 import { isProcessAlive, isSameProcess, type Liveness, processStartOf } from "./process-alive.ts";
 
-const LockHolderSchema = z.object({
+export const LockHolderSchema = z.object({
   pid: z.number().int(),
   host: z.string(),
   started_at: z.string(),
