@@ -1,5 +1,5 @@
 import { Command, CommanderError } from "commander";
-import { ErrorCode, TimewarpError } from "../core/index.ts";
+import { ErrorCode, TIMEWARP_VERSION, TimewarpError } from "../core/index.ts";
 import { registerDoctorCommand } from "./commands/doctor.ts";
 import { registerHookCommands } from "./commands/hooks.ts";
 import { registerLedgerCommands } from "./commands/ledger.ts";
@@ -20,7 +20,7 @@ import { printError } from "./output.ts";
 export function createProgram(): Command {
   const program = new Command("timewarp")
     .description("A local flight recorder, time machine and guard rail for AI coding agents")
-    .version(VERSION)
+    .version(TIMEWARP_VERSION)
     .option("--json", "print exactly one JSON document on stdout")
     .option(
       "-C, --cwd <dir>",
@@ -40,8 +40,6 @@ export function createProgram(): Command {
   registerDoctorCommand(program);
   return program;
 }
-
-const VERSION = "0.1.0";
 
 export async function main(argv: string[]): Promise<void> {
   const program = createProgram();

@@ -8,5 +8,10 @@ export function gitBlobId(bytes: Uint8Array): string {
 /** The blob id of the empty file (`e69de29…`), handy for creates and deletes. */
 export const EMPTY_BLOB_ID = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
 
-/** The all-zero id git writes for an absent side in `index` lines. */
-export const NULL_OID = "0000000000000000000000000000000000000000";
+/** A regular file's mode as git records it. */
+export type GitFileMode = "100644" | "100755";
+
+/** git's mode of a regular file: executable when any execute bit is set, as git itself decides. */
+export function gitFileMode(mode: number): GitFileMode {
+  return (mode & 0o111) !== 0 ? "100755" : "100644";
+}

@@ -35,7 +35,8 @@ export {
 export type { BusEvent, EventName, ReadEventsResult } from "./events.ts";
 export { appendEvent, EventRegistry, readEvents } from "./events.ts";
 export { faultPoint } from "./fault-points.ts";
-export { EMPTY_BLOB_ID, gitBlobId, NULL_OID } from "./hash.ts";
+export type { GitFileMode } from "./hash.ts";
+export { EMPTY_BLOB_ID, gitBlobId, gitFileMode } from "./hash.ts";
 export {
   assertIssueId,
   BACKUP_ID_PATTERN,
@@ -87,6 +88,7 @@ export {
   readJsonValue,
   validate,
 } from "./schema.ts";
+export { TIMEWARP_VERSION } from "./version.ts";
 export {
   ensureDataDir,
   ensureStoreIgnored,

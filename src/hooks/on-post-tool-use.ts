@@ -1,6 +1,12 @@
 import { lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { appendEvent, errnoCode, workspacePaths } from "../core/index.ts";
+import {
+  appendEvent,
+  errnoCode,
+  type GitFileMode,
+  gitFileMode,
+  workspacePaths,
+} from "../core/index.ts";
 import type { RecordedFile } from "../ledger/index.ts";
 import type { HookOutcome } from "./hook-outcome.ts";
 import { pendingFile } from "./hook-paths.ts";
@@ -18,12 +24,12 @@ function isText(bytes: Uint8Array | null): boolean {
   return !bytes.subarray(0, 8000).includes(0);
 }
 
-function readNow(root: string, path: string): { bytes: Buffer | null; mode: "100644" | "100755" } {
+function readNow(root: string, path: string): { bytes: Buffer | null; mode: GitFileMode } {
   const abs = join(root, path);
   try {
     const st = lstatSync(abs);
     if (!st.isFile()) return { bytes: null, mode: "100644" };
-    return { bytes: readFileSync(abs), mode: (st.mode & 0o111) !== 0 ? "100755" : "100644" };
+    return { bytes: readFileSync(abs), mode: gitFileMode(st.mode) };
   } catch (error) {
     const code = errnoCode(error);
     if (code === "ENOENT" || code === "ENOTDIR") return { bytes: null, mode: "100644" };
@@ -31,8 +37,8 @@ function readNow(root: string, path: string): { bytes: Buffer | null; mode: "100
   }
 }
 
-const gitMode = (mode: number | null): "100644" | "100755" | undefined =>
-  mode === null ? undefined : (mode & 0o111) !== 0 ? "100755" : "100644";
+const gitMode = (mode: number | null): GitFileMode | undefined =>
+  mode === null ? undefined : gitFileMode(mode);
 
 /**
  * PostToolUse. After an edit tool: one ledger record for the call, with the pre-image of each

@@ -1,4 +1,5 @@
 import {
+  type GitFileMode,
   isTimewarpError,
   readState,
   systemClock,
@@ -27,8 +28,8 @@ export interface RecordedFile {
   /** Content after the edit; null when the edit deleted the file. */
   after: string | Uint8Array | null;
   /** Git modes; default: the file's current mode on disk (or 100644), for both sides. */
-  beforeMode?: "100644" | "100755";
-  afterMode?: "100644" | "100755";
+  beforeMode?: GitFileMode;
+  afterMode?: GitFileMode;
 }
 
 export interface RecordEditOptions extends LedgerContext, RecordedFile {

@@ -3,6 +3,8 @@ import {
   ErrorCode,
   errnoCode,
   fromSystemError,
+  type GitFileMode,
+  gitFileMode,
   safeMkdir,
   safeRmdir,
   safeSymlink,
@@ -18,7 +20,7 @@ import {
  */
 export interface FileState {
   bytes: Uint8Array;
-  mode: "100644" | "100755" | "120000";
+  mode: GitFileMode | "120000";
 }
 
 /**
@@ -60,18 +62,18 @@ export function readFileState(
     });
   }
   try {
-    return { bytes: readFileSync(abs), mode: (st.mode & 0o111) !== 0 ? "100755" : "100644" };
+    return { bytes: readFileSync(abs), mode: gitFileMode(st.mode) };
   } catch (error) {
     throw fromSystemError(error, `reading ${rel}`);
   }
 }
 
 /** The git mode of the regular file at `abs`, or undefined (absent, or not a regular file). */
-export function statMode(abs: string): "100644" | "100755" | undefined {
+export function statMode(abs: string): GitFileMode | undefined {
   try {
     const st = lstatSync(toFsPath(abs));
     if (!st.isFile()) return undefined;
-    return (st.mode & 0o111) !== 0 ? "100755" : "100644";
+    return gitFileMode(st.mode);
   } catch {
     return undefined;
   }

@@ -7,6 +7,7 @@ import {
   ensureStoreIgnored,
   systemClock,
   systemRandom,
+  TIMEWARP_VERSION,
   TimewarpError,
   toTimewarpError,
   validate,
@@ -75,7 +76,7 @@ function parseArguments(tool: ToolDefinition, input: unknown): unknown {
 
 /** Build the MCP server for the workspace at `root`, with every tool registered through one wrapper. */
 export function createMcpServer(options: { root: string; tools?: ToolDefinition[] }): McpServer {
-  const server = new McpServer({ name: "timewarp", version: "0.1.0" });
+  const server = new McpServer({ name: "timewarp", version: TIMEWARP_VERSION });
   const ctx: ToolContext = {
     root: resolve(options.root),
     clock: systemClock,

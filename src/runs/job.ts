@@ -7,6 +7,7 @@ import {
   readConfig,
   systemClock,
   systemRandom,
+  TIMEWARP_VERSION,
   workspacePaths,
 } from "../core/index.ts";
 import { type Contract, readContract } from "./contract.ts";
@@ -34,8 +35,6 @@ import { findSkill } from "./skills.ts";
 import { formatSummaryMarkdown } from "./summary.ts";
 import { type JobFailure, JobFailureError } from "./taxonomy.ts";
 import { validateOutputs } from "./validate-outputs.ts";
-
-export const RUNTIME_VERSION = "0.1.0";
 
 export type SkillPilotSettings = Config["skillpilot"];
 
@@ -314,7 +313,7 @@ function initialManifest(o: {
       session_dir: "session",
       scripts_dir: "scripts",
     },
-    versions: { runtime: RUNTIME_VERSION, schema: SCHEMA_VERSION, node: process.version },
+    versions: { runtime: TIMEWARP_VERSION, schema: SCHEMA_VERSION, node: process.version },
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Manifest, Summary } from "./protocol.ts";
+import type { Summary } from "./protocol.ts";
 
 /** summary.md (seed §9.2): conclusion, findings, risks, evidence paths (pure). */
 export function formatSummaryMarkdown(summary: Summary): string {
@@ -45,9 +45,4 @@ export function formatSummaryMarkdown(summary: Summary): string {
   if (summary.evidence.debug_bundle_dir)
     lines.push(`- debug_bundle: \`${summary.evidence.debug_bundle_dir}\``);
   return `${lines.join("\n")}\n`;
-}
-
-/** The design part of a summary: what the manifest selected, or the raw query when nothing was. */
-export function summaryDesign(manifest: Manifest): Summary["design"] {
-  return { enc_path: manifest.design.enc_path, enc_dat_path: manifest.design.enc_dat_path };
 }

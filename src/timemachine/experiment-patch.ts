@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import {
   type Clock,
+  gitFileMode,
   pathTextOf,
   workspacePaths,
   writeFileAtomic,
@@ -26,7 +27,7 @@ type PatchChange = Parameters<typeof createPatch>[0][number];
 
 function gitMode(e: ManifestEntry): string {
   if (e.type === "symlink") return "120000";
-  return (e.mode & 0o111) !== 0 ? "100755" : "100644";
+  return gitFileMode(e.mode);
 }
 
 export interface SavedPatch {
