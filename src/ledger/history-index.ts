@@ -25,6 +25,7 @@ import {
   probeRanges,
   readCacheKey,
 } from "./index-cache.ts";
+import { OPERATION_ID_LEN } from "./operation-id.ts";
 
 /**
  * The history index: `history/index.tsv`, append-only, one line per operation:
@@ -57,7 +58,7 @@ export interface IndexData {
   linesChanged: Float64Array;
   toolIds: Uint32Array;
   pathIds: Uint32Array;
-  /** Operation ids, ID_LEN latin1 bytes each. */
+  /** Operation ids, OPERATION_ID_LEN latin1 bytes each. */
   ids: Uint8Array;
   /** Distinct tools; `toolIds` point here. */
   tools: string[];
@@ -70,9 +71,6 @@ export interface IndexData {
   byId: Map<string, number> | undefined;
 }
 
-/** Length of an operation id ([0-9a-z]). */
-export const ID_LEN = 10;
-
 export function emptyIndex(capacity = 64): IndexData {
   return {
     count: 0,
@@ -80,7 +78,7 @@ export function emptyIndex(capacity = 64): IndexData {
     linesChanged: new Float64Array(capacity),
     toolIds: new Uint32Array(capacity),
     pathIds: new Uint32Array(capacity),
-    ids: new Uint8Array(capacity * ID_LEN),
+    ids: new Uint8Array(capacity * OPERATION_ID_LEN),
     tools: [],
     paths: [],
     toolIndex: new Map(),
@@ -91,9 +89,11 @@ export function emptyIndex(capacity = 64): IndexData {
 
 /** The id of the operation at position `i`. */
 export function idAt(index: IndexData, i: number): string {
-  return Buffer.from(index.ids.buffer, index.ids.byteOffset + i * ID_LEN, ID_LEN).toString(
-    "latin1",
-  );
+  return Buffer.from(
+    index.ids.buffer,
+    index.ids.byteOffset + i * OPERATION_ID_LEN,
+    OPERATION_ID_LEN,
+  ).toString("latin1");
 }
 
 /** The tool of the operation at position `i`. */
@@ -116,13 +116,13 @@ export function allIds(index: IndexData): string[] {
  * point near the newest end, so this beats building the id map.
  */
 export function lastPositionOf(index: IndexData, id: string, before = index.count): number {
-  if (id.length !== ID_LEN) return -1;
+  if (id.length !== OPERATION_ID_LEN) return -1;
   const ids = idBytes(index);
-  let from = before * ID_LEN - 1;
+  let from = before * OPERATION_ID_LEN - 1;
   while (from >= 0) {
     const at = ids.lastIndexOf(id, from, "latin1");
     if (at < 0) return -1;
-    if (at % ID_LEN === 0) return at / ID_LEN;
+    if (at % OPERATION_ID_LEN === 0) return at / OPERATION_ID_LEN;
     from = at - 1;
   }
   return -1;
@@ -137,7 +137,7 @@ export function positionOf(index: IndexData, id: string): number | undefined {
     const map = new Map<string, number>();
     const text = idBytes(index).toString("latin1");
     for (let i = 0; i < index.count; i++) {
-      const key = text.slice(i * ID_LEN, (i + 1) * ID_LEN);
+      const key = text.slice(i * OPERATION_ID_LEN, (i + 1) * OPERATION_ID_LEN);
       if (!map.has(key)) map.set(key, i);
     }
     index.byId = map;
@@ -148,18 +148,18 @@ export function positionOf(index: IndexData, id: string): number | undefined {
 /** `positionOf` for a single lookup (one CLI call): a native search, no map. */
 export function firstPositionOf(index: IndexData, id: string): number | undefined {
   if (index.byId !== undefined) return index.byId.get(id);
-  if (id.length !== ID_LEN) return undefined;
+  if (id.length !== OPERATION_ID_LEN) return undefined;
   const ids = idBytes(index);
   for (let from = 0; ; ) {
     const at = ids.indexOf(id, from, "latin1");
     if (at < 0) return undefined;
-    if (at % ID_LEN === 0) return at / ID_LEN;
+    if (at % OPERATION_ID_LEN === 0) return at / OPERATION_ID_LEN;
     from = at + 1;
   }
 }
 
 const idBytes = (index: IndexData) =>
-  Buffer.from(index.ids.buffer, index.ids.byteOffset, index.count * ID_LEN);
+  Buffer.from(index.ids.buffer, index.ids.byteOffset, index.count * OPERATION_ID_LEN);
 
 /** The paths of the operation at position `i`. */
 export function filesAt(index: IndexData, i: number): string[] {
@@ -199,8 +199,8 @@ function reserve(index: IndexData): void {
   const pathIds = new Uint32Array(cap);
   pathIds.set(index.pathIds.subarray(0, n));
   index.pathIds = pathIds;
-  const ids = new Uint8Array(cap * ID_LEN);
-  ids.set(index.ids.subarray(0, n * ID_LEN));
+  const ids = new Uint8Array(cap * OPERATION_ID_LEN);
+  ids.set(index.ids.subarray(0, n * OPERATION_ID_LEN));
   index.ids = ids;
 }
 
@@ -252,7 +252,7 @@ export function parseIndexText(text: string, into: IndexData): number {
     if (end < 0) break;
     const start = pos;
     pos = end + 1;
-    const t1 = start + ID_LEN;
+    const t1 = start + OPERATION_ID_LEN;
     if (t1 >= end || text.charCodeAt(t1) !== 9 || !isIdAt(text, start)) continue;
     const ts = digitsAt(text, t1 + 1);
     const t2 = ts.next;
@@ -274,8 +274,8 @@ export function parseIndexText(text: string, into: IndexData): number {
     const pathId = intern(into.paths, pathIndex, t4 < end ? text.slice(t4 + 1, end) : "");
     reserve(into);
     const i = into.count;
-    const idBase = i * ID_LEN;
-    for (let k = 0; k < ID_LEN; k++) into.ids[idBase + k] = text.charCodeAt(start + k);
+    const idBase = i * OPERATION_ID_LEN;
+    for (let k = 0; k < OPERATION_ID_LEN; k++) into.ids[idBase + k] = text.charCodeAt(start + k);
     into.ts[i] = ts.value;
     into.toolIds[i] = toolId;
     into.linesChanged[i] = lines.value;

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { ID_LEN, type IndexData } from "./history-index.ts";
+import type { IndexData } from "./history-index.ts";
+import { OPERATION_ID_LEN } from "./operation-id.ts";
 
 /**
  * A derived, columnar copy of a prefix of `index.tsv` (`index.cache` beside it), so a fresh
@@ -63,7 +64,7 @@ export function encodeIndexCache(data: IndexData, key: IndexCacheKey): Buffer {
     u8(data.linesChanged.subarray(0, n)),
     u8(data.pathIds.subarray(0, n)),
     u8(data.toolIds.subarray(0, n)),
-    data.ids.subarray(0, n * ID_LEN),
+    data.ids.subarray(0, n * OPERATION_ID_LEN),
   ]);
   const header: CacheHeader = {
     v: 1,
@@ -148,7 +149,7 @@ export function decodeIndexCache(buf: Buffer): { key: IndexCacheKey; data: Index
   const header = readHeader(buf);
   if (header === undefined) return undefined;
   const { count, bodyAt } = header;
-  const size = count * (8 + 8 + 4 + 4 + ID_LEN);
+  const size = count * (8 + 8 + 4 + 4 + OPERATION_ID_LEN);
   if (buf.length !== bodyAt + size) return undefined;
   let body: Uint8Array = buf.subarray(bodyAt);
   if (contentHash(header.tools, header.paths, body) !== header.sha1) return undefined;
@@ -163,7 +164,7 @@ export function decodeIndexCache(buf: Buffer): { key: IndexCacheKey; data: Index
   at += count * 4;
   const toolIds = new Uint32Array(buffer, at, count);
   at += count * 4;
-  const ids = new Uint8Array(buffer, at, count * ID_LEN);
+  const ids = new Uint8Array(buffer, at, count * OPERATION_ID_LEN);
   const nTools = header.tools.length;
   const nPaths = header.paths.length;
   for (let i = 0; i < count; i++) {

@@ -2,7 +2,6 @@ import { mkdirSync } from "node:fs";
 import {
   appendEvent,
   type Clock,
-  createShortId,
   fsyncFile,
   gitBlobId,
   type Random,
@@ -14,6 +13,7 @@ import { createPatch, parsePatch, patchStats, reversePatchText } from "../diff/i
 import { createObjectStore } from "../store/index.ts";
 import { appendIndexEntries } from "./history-index.ts";
 import type { LedgerPaths } from "./ledger-paths.ts";
+import { createOperationId } from "./operation-id.ts";
 import { writeOperationRecord } from "./operation-store.ts";
 import type { DirectoryChange, FileChange, FileImage, OperationRecord } from "./schema.ts";
 import type { FileState } from "./workspace-files.ts";
@@ -118,7 +118,7 @@ export function buildOperationRecord(options: BuildOperationOptions): OperationR
   const size = files.reduce((n, f) => n + (f.after?.size ?? f.before?.size ?? 0), 0);
   return {
     schema_version: 1,
-    id: createShortId(random, 10),
+    id: createOperationId(random),
     timestamp: clock.now().toISOString(),
     description: options.description,
     tool: options.tool,
