@@ -482,7 +482,8 @@ describe("supervisor faults", () => {
         overrides: () => ({ tclsh: "/nonexistent/tclsh" }),
       }),
     ).rejects.toMatchObject({
-      failure: { error_type: "SESSION_START_FAIL" },
+      code: "JOB_FAILED",
+      data: { failure: { error_type: "SESSION_START_FAIL" } },
     });
     await expect(
       open(
@@ -494,7 +495,8 @@ describe("supervisor faults", () => {
         { readyTimeoutMs: 300 },
       ),
     ).rejects.toMatchObject({
-      failure: { error_type: "SESSION_START_FAIL", detail_code: "READY_TIMEOUT" },
+      code: "JOB_FAILED",
+      data: { failure: { error_type: "SESSION_START_FAIL", detail_code: "READY_TIMEOUT" } },
     });
     await expect(
       open({
@@ -503,7 +505,8 @@ describe("supervisor faults", () => {
         overrides: () => ({ dsub_template: "sh -c 'echo no licence >&2; exit 3' {cmd_q}" }),
       }),
     ).rejects.toMatchObject({
-      failure: { error_type: "SESSION_START_FAIL", detail_code: "EXITED_BEFORE_READY" },
+      code: "JOB_FAILED",
+      data: { failure: { error_type: "SESSION_START_FAIL", detail_code: "EXITED_BEFORE_READY" } },
     });
   });
 });

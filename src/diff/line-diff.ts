@@ -1,4 +1,5 @@
 import * as jestDiff from "@jest/diff-sequences";
+import { ErrorCode, TimewarpError } from "../core/index.ts";
 
 type DiffSequences = (
   aLength: number,
@@ -14,7 +15,8 @@ function resolveDiffSequences(mod: unknown): DiffSequences {
   for (let k = 0; k < 3 && typeof f !== "function"; k++) {
     f = typeof f === "object" && f !== null && "default" in f ? f.default : undefined;
   }
-  if (typeof f !== "function") throw new Error("@jest/diff-sequences exports no function");
+  if (typeof f !== "function")
+    throw new TimewarpError(ErrorCode.INTERNAL, "@jest/diff-sequences exports no function");
   return f as DiffSequences;
 }
 

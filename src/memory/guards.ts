@@ -1,3 +1,4 @@
+import { ErrorCode, TimewarpError } from "../core/index.ts";
 import { type CompiledGoal, compileGoal } from "./goal.ts";
 import type { Goal, GuardAction, GuardRecord, MemoryEvent, Weights } from "./schemas.ts";
 
@@ -588,7 +589,8 @@ export function checkEdit(
   const records = runGuards(compiled, events, options).filter((r) => r.tool === "edit");
   let worst = records[0];
   for (const r of records) if (worst === undefined || r.drift_score > worst.drift_score) worst = r;
-  if (worst === undefined) throw new Error("checkEdit: no edit record (unreachable)");
+  if (worst === undefined)
+    throw new TimewarpError(ErrorCode.INTERNAL, "checkEdit: no edit record (unreachable)");
   const tool = edit.tool !== undefined ? [`tool: ${edit.tool}`] : [];
   const fix = records.filter((r) => r.fix_cmd !== undefined).map((r) => r.fix_cmd ?? "");
   return {

@@ -54,6 +54,6 @@ export { startToolSession } from "./session.ts";
 export type { SkillEntry } from "./skills.ts";
 export { findSkill, listSkills } from "./skills.ts";
 export type { JobFailure, SessionObservation } from "./taxonomy.ts";
-export { classifySession, JobFailureError } from "./taxonomy.ts";
+export { classifySession } from "./taxonomy.ts";
 export type { ValidateOutputsResult } from "./validate-outputs.ts";
 export { checkOutputs, inventoryReports, validateOutputs } from "./validate-outputs.ts";

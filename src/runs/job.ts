@@ -33,7 +33,7 @@ import {
 import { type SessionTimings, startToolSession, type ToolSession } from "./session.ts";
 import { findSkill } from "./skills.ts";
 import { formatSummaryMarkdown } from "./summary.ts";
-import { type JobFailure, JobFailureError } from "./taxonomy.ts";
+import { failureOf, type JobFailure, jobFailed } from "./taxonomy.ts";
 import { validateOutputs } from "./validate-outputs.ts";
 
 export type SkillPilotSettings = Config["skillpilot"];
@@ -85,7 +85,8 @@ export function timingsFrom(
 }
 
 function toFailure(error: unknown): JobFailure {
-  if (error instanceof JobFailureError) return error.failure;
+  const failure = failureOf(error);
+  if (failure) return failure;
   if (isTimewarpError(error)) {
     return { error_type: "INTERNAL_ERROR", detail_code: error.code, message: error.message };
   }
@@ -176,7 +177,7 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
   job.checkAbort = () => {
     if (options.signal?.aborted) onAbort();
     if (job.interruptedBy !== undefined) {
-      throw new JobFailureError({
+      throw jobFailed({
         error_type: "INTERNAL_ERROR",
         detail_code: "INTERRUPTED",
         message: `the job was interrupted (${job.interruptedBy})`,
@@ -321,7 +322,7 @@ function loadContract(job: Job): PhaseResult<Contract> {
   const { record, skillDir } = job;
   const c = readContract(skillDir);
   if (!c.ok) {
-    throw new JobFailureError({
+    throw jobFailed({
       error_type: "CONTRACT_INVALID",
       message: `${join(skillDir, "contract.yaml")}: ${c.issues.join("; ")}`,
     });
@@ -361,7 +362,7 @@ function locate(job: Job): PhaseResult<LocatedDesign> {
   }
   record.save();
   if (located.failure || !located.selected) {
-    throw new JobFailureError(
+    throw jobFailed(
       located.failure ?? { error_type: "LOCATOR_FAIL", message: "no design selected" },
     );
   }
@@ -402,8 +403,7 @@ async function submit(job: Job, name: string, script: string): Promise<Ack> {
   const requestId = `${job.jobId}_${String((manifest.requests?.length ?? 0) + 1).padStart(4, "0")}_${name}`;
   manifest.requests?.push({ request_id: requestId, script });
   record.act("submit_request", { request_id: requestId, script });
-  if (!job.session)
-    throw new JobFailureError({ error_type: "INTERNAL_ERROR", message: "no session" });
+  if (!job.session) throw jobFailed({ error_type: "INTERNAL_ERROR", message: "no session" });
   const ack = await job.session.request({ requestId, script });
   record.act("receive_ack", {
     request_id: requestId,
@@ -449,7 +449,7 @@ async function restoreDesign(job: Job, design: LocatedDesign): Promise<PhaseResu
     status: ack.status,
   };
   record.save();
-  if (ack.status !== "PASS") throw new JobFailureError(ackFailure(ack));
+  if (ack.status !== "PASS") throw jobFailed(ackFailure(ack));
   return {
     value: undefined,
     exit: { request_id: ack.request_id, ack: `ack/${ack.request_id}.json` },
@@ -462,7 +462,7 @@ async function runScripts(job: Job, contract: Contract): Promise<PhaseResult<und
     copyFileSync(join(job.skillDir, s.entry), target);
     const ack = await submit(job, s.name, `scripts/${contract.name}__${s.name}.tcl`);
     job.record.save();
-    if (ack.status !== "PASS") throw new JobFailureError(ackFailure(ack));
+    if (ack.status !== "PASS") throw jobFailed(ackFailure(ack));
     job.checkAbort();
   }
   return { value: undefined };
@@ -485,7 +485,7 @@ function validate(job: Job, contract: Contract): PhaseResult<undefined> {
       `missing: ${validation.missing.join(", ") || "none"}`,
       `empty: ${validation.empty.join(", ") || "none"}`,
     );
-    throw new JobFailureError(validation.failure);
+    throw jobFailed(validation.failure);
   }
   return { value: undefined, exit: { checks: validation.checks.length } };
 }

@@ -18,7 +18,7 @@ import {
   sweepTempFiles,
 } from "./request-files.ts";
 import { type ProtocolIo, type RunPaths, runPathsFor } from "./run-dir.ts";
-import { classifySession, JobFailureError } from "./taxonomy.ts";
+import { classifySession, jobFailed } from "./taxonomy.ts";
 
 /** Timing knobs of a session; tests use small ones. */
 export interface SessionTimings {
@@ -177,7 +177,7 @@ function launchTool(options: StartSessionOptions, paths: RunPaths, log: Log): La
 }
 
 /**
- * Wait for session/ready.json. SESSION_START_FAIL (as a JobFailureError) when the launcher cannot
+ * Wait for session/ready.json. SESSION_START_FAIL (as a jobFailed) when the launcher cannot
  * start, exits early, is interrupted, or the ready timeout passes; the group is ended then.
  */
 async function waitForReady(
@@ -190,7 +190,7 @@ async function waitForReady(
   const fail = async (message: string, detail: string): Promise<never> => {
     if (tool.pgid !== undefined) await endProcessGroup(tool.pgid);
     log(`SESSION_START_FAIL ${detail}: ${message}`);
-    throw new JobFailureError({ error_type: "SESSION_START_FAIL", detail_code: detail, message });
+    throw jobFailed({ error_type: "SESSION_START_FAIL", detail_code: detail, message });
   };
   const readyBy = performance.now() + options.timings.readyTimeoutMs;
   for (;;) {

@@ -1,3 +1,4 @@
+import { ErrorCode, isTimewarpError, TimewarpError } from "../core/index.ts";
 import type { ErrorType } from "./protocol.ts";
 
 /** What the supervisor sees about a session at one moment. */
@@ -38,12 +39,19 @@ export interface JobFailure {
   message: string;
 }
 
-/** Carries a JobFailure through the job's steps to the one place that ends the job. */
-export class JobFailureError extends Error {
-  override readonly name = "JobFailureError";
-  readonly failure: JobFailure;
-  constructor(failure: JobFailure) {
-    super(failure.message);
-    this.failure = failure;
-  }
+/**
+ * A JobFailure as the error that carries it through the job's steps to the one place that ends
+ * the job: JOB_FAILED, with the failure in `data.failure`.
+ */
+export function jobFailed(failure: JobFailure): TimewarpError {
+  return new TimewarpError(ErrorCode.JOB_FAILED, failure.message, {
+    data: { error_type: failure.error_type, failure },
+  });
+}
+
+/** The JobFailure an error carries (made by `jobFailed`), or undefined. */
+export function failureOf(error: unknown): JobFailure | undefined {
+  return isTimewarpError(error, ErrorCode.JOB_FAILED)
+    ? (error.data?.failure as JobFailure | undefined)
+    : undefined;
 }

@@ -1,7 +1,14 @@
 import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { errnoCode, fromSystemError, isTempName, writeFileAtomic } from "../core/index.ts";
+import {
+  ErrorCode,
+  errnoCode,
+  fromSystemError,
+  isTempName,
+  TimewarpError,
+  writeFileAtomic,
+} from "../core/index.ts";
 
 /**
  * Packs: many objects in one file, for the writes that create thousands of objects at once (a
@@ -130,7 +137,11 @@ export function readFromPack(pack: Pack, offset: number, size: number): Buffer {
     let done = 0;
     while (done < size) {
       const n = readSync(fd, bytes, done, size - done, offset + done);
-      if (n === 0) throw new Error(`${pack.file} ends inside an object`);
+      if (n === 0) {
+        throw new TimewarpError(ErrorCode.OBJECT_CORRUPT, `${pack.file} ends inside an object`, {
+          data: { file: pack.file, offset, size },
+        });
+      }
       done += n;
     }
     return bytes;

@@ -435,12 +435,16 @@ function markHardLinks(links: { entry: ManifestEntry; id: string }[]): void {
  * Throws NOT_A_DIRECTORY when `root` is not a directory.
  */
 export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
+  let why: string | undefined;
   try {
-    if (!statSync(root).isDirectory()) throw new Error("ENOTDIR");
+    if (!statSync(root).isDirectory()) why = "not a directory";
   } catch (error) {
+    why = errnoCode(error) ?? "not a directory";
+  }
+  if (why !== undefined) {
     throw new TimewarpError(
       ErrorCode.NOT_A_DIRECTORY,
-      `workspace root ${root} is not a directory (${errnoCode(error) ?? "not a directory"})`,
+      `workspace root ${root} is not a directory (${why})`,
       { data: { path: root } },
     );
   }

@@ -10,7 +10,14 @@ import {
 import { endianness } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { crc32 } from "node:zlib";
-import { appendEvent, DATA_DIR, systemClock, writeFileAtomic } from "../core/index.ts";
+import {
+  appendEvent,
+  DATA_DIR,
+  ErrorCode,
+  systemClock,
+  TimewarpError,
+  writeFileAtomic,
+} from "../core/index.ts";
 import type { ManifestEntry } from "./manifest.ts";
 import type { SkippedPath } from "./scan-workspace.ts";
 
@@ -487,7 +494,10 @@ function writeHeader(
 ): void {
   const token = h.watchToken ?? "";
   if (token.length >= TOKEN_SLOT || !/^[\x21-\x7e]*$/.test(token)) {
-    throw new Error(`watch token ${JSON.stringify(token)} does not fit the stat cache header`);
+    throw new TimewarpError(
+      ErrorCode.INTERNAL,
+      `watch token ${JSON.stringify(token)} does not fit the stat cache header`,
+    );
   }
   buf.writeUInt32LE(MAGIC, 0);
   buf.writeUInt32LE(FORMAT_VERSION, 4);
