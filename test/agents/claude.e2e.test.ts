@@ -211,8 +211,9 @@ describe(`Claude Code ${VERSION} (claude -p) with timewarp`, () => {
           {
             name: "Bash",
             input: {
-              command: "sed -i 's/VERSION = 1/VERSION = 2/' src/util.ts",
-              description: "Bump VERSION",
+              command:
+                "sed -i 's/VERSION = 1/VERSION = 2/' src/util.ts && printf 'export const NEW = 1;\\n' > src/new.ts",
+              description: "Bump VERSION and add a module",
             },
           },
         ],
@@ -306,6 +307,7 @@ describe(`Claude Code ${VERSION} (claude -p) with timewarp`, () => {
     });
     expect(read(ws, "src/greet.ts")).toContain('return "Hello, " + name + "!";');
     expect(read(ws, "src/util.ts")).toBe("export const VERSION = 2;\nexport const EXTRA = 3;\n");
+    expect(read(ws, "src/new.ts")).toBe("export const NEW = 1;\n");
 
     // 4: blocked before it ran; the model's next request carries timewarp's reason.
     expect(seen.get(5)?.["package.json"]).toBe(COMMITTED_FILES["package.json"]);
@@ -334,7 +336,7 @@ describe(`Claude Code ${VERSION} (claude -p) with timewarp`, () => {
     expect(ops.map((o) => [o.tool, o.affectedFiles])).toEqual([
       ["Edit", ["README.md"]],
       ["shell", ["src/util.ts"]],
-      ["shell", ["src/util.ts"]],
+      ["shell", ["src/new.ts", "src/util.ts"]],
       ["Edit", ["src/greet.ts"]],
     ]);
     expect(ops[1]?.description).toContain("exit 3");
@@ -401,6 +403,7 @@ describe(`Claude Code ${VERSION} (claude -p) with timewarp`, () => {
     // Reverting every operation, newest first, gives back the committed tree.
     expect(revertAll(ws, AGENT_PATHS)).toEqual([]);
     for (const [path, text] of Object.entries(COMMITTED_FILES)) expect(read(ws, path)).toBe(text);
+    expect(existsSync(join(ws.root, "src", "new.ts"))).toBe(false);
 
     // The hooks were served by the watch daemon; uninstall stops it and restores the config.
     expect(timewarpJson<{ running: boolean }>(["watch", "status"], ws.root, ws.env).running).toBe(
