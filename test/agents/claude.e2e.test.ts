@@ -269,7 +269,20 @@ describe(`Claude Code ${VERSION} (claude -p) with timewarp`, () => {
           },
         ],
       },
-      // 7. the end
+      // 7. beyond the brief: a shell edit of the blacklisted file cannot be stopped before it
+      // runs; it is recorded, and the model is told with the command that undoes it
+      {
+        tools: [
+          {
+            name: "Bash",
+            input: {
+              command: "sed -i 's/1.0.0/1.0.1/' package.json",
+              description: "Bump the patch version",
+            },
+          },
+        ],
+      },
+      // 8. the end
       { text: "Done: the greeting is fixed." },
     ];
     // The workspace as each main-loop request finds it (after the previous step's tools ran).
@@ -284,7 +297,7 @@ describe(`Claude Code ${VERSION} (claude -p) with timewarp`, () => {
     const diagnosis = `exit ${run.status} ${run.signal ?? ""}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
     expect(run.status, diagnosis).toBe(0);
     expect(run.stdout).toContain("Done: the greeting is fixed.");
-    expect([...new Set(main.map(turnOf))], diagnosis).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect([...new Set(main.map(turnOf))], diagnosis).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
 
     /** The request of turn `n`, and what it says about the one tool call of step `n - 1`. */
     const request = (n: number): ModelRequest => {
@@ -329,18 +342,24 @@ describe(`Claude Code ${VERSION} (claude -p) with timewarp`, () => {
     expect(seen.get(7)?.["package.json"]).toBe(COMMITTED_FILES["package.json"]);
     expect(resultOf(6).text).toContain("GUARD_BLOCKED");
     expect(resultOf(6).text).toContain('package.json is blacklisted by "package.json"');
-    expect(read(ws, "package.json")).toBe(COMMITTED_FILES["package.json"]);
+
+    // 7: the shell edit landed; the model's next request says so, with the undo.
+    const violation = bodyText(request(8));
+    expect(violation).toContain("timewarp drift violation: this command changed package.json");
+    expect(violation).toMatch(/undo it with `timewarp revert \w+`/);
+    expect(read(ws, "package.json")).toContain('"version": "1.0.1"');
 
     // The ledger holds every change the agent made, one operation per tool call, newest first.
     const ops = ledgerOperations(ws);
     expect(ops.map((o) => [o.tool, o.affectedFiles])).toEqual([
+      ["shell", ["package.json"]],
       ["Edit", ["README.md"]],
       ["shell", ["src/util.ts"]],
       ["shell", ["src/new.ts", "src/util.ts"]],
       ["Edit", ["src/greet.ts"]],
     ]);
-    expect(ops[1]?.description).toContain("exit 3");
-    expect(ops[2]?.description).toContain("sed -i");
+    expect(ops[2]?.description).toContain("exit 3");
+    expect(ops[3]?.description).toContain("sed -i");
 
     // No hook failed inside timewarp.
     const events = read(ws, ".timewarp/events.jsonl")
