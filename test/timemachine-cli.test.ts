@@ -44,7 +44,7 @@ describe("timewarp CLI: the time machine", () => {
     ]);
     const human = runCli(["session", "list"], { cwd: ws });
     expect(human.stdout).toMatch(/^s-list {2}codex {2}ended {2}/);
-  });
+  }, 90_000);
 
   it("session start, issue report/list/get/fix, travel, return, status — seed field names, one JSON document each", () => {
     const ws = workspace();
