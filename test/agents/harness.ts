@@ -287,6 +287,8 @@ export async function startModelServer(
 }
 
 export interface AgentRun {
+  /** The client's own pid (the process `command` started as). */
+  pid: number | undefined;
   status: number | null;
   signal: NodeJS.Signals | null;
   stdout: string;
@@ -337,7 +339,7 @@ export function runAgent(
       clearTimeout(timer);
       // Anything the agent left behind in its group (an MCP server, a shell) goes with it.
       killGroup();
-      done({ status, signal, stdout, stderr, ms: Date.now() - started });
+      done({ pid: child.pid, status, signal, stdout, stderr, ms: Date.now() - started });
     });
   });
 }
