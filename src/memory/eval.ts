@@ -14,7 +14,7 @@ import { extractRunEvents } from "./extract-events.ts";
 import { compileGoal, readGoal } from "./goal.ts";
 import { pathOfWhere, runGuards, summarizeGuards } from "./guards.ts";
 import { createCardIndex } from "./retrieve.ts";
-import { rawSources, runPaths, writeJsonl } from "./run-dir.ts";
+import { labRunPaths, rawSources, writeJsonl } from "./run-dir.ts";
 import type { PatternCard } from "./schemas.ts";
 
 /** `labels.json` of a labelled run: which of its events are drift, and which runs it resembles. */
@@ -146,7 +146,7 @@ export async function evaluateRuns(options: {
   let judged = 0;
   for (const name of names) {
     const dir = join(runsDir, name);
-    const paths = runPaths(dir);
+    const paths = labRunPaths(dir);
     let labels: RunLabels | undefined;
     if (existsSync(join(dir, "labels.json")))
       labels = readJsonFile(join(dir, "labels.json"), RunLabelsSchema);

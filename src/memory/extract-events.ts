@@ -8,7 +8,7 @@ import { extractTermEvents } from "./extract-term.ts";
 import { extractTranscriptEvents } from "./extract-transcript.ts";
 import { readGoal } from "./goal.ts";
 import { assignPhases, type DraftEvent } from "./phases.ts";
-import { rawSources, runPaths, writeJsonl } from "./run-dir.ts";
+import { labRunPaths, rawSources, writeJsonl } from "./run-dir.ts";
 import type { EventSource, MemoryEvent } from "./schemas.ts";
 
 /** The sources `memory events --from` accepts. */
@@ -50,7 +50,7 @@ export async function extractRunEvents(
   runDir: string,
   options: ExtractOptions = {},
 ): Promise<ExtractResult> {
-  const paths = runPaths(runDir);
+  const paths = labRunPaths(runDir);
   const raw = rawSources(paths);
   const warnings: string[] = [];
   const sources: EventSource[] = [];
@@ -227,7 +227,7 @@ function changedFiles(
 ): { path: string; added: boolean }[] {
   let repo: string | undefined;
   try {
-    repo = readGoal(runPaths(runDir).goal).goal.repo;
+    repo = readGoal(labRunPaths(runDir).goal).goal.repo;
   } catch {
     repo = undefined;
   }

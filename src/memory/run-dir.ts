@@ -10,8 +10,8 @@ import {
   writeFileAtomic,
 } from "../core/index.ts";
 
-/** Every file of a run directory, as the seed lays it out. */
-export interface RunPaths {
+/** Every file of a memory lab run directory, as the seed lays it out (not a SkillPilot run: runs/ has its own). */
+export interface LabRunPaths {
   dir: string;
   run_id: string;
   raw: string;
@@ -21,7 +21,7 @@ export interface RunPaths {
   artifacts: string;
 }
 
-export function runPaths(dir: string): RunPaths {
+export function labRunPaths(dir: string): LabRunPaths {
   const abs = resolve(dir);
   return {
     dir: abs,
@@ -72,7 +72,7 @@ export function resolveRunDir(root: string, ref: string): string {
 }
 
 /** The raw sources present in `<run>/raw/`. */
-export function rawSources(paths: RunPaths): {
+export function rawSources(paths: LabRunPaths): {
   chat?: string;
   transcript?: string;
   patch?: string;

@@ -29,7 +29,7 @@ import { openLibraryIndex, searchLibraries } from "./library-index.ts";
 import { readProfile } from "./profile.ts";
 import { formatReflection, runReflectCommand } from "./reflection.ts";
 import type { RetrievedCard } from "./retrieve.ts";
-import { memoryPaths, readJsonl, resolveRunDir, runPaths, writeJsonl } from "./run-dir.ts";
+import { labRunPaths, memoryPaths, readJsonl, resolveRunDir, writeJsonl } from "./run-dir.ts";
 import {
   type GuardRecord,
   GuardRecordSchema,
@@ -99,7 +99,7 @@ function readRunInputs(dir: string): {
   events: MemoryEvent[];
   warnings: string[];
 } {
-  const paths = runPaths(dir);
+  const paths = labRunPaths(dir);
   const read = readGoal(paths.goal);
   const goal = { ...read, goal: withRunBaseline(dir, read.goal).goal };
   if (!existsSync(paths.events)) {
@@ -121,7 +121,7 @@ function readRunInputs(dir: string): {
  */
 export function guardRun(ctx: LabContext, run: string): GuardsResult {
   const dir = resolveRunDir(ctx.root, run);
-  const paths = runPaths(dir);
+  const paths = labRunPaths(dir);
   const { goal, events, warnings } = readRunInputs(dir);
   const tree = goal.goal.repo !== undefined ? resolve(dir, goal.goal.repo) : ctx.root;
   const records = runGuards(compileGoal(goal.goal), events, { gitWorkTree: isGitWorkTree(tree) });
@@ -158,7 +158,7 @@ export function distillRun(
   options: { force?: boolean; reflect?: boolean } = {},
 ): CardResult {
   const dir = resolveRunDir(ctx.root, run);
-  const paths = runPaths(dir);
+  const paths = labRunPaths(dir);
   const { goal, events, warnings } = readRunInputs(dir);
   let records: GuardRecord[];
   // guards.jsonl older than events.jsonl was scored on other events: score again
@@ -336,7 +336,7 @@ export async function runE2E(
   options: { user?: string; difficulty?: "low" | "high" } = {},
 ): Promise<E2EResult> {
   const dir = resolveRunDir(ctx.root, run);
-  const paths = runPaths(dir);
+  const paths = labRunPaths(dir);
   const goal = readGoal(paths.goal);
   const extracted = await extractRunEvents(dir, { root: ctx.root });
   const guards = guardRun(ctx, dir);
@@ -398,7 +398,7 @@ export function checkProposedEdit(
 ): EditCheck & { goal_file: string } {
   const goalFile =
     options.run !== undefined
-      ? runPaths(resolveRunDir(ctx.root, options.run)).goal
+      ? labRunPaths(resolveRunDir(ctx.root, options.run)).goal
       : memoryPaths(ctx.root).goal;
   const goal = readGoal(goalFile);
   const check = checkEdit(goal.goal, edit, {
