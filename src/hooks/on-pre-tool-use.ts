@@ -3,7 +3,7 @@ import type { HookOutcome } from "./hook-outcome.ts";
 import { pendingFile } from "./hook-paths.ts";
 import { captureFile, removePendingCapture, writePendingCapture } from "./pending-capture.ts";
 import type { HookContext } from "./run-hook.ts";
-import { editTargets, toolKind } from "./tool-kinds.ts";
+import { editTargets, isAgentStatePath, toolKind } from "./tool-kinds.ts";
 
 /**
  * PreToolUse. Before an edit tool: the drift guards (when a goal is set), then the pre-image of
@@ -56,9 +56,15 @@ export async function onPreToolUse(ctx: HookContext): Promise<HookOutcome> {
     baseline_manifest: null,
   };
   writePendingCapture({ file, capture, clock: ctx.clock });
+  // Outside the workspace: scored as outside it (nothing there is recorded or revertable), unless
+  // it is the agent's own state (a plan file, a memory), which no goal is about.
+  const guarded = [...targets.paths, ...targets.outside.filter((p) => !isAgentStatePath(p))];
+  if (guarded.length === 0 && targets.outside.length > 0) {
+    return { kind: "ok", summary: `${tool}: the agent's own files, outside the workspace` };
+  }
   const { checkGoal } = await import("./goal-guard.ts");
-  const verdict = await checkGoal(ctx, targets.paths);
-  const where = targets.paths.length > 0 ? targets.paths.join(", ") : "(no file in the workspace)";
+  const verdict = await checkGoal(ctx, guarded);
+  const where = guarded.length > 0 ? guarded.join(", ") : "(no file named)";
   if (verdict.action === "rollback") {
     removePendingCapture(file);
     return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HookPayload } from "./payload.ts";
-import { editTargets, toolKind } from "./tool-kinds.ts";
+import { editTargets, isAgentStatePath, toolKind } from "./tool-kinds.ts";
 
 const base = { session_id: "s1", cwd: "/w" } satisfies Partial<HookPayload>;
 
@@ -61,5 +61,19 @@ describe("editTargets", () => {
     expect(
       editTargets({ ...base, tool_name: "apply_patch", tool_input: patch }, "/w").paths,
     ).toHaveLength(3);
+  });
+
+  it("tells an agent's own files (plans, settings, scratch) from other paths outside the workspace", () => {
+    const home = "/home/u";
+    const temp = "/tmp";
+    expect(isAgentStatePath("/home/u/.claude/plans/p.md", home, temp)).toBe(true);
+    expect(isAgentStatePath("/home/u/.gemini/tmp/x", home, temp)).toBe(true);
+    expect(isAgentStatePath("/home/u/.codex/sessions/a", home, temp)).toBe(true);
+    expect(isAgentStatePath("/home/u/.config/opencode/x", home, temp)).toBe(true);
+    expect(isAgentStatePath("/tmp/scratch.py", home, temp)).toBe(true);
+    expect(isAgentStatePath("/home/u/.claude", home, temp)).toBe(false);
+    expect(isAgentStatePath("/home/u/.claude-other/x", home, temp)).toBe(false);
+    expect(isAgentStatePath("/home/u/.bashrc", home, temp)).toBe(false);
+    expect(isAgentStatePath("/srv/project/x.ts", home, temp)).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { homedir, tmpdir } from "node:os";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseApplyPatch } from "./parse-apply-patch.ts";
 import type { HookPayload } from "./payload.ts";
 
@@ -43,7 +44,7 @@ const PATCH_FIELDS = ["command", "patch", "input", "patchText"] as const;
 export interface EditTargets {
   /** Workspace-relative, forward-slash paths the edit may touch, in order, without duplicates. */
   paths: string[];
-  /** Paths named by the tool that lie outside the workspace (not recorded, reported). */
+  /** Absolute paths named by the tool that lie outside the workspace (not recorded). */
   outside: string[];
 }
 
@@ -67,9 +68,10 @@ export function editTargets(payload: HookPayload, root: string): EditTargets {
   }
   const out: EditTargets = { paths: [], outside: [] };
   for (const p of named) {
-    const rel = relative(root, resolve(base, p));
+    const abs = resolve(base, p);
+    const rel = relative(root, abs);
     if (rel === "" || rel.startsWith(`..${sep}`) || rel === ".." || isAbsolute(rel)) {
-      out.outside.push(p);
+      if (!out.outside.includes(abs)) out.outside.push(abs);
       continue;
     }
     const norm = rel.split(sep).join("/");
@@ -88,4 +90,25 @@ function firstString(
     if (typeof v === "string" && v !== "") return v;
   }
   return undefined;
+}
+
+/**
+ * Where agents keep their own state (plans, memories, settings, scratch files): an edit there is
+ * the agent's housekeeping, not work on the project, and no goal scores it. Every other path
+ * outside the workspace is scored as outside it (the Scope guard's 1).
+ */
+export function isAgentStatePath(abs: string, home = homedir(), temp = tmpdir()): boolean {
+  const dirs = [
+    join(home, ".claude"),
+    join(home, ".gemini"),
+    join(home, ".codex"),
+    join(home, ".config", "opencode"),
+    join(home, ".local", "share", "opencode"),
+    join(home, ".local", "state", "opencode"),
+    temp,
+  ];
+  return dirs.some((d) => {
+    const rel = relative(d, abs);
+    return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+  });
 }
