@@ -35,7 +35,7 @@ import { HOOK_EVENTS, type HookEvent } from "./payload.ts";
 
 export interface HookServerOptions {
   root: string;
-  /** Start the thread that runs hooks (`runHookWorker`); the CLI knows its own entry script. */
+  /** Start the thread that runs hooks (`runHookWorker`; see `startHookWorker` in hook-daemon.ts). */
   startWorker: () => Worker;
   /**
    * Asked for each request: why this process may no longer serve (its code on disk was replaced

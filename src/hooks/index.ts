@@ -23,6 +23,8 @@ export type {
 } from "./doctor.ts";
 export type { HookArgs, HookClientOptions, HookClientResult } from "./hook-client.ts";
 export { callHookServer, readHookServer } from "./hook-client.ts";
+export type { HookDaemonOptions } from "./hook-daemon.ts";
+export { runHookDaemon, runHookWorkerThread, watchRunCommand } from "./hook-daemon.ts";
 export type { HookOutcome, HookResponse } from "./hook-outcome.ts";
 export type {
   HookAnswer,
@@ -34,7 +36,6 @@ export { hookServerPaths } from "./hook-protocol.ts";
 export { findWorkspaceRoot, resolveRoot } from "./hook-root.ts";
 export type { HookServer, HookServerOptions } from "./hook-server.ts";
 export { serveHooks } from "./hook-server.ts";
-export { runHookWorker } from "./hook-worker.ts";
 export type { InstallFileReport, InstallOptions, InstallReport } from "./install-agent.ts";
 export type { HookAgent, HookEvent, HookPayload } from "./payload.ts";
 export { HOOK_AGENTS, HOOK_EVENTS, HookPayloadSchema } from "./payload.ts";

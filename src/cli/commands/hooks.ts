@@ -3,7 +3,6 @@ import { ErrorCode, TimewarpError } from "../../core/index.ts";
 import { createCommandContext, type GlobalOptions } from "../context.ts";
 import { printError, style } from "../output.ts";
 import { action } from "../run.ts";
-import { watchRunCommand } from "./watch.ts";
 
 const EVENTS = ["session-start", "pre-tool-use", "post-tool-use", "session-end"] as const;
 const HOOK_AGENTS = ["claude-code", "gemini", "codex", "opencode"] as const;
@@ -29,7 +28,7 @@ export interface HookCommandOptions extends GlobalOptions {
 export async function runHookCommand(options: HookCommandOptions, input?: Buffer): Promise<void> {
   const ctx = createCommandContext(options);
   try {
-    const { runHook } = await import("../../hooks/index.ts");
+    const { runHook, watchRunCommand } = await import("../../hooks/index.ts");
     const run = await runHook({
       event: options.event ?? "",
       input: input !== undefined ? input.toString("utf8") : await readStdin(),
