@@ -23,6 +23,90 @@ const LAYER: Record<string, number> = {
 
 const SRC = join(REPO_ROOT, "src");
 
+/**
+ * Narrow doors: what a folder may take from another's index.ts. hooks/ reaches the store's
+ * scanning (stat caches, the watcher's reports, file reads) only through its door for a kept
+ * view of the workspace, store/workspace-scan.ts (every name it exports); besides that it only
+ * controls the watch daemon and reads pre-images from the object store.
+ */
+const NARROW_DOORS: { from: string; to: string; door: string; also: string[] }[] = [
+  {
+    from: "hooks",
+    to: "store",
+    door: "workspace-scan.ts",
+    also: [
+      "createObjectStore",
+      "ensureWatchDaemon",
+      "runningWatchDaemon",
+      "runWatchDaemon",
+      "stopWatchDaemon",
+    ],
+  },
+];
+
+/** The names a module exports by declaration (`export function f`, `export interface I`, …). */
+function exportedNames(text: string): string[] {
+  return [
+    ...text.matchAll(/^export\s+(?:async\s+)?(?:function|interface|type|const|class)\s+(\w+)/gm),
+  ].map((m) => m[1] as string);
+}
+
+/**
+ * The names the imports of `spec` in `text` take: `import { a, type B } from …`,
+ * `const { a, b } = await import(…)`; `*` for an import that takes the whole module.
+ */
+function namesImportedFrom(text: string, spec: string): string[] {
+  const q = spec.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const out: string[] = [];
+  const braces = (list: string) =>
+    list
+      .split(",")
+      .map(
+        (n) =>
+          n
+            .trim()
+            .replace(/^type\s+/, "")
+            .split(/\s+as\s+|\s*:\s*/)[0] as string,
+      )
+      .filter((n) => n !== "");
+  for (const m of text.matchAll(
+    new RegExp(`import\\s+(?:type\\s+)?\\{([^}]*)\\}\\s*from\\s*["']${q}["']`, "g"),
+  ))
+    out.push(...braces(m[1] as string));
+  for (const m of text.matchAll(
+    new RegExp(
+      `(?:const|let)\\s*\\{([^{}]*)\\}\\s*=\\s*await\\s+import\\(\\s*["']${q}["']\\s*\\)`,
+      "g",
+    ),
+  ))
+    out.push(...braces(m[1] as string));
+  if (new RegExp(`import\\s+\\*\\s+as\\s+\\w+\\s+from\\s*["']${q}["']`).test(text)) out.push("*");
+  return out;
+}
+
+function narrowDoorViolations(src: string): string[] {
+  const problems: string[] = [];
+  for (const rule of NARROW_DOORS) {
+    const allowed = new Set([
+      ...exportedNames(readFileSync(join(src, rule.to, rule.door), "utf8")),
+      ...rule.also,
+    ]);
+    for (const file of sourceFiles(join(src, rule.from))) {
+      const text = readFileSync(file, "utf8");
+      for (const spec of new Set(importsOf(text))) {
+        if (resolve(dirname(file), spec) !== join(src, rule.to, "index.ts")) continue;
+        for (const name of namesImportedFrom(text, spec)) {
+          if (!allowed.has(name))
+            problems.push(
+              `${relative(REPO_ROOT, file)} takes ${name} from ${rule.to}/; ${rule.from}/ reaches ${rule.to}/ through ${rule.to}/${rule.door}`,
+            );
+        }
+      }
+    }
+  }
+  return problems;
+}
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
     const p = join(dir, d.name);
@@ -111,5 +195,31 @@ describe("architecture", () => {
 
   it("imports point down and enter a folder only through its index.ts", () => {
     expect(violations(SRC)).toEqual([]);
+  });
+
+  it("hooks/ reaches the store's scanning only through store/workspace-scan.ts", () => {
+    expect(narrowDoorViolations(SRC)).toEqual([]);
+  });
+
+  it("catches a name taken past a narrow door, static or dynamic", () => {
+    const tmp = makeTempDir();
+    try {
+      const src = join(tmp.dir, "src");
+      mkdirSync(join(src, "hooks"), { recursive: true });
+      mkdirSync(join(src, "store"), { recursive: true });
+      writeFileSync(join(src, "store", "index.ts"), "");
+      writeFileSync(join(src, "store", "workspace-scan.ts"), "export function scanKept() {}\n");
+      writeFileSync(
+        join(src, "hooks", "a.ts"),
+        'import { scanKept, type StatCache } from "../store/index.ts";\n' +
+          'const { createObjectStore, readFileStable } = await import("../store/index.ts");\n',
+      );
+      expect(narrowDoorViolations(src)).toEqual([
+        expect.stringContaining("takes StatCache from store/"),
+        expect.stringContaining("takes readFileStable from store/"),
+      ]);
+    } finally {
+      tmp.cleanup();
+    }
   });
 });

@@ -1,7 +1,6 @@
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { dropOutputOnceClosed } from "./closed-output.ts";
 import { parseHookArgv, runHookCommand } from "./commands/hooks.ts";
-import { HOOK_WORKER } from "./commands/watch.ts";
 import type { HookServerTry } from "./hook-client-main.ts";
 
 /**
@@ -11,13 +10,11 @@ import type { HookServerTry } from "./hook-client-main.ts";
 const HOOK_SERVER_TRIED = Symbol.for("timewarp.hookServerTried");
 
 // No top-level await: the bin runs this as one CommonJS bundle (see scripts/bundle-cli.ts).
-const worker = workerData as { timewarp?: string; watchCommand?: string[] } | null;
-if (!isMainThread && worker?.timewarp === HOOK_WORKER && parentPort !== null) {
-  // The watch daemon's hook worker (see `timewarp watch run`).
+const worker = workerData as { timewarp?: unknown } | null;
+if (!isMainThread && worker?.timewarp !== undefined && parentPort !== null) {
+  // The watch daemon's hook worker (started by src/hooks/hook-daemon.ts).
   const port = parentPort;
-  import("../hooks/index.ts").then(({ runHookWorker }) =>
-    runHookWorker(port, { watchCommand: () => worker.watchCommand ?? [] }),
-  );
+  import("../hooks/index.ts").then(({ runHookWorkerThread }) => runHookWorkerThread(port, worker));
 } else {
   dropOutputOnceClosed();
   // A plain hook call asks the workspace's hook server first, then skips building the program

@@ -1,10 +1,11 @@
-import { AGENT_EVENT_NAMES } from "./hook-outcome.ts";
+import {
+  AGENT_EVENT_NAMES,
+  HOOK_AGENTS,
+  HOOK_EVENTS,
+  type HookAgent,
+  type HookEvent,
+} from "./hook-events.ts";
 import { HOOK_REPLY_WAIT_MS } from "./hook-protocol.ts";
-import type { HookAgent, HookEvent } from "./payload.ts";
-
-/** The agents `timewarp install` knows. */
-export const INSTALL_AGENTS = ["claude-code", "opencode", "gemini", "codex"] as const;
-export type InstallAgent = (typeof INSTALL_AGENTS)[number];
 
 /** One hook handler, in the shape Claude Code, Gemini CLI and Codex share. */
 export interface HookHandler {
@@ -101,8 +102,7 @@ export function hooksFor(
   options: { shellClient?: boolean } = {},
 ): HooksTable {
   const table: HooksTable = {};
-  const events: HookEvent[] = ["session-start", "pre-tool-use", "post-tool-use", "session-end"];
-  for (const event of events) {
+  for (const event of HOOK_EVENTS) {
     const tool = event === "pre-tool-use" || event === "post-tool-use";
     const handler: HookHandler = {
       type: "command",
@@ -126,14 +126,14 @@ export function mcpServerFor(command: string): { command: string; args: string[]
   return { command: bin, args: [...rest, "mcp"] };
 }
 
+/** A hook command line timewarp writes: `… hook <event> --agent <agent>` or `…timewarp-hook …`. */
+const TIMEWARP_HANDLER = new RegExp(
+  `(?: hook|(?:^|/)timewarp-hook) (${HOOK_EVENTS.join("|")}) --agent (${HOOK_AGENTS.join("|")})$`,
+);
+
 /** True for a handler timewarp wrote (any event, any agent, any command prefix). */
 export function isTimewarpHandler(handler: unknown): boolean {
   if (typeof handler !== "object" || handler === null) return false;
   const command = (handler as { command?: unknown }).command;
-  return (
-    typeof command === "string" &&
-    /(?: hook|(?:^|\/)timewarp-hook) (session-start|pre-tool-use|post-tool-use|session-end) --agent (claude-code|gemini|codex|opencode)$/.test(
-      command,
-    )
-  );
+  return typeof command === "string" && TIMEWARP_HANDLER.test(command);
 }

@@ -11,8 +11,9 @@ import {
 } from "../core/index.ts";
 import { runningWatchDaemon } from "../store/index.ts";
 import { listSessions } from "../timemachine/index.ts";
-import { INSTALL_AGENTS, type InstallAgent, isTimewarpHandler } from "./agent-wiring.ts";
+import { isTimewarpHandler } from "./agent-wiring.ts";
 import { readHookServer } from "./hook-client.ts";
+import { INSTALL_AGENTS, type InstallAgent } from "./hook-events.ts";
 import { readInstallAssets, readInstallRecord } from "./install-agent.ts";
 import { installSpecs } from "./plan-install.ts";
 import { findOnPath, programState } from "./program-path.ts";

@@ -1,6 +1,7 @@
 import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isProcessAlive } from "../core/index.ts";
+import type { HookEvent } from "./hook-events.ts";
 import { formatHookResponse } from "./hook-outcome.ts";
 import {
   claimedFile,
@@ -14,7 +15,6 @@ import {
   requestFile,
 } from "./hook-protocol.ts";
 import { resolveRoot } from "./hook-root.ts";
-import type { HookEvent } from "./payload.ts";
 
 /** A plain hook call's arguments (`hook <event> [--agent A] [--json] [-C DIR]`). */
 export interface HookArgs {

@@ -1,4 +1,4 @@
-import type { HookAgent, HookEvent } from "./payload.ts";
+import { AGENT_EVENT_NAMES, type HookAgent, type HookEvent } from "./hook-events.ts";
 
 /**
  * What a hook decided. `warn` lets the tool run and tells the agent why; `block` stops it (only
@@ -16,34 +16,6 @@ export interface HookResponse {
   stdout: string;
   stderr: string;
 }
-
-/** Each agent's own name for each hook event (settings keys, `hookEventName` in answers). */
-export const AGENT_EVENT_NAMES: Record<HookAgent, Record<HookEvent, string>> = {
-  "claude-code": {
-    "session-start": "SessionStart",
-    "pre-tool-use": "PreToolUse",
-    "post-tool-use": "PostToolUse",
-    "session-end": "SessionEnd",
-  },
-  codex: {
-    "session-start": "SessionStart",
-    "pre-tool-use": "PreToolUse",
-    "post-tool-use": "PostToolUse",
-    "session-end": "SessionEnd",
-  },
-  gemini: {
-    "session-start": "SessionStart",
-    "pre-tool-use": "BeforeTool",
-    "post-tool-use": "AfterTool",
-    "session-end": "SessionEnd",
-  },
-  opencode: {
-    "session-start": "session.created",
-    "pre-tool-use": "tool.execute.before",
-    "post-tool-use": "tool.execute.after",
-    "session-end": "session.deleted",
-  },
-};
 
 /**
  * Turn an outcome into the agent's protocol (pure). A block is each agent's JSON decision on

@@ -5,16 +5,18 @@ import type { HookPayload } from "./payload.ts";
 
 /** Where the hooks keep their scratch state, inside `.timewarp/hooks/`. */
 export interface HookPaths {
+  /**
+   * Also the kept view of the workspace a shell command's changes are diffed against
+   * (`stat-cache.bin`, `overlay.json`: see `scanKept` in src/store/workspace-scan.ts).
+   */
   dir: string;
   /** Pre-images captured by PreToolUse, one folder per session. */
   pending: string;
-  /** The stat cache of the last hook scan: the baseline a shell command's changes are diffed against. */
-  statCache: string;
 }
 
 export function hookPaths(root: string): HookPaths {
   const dir = join(workspacePaths(root).data, "hooks");
-  return { dir, pending: join(dir, "pending"), statCache: join(dir, "stat-cache.bin") };
+  return { dir, pending: join(dir, "pending") };
 }
 
 /** A name safe as one path component (agents' ids are uuids, but the payload is untrusted). */

@@ -12,6 +12,7 @@ import {
 import { join } from "node:path";
 import type { Worker } from "node:worker_threads";
 import { clearLockOfThread, workspacePaths, writeFileAtomic } from "../core/index.ts";
+import { isHookEvent } from "./hook-events.ts";
 import { formatHookResponse } from "./hook-outcome.ts";
 import {
   claimedFile,
@@ -31,11 +32,10 @@ import {
   stdoutFile,
 } from "./hook-protocol.ts";
 import type { HookWorkerReply, HookWorkerRequest } from "./hook-worker.ts";
-import { HOOK_EVENTS, type HookEvent } from "./payload.ts";
 
 export interface HookServerOptions {
   root: string;
-  /** Start the thread that runs hooks (`runHookWorker`); the CLI knows its own entry script. */
+  /** Start the thread that runs hooks (`runHookWorker`; see `startHookWorker` in hook-daemon.ts). */
   startWorker: () => Worker;
   /**
    * Asked for each request: why this process may no longer serve (its code on disk was replaced
@@ -338,9 +338,7 @@ function summarize(count: number, recent: readonly number[]): HookEventTimings {
 
 /** A failure in the hook's own answer form (`--json` or the agent's), which never blocks. */
 function failedAnswer(header: HookRequestHeader, message: string): HookAnswer {
-  const event = (HOOK_EVENTS as readonly string[]).includes(header.event)
-    ? (header.event as HookEvent)
-    : "pre-tool-use";
+  const event = isHookEvent(header.event) ? header.event : "pre-tool-use";
   return formatHookResponse(
     { kind: "failed", summary: "internal failure", message },
     { agent: "claude-code", event, json: header.json === true },

@@ -10,8 +10,8 @@
 import type { DoctorOptions, DoctorReport } from "./doctor.ts";
 import type { InstallOptions, InstallReport } from "./install-agent.ts";
 
-export type { HookGroup, HookHandler, HooksTable, InstallAgent } from "./agent-wiring.ts";
-export { hooksFor, INSTALL_AGENTS, mcpServerFor } from "./agent-wiring.ts";
+export type { HookGroup, HookHandler, HooksTable } from "./agent-wiring.ts";
+export { hooksFor, mcpServerFor } from "./agent-wiring.ts";
 export type {
   CheckStatus,
   DoctorAgentReport,
@@ -23,6 +23,10 @@ export type {
 } from "./doctor.ts";
 export type { HookArgs, HookClientOptions, HookClientResult } from "./hook-client.ts";
 export { callHookServer, readHookServer } from "./hook-client.ts";
+export type { HookDaemonOptions } from "./hook-daemon.ts";
+export { runHookDaemon, runHookWorkerThread, watchRunCommand } from "./hook-daemon.ts";
+export type { HookAgent, HookEvent, InstallAgent } from "./hook-events.ts";
+export { HOOK_AGENTS, HOOK_EVENTS, INSTALL_AGENTS } from "./hook-events.ts";
 export type { HookOutcome, HookResponse } from "./hook-outcome.ts";
 export type {
   HookAnswer,
@@ -34,10 +38,9 @@ export { hookServerPaths } from "./hook-protocol.ts";
 export { findWorkspaceRoot, resolveRoot } from "./hook-root.ts";
 export type { HookServer, HookServerOptions } from "./hook-server.ts";
 export { serveHooks } from "./hook-server.ts";
-export { runHookWorker } from "./hook-worker.ts";
 export type { InstallFileReport, InstallOptions, InstallReport } from "./install-agent.ts";
-export type { HookAgent, HookEvent, HookPayload } from "./payload.ts";
-export { HOOK_AGENTS, HOOK_EVENTS, HookPayloadSchema } from "./payload.ts";
+export type { HookPayload } from "./payload.ts";
+export { HookPayloadSchema } from "./payload.ts";
 export type { HookRun, RunHookOptions } from "./run-hook.ts";
 export { runHook } from "./run-hook.ts";
 

@@ -23,7 +23,8 @@ import {
   writeJsonAtomic,
 } from "../core/index.ts";
 import { stopWatchDaemon } from "../store/index.ts";
-import { hookCommand, type InstallAgent } from "./agent-wiring.ts";
+import { hookCommand } from "./agent-wiring.ts";
+import type { InstallAgent } from "./hook-events.ts";
 import { type FileSpec, type InstallAssets, installSpecs } from "./plan-install.ts";
 import { findOnPath, programState } from "./program-path.ts";
 

@@ -1,18 +1,6 @@
 import { z } from "zod";
 import type { Result } from "../core/index.ts";
-
-/** The four hook events `timewarp hook <event>` accepts (the agents' own names map onto them). */
-export const HOOK_EVENTS = [
-  "session-start",
-  "pre-tool-use",
-  "post-tool-use",
-  "session-end",
-] as const;
-export type HookEvent = (typeof HOOK_EVENTS)[number];
-
-/** Which agent sent the payload; it decides how a warning or a block is written back. */
-export const HOOK_AGENTS = ["claude-code", "gemini", "codex", "opencode"] as const;
-export type HookAgent = (typeof HOOK_AGENTS)[number];
+import type { HookAgent, HookEvent } from "./hook-events.ts";
 
 /**
  * A hook payload as Claude Code, Gemini CLI and Codex send it on stdin. Loose on purpose: the

@@ -1,5 +1,6 @@
 import { ErrorCode, TimewarpError } from "../core/index.ts";
-import { hooksFor, type InstallAgent, mcpServerFor } from "./agent-wiring.ts";
+import { hooksFor, mcpServerFor } from "./agent-wiring.ts";
+import type { InstallAgent } from "./hook-events.ts";
 import {
   isJsonObject,
   type JsonObject,

@@ -5,17 +5,16 @@ import {
   type Random,
   workspacePaths,
 } from "../core/index.ts";
-import { formatHookResponse, type HookOutcome, type HookResponse } from "./hook-outcome.ts";
-import { findWorkspaceRoot, resolveRoot } from "./hook-root.ts";
 import {
-  detectAgent,
-  HOOK_AGENTS,
   HOOK_EVENTS,
   type HookAgent,
   type HookEvent,
-  type HookPayload,
-  parseHookPayload,
-} from "./payload.ts";
+  isHookAgent,
+  isHookEvent,
+} from "./hook-events.ts";
+import { formatHookResponse, type HookOutcome, type HookResponse } from "./hook-outcome.ts";
+import { findWorkspaceRoot, resolveRoot } from "./hook-root.ts";
+import { detectAgent, type HookPayload, parseHookPayload } from "./payload.ts";
 
 /** What every event handler receives. */
 export interface HookContext {
@@ -98,17 +97,15 @@ export interface HookRun extends HookResponse {
  */
 export async function runHook(options: RunHookOptions): Promise<HookRun> {
   const fallbackRoot = options.root ?? findWorkspaceRoot(options.cwd ?? process.cwd());
-  const asked = (HOOK_AGENTS as readonly string[]).includes(options.agent ?? "")
-    ? (options.agent as HookAgent)
-    : undefined;
-  if (!(HOOK_EVENTS as readonly string[]).includes(options.event)) {
+  const asked = isHookAgent(options.agent ?? "") ? (options.agent as HookAgent) : undefined;
+  if (!isHookEvent(options.event)) {
     return finish(options, fallbackRoot, asked ?? "claude-code", {
       kind: "failed",
       summary: "unknown event",
       message: `unknown hook event ${JSON.stringify(options.event)}: expected one of ${HOOK_EVENTS.join(", ")}`,
     });
   }
-  const event = options.event as HookEvent;
+  const event = options.event;
   const parsed = parseHookPayload(options.input, event);
   if (!parsed.ok) {
     const message = `invalid ${event} payload: ${parsed.issues.join("; ")}`;
@@ -205,9 +202,7 @@ function finish(
   const response = formatHookResponse(outcome, {
     agent,
     // An unknown event only ever fails, and a failure's form does not depend on the event.
-    event: (HOOK_EVENTS as readonly string[]).includes(options.event)
-      ? (options.event as HookEvent)
-      : "pre-tool-use",
+    event: isHookEvent(options.event) ? options.event : "pre-tool-use",
     json: options.json === true,
   });
   return { ...response, outcome, root };

@@ -1,39 +1,10 @@
-import { lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import {
-  type Config,
-  effectiveExcludes,
-  gitBlobId,
-  readConfig,
-  workspacePaths,
-  writeFileAtomic,
-} from "../core/index.ts";
-import {
-  type CachedStat,
-  createExcludeMatcher,
-  createObjectStore,
-  loadStatCache,
-  lookupStatCache,
-  peekStatCache,
-  readFileStable,
-  readStatCache,
-  type StatCache,
-  scanScope,
-  scanWorkspace,
-  watchedChanges,
-  writeStatCache,
-} from "../store/index.ts";
+import { type FileChange, scanKept } from "../store/index.ts";
 import { hookPaths } from "./hook-paths.ts";
-import { type CachedChange, diffStatCaches } from "./hook-stat-cache.ts";
 
 /**
- * The hooks' view of the workspace, the baseline a shell command is diffed against, is the
- * hooks' stat cache (`hooks/stat-cache.bin`, a full index) plus, when the watch daemon runs, an
- * overlay (`hooks/overlay.json`): the files changed since that cache, with their content ids and
- * the daemon's token. A hook then touches only what the daemon reports (a few files) instead of
- * loading, rescanning and rewriting 10k entries; the overlay is folded into a new cache by the
- * next full scan, which runs whenever the daemon cannot answer, reports a directory, or the
- * overlay grows past `MAX_OVERLAY`.
+ * The hooks' view of the workspace, the baseline a shell command is diffed against, is kept in
+ * `.timewarp/hooks/` by the store (`scanKept`, src/store/workspace-scan.ts: a stat cache plus,
+ * with the watch daemon, an overlay of what it reported since).
  */
 
 export interface ShellScan {
@@ -45,241 +16,9 @@ export interface ShellScan {
 
 export interface ShellRescan extends ShellScan {
   /** Files whose content changed since the baseline. */
-  changes: CachedChange[];
+  changes: FileChange[];
   /** The baseline was not the one PreToolUse took (another scan ran in between, or none). */
   baselineMoved: boolean;
-}
-
-interface Overlay {
-  /** The `scanStartMs` of the cache this overlays; another cache makes it void. */
-  base: number;
-  token: string;
-  files: number;
-  /** Files changed since the cache: their state now, null when gone. */
-  entries: Record<string, CachedStat | null>;
-}
-
-/** Past this many files in the overlay, a full scan folds it into a new cache. */
-const MAX_OVERLAY = 2_000;
-/** Past this many reported paths at once, a full scan is as cheap. */
-const MAX_REPORTED = 500;
-
-function overlayPath(root: string): string {
-  return join(hookPaths(root).dir, "overlay.json");
-}
-
-function readOverlay(root: string, base: number): Overlay | null {
-  try {
-    const o = JSON.parse(readFileSync(overlayPath(root), "utf8")) as Overlay;
-    return o.base === base && typeof o.token === "string" && typeof o.entries === "object"
-      ? o
-      : null;
-  } catch {
-    return null;
-  }
-}
-
-const idOf = (base: number, overlay: Overlay | null): string =>
-  overlay === null ? `${base}` : `${base}:${overlay.token}`;
-
-interface ScanOutcome {
-  /** The baseline on disk before this scan (its id), and after it. */
-  beforeId: string;
-  id: string;
-  files: number;
-  rehashed: number;
-  changes: CachedChange[];
-  /** The baseline on disk was empty (no snapshot, no hook scan yet). */
-  known: boolean;
-}
-
-/**
- * The watch path: what changed since the baseline, from the daemon's report, reading only the
- * reported files. Null when it cannot answer exactly (no daemon or token, a directory reported,
- * too much at once): the caller then takes the full scan.
- */
-function scanReported(root: string, config: Config): ScanOutcome | null {
-  if (process.env.TIMEWARP_WATCH === "0") return null;
-  const hp = hookPaths(root);
-  const header = peekStatCache(hp.statCache);
-  if (header?.watchToken === undefined) return null;
-  const overlay = readOverlay(root, header.scanStartMs);
-  const excludes = effectiveExcludes(config);
-  const answer = watchedChanges(root, overlay?.token ?? header.watchToken, scanScope(excludes));
-  if (answer.changed === undefined || answer.token === undefined) return null;
-  const beforeId = idOf(header.scanStartMs, overlay);
-  const files = overlay?.files ?? header.files;
-  if (answer.changed.length === 0) {
-    return { beforeId, id: beforeId, files, rehashed: 0, changes: [], known: true };
-  }
-  if (answer.changed.length > MAX_REPORTED) return null;
-  // A name holding U+FFFD may stand for bytes that are not UTF-8: the full scan reads those.
-  if (answer.changed.some((p) => p.includes("\uFFFD"))) return null;
-  const excluded = createExcludeMatcher(excludes);
-  const reported = answer.changed.filter((p) => p !== ".timewarp" && !p.startsWith(".timewarp/"));
-  const entries: Record<string, CachedStat | null> = { ...(overlay?.entries ?? {}) };
-  // One read of the cache for every lookup; it must still be the one the header described
-  // (another hook's full scan may have replaced it meanwhile).
-  const base = lookupStatCache(
-    hp.statCache,
-    reported.filter((p) => !(p in entries)),
-    { under: reported },
-  );
-  if (base === null || base.scanStartMs !== header.scanStartMs) return null;
-  const store = createObjectStore(workspacePaths(root).objects);
-  const changes: CachedChange[] = [];
-  const dirOk = new Map<string, boolean>();
-  let count = files;
-  let rehashed = 0;
-  for (const path of reported) {
-    const name = path.slice(path.lastIndexOf("/") + 1);
-    if (excluded(path, name, false)) continue;
-    const before = path in entries ? entries[path] : (base.found.get(path) ?? null);
-    let now: CachedStat | null = null;
-    let isDir = false;
-    // Below a parent that is no longer a real directory (gone, or now a symlink) a walk sees
-    // nothing; never read through it.
-    if (parentsAreDirs(root, path, dirOk)) {
-      const got = readFileStable(join(root, path));
-      if (got !== null && "skip" in got) return null; // the full scan reports it
-      if (got === null) {
-        try {
-          isDir = lstatSync(join(root, path)).isDirectory();
-        } catch {
-          // gone
-        }
-      } else {
-        if (got.stat.size > config.max_file_bytes) return null; // the full scan reports it
-        const oid = gitBlobId(got.bytes);
-        store.writeKnown(oid, got.bytes);
-        rehashed++;
-        now = {
-          size: got.stat.size,
-          mtimeMs: got.stat.mtimeMs,
-          ctimeMs: got.stat.ctimeMs,
-          ino: got.stat.ino,
-          mode: got.stat.mode,
-          oid,
-        };
-      }
-    }
-    if (isDir) return null; // a new subtree: the full scan walks it
-    // A directory that went away (moved out, deleted, replaced by a file or a link) took its
-    // files along, and the daemon only names the directory: the full scan finds them.
-    if (now === null && (base.under.has(path) || hasOverlayBelow(entries, path))) return null;
-    if (before === null && now !== null) count++;
-    if (before !== null && now === null) count--;
-    if ((before?.oid ?? null) !== (now?.oid ?? null)) {
-      changes.push({ path, before: before?.oid ?? null, after: now?.oid ?? null });
-    }
-    entries[path] = now;
-  }
-  if (Object.keys(entries).length > MAX_OVERLAY) return null;
-  const next: Overlay = { base: header.scanStartMs, token: answer.token, files: count, entries };
-  mkdirSync(hp.dir, { recursive: true });
-  writeFileAtomic(overlayPath(root), JSON.stringify(next), { durable: false });
-  changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return {
-    beforeId,
-    id: idOf(header.scanStartMs, next),
-    files: count,
-    rehashed,
-    changes,
-    known: true,
-  };
-}
-
-/** Is every ancestor of `path` (below the root) a directory, not a symlink? Memoized per scan. */
-function parentsAreDirs(root: string, path: string, memo: Map<string, boolean>): boolean {
-  const slash = path.lastIndexOf("/");
-  if (slash < 0) return true;
-  const parent = path.slice(0, slash);
-  const known = memo.get(parent);
-  if (known !== undefined) return known;
-  let ok = false;
-  try {
-    ok = lstatSync(join(root, parent)).isDirectory() && parentsAreDirs(root, parent, memo);
-  } catch {
-    ok = false;
-  }
-  memo.set(parent, ok);
-  return ok;
-}
-
-function hasOverlayBelow(entries: Record<string, CachedStat | null>, dir: string): boolean {
-  const prefix = `${dir}/`;
-  for (const [p, e] of Object.entries(entries)) if (e !== null && p.startsWith(prefix)) return true;
-  return false;
-}
-
-/** The last hook scan (`own`), else the snapshots' stat cache (the session-start scan). */
-function lastScan(root: string): { cache: StatCache; own: boolean } {
-  const own = loadStatCache(hookPaths(root).statCache);
-  return own !== null
-    ? { cache: own, own: true }
-    : { cache: readStatCache(workspacePaths(root).statCache), own: false };
-}
-
-/** `cache` with an overlay's changes applied: the baseline the overlay path would diff against. */
-function withOverlay(cache: StatCache, overlay: Overlay): StatCache {
-  const entries = new Map(cache.entries);
-  for (const [path, e] of Object.entries(overlay.entries)) {
-    if (e === null) entries.delete(path);
-    else entries.set(path, e);
-  }
-  return { scanStartMs: cache.scanStartMs, entries };
-}
-
-/**
- * The full path: scan through the last cache (the daemon's report or a walk) and keep the
- * result as the new cache, folding in and removing the overlay — unless every file was a cache
- * hit, none came or went and there is no overlay: then the cache on disk already says exactly
- * this, and the write (a megabyte at 10k files) is skipped.
- */
-function scanAll(root: string, config: Config): ScanOutcome {
-  const paths = workspacePaths(root);
-  const hp = hookPaths(root);
-  mkdirSync(hp.dir, { recursive: true });
-  const last = lastScan(root);
-  const overlay = last.own ? readOverlay(root, last.cache.scanStartMs) : null;
-  const result = scanWorkspace(paths.root, {
-    excludes: effectiveExcludes(config),
-    maxFileBytes: config.max_file_bytes,
-    statCache: last.cache,
-    // New contents go to the object store, so a shell change has its pre-image there later.
-    store: createObjectStore(paths.objects),
-    clockDir: hp.dir,
-    useWatcher: true,
-  });
-  const after = result.statCache;
-  const unchanged =
-    last.own &&
-    overlay === null &&
-    result.watchQuiet &&
-    result.rehashed === 0 &&
-    after.entries.size === last.cache.entries.size;
-  if (!unchanged) {
-    writeStatCache(hp.statCache, after);
-    rmSync(overlayPath(root), { force: true });
-  }
-  const before = overlay === null ? last.cache : withOverlay(last.cache, overlay);
-  const known = before.scanStartMs !== 0 || before.entries.size > 0;
-  const beforeId = idOf(last.cache.scanStartMs, overlay);
-  return {
-    beforeId,
-    id: unchanged ? beforeId : `${after.scanStartMs}`,
-    files: result.files,
-    rehashed: result.rehashed,
-    // No baseline at all (no snapshot, no earlier hook scan): this scan becomes the baseline;
-    // calling every file of the workspace "changed by the shell" would be a lie.
-    changes: known && !unchanged ? diffStatCaches(before, after) : [],
-    known,
-  };
-}
-
-function scanAndKeep(root: string): ScanOutcome {
-  const config = readConfig(workspacePaths(root).config);
-  return scanReported(root, config) ?? scanAll(root, config);
 }
 
 /**
@@ -287,13 +26,13 @@ function scanAndKeep(root: string): ScanOutcome {
  * and keep it as the baseline of this command.
  */
 export function scanBaseline(root: string): ShellScan {
-  const { id, files, rehashed } = scanAndKeep(root);
+  const { id, files, rehashed } = scanKept(root, hookPaths(root).dir);
   return { id, files, rehashed };
 }
 
 /** PostToolUse of a shell tool: scan again and diff against the baseline. */
 export function rescanAfterShell(root: string, expectedBaseline: string | null): ShellRescan {
-  const scan = scanAndKeep(root);
+  const scan = scanKept(root, hookPaths(root).dir);
   return {
     id: scan.id,
     files: scan.files,

@@ -7,8 +7,6 @@
 export type { ManifestChange, ManifestDiff } from "./diff-manifests.ts";
 export { diffManifests, isEmptyDiff } from "./diff-manifests.ts";
 export { entryPathBytes, fsPathOf } from "./entry-path.ts";
-export type { ExcludeMatcher } from "./excludes.ts";
-export { createExcludeMatcher } from "./excludes.ts";
 export type { ExportResult } from "./export-snapshot.ts";
 export { exportSnapshot } from "./export-snapshot.ts";
 export type { DroppedGcOptions, FsckProblem, FsckResult, GcOptions, GcResult } from "./gc.ts";
@@ -40,7 +38,7 @@ export type {
 } from "./restore-manifest.ts";
 export { restoreManifest, restoreManifestText } from "./restore-manifest.ts";
 export type { ScanOptions, ScanResult, SkippedPath, SkipReason } from "./scan-workspace.ts";
-export { readFileStable, scanScope, scanWorkspace } from "./scan-workspace.ts";
+export { scanScope, scanWorkspace } from "./scan-workspace.ts";
 export { scanWorkspaceText } from "./snapshot-delta.ts";
 export type { RecordKind, SnapshotRecord } from "./snapshot-record.ts";
 export { recordId, SnapshotRecordSchema } from "./snapshot-record.ts";
@@ -60,14 +58,8 @@ export {
   readManifestText,
   readSnapshot,
 } from "./snapshots.ts";
-export type { CachedStat, ScanIndex, StatCache, StatCacheHeader } from "./stat-cache.ts";
-export {
-  loadStatCache,
-  lookupStatCache,
-  peekStatCache,
-  readStatCache,
-  writeStatCache,
-} from "./stat-cache.ts";
+export type { StatCache } from "./stat-cache.ts";
+export { peekStatCache, readStatCache } from "./stat-cache.ts";
 export type {
   DifferenceKind,
   VerifyOptions,
@@ -79,7 +71,6 @@ export type {
   StartWatchOptions,
   StartWatchResult,
   WatchDaemonInfo,
-  WatchedChanges,
   WatchPaths,
 } from "./watch.ts";
 export {
@@ -92,3 +83,5 @@ export {
 } from "./watch.ts";
 export type { WatchDaemonOptions } from "./watch-daemon.ts";
 export { runWatchDaemon } from "./watch-daemon.ts";
+export type { FileChange, KeptScan } from "./workspace-scan.ts";
+export { scanKept } from "./workspace-scan.ts";

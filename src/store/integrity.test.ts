@@ -25,8 +25,8 @@ import {
   readManifest,
   readManifestText,
   readStatCache,
-  writeStatCache,
 } from "./index.ts";
+import { writeStatCache } from "./stat-cache.ts";
 
 const OPTS = { excludes: [...DEFAULT_EXCLUDES], maxFileBytes: 1e9 };
 

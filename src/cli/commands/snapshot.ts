@@ -32,7 +32,7 @@ export function registerSnapshotCommands(program: Command): void {
         }
         // Keep the watch daemon up (as the hooks do), so the next snapshot visits only what
         // changed instead of walking the tree.
-        const { watchRunCommand } = await import("./watch.ts");
+        const { watchRunCommand } = await import("../../hooks/index.ts");
         const { ensureWatchDaemon } = await import("../../store/index.ts");
         ensureWatchDaemon(ctx.root, () => watchRunCommand(ctx.root));
         const r = made.record;

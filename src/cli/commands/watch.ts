@@ -1,72 +1,9 @@
 import { statSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import { join } from "node:path";
 import type { Command } from "commander";
 import { ErrorCode, TimewarpError } from "../../core/index.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
-
-/**
- * The command line that runs `timewarp watch run` for `root` with the same Node, loader flags
- * (tsx in development) and entry script as this process: the daemon is this CLI, detached.
- */
-export function watchRunCommand(root: string): string[] {
-  return [
-    process.execPath,
-    ...process.execArgv,
-    // absolute: the daemon starts in the workspace, not where this process was started
-    resolve(process.argv[1] as string),
-    "watch",
-    "run",
-    "-C",
-    root,
-  ];
-}
-
-/** What `workerData` says in the hook server's worker (see entry.ts). */
-export const HOOK_WORKER = "timewarp-hook-worker";
-
-/**
- * Start the hook server's worker: this CLI's own entry, in a thread, told by `workerData` to
- * run hooks. In the bundle (dist/bin/timewarp.cjs) that is the bundle itself; from the sources
- * (tsx), the worker registers tsx first, since a thread does not inherit a loader.
- */
-function startHookWorker(root: string): Worker {
-  const self = fileURLToPath(import.meta.url);
-  const workerData = { timewarp: HOOK_WORKER, watchCommand: watchRunCommand(root) };
-  if (self.endsWith(".cjs")) return new Worker(self, { workerData });
-  if (self.endsWith(".js"))
-    return new Worker(join(dirname(self), "..", "entry.js"), { workerData });
-  // The ES-module build of tsx's API (require.resolve names the CommonJS one, which a thread's
-  // import cannot use); import.meta.resolve would do, but the bundle has no import.meta.
-  const tsxCjs = createRequire(import.meta.url).resolve("tsx/esm/api");
-  const tsx = pathToFileURL(tsxCjs.replace(/\.cjs$/, ".mjs")).href;
-  const entry = pathToFileURL(join(dirname(self), "..", "entry.ts")).href;
-  return new Worker(
-    `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`,
-    { eval: true, workerData },
-  );
-}
-
-/**
- * Why the code this process runs is no longer the code on disk (an upgrade or a rebuild
- * replaced it), or null: a long-lived daemon must not serve hooks with yesterday's code.
- */
-function codeChangedSince(): () => string | null {
-  const self = fileURLToPath(import.meta.url);
-  const identity = (): string => {
-    try {
-      const st = statSync(self);
-      return `${st.size}:${st.mtimeMs}`;
-    } catch {
-      return "gone";
-    }
-  };
-  const atStart = identity();
-  return () => (identity() === atStart ? null : `the timewarp code on disk changed (${self})`);
-}
 
 /** `timewarp watch start | stop | status | run`: the file watcher that spares scans their walk. */
 export function registerWatchCommands(program: Command): void {
@@ -81,6 +18,7 @@ export function registerWatchCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         const { startWatchDaemon, watchPaths } = await import("../../store/index.ts");
+        const { watchRunCommand } = await import("../../hooks/index.ts");
         const r = startWatchDaemon(ctx.root, { command: watchRunCommand(ctx.root), wait: true });
         const running = r.pid !== null && (r.started || r.reason === "already running");
         return {
@@ -166,40 +104,12 @@ export function registerWatchCommands(program: Command): void {
             `--idle-minutes must be a positive number, got ${JSON.stringify(opts.idleMinutes)}`,
           );
         }
-        const { runWatchDaemon } = await import("../../store/index.ts");
-        const { hookServerPaths, serveHooks } = await import("../../hooks/index.ts");
-        type HookServer = ReturnType<typeof serveHooks>;
-        const log = (line: string) => process.stderr.write(`${line}\n`);
-        const stop = new AbortController();
-        let hooks: HookServer | undefined;
-        let stopped = false;
-        // The daemon takes its lock before returning (LOCKED otherwise): from here on this
-        // process owns .timewarp/watch/, the hook socket included.
-        const daemon = runWatchDaemon(ctx.root, {
+        const { runHookDaemon } = await import("../../hooks/index.ts");
+        const reason = await runHookDaemon({
+          root: ctx.root,
           idleMs: minutes * 60_000,
-          signal: stop.signal,
-          log,
-          lastActivity: () => hooks?.lastRequestAt() ?? 0,
-          beforeStop: () => {
-            stopped = true;
-            hooks?.close();
-          },
+          log: (line) => process.stderr.write(`${line}\n`),
         });
-        if (!stopped && process.env.TIMEWARP_HOOK_SERVER !== "0") {
-          try {
-            hooks = serveHooks({
-              root: ctx.root,
-              startWorker: () => startHookWorker(ctx.root),
-              stale: codeChangedSince(),
-              onStale: (why) => stop.abort(why),
-              log,
-            });
-            log(`timewarp hooks: serving hooks (${hookServerPaths(ctx.root).dir})`);
-          } catch (error) {
-            log(`timewarp hooks: not serving hooks (${String(error)}); hooks start the CLI`);
-          }
-        }
-        const reason = await daemon;
         return { json: { stopped: reason }, human: `watch daemon stopped: ${reason}` };
       }),
     );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { CachedStat, StatCache } from "../store/index.ts";
-import { diffStatCaches } from "./hook-stat-cache.ts";
+import type { CachedStat, StatCache } from "./stat-cache.ts";
+import { diffStatCaches } from "./workspace-scan.ts";
 
 const stat = (oid: string): CachedStat => ({
   size: 1,
@@ -15,7 +15,7 @@ const cache = (entries: Record<string, string>, start = 1): StatCache => ({
   entries: new Map(Object.entries(entries).map(([k, v]) => [k, stat(v)])),
 });
 
-describe("hook stat cache", () => {
+describe("kept workspace view", () => {
   it("diffs two scans into added, removed and modified files, sorted", () => {
     expect(
       diffStatCaches(cache({ a: "1", b: "2", c: "3" }), cache({ a: "1", b: "9", d: "4" })),

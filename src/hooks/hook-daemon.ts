@@ -1,0 +1,147 @@
+import { statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { type MessagePort, Worker } from "node:worker_threads";
+import { ErrorCode, TimewarpError } from "../core/index.ts";
+import { hookServerPaths } from "./hook-protocol.ts";
+import { type HookServer, serveHooks } from "./hook-server.ts";
+import { runHookWorker } from "./hook-worker.ts";
+
+/**
+ * The watch daemon as `timewarp watch run` assembles it: the store's file watcher
+ * (`runWatchDaemon`) plus, in the same process, the hook server (hook-server.ts) and its worker
+ * thread (hook-worker.ts), which answer `timewarp hook …` calls without starting a CLI each time.
+ * See README.md for the whole hook path.
+ */
+
+/**
+ * The command line that runs `timewarp watch run` for `root` with the same Node, loader flags
+ * (tsx in development) and entry script as this process: the daemon is this CLI, detached.
+ */
+export function watchRunCommand(root: string): string[] {
+  return [
+    process.execPath,
+    ...process.execArgv,
+    // absolute: the daemon starts in the workspace, not where this process was started
+    resolve(process.argv[1] as string),
+    "watch",
+    "run",
+    "-C",
+    root,
+  ];
+}
+
+/** What `workerData` says in the hook server's worker (see `runHookWorkerThread`). */
+const HOOK_WORKER = "timewarp-hook-worker";
+
+interface HookWorkerData {
+  timewarp: typeof HOOK_WORKER;
+  /** The daemon's `watchRunCommand`, for hooks that (re)start a daemon. */
+  watchCommand: string[];
+}
+
+/**
+ * Start the hook server's worker: the CLI's own entry (src/cli/entry.ts), in a thread, told by
+ * `workerData` to run hooks. In the bundle (dist/bin/timewarp.cjs) that is the bundle itself;
+ * from the sources (tsx), the worker registers tsx first, since a thread does not inherit a
+ * loader.
+ */
+function startHookWorker(root: string): Worker {
+  const self = fileURLToPath(import.meta.url);
+  const workerData: HookWorkerData = { timewarp: HOOK_WORKER, watchCommand: watchRunCommand(root) };
+  if (self.endsWith(".cjs")) return new Worker(self, { workerData });
+  if (self.endsWith(".js"))
+    return new Worker(join(dirname(self), "..", "cli", "entry.js"), { workerData });
+  // The ES-module build of tsx's API (require.resolve names the CommonJS one, which a thread's
+  // import cannot use); import.meta.resolve would do, but the bundle has no import.meta.
+  const tsxCjs = createRequire(import.meta.url).resolve("tsx/esm/api");
+  const tsx = pathToFileURL(tsxCjs.replace(/\.cjs$/, ".mjs")).href;
+  const entry = pathToFileURL(join(dirname(self), "..", "cli", "entry.ts")).href;
+  return new Worker(
+    `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`,
+    { eval: true, workerData },
+  );
+}
+
+/**
+ * The CLI entry's branch for a worker thread that carries a `timewarp` tag in its `workerData`:
+ * run the hook worker when the tag is the hook server's. Throws INTERNAL on any other tag.
+ */
+export function runHookWorkerThread(port: MessagePort, data: { timewarp?: unknown }): void {
+  if (data.timewarp !== HOOK_WORKER) {
+    throw new TimewarpError(
+      ErrorCode.INTERNAL,
+      `unknown timewarp worker ${JSON.stringify(data.timewarp)}`,
+    );
+  }
+  const { watchCommand } = data as HookWorkerData;
+  runHookWorker(port, { watchCommand: () => watchCommand ?? [] });
+}
+
+/**
+ * Why the code this process runs is no longer the code on disk (an upgrade or a rebuild
+ * replaced it), or null: a long-lived daemon must not serve hooks with yesterday's code.
+ */
+function codeChangedSince(): () => string | null {
+  const self = fileURLToPath(import.meta.url);
+  const identity = (): string => {
+    try {
+      const st = statSync(self);
+      return `${st.size}:${st.mtimeMs}`;
+    } catch {
+      return "gone";
+    }
+  };
+  const atStart = identity();
+  return () => (identity() === atStart ? null : `the timewarp code on disk changed (${self})`);
+}
+
+export interface HookDaemonOptions {
+  root: string;
+  /** Stop after this long without a scan or a hook asking. */
+  idleMs: number;
+  /** The daemon's log (its stderr). */
+  log: (line: string) => void;
+}
+
+/**
+ * Run the watch daemon for `root` in this process until it stops (idle, stale code, signal,
+ * another daemon); resolves with why. It serves hooks too unless TIMEWARP_HOOK_SERVER=0 or the
+ * server cannot start, in which case hooks fall back to starting the CLI. Throws LOCKED when
+ * another daemon owns the workspace.
+ */
+export async function runHookDaemon(options: HookDaemonOptions): Promise<string> {
+  const { root, log } = options;
+  const { runWatchDaemon } = await import("../store/index.ts");
+  const stop = new AbortController();
+  let hooks: HookServer | undefined;
+  let stopped = false;
+  // The daemon takes its lock before returning (LOCKED otherwise): from here on this
+  // process owns .timewarp/watch/, the hook socket included.
+  const daemon = runWatchDaemon(root, {
+    idleMs: options.idleMs,
+    signal: stop.signal,
+    log,
+    lastActivity: () => hooks?.lastRequestAt() ?? 0,
+    beforeStop: () => {
+      stopped = true;
+      hooks?.close();
+    },
+  });
+  if (!stopped && process.env.TIMEWARP_HOOK_SERVER !== "0") {
+    try {
+      hooks = serveHooks({
+        root,
+        startWorker: () => startHookWorker(root),
+        stale: codeChangedSince(),
+        onStale: (why) => stop.abort(why),
+        log,
+      });
+      log(`timewarp hooks: serving hooks (${hookServerPaths(root).dir})`);
+    } catch (error) {
+      log(`timewarp hooks: not serving hooks (${String(error)}); hooks start the CLI`);
+    }
+  }
+  return daemon;
+}
