@@ -113,6 +113,41 @@ describe("timewarp CLI: the time machine", () => {
     }
   }, 90_000);
 
+  it("session list: the records, with the agent the hooks named and when a session ended", () => {
+    const ws = workspace();
+    expect(tw(ws, "session", "list").json()).toEqual({ sessions: [] });
+    const payload = (event: string) =>
+      JSON.stringify({ session_id: "codex-1", cwd: ws, hook_event_name: event, turn_id: "t1" });
+    const env = { TIMEWARP_WATCH: "0" };
+    const start = runCli(["hook", "session-start", "--agent", "codex"], {
+      cwd: ws,
+      input: payload("SessionStart"),
+      env,
+    });
+    expect(start.status, start.stderr).toBe(0);
+    expect(tw(ws, "session", "start", "--session-id", "cli-2").status).toBe(0);
+    const live = tw(ws, "session", "list").json() as {
+      sessions: { session_id: string; agent?: string; ended_at?: string | null }[];
+    };
+    expect(live.sessions.map((s) => s.session_id).sort()).toEqual(["cli-2", "codex-1"]);
+    const codex = live.sessions.find((s) => s.session_id === "codex-1");
+    expect(codex).toMatchObject({ agent: "codex" });
+    expect(codex?.ended_at ?? null).toBeNull();
+    const end = runCli(["hook", "session-end", "--agent", "codex"], {
+      cwd: ws,
+      input: payload("SessionEnd"),
+      env,
+    });
+    expect(end.status, end.stderr).toBe(0);
+    const after = tw(ws, "session", "list").json() as typeof live;
+    expect(after.sessions.find((s) => s.session_id === "codex-1")?.ended_at).toEqual(
+      expect.any(String),
+    );
+    const human = runCli(["session", "list"], { cwd: ws });
+    expect(human.stdout).toMatch(/codex-1 {2}codex {2}pid \d+ .*ended /);
+    expect(human.stdout).toMatch(/cli-2 {2}- .*not ended/);
+  });
+
   it("the 7-step optimization protocol walk-through runs end to end (examples/walkthrough.sh)", () => {
     const ws = makeTempDir("tw-walk-");
     cleanups.push(ws.cleanup);

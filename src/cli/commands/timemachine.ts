@@ -56,6 +56,28 @@ export function registerTimemachineCommands(program: Command): void {
         return { json: r, human: lines.join("\n") };
       }),
     );
+  session
+    .command("list")
+    .description(
+      "the recorded sessions, most recently seen first: agent, process, snapshot, started, ended",
+    )
+    .action(
+      action(async (ctx) => {
+        const [{ listSessions }, { workspacePaths }] = await Promise.all([
+          lazy(),
+          import("../../core/index.ts"),
+        ]);
+        const sessions = listSessions(workspacePaths(ctx.root));
+        const lines =
+          sessions.length === 0
+            ? [style.dim("no sessions")]
+            : sessions.map(
+                (s) =>
+                  `${s.session_id}  ${s.agent ?? "-"}  pid ${s.pid ?? "-"}  ${s.snapshot_id ?? "-"}  ${s.started_at}  ${s.ended_at ? `ended ${s.ended_at}` : "not ended"}`,
+              );
+        return { json: { sessions }, human: lines.join("\n") };
+      }),
+    );
 
   program
     .command("travel")
