@@ -438,11 +438,15 @@ describe(`Codex ${pinnedVersion("@openai/codex")} with timewarp`, () => {
   it("passes timewarp doctor after the run: wiring, trust, session, no hook failure", () => {
     const report = timewarpJson<{
       ok: boolean;
-      agents: { agent: string; checks: { id: string; status: string }[] }[];
+      agents: { agent: string; checks: { id: string; status: string; message: string }[] }[];
       recent_failures: unknown[];
     }>(["doctor"], ws.root, ws.env);
     expect(report.agents.map((a) => a.agent)).toEqual(["codex"]);
     expect(report.agents[0]?.checks.filter((c) => c.status !== "ok")).toEqual([]);
+    // trust read from what Codex itself wrote, hook by hook (not inferred from the session)
+    expect(report.agents[0]?.checks.find((c) => c.id === "trust")?.message).toMatch(
+      /trusts the project and timewarp's 4 hooks/,
+    );
     expect(report.recent_failures).toEqual([]);
     expect(report.ok).toBe(true);
   });
