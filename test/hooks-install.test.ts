@@ -304,7 +304,10 @@ describe("installAgent / uninstallAgent", () => {
     mkdirSync(join(dir, ".codex"));
     const toml = 'model = "gpt-5-codex"\n\n[features]\nweb_search = true\n';
     writeFileSync(join(dir, ".codex", "config.toml"), toml);
-    await install("codex");
+    const report = await install("codex");
+    // what Codex needs besides the files: hook trust (exec --trust is not it), MCP approval
+    expect(report.notes.join("\n")).toMatch(/trust the hooks with \/hooks \(`codex exec --trust`/);
+    expect(report.notes.join("\n")).toContain("mcp_servers.timewarp.default_tools_approval_mode");
     const config = read(".codex/config.toml");
     expect(config.startsWith(toml)).toBe(true);
     expect(config).toContain(`[mcp_servers.timewarp]\ncommand = "${OWN}"\nargs = ["mcp"]\n`);

@@ -101,7 +101,8 @@ const NOTES: Record<InstallAgent, string[]> = {
     "Gemini CLI reads hooks from .gemini/settings.json (hooks need a Gemini CLI release with hooks support); check with /hooks.",
   ],
   codex: [
-    "Codex loads a project's .codex/ only when the project is trusted; review and trust the hooks with /hooks.",
+    "Codex loads a project's .codex/ only when the project is trusted, and runs a new or changed hook only once trusted: start Codex here, trust the folder, then trust the hooks with /hooks (`codex exec --trust` trusts the folder, not the hooks: they would not run, without a word). `timewarp doctor` tells.",
+    "Headless (`codex exec`, approvals never), Codex refuses an MCP tool call that needs an approval: to let the agent call timewarp's tools, run it with -c 'mcp_servers.timewarp.default_tools_approval_mode=\"approve\"'.",
   ],
   opencode: [
     "Restart OpenCode: it loads .opencode/plugins/*.js and the MCP server from opencode.json at startup.",
