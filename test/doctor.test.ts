@@ -233,6 +233,75 @@ describe("timewarp doctor (real CLI)", () => {
     expect(text.stdout).toMatch(/post-tool-use \[claude-code\]: /);
   });
 
+  it("codex: the project's and the hooks' trust read as Codex reads them, a re-install included", async () => {
+    const { codexHookHash } = await import("../src/hooks/codex-trust.ts");
+    const codexHome = join(dir, "codex-home");
+    mkdirSync(codexHome);
+    const env = { CODEX_HOME: codexHome };
+    const install = (command: string) =>
+      expect(
+        runCli(["install", "codex", "--command", command, "--json"], { cwd: project }).status,
+      ).toBe(0);
+    const trust = () =>
+      (runCli(["doctor", "--json"], { cwd: project, env }).json() as Report).agents
+        .find((a) => a.agent === "codex")
+        ?.checks.find((c) => c.id === "trust");
+    const config = (withHooks: boolean) => {
+      const hooks = JSON.parse(readFileSync(join(project, ".codex", "hooks.json"), "utf8")) as {
+        hooks: Record<
+          string,
+          { matcher?: string; hooks: { command: string; timeout: number }[] }[]
+        >;
+      };
+      const lines = [`[projects."${project}"]`, `trust_level = "trusted"`, ""];
+      if (withHooks)
+        for (const [event, groups] of Object.entries(hooks.hooks)) {
+          const label = event.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+          const [group] = groups;
+          const [handler] = group?.hooks ?? [];
+          if (group === undefined || handler === undefined) continue;
+          lines.push(
+            `[hooks.state."${project}/.codex/hooks.json:${label}:0:0"]`,
+            `trusted_hash = "${codexHookHash(event, group.matcher, handler)}"`,
+            "",
+          );
+        }
+      writeFileSync(join(codexHome, "config.toml"), lines.join("\n"));
+    };
+    install(join(programs, "timewarp"));
+    const untrusted = trust();
+    expect(untrusted).toMatchObject({ status: "fail", fix: `cd ${project} && codex` });
+    expect(untrusted?.message).toMatch(/does not trust/);
+    // `codex exec --trust` trusts the folder only: Codex still skips every hook
+    config(false);
+    const folderOnly = trust();
+    expect(folderOnly?.status).toBe("fail");
+    expect(folderOnly?.message).toMatch(
+      /SessionStart never trusted, PreToolUse never trusted, PostToolUse never trusted, SessionEnd never trusted/,
+    );
+    // /hooks → trust all
+    config(true);
+    const trusted = trust();
+    expect(trusted?.status).toBe("ok");
+    expect(trusted?.message).toMatch(/trusts the project and timewarp's 4 hooks/);
+    // a session arrives; then timewarp moves and is installed again: new commands, new hashes
+    const hook = runCli(["hook", "session-start", "--agent", "codex"], {
+      cwd: project,
+      input: JSON.stringify({ session_id: "s-codex-1", cwd: project, turn_id: "t" }),
+    });
+    expect(hook.status).toBe(0);
+    const moved = join(dir, "moved");
+    mkdirSync(moved);
+    for (const name of ["timewarp", "timewarp-hook"]) {
+      writeFileSync(join(moved, name), "#!/bin/sh\nexit 0\n");
+      chmodSync(join(moved, name), 0o755);
+    }
+    install(join(moved, "timewarp"));
+    const reinstalled = trust();
+    expect(reinstalled?.status).toBe("fail");
+    expect(reinstalled?.message).toMatch(/SessionStart changed since trusted/);
+  }, 120_000);
+
   it("a workspace with nothing installed: ok, no agents", () => {
     const other = join(dir, "other");
     mkdirSync(other);

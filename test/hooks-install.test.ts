@@ -269,6 +269,29 @@ describe("installAgent / uninstallAgent", () => {
     expect(existsSync(join(dir, ".codex"))).toBe(false);
   });
 
+  it("refuses a git repository that a .timewarp/ above it would take, until the repository is a workspace of its own", () => {
+    // a stray workspace above the project (a /tmp/.timewarp, a ~/.timewarp)
+    mkdirSync(join(dir, ".timewarp"));
+    const repo = join(dir, "project");
+    mkdirSync(repo);
+    expect(spawnSync("git", ["init", "-q"], { cwd: repo }).status).toBe(0);
+    const refused = runCli(["install", "codex", "--json"], { cwd: repo });
+    expect(refused.status).not.toBe(0);
+    const error = (refused.json() as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe("INVALID_INPUT");
+    expect(error.message).toContain(`${repo} is a git repository inside the workspace ${dir}`);
+    expect(error.message).toContain("timewarp init --here");
+    expect(existsSync(join(dir, ".codex"))).toBe(false);
+    expect(existsSync(join(repo, ".codex"))).toBe(false);
+    // from the workspace's own root, it is what the user means
+    expect(runCli(["install", "codex", "--json", "--dry-run"], { cwd: dir }).status).toBe(0);
+    // the repository made a workspace of its own: the install goes there
+    expect(runCli(["init", "--here"], { cwd: repo }).status).toBe(0);
+    expect(runCli(["install", "codex", "--json"], { cwd: repo }).status).toBe(0);
+    expect(existsSync(join(repo, ".codex", "hooks.json"))).toBe(true);
+    expect(existsSync(join(dir, ".codex"))).toBe(false);
+  });
+
   it("gemini: hooks and mcpServers merge into .gemini/settings.json beside the user's settings", async () => {
     mkdirSync(join(dir, ".gemini"));
     const original = JSON.stringify(
@@ -304,7 +327,10 @@ describe("installAgent / uninstallAgent", () => {
     mkdirSync(join(dir, ".codex"));
     const toml = 'model = "gpt-5-codex"\n\n[features]\nweb_search = true\n';
     writeFileSync(join(dir, ".codex", "config.toml"), toml);
-    await install("codex");
+    const report = await install("codex");
+    // what Codex needs besides the files: hook trust (exec --trust is not it), MCP approval
+    expect(report.notes.join("\n")).toMatch(/trust the hooks with \/hooks \(`codex exec --trust`/);
+    expect(report.notes.join("\n")).toContain("mcp_servers.timewarp.default_tools_approval_mode");
     const config = read(".codex/config.toml");
     expect(config.startsWith(toml)).toBe(true);
     expect(config).toContain(`[mcp_servers.timewarp]\ncommand = "${OWN}"\nargs = ["mcp"]\n`);

@@ -12,6 +12,7 @@ import {
 import { runningWatchDaemon } from "../store/index.ts";
 import { listSessions } from "../timemachine/index.ts";
 import { isTimewarpHandler } from "./agent-wiring.ts";
+import { reviewCodexHooks } from "./codex-trust.ts";
 import { readHookServer } from "./hook-client.ts";
 import { INSTALL_AGENTS, type InstallAgent } from "./hook-events.ts";
 import { readInstallAssets, readInstallRecord } from "./install-agent.ts";
@@ -116,7 +117,7 @@ export function diagnose(options: DoctorOptions): DoctorReport {
     const checks: DoctorCheck[] = [
       ...programChecks(root, item.agent, item.command, env),
       ...configChecks(root, item.agent, item.command),
-      ...(item.agent === "codex" ? [codexTrustCheck(root, env, last.at)] : []),
+      ...(item.agent === "codex" ? [codexTrustCheck(root, env, last.at, item.installed_at)] : []),
       sessionCheck(root, item.agent, last, options.clock),
     ];
     return { agent: item.agent, installed_at: item.installed_at, last_session_at: last.at, checks };
@@ -309,42 +310,81 @@ function configChecks(root: string, agent: InstallAgent, command: string): Docto
 
 /**
  * Codex loads a project's `.codex/` only in a trusted project (`[projects."<dir>"] trust_level =
- * "trusted"` in `$CODEX_HOME/config.toml`) and runs new hooks only once reviewed with `/hooks`;
- * otherwise it runs none, silently (issue 17). A session that arrived proves both.
+ * "trusted"` in `$CODEX_HOME/config.toml`) and runs a project hook only while the user's trust
+ * in it holds (`hooks.state`, written by `/hooks`: `codex-trust.ts`); otherwise it runs none,
+ * silently (issue 17). Both are read here as Codex reads them, so a re-install that changed the
+ * hooks (timewarp moved: a new command path) shows as "changed since trusted" even though a
+ * session arrived before it. A session that arrived after the install proves the hooks run
+ * whatever this reading says.
  */
 function codexTrustCheck(
   root: string,
   env: NodeJS.ProcessEnv,
   lastSession: string | null,
+  installedAt: string,
 ): DoctorCheck {
   const id = "trust";
   const fix = `cd ${shellQuote(root)} && codex`;
   const how =
     "start Codex here, trust the folder when asked, then review and trust the hooks with /hooks";
-  if (lastSession !== null)
-    return { id, status: "ok", message: `Codex runs the hooks (a session arrived ${lastSession})` };
   const home = env.CODEX_HOME ?? join(env.HOME ?? homedir(), ".codex");
   const file = join(home, "config.toml");
-  let trusted = false;
+  const names = [...new Set([root, realpathOr(root)])];
+  let config: { projects?: unknown; hooks?: { state?: unknown } } = {};
   try {
-    const config = parseToml(readFileSync(file, "utf8")) as { projects?: unknown };
-    const projects = (config.projects ?? {}) as Record<string, { trust_level?: unknown }>;
-    const names = new Set([root, realpathOr(root)]);
-    trusted = [...names].some((n) => projects[n]?.trust_level === "trusted");
+    config = parseToml(readFileSync(file, "utf8")) as typeof config;
   } catch {
-    trusted = false;
+    config = {};
   }
-  if (trusted)
+  const projects = (config.projects ?? {}) as Record<string, { trust_level?: unknown }>;
+  const since = lastSession !== null && lastSession >= installedAt;
+  if (!names.some((n) => projects[n]?.trust_level === "trusted") && !since)
     return {
       id,
-      status: "warn",
-      message: `the project is trusted in ${file}, but no session has arrived: Codex runs new hooks only once reviewed; ${how}`,
+      status: "fail",
+      message: `Codex runs project hooks only in a trusted project, and ${file} does not trust ${root}: ${how}`,
       fix,
     };
+  let hooksJson: unknown = null;
+  try {
+    hooksJson = JSON.parse(readFileSync(join(root, ".codex", "hooks.json"), "utf8"));
+  } catch {
+    hooksJson = null; // the config check reports it
+  }
+  const reviews = reviewCodexHooks({
+    hooksFiles: names.map((n) => join(n, ".codex", "hooks.json")),
+    hooksJson,
+    state: (config.hooks?.state ?? {}) as Record<string, unknown>,
+  });
+  const pending = reviews.filter((r) => r.status !== "trusted");
+  if (reviews.length > 0 && pending.length === 0)
+    return {
+      id,
+      status: "ok",
+      message: `Codex trusts the project and timewarp's ${reviews.length} hooks (${file})`,
+    };
+  if (since)
+    return {
+      id,
+      status: "ok",
+      message: `Codex runs the hooks (a session arrived ${lastSession}, after the install)`,
+    };
+  if (reviews.length === 0)
+    return {
+      id,
+      status: "fail",
+      message: "no timewarp hook in .codex/hooks.json for Codex to trust",
+      fix: "timewarp install codex",
+    };
+  const word: Record<string, string> = {
+    untrusted: "never trusted",
+    modified: "changed since trusted",
+    disabled: "turned off in /hooks",
+  };
   return {
     id,
     status: "fail",
-    message: `Codex runs project hooks only in a trusted project, and ${file} does not trust ${root}: ${how}`,
+    message: `Codex skips timewarp's hooks without a word until they are trusted again: ${pending.map((r) => `${r.event} ${word[r.status] ?? r.status}`).join(", ")}; ${how}`,
     fix,
   };
 }

@@ -8,7 +8,7 @@ import {
   rmdirSync,
   rmSync,
 } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import {
@@ -45,6 +45,13 @@ export interface InstallOptions {
    */
   invokedAs?: string;
   dryRun?: boolean;
+  /**
+   * Where the install was asked from (the CLI's working directory). A git repository there that
+   * lies below `root` means the nearest `.timewarp/` above it took the workspace (a stray one in
+   * `/tmp` or `~`): the install refuses rather than wire the agent into that ancestor (`~/.codex/`
+   * is Codex's own user config) and leave the project unguarded.
+   */
+  from?: string;
   clock: Clock;
   /** Where to look for the programs the wiring starts (default: this process's environment). */
   env?: NodeJS.ProcessEnv;
@@ -102,7 +109,8 @@ const NOTES: Record<InstallAgent, string[]> = {
     "Gemini CLI reads hooks from .gemini/settings.json (hooks need a Gemini CLI release with hooks support); check with /hooks.",
   ],
   codex: [
-    "Codex loads a project's .codex/ only when the project is trusted; review and trust the hooks with /hooks.",
+    "Codex loads a project's .codex/ only when the project is trusted, and runs a new or changed hook only once trusted: start Codex here, trust the folder, then trust the hooks with /hooks (`codex exec --trust` trusts the folder, not the hooks: they would not run, without a word). `timewarp doctor` tells.",
+    "Headless (`codex exec`, approvals never), Codex refuses an MCP tool call that needs an approval: to let the agent call timewarp's tools, run it with -c 'mcp_servers.timewarp.default_tools_approval_mode=\"approve\"'.",
   ],
   opencode: [
     "Restart OpenCode: it loads .opencode/plugins/*.js and the MCP server from opencode.json at startup.",
@@ -251,6 +259,14 @@ function originalOf(
  * invalid settings file refused) before the first write; each file is written atomically.
  */
 export function installAgent(options: InstallOptions): InstallReport {
+  const repo = options.from === undefined ? null : gitRepositoryOf(options.from);
+  const root = resolve(options.root);
+  if (repo !== null && repo !== root && repo.startsWith(`${root}${sep}`))
+    throw new TimewarpError(
+      ErrorCode.INVALID_INPUT,
+      `${repo} is a git repository inside the workspace ${root} (the nearest .timewarp/ above it): the install would wire ${options.agent} into ${root}, not into ${repo}. Make the repository a workspace of its own (\`timewarp init --here\` there), or run the install from ${root} if that workspace is meant — nothing was changed`,
+      { data: { repository: repo, workspace: root } },
+    );
   const own = options.command === undefined ? ownCommand(options.invokedAs) : null;
   const command = options.command ?? own?.command ?? "timewarp";
   const env = options.env ?? process.env;
@@ -322,6 +338,14 @@ export function installAgent(options: InstallOptions): InstallReport {
       ),
     ],
   };
+}
+
+/** The nearest directory at or above `start` holding `.git` (a repository or a worktree), or null. */
+function gitRepositoryOf(start: string): string | null {
+  for (let dir = resolve(start); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, ".git"))) return dir;
+    if (dirname(dir) === dir) return null;
+  }
 }
 
 /** The programs the wiring starts (the MCP server's, and the hooks' when they are not the same). */

@@ -130,6 +130,11 @@ export function agentWorkspace(
     ...options.env,
   };
   options.prepare?.(root, home);
+  // The project is its own workspace: without a `.timewarp/` of its own, the nearest one above
+  // (a stray `/tmp/.timewarp` left by any process) would take the install and every hook.
+  const init = timewarp(["init", "--here"], root, env);
+  if (init.status !== 0)
+    throw new Error(`timewarp init --here: exit ${init.status}\n${init.stderr}`);
   const configBefore = new Map<string, string | null>();
   for (const path of options.configFiles) {
     const file = join(root, path);
@@ -139,6 +144,8 @@ export function agentWorkspace(
   if (install.status !== 0) {
     throw new Error(`timewarp install ${agent}: exit ${install.status}\n${install.stderr}`);
   }
+  if (!existsSync(join(root, ".timewarp", "install", `${agent}.json`)))
+    throw new Error(`timewarp install ${agent} did not install into ${root}:\n${install.stdout}`);
   mkdirSync(join(root, ".timewarp", "memory"), { recursive: true });
   writeFileSync(
     join(root, ".timewarp", "memory", "goal.json"),

@@ -125,6 +125,7 @@ export function registerHookCommands(program: Command): void {
             // The wiring names the program this process runs as (npm's `timewarp` link).
             ...(process.argv[1] !== undefined ? { invokedAs: process.argv[1] } : {}),
             dryRun: options.dryRun === true,
+            from: ctx.cwd,
             clock: ctx.clock,
           });
           return { json: report, human: formatInstallReport(report) };
