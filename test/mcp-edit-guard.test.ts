@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, mcpError } from "./helpers/mcp.ts";
 import { writeGoal } from "./hooks-helpers.ts";
 
 // An edit through timewarp's own MCP tools meets the goal as the agent's own edit tools do
@@ -55,8 +55,15 @@ describe("MCP edit tools and the drift guards", () => {
     for (const call of calls) {
       const result = await client.callTool(call);
       expect(result.isError, call.name).toBe(true);
-      expect(result.structuredContent).toMatchObject({
-        error: { code: "GUARD_BLOCKED", data: { paths: ["package.json"] } },
+      // the reason in the text the model reads; no structured content, which would have to
+      // match the tool's output schema (Gemini CLI's MCP client checks it on errors, issue 17)
+      expect(result.content).toEqual([
+        { type: "text", text: expect.stringMatching(/^GUARD_BLOCKED: .*blacklisted/) },
+      ]);
+      expect(result.structuredContent).toBeUndefined();
+      expect(mcpError(result)).toMatchObject({
+        code: "GUARD_BLOCKED",
+        data: { paths: ["package.json"] },
       });
     }
     expect(readFileSync(join(dir, "package.json"), "utf8")).toBe('{"name":"x"}\n');
