@@ -86,10 +86,12 @@ describe("MCP edit tools and the drift guards", () => {
     expect(checked).toHaveLength(6);
   });
 
-  it("a warning lets the edit through and says why in the result", async () => {
+  it("a warning lets the edit through and says why in the result; the blacklist still blocks", async () => {
     const { dir, cleanup } = makeTempDir("tw-mcp-guard-");
     cleanups.push(cleanup);
     writeFileSync(join(dir, "package.json"), '{"name":"x"}\n');
+    writeFileSync(join(dir, "README.md"), "# x\n");
+    // weights under which an edit outside the whitelist is a warning, not a block
     goal(dir, {
       weights: { scope: 0.5, plan: 1, test: 0.2, evidence: 0.1 },
       thresholds: { warn: 0.4, rollback: 0.9 },
@@ -98,14 +100,20 @@ describe("MCP edit tools and the drift guards", () => {
     cleanups.push(close);
     const result = await client.callTool({
       name: "ApplyWholeFileEdit",
-      arguments: { path: "package.json", content: "{}\n" },
+      arguments: { path: "README.md", content: "# y\n" },
     });
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({
       success: true,
-      message: expect.stringMatching(/drift guard warning: .*blacklist/i),
+      message: expect.stringMatching(/drift guard warning: .*README\.md is not in the whitelist/i),
     });
-    expect(readFileSync(join(dir, "package.json"), "utf8")).toBe("{}\n");
+    expect(readFileSync(join(dir, "README.md"), "utf8")).toBe("# y\n");
     expect(history(dir)).toHaveLength(1);
+    const blocked = await client.callTool({
+      name: "ApplyWholeFileEdit",
+      arguments: { path: "package.json", content: "{}\n" },
+    });
+    expect(mcpError(blocked)).toMatchObject({ code: "GUARD_BLOCKED" });
+    expect(readFileSync(join(dir, "package.json"), "utf8")).toBe('{"name":"x"}\n');
   });
 });
