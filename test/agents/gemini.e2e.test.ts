@@ -5,11 +5,10 @@
  * warned edit and a blacklisted edit through timewarp's MCP server; the test then checks what the
  * model was told, the ledger, a revert of everything, the session record and the uninstall.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { workspacePaths } from "../../src/core/index.ts";
-import { hookPaths } from "../../src/hooks/hook-paths.ts";
 import { listSessions } from "../../src/timemachine/index.ts";
 import {
   type AgentRun,
@@ -124,6 +123,11 @@ function warnOutsideWhitelist(ws: AgentWorkspace): void {
       thresholds: { warn: 0.4, rollback: 0.9 },
     }),
   );
+}
+
+/** The one session timewarp recorded in `ws` (the test's single session). */
+function sessionIdOf(ws: AgentWorkspace): string {
+  return listSessions(workspacePaths(ws.root))[0]?.session_id ?? "(no session)";
 }
 
 /** The last turn of a main-loop request (the function response to the step before), as text. */
@@ -279,14 +283,26 @@ describe(`Gemini CLI ${VERSION} with timewarp installed`, () => {
           },
         },
       }),
+      // A call the hooks let through (a warning) that Gemini CLI then denies itself (its build
+      // file protection, in headless mode): no AfterTool comes, so its pre-image stays pending
+      // until the session ends.
+      {
+        call: { name: "write_file", args: { file_path: "Dockerfile", content: "FROM scratch\n" } },
+      },
       // 8. the end
       { text: "The greeting is fixed." },
     ];
     // When the first request arrives, the session-start hook has run (Gemini CLI awaits it):
     // the session is bound to the agent's process (not to the hook's shell or client).
     let boundTo = "(no session when the first request came)";
+    let pendingBeforeEnd = -1;
     const mock = geminiMock(script, {
       onMain: (index) => {
+        if (index === script.length - 1) {
+          const sid = sessionIdOf(ws);
+          const dir = join(ws.root, ".timewarp", "hooks", "pending", sid);
+          pendingBeforeEnd = existsSync(dir) ? readdirSync(dir).length : 0;
+        }
         if (index !== 0) return;
         const pid = listSessions(workspacePaths(ws.root))[0]?.pid;
         if (pid === null || pid === undefined) return;
@@ -336,6 +352,10 @@ describe(`Gemini CLI ${VERSION} with timewarp installed`, () => {
     // 7: blocked inside timewarp's MCP server, and the model read why.
     expect(told(5)).toContain("the drift guards refused this ApplyEditBlock on package.json");
     expect(read(ws, "package.json")).toBe(COMMITTED_FILES["package.json"]);
+    // Gemini CLI denied the Dockerfile itself, after timewarp's BeforeTool had let it through.
+    expect(told(6)).toContain("Modifying build configuration files requires explicit user");
+    expect(existsSync(join(ws.root, "Dockerfile"))).toBe(false);
+    expect(pendingBeforeEnd).toBe(1);
 
     // Every change is in the ledger: one operation per tool call that changed something.
     const ops = ledgerOperations(ws);
@@ -357,7 +377,9 @@ describe(`Gemini CLI ${VERSION} with timewarp installed`, () => {
     expect(session?.snapshot_id).toEqual(expect.any(String));
     expect(session?.pid).toEqual(expect.any(Number));
     expect(session?.ended_at, JSON.stringify(session)).toEqual(expect.any(String));
-    expect(existsSync(join(hookPaths(ws.root).pending, session?.session_id ?? "?"))).toBe(false);
+    // the pre-images the hooks keep per session (.timewarp/hooks/pending/<session>) are gone
+    const pending = join(ws.root, ".timewarp", "hooks", "pending");
+    expect(existsSync(join(pending, session?.session_id ?? "?"))).toBe(false);
     // The transcript Gemini CLI named at session start is the one `issue report` exports.
     const issue = timewarpJson<{
       chat_entries: number;
