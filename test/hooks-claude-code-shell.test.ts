@@ -146,7 +146,8 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
       dir,
     );
     expect(inScope.status).toBe(0);
-    // A goal that weighs scope lightly: the same out-of-scope edit now only warns.
+    // A goal that weighs scope lightly: an edit outside the whitelist now only warns (a
+    // blacklisted one is still denied, whatever the weights).
     writeGoal(dir, {
       weights: { scope: 0.5, plan: 1, test: 0.2, evidence: 0.1 },
       thresholds: { warn: 0.4, rollback: 0.9 },
@@ -156,7 +157,7 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
       common({
         tool_name: "Write",
         tool_use_id: "toolu_06",
-        tool_input: { file_path: join(dir, "package.json"), content: "{}\n" },
+        tool_input: { file_path: join(dir, "README.md"), content: "# x\n" },
       }),
       dir,
     );
@@ -165,7 +166,7 @@ describe("timewarp hook (Claude Code payloads, real CLI): shell rescan and drift
       hookSpecificOutput: { hookEventName: string; additionalContext: string };
     };
     expect(out.hookSpecificOutput.hookEventName).toBe("PreToolUse");
-    expect(out.hookSpecificOutput.additionalContext).toContain("package.json is blacklisted");
+    expect(out.hookSpecificOutput.additionalContext).toContain("README.md is not in the whitelist");
     const guard = events(dir).filter((e) => e.type === "guard.checked");
     expect(guard.map((e) => e.data.action)).toEqual(["rollback", "ok", "warn"]);
   });

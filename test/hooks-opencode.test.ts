@@ -232,8 +232,10 @@ describe("the OpenCode plugin module", () => {
   });
 
   it("a drift warning from tool.execute.before reaches the model in the tool's output", async () => {
+    // weights under which an edit outside the whitelist warns (the blacklist would still block)
     writeGoal({
       objective: "fix the greeting",
+      whitelist: ["src/**"],
       blacklist: ["package.json"],
       checkpoints: [],
       weights: { scope: 0.5, plan: 1, test: 0.2, evidence: 0.1 },
@@ -241,17 +243,17 @@ describe("the OpenCode plugin module", () => {
     });
     const plugin = await loadPlugin();
     const input = { tool: "write", sessionID: "ses_5", callID: "call_5" };
-    const args = { filePath: join(dir, "package.json"), content: "{}\n" };
+    const args = { filePath: join(dir, "README.md"), content: "# x\n" };
     await plugin["tool.execute.before"](input, { args });
-    writeFileSync(join(dir, "package.json"), "{}\n");
+    writeFileSync(join(dir, "README.md"), "# x\n");
     // OpenCode's shapes: the after hook's input carries the args, its output is what the model reads.
-    const output = { title: "package.json", output: "Wrote file successfully.", metadata: {} };
+    const output = { title: "README.md", output: "Wrote file successfully.", metadata: {} };
     await plugin["tool.execute.after"]({ ...input, args }, output);
     expect(output.output).toMatch(
-      /^Wrote file successfully\.\n\ntimewarp drift warning for package\.json: .*package\.json is blacklisted/,
+      /^Wrote file successfully\.\n\ntimewarp drift warning for README\.md: .*README\.md is not in the whitelist/,
     );
     const [record] = ledgerRecords(dir);
-    expect(record?.files.map((f) => f.newPath)).toEqual(["package.json"]);
+    expect(record?.files.map((f) => f.newPath)).toEqual(["README.md"]);
   });
 
   it("the guard reads the new text of OpenCode's edit, multiedit and apply_patch arguments", async () => {

@@ -10,7 +10,7 @@ import {
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, mcpError } from "./helpers/mcp.ts";
 import { writeTranslationMemory } from "./helpers/memory-fixtures.ts";
 import { copyDesign, writeFastSkillConfig } from "./runs-helpers.ts";
 
@@ -887,7 +887,14 @@ const FLOW: Row[] = [
 async function call(name: string, args: Record<string, unknown> = {}) {
   const r = await client.callTool({ name, arguments: args });
   const text = (r.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("");
-  return { isError: r.isError === true, body: (r.structuredContent ?? {}) as Body, text };
+  const error = mcpError(r);
+  return {
+    isError: r.isError === true,
+    structured: r.structuredContent,
+    // an error's body as the CLI's --json prints it
+    body: (r.structuredContent ?? (error === undefined ? {} : { error })) as Body,
+    text,
+  };
 }
 
 const rowKind = (row: Row) => (typeof row.expect === "string" ? row.expect : "error");
@@ -928,6 +935,8 @@ describe("every MCP tool over the real stdio server", () => {
       if (typeof row.expect === "object") {
         expect(r.isError, `${label} → ${r.text}`).toBe(true);
         expect(r.body, label).toMatchObject({ error: { code: row.expect.code } });
+        // never structured content: it would have to match the tool's output schema (issue 17)
+        expect(r.structured, label).toBeUndefined();
         expect(r.text, label).toMatch(new RegExp(`^${row.expect.code}: `));
       } else {
         expect(r.isError, `${label} → ${r.text}`).toBe(false);

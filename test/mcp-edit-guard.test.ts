@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, mcpError } from "./helpers/mcp.ts";
 import { writeGoal } from "./hooks-helpers.ts";
 
 // An edit through timewarp's own MCP tools meets the goal as the agent's own edit tools do
@@ -55,8 +55,15 @@ describe("MCP edit tools and the drift guards", () => {
     for (const call of calls) {
       const result = await client.callTool(call);
       expect(result.isError, call.name).toBe(true);
-      expect(result.structuredContent).toMatchObject({
-        error: { code: "GUARD_BLOCKED", data: { paths: ["package.json"] } },
+      // the reason in the text the model reads; no structured content, which would have to
+      // match the tool's output schema (Gemini CLI's MCP client checks it on errors, issue 17)
+      expect(result.content).toEqual([
+        { type: "text", text: expect.stringMatching(/^GUARD_BLOCKED: .*blacklisted/) },
+      ]);
+      expect(result.structuredContent).toBeUndefined();
+      expect(mcpError(result)).toMatchObject({
+        code: "GUARD_BLOCKED",
+        data: { paths: ["package.json"] },
       });
     }
     expect(readFileSync(join(dir, "package.json"), "utf8")).toBe('{"name":"x"}\n');
@@ -79,10 +86,12 @@ describe("MCP edit tools and the drift guards", () => {
     expect(checked).toHaveLength(6);
   });
 
-  it("a warning lets the edit through and says why in the result", async () => {
+  it("a warning lets the edit through and says why in the result; the blacklist still blocks", async () => {
     const { dir, cleanup } = makeTempDir("tw-mcp-guard-");
     cleanups.push(cleanup);
     writeFileSync(join(dir, "package.json"), '{"name":"x"}\n');
+    writeFileSync(join(dir, "README.md"), "# x\n");
+    // weights under which an edit outside the whitelist is a warning, not a block
     goal(dir, {
       weights: { scope: 0.5, plan: 1, test: 0.2, evidence: 0.1 },
       thresholds: { warn: 0.4, rollback: 0.9 },
@@ -91,14 +100,20 @@ describe("MCP edit tools and the drift guards", () => {
     cleanups.push(close);
     const result = await client.callTool({
       name: "ApplyWholeFileEdit",
-      arguments: { path: "package.json", content: "{}\n" },
+      arguments: { path: "README.md", content: "# y\n" },
     });
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({
       success: true,
-      message: expect.stringMatching(/drift guard warning: .*blacklist/i),
+      message: expect.stringMatching(/drift guard warning: .*README\.md is not in the whitelist/i),
     });
-    expect(readFileSync(join(dir, "package.json"), "utf8")).toBe("{}\n");
+    expect(readFileSync(join(dir, "README.md"), "utf8")).toBe("# y\n");
     expect(history(dir)).toHaveLength(1);
+    const blocked = await client.callTool({
+      name: "ApplyWholeFileEdit",
+      arguments: { path: "package.json", content: "{}\n" },
+    });
+    expect(mcpError(blocked)).toMatchObject({ code: "GUARD_BLOCKED" });
+    expect(readFileSync(join(dir, "package.json"), "utf8")).toBe('{"name":"x"}\n');
   });
 });

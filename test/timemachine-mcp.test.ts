@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rememberSession, startSession } from "../src/timemachine/index.ts";
 import { makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, mcpError } from "./helpers/mcp.ts";
 
 type Client = Awaited<ReturnType<typeof connectMcp>>["client"];
 
@@ -14,9 +14,14 @@ let snapshotId: string;
 
 async function call(name: string, args: Record<string, unknown> = {}) {
   const r = await client.callTool({ name, arguments: args });
+  const error = mcpError(r);
   return {
     isError: r.isError === true,
-    body: r.structuredContent as Record<string, unknown>,
+    // an error's body as the CLI's --json prints it
+    body: (r.structuredContent ?? (error === undefined ? undefined : { error })) as Record<
+      string,
+      unknown
+    >,
     text: r.content,
   };
 }

@@ -30,18 +30,25 @@ export function allTools(): ToolDefinition[] {
   ];
 }
 
+/** The key of a failed call's `_meta` that carries its error as `{code, message, data?}`. */
+export const MCP_ERROR_META_KEY = "timewarp/error";
+
 /**
- * The error body a failed tool call carries in `structuredContent` and as its text. A system
- * error (a name too long, a directory where a file was expected) gets its code here, never
- * INTERNAL: INTERNAL means a bug (`toTimewarpError`).
+ * What a failed tool call returns: `CODE: message` as its text (what the agent's model reads),
+ * and the error as `{code, message, data?}` in `_meta` under MCP_ERROR_META_KEY for programs.
+ * Never as `structuredContent`: every tool declares an output schema, which structured content
+ * must match (MCP 2025-06-18), and the SDK 1.x clients the agents ship (Gemini CLI's, issue 17)
+ * check it on error results too: an error body there reached the model as "Structured content
+ * does not match the tool's output schema", without the reason. A system error (a name too
+ * long, a directory where a file was expected) gets its code here, never INTERNAL: INTERNAL
+ * means a bug (`toTimewarpError`).
  */
 function errorResult(error: unknown) {
   const tw = toTimewarpError(error);
-  const body = { error: tw.toJSON() };
   return {
     isError: true,
     content: [{ type: "text" as const, text: `${tw.code}: ${tw.message}` }],
-    structuredContent: body,
+    _meta: { [MCP_ERROR_META_KEY]: tw.toJSON() },
   };
 }
 

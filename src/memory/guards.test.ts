@@ -268,6 +268,34 @@ describe("checkEdit (PreToolUse)", () => {
     ).toBe("ok");
   });
 
+  it("warns outside the whitelist and still rolls a blacklisted path back when a goal's weights say warn", () => {
+    // Weights and thresholds that turn a full scope violation into a warning (0.5 of the unit)…
+    const lenient = goal({
+      whitelist: ["src/**"],
+      blacklist: ["package.json"],
+      weights: { scope: 0.5, plan: 1, test: 0.2, evidence: 0.1 },
+      thresholds: { warn: 0.4, rollback: 0.9 },
+    });
+    const outside = checkEdit(lenient, { paths: ["README.md"], tool: "replace" });
+    expect(outside).toMatchObject({ action: "warn", drift_score: 0.5 });
+    // …do not reach the blacklist: the user said "must not edit", with the same score.
+    const forbidden = checkEdit(lenient, { paths: ["package.json"], tool: "replace" });
+    expect(forbidden).toMatchObject({ action: "rollback", drift_score: 0.5 });
+    expect(forbidden.reasons).toContain('scope: package.json is blacklisted by "package.json"');
+    expect(
+      runGuards(lenient, [
+        {
+          run_id: "r",
+          step: 0,
+          phase: "modify",
+          tool: "edit",
+          where: "package.json",
+          source: "patch",
+        },
+      ])[0]?.action,
+    ).toBe("rollback");
+  });
+
   // Its cost per call (a hook's budget is 100 ms) is measured by `npm run bench:memory`.
   it("lets every in-scope edit through, call after call (no state kept between calls)", () => {
     const actions = new Set<string>();

@@ -115,6 +115,8 @@ interface ScopeVerdict {
   outOfScope: boolean;
   /** The verdict does not depend on the edit's content (no tamper check applied): cacheable per path. */
   pathOnly?: boolean;
+  /** The path is on the goal's blacklist: a rule, not a score (see `runGuards`). */
+  blacklisted?: boolean;
 }
 
 function scopeOf(
@@ -177,8 +179,9 @@ function scopeOf(
     }
   }
   if (scope === 0 && !outOfScope) reasons.push(`scope: ${path} is in scope`);
-  if (!testLike) return { scope, reasons, path, outOfScope, pathOnly: true };
-  return { scope, reasons, path, outOfScope };
+  const blacklisted = c.blacklisted !== null;
+  if (!testLike) return { scope, reasons, path, outOfScope, pathOnly: true, blacklisted };
+  return { scope, reasons, path, outOfScope, blacklisted };
 }
 
 interface PathKeys {
@@ -352,7 +355,9 @@ export function runGuards(
         unit === 0
           ? 0
           : round(Math.min(1, (w.scope * s.scope + w.plan * plan + w.evidence * evidence) / unit));
-      const action = actionFor(drift, g.thresholds);
+      // The blacklist says "must not edit": whatever weights and thresholds a goal sets (say,
+      // to let edits outside the whitelist through with a warning), a blacklisted path rolls back.
+      const action = s.blacklisted === true ? "rollback" : actionFor(drift, g.thresholds);
       const record: GuardRecord = {
         run_id: e.run_id,
         step: e.step,

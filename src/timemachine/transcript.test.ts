@@ -73,6 +73,97 @@ describe("parseTranscript", () => {
     ]);
   });
 
+  it("reads Gemini CLI chat recordings: the last version of each message, tool calls with results", () => {
+    // As Gemini CLI 0.61 writes `~/.gemini/tmp/<project>/chats/session-*.jsonl` (issue 17): a
+    // header, the setup context under $set, then messages, each written again as it grows.
+    const call = {
+      id: "replace_1",
+      name: "replace",
+      args: { file_path: "src/a.ts", old_string: "1", new_string: "2" },
+      result: [
+        {
+          functionResponse: {
+            id: "replace_1",
+            name: "replace",
+            response: { output: "Successfully modified" },
+          },
+        },
+      ],
+      status: "success",
+    };
+    const shell = {
+      id: "sh_1",
+      name: "run_shell_command",
+      args: { command: "exit 3" },
+      result: [
+        {
+          functionResponse: {
+            id: "sh_1",
+            name: "run_shell_command",
+            response: { error: "Exit Code: 3" },
+          },
+        },
+      ],
+    };
+    const lines = [
+      { sessionId: "s1", projectHash: "h", startTime: "t", kind: "main" },
+      {
+        $set: {
+          messages: [
+            {
+              id: "m0",
+              type: "user",
+              content: [{ text: "<session_context>\nThis is the Gemini CLI.\n</session_context>" }],
+            },
+          ],
+        },
+      },
+      { id: "m1", type: "user", content: [{ text: "Fix it" }] },
+      { $set: { lastUpdated: "t" } },
+      {
+        id: "m2",
+        type: "gemini",
+        content: "",
+        thoughts: [{ subject: "s", description: "secret" }],
+      },
+      { id: "m2", type: "gemini", content: "", thoughts: [], toolCalls: [call, shell] },
+      {
+        id: "m3",
+        type: "user",
+        content: [
+          {
+            functionResponse: {
+              id: "replace_1",
+              name: "replace",
+              response: { output: "Successfully modified" },
+            },
+          },
+        ],
+      },
+      { id: "m4", type: "info", content: "Request cancelled." },
+      { id: "m5", type: "gemini", content: "All done." },
+    ];
+    const text = lines.map((l) => JSON.stringify(l)).join("\n");
+    const want = [
+      "user::Fix it",
+      'tool_input:replace:{"file_path":"src/a.ts","old_string":"1","new_string":"2"}',
+      "tool_output:replace:Successfully modified",
+      'tool_input:run_shell_command:{"command":"exit 3"}',
+      "tool_output:run_shell_command:Exit Code: 3",
+      "assistant::All done.",
+    ];
+    const show = (entries: ReturnType<typeof parseTranscript>) =>
+      entries.map((e) => `${e.kind}:${"tool" in e ? e.tool : ""}:${e.text}`);
+    expect(show(parseTranscript(text))).toEqual(want);
+    // the older recording: one JSON document with the messages
+    const legacy = JSON.stringify(
+      { sessionId: "s1", messages: lines.filter((l) => "type" in l && l !== lines[4]) },
+      null,
+      2,
+    );
+    expect(show(parseTranscript(legacy))).toEqual(want);
+  });
+
   it("splits plain text and markdown transcripts on turn markers", () => {
     const md =
       "## User\nfix the bug\nplease\n\n## Assistant\nOn it.\n**User:** thanks\n[assistant] welcome";

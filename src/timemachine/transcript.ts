@@ -4,9 +4,11 @@
  * Thinking blocks, system/meta records, summaries, usage counters and file-history records go.
  *
  * Formats: Claude Code JSONL (`type: user|assistant`, `message.content` string or blocks),
- * OpenAI-style JSONL (`{role, content}`), Codex rollouts (`response_item` payloads), and plain
- * text or markdown transcripts (`[user]`, `User:`, `## Assistant`, `**Human:**` turn markers;
- * without any marker the whole text is one entry).
+ * OpenAI-style JSONL (`{role, content}`), Codex rollouts (`response_item` payloads), Gemini CLI
+ * chat recordings (JSONL of messages `{id, type: user|gemini, content, toolCalls}` rewritten in
+ * place by id, and `{"$set": {messages}}` records; or one JSON document with `messages`), and
+ * plain text or markdown transcripts (`[user]`, `User:`, `## Assistant`, `**Human:**` turn
+ * markers; without any marker the whole text is one entry).
  */
 
 export type ChatEntry =
@@ -171,14 +173,89 @@ function parsePlain(text: string): ChatEntry[] {
   return out;
 }
 
+/** A Gemini CLI chat message: `{id, type, content}` without Claude Code's `message`. */
+function isGeminiMessage(value: unknown): value is Record<string, unknown> & { id: string } {
+  return (
+    isRecord(value) &&
+    typeof value.id === "string" &&
+    typeof value.type === "string" &&
+    "content" in value &&
+    !("message" in value)
+  );
+}
+
+/** Text of Gemini content: a string, or parts of which the `text` ones count. */
+function geminiText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((p) => (isRecord(p) ? (str(p.text) ?? "") : ""))
+    .filter((t) => t !== "")
+    .join("\n");
+}
+
+/** What a Gemini CLI tool call returned: its function responses' output (or error). */
+function geminiResult(call: Record<string, unknown>): string | undefined {
+  if (!Array.isArray(call.result)) return str(call.resultDisplay);
+  const texts = call.result.map((part) => {
+    const response = isRecord(part) && isRecord(part.functionResponse) ? part.functionResponse : {};
+    const body = isRecord(response.response) ? response.response : {};
+    return str(body.output) ?? str(body.error) ?? JSON.stringify(body);
+  });
+  return texts.join("\n");
+}
+
+/**
+ * Gemini CLI messages, in order. A user message's function responses are left out: the model
+ * message's `toolCalls` carry each call with its result. The `<session_context>` setup message
+ * the CLI sends first is not dialogue; nor are thoughts, `info`, `error` and `warning` messages.
+ */
+function geminiEntries(messages: Iterable<Record<string, unknown>>): ChatEntry[] {
+  const out: ChatEntry[] = [];
+  for (const m of messages) {
+    const text = geminiText(m.content);
+    if (m.type === "user") {
+      if (text.trim() !== "" && !/^\s*<session_context>[\s\S]*<\/session_context>\s*$/.test(text))
+        out.push({ kind: "user", text });
+      continue;
+    }
+    if (m.type !== "gemini") continue;
+    if (text.trim() !== "") out.push({ kind: "assistant", text });
+    for (const call of Array.isArray(m.toolCalls) ? m.toolCalls : []) {
+      if (!isRecord(call)) continue;
+      const tool = str(call.name) ?? "tool";
+      const id = str(call.id);
+      out.push({
+        kind: "tool_input",
+        tool,
+        ...(id ? { id } : {}),
+        text: JSON.stringify(call.args ?? {}),
+      });
+      const result = geminiResult(call);
+      if (result !== undefined)
+        out.push({ kind: "tool_output", tool, ...(id ? { id } : {}), text: result });
+    }
+  }
+  return out;
+}
+
 /** Parse a transcript of any supported format into chat entries, in order. */
 export function parseTranscript(text: string): ChatEntry[] {
   const lines = text.split("\n").filter((l) => l.trim() !== "");
   const looksJsonl =
     lines.length > 0 && lines.every((l) => l.trimStart().startsWith("{")) && parsesAsJson(lines[0]);
-  if (!looksJsonl) return parsePlain(text);
+  if (!looksJsonl) {
+    // Gemini CLI's older recording: one JSON document holding `messages`.
+    const whole = parsesAsJson(text) ? (JSON.parse(text) as unknown) : undefined;
+    if (isRecord(whole) && Array.isArray(whole.messages))
+      return geminiEntries(whole.messages.filter(isGeminiMessage));
+    return parsePlain(text);
+  }
   const toolNames = new Map<string, string>();
   const out: ChatEntry[] = [];
+  // Gemini CLI writes a message again, whole, as it grows (its tool calls, their results): the
+  // last version of each id counts, at the place of the first.
+  const gemini = new Map<string, Record<string, unknown>>();
   for (const line of lines) {
     let value: unknown;
     try {
@@ -186,9 +263,20 @@ export function parseTranscript(text: string): ChatEntry[] {
     } catch {
       continue; // a torn last line of a transcript still being written
     }
+    const set = isRecord(value) && isRecord(value.$set) ? value.$set : undefined;
+    if (set !== undefined || isGeminiMessage(value)) {
+      // `$set.messages` is the whole list anew (the first record, a rewind); a message, one more
+      let messages: unknown[] = [value];
+      if (set !== undefined) {
+        messages = Array.isArray(set.messages) ? set.messages : [];
+        if (Array.isArray(set.messages)) gemini.clear();
+      }
+      for (const m of messages) if (isGeminiMessage(m)) gemini.set(m.id, m);
+      continue;
+    }
     out.push(...jsonLineToEntries(value, toolNames));
   }
-  return out;
+  return gemini.size > 0 ? [...out, ...geminiEntries(gemini.values())] : out;
 }
 
 function parsesAsJson(line: string | undefined): boolean {

@@ -18,3 +18,13 @@ export async function connectMcp(
   await client.connect(transport);
   return { client, close: () => client.close() };
 }
+
+/** The error body of a failed call: `_meta["timewarp/error"]` (`{code, message, data?}`), or undefined. */
+export function mcpError(
+  result: unknown,
+): { code: string; message: string; data?: Record<string, unknown> } | undefined {
+  const meta = (result as { _meta?: Record<string, unknown> })._meta;
+  return meta?.["timewarp/error"] as
+    | { code: string; message: string; data?: Record<string, unknown> }
+    | undefined;
+}
