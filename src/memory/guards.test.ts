@@ -56,6 +56,19 @@ describe("drift score and actions", () => {
     expect(r?.drift_score).toBeGreaterThanOrEqual(0.8);
   });
 
+  it("whitelist_scope grades an edit outside the whitelist; the blacklist still rolls back", () => {
+    const g = goal({ whitelist: ["src/"], blacklist: ["package.json"], whitelist_scope: 0.5 });
+    const check = (path: string) => checkEdit(g, { paths: [path], tool: "Edit", content: "x" });
+    expect(check("README.md")).toMatchObject({ drift_score: 0.5, action: "warn" });
+    expect(check("README.md").reasons).toContain("scope: README.md is not in the whitelist [src/]");
+    expect(check("package.json")).toMatchObject({ drift_score: 1, action: "rollback" });
+    expect(check("src/a.ts")).toMatchObject({ drift_score: 0, action: "ok" });
+    // the default keeps the whitelist as strict as the blacklist
+    const strict = goal({ whitelist: ["src/"] });
+    expect(checkEdit(strict, { paths: ["README.md"] }).action).toBe("rollback");
+    expect(parseGoal({ objective: "o", whitelist_scope: 2 })).toMatchObject({ ok: false });
+  });
+
   it("an in-scope edit without evidence is ok; unplanned and unshown is warn", () => {
     const g = goal({ whitelist: ["README.md", "docs/"] });
     const [a] = runGuards(g, [edit("docs/a/b/guide.md", { source: "chat", confidence: 0.7 })]);

@@ -155,7 +155,7 @@ function scopeOf(
           : ""),
     );
   } else if (goal.whitelist.length > 0 && c.whitelisted === null) {
-    scope = 1;
+    scope = goal.whitelist_scope;
     outOfScope = true;
     reasons.push(`scope: ${path} is not in the whitelist [${goal.whitelist.join(", ")}]`);
   }
@@ -175,7 +175,7 @@ function scopeOf(
       reasons.push(`scope: test tampering in ${path}: adds ${markers.join(", ")}`);
     }
   }
-  if (scope === 0) reasons.push(`scope: ${path} is in scope`);
+  if (scope === 0 && !outOfScope) reasons.push(`scope: ${path} is in scope`);
   if (!testLike) return { scope, reasons, path, outOfScope, pathOnly: true };
   return { scope, reasons, path, outOfScope };
 }

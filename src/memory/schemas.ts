@@ -117,6 +117,12 @@ export const GoalSchema = z
     whitelist: StringList.default([]),
     /** gitignore-like globs the run must not edit. A path in both lists is blacklisted (the safer reading). */
     blacklist: StringList.default([]),
+    /**
+     * The Scope guard's value for an edit outside a non-empty whitelist (not blacklisted). 1, the
+     * default, makes it as much a violation as the blacklist; 0.5 makes it a warning under the
+     * default weights and thresholds, while the blacklist still rolls back.
+     */
+    whitelist_scope: z.number().min(0).max(1).default(1),
     /** Globs of tests the run must not modify (editing them to pass is tampering). */
     protected: StringList.default([]),
     checkpoints: z
