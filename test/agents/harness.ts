@@ -287,6 +287,8 @@ export async function startModelServer(
 }
 
 export interface AgentRun {
+  /** The client's pid (the process the scenario spawned): a session must be bound to it. */
+  pid: number | undefined;
   status: number | null;
   signal: NodeJS.Signals | null;
   stdout: string;
@@ -306,7 +308,8 @@ export function runAgent(
   const started = Date.now();
   const child: ChildProcess = spawn(command, args, {
     cwd: options.cwd,
-    env: { ...process.env, ...options.env },
+    // PWD too: a client may take its project from it (`opencode run` does) over its real cwd.
+    env: { ...process.env, PWD: options.cwd, ...options.env },
     detached: true,
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -337,7 +340,7 @@ export function runAgent(
       clearTimeout(timer);
       // Anything the agent left behind in its group (an MCP server, a shell) goes with it.
       killGroup();
-      done({ status, signal, stdout, stderr, ms: Date.now() - started });
+      done({ pid: child.pid, status, signal, stdout, stderr, ms: Date.now() - started });
     });
   });
 }
