@@ -19,6 +19,33 @@ function workspace(): string {
 const tw = (cwd: string, ...args: string[]) => runCli(["--json", ...args], { cwd });
 
 describe("timewarp CLI: the time machine", () => {
+  it("session list: each session with its agent, live until its end; reads only", () => {
+    const ws = workspace();
+    expect(tw(ws, "session", "list").json()).toEqual({ sessions: [] });
+    expect(readdirSync(ws)).toEqual(["a.txt"]); // no store made by a listing
+    const payload = (event: string) =>
+      JSON.stringify({ session_id: "s-list", cwd: ws, hook_event_name: event });
+    const hook = (event: string, name: string) =>
+      runCli(["hook", event, "--agent", "codex"], { cwd: ws, input: payload(name) });
+    expect(hook("session-start", "SessionStart").status).toBe(0);
+    const started = tw(ws, "session", "list").json() as { sessions: Record<string, unknown>[] };
+    expect(started.sessions).toEqual([
+      expect.objectContaining({ session_id: "s-list", agent: "codex", ended_at: null }),
+    ]);
+    expect(hook("session-end", "SessionEnd").status).toBe(0);
+    const ended = tw(ws, "session", "list").json() as { sessions: Record<string, unknown>[] };
+    expect(ended.sessions).toEqual([
+      expect.objectContaining({
+        session_id: "s-list",
+        agent: "codex",
+        live: false,
+        ended_at: expect.any(String),
+      }),
+    ]);
+    const human = runCli(["session", "list"], { cwd: ws });
+    expect(human.stdout).toMatch(/^s-list {2}codex {2}ended {2}/);
+  });
+
   it("session start, issue report/list/get/fix, travel, return, status — seed field names, one JSON document each", () => {
     const ws = workspace();
     const start = tw(ws, "session", "start", "--session-id", "cli-1", "--task-hint", "hint");

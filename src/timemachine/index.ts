@@ -49,8 +49,13 @@ export type {
   StartSessionResult,
 } from "./session-start.ts";
 export { beginSession, startSession } from "./session-start.ts";
-export type { EndSessionOptions, RememberSessionOptions, SessionRecord } from "./sessions.ts";
-export { endSession, listSessions, rememberSession } from "./sessions.ts";
+export type {
+  EndSessionOptions,
+  RememberSessionOptions,
+  SessionListing,
+  SessionRecord,
+} from "./sessions.ts";
+export { endSession, listSessionStatus, listSessions, rememberSession } from "./sessions.ts";
 export type { State, Transition } from "./state.ts";
 export { initialState, StateSchema } from "./state.ts";
 export type { WorkspaceStatus } from "./status.ts";

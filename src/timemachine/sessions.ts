@@ -191,6 +191,19 @@ export function isSessionLive(record: SessionRecord, now: Date): boolean {
   return now.getTime() - Date.parse(record.last_seen) < SESSION_TTL_MS;
 }
 
+/** A session as `timewarp session list` shows it: its record, and whether it is live. */
+export type SessionListing = SessionRecord & { live: boolean };
+
+/**
+ * Every session the workspace remembers, most recently seen first, each with `live`
+ * (`isSessionLive`): which agent it came from, whether it ended, which snapshot it holds.
+ * Reads only; no store, no sessions.
+ */
+export function listSessionStatus(root: string, clock: Clock = systemClock): SessionListing[] {
+  const now = clock.now();
+  return listSessions(workspacePaths(root)).map((s) => ({ ...s, live: isSessionLive(s, now) }));
+}
+
 export function deleteSession(paths: WorkspacePaths, id: string): void {
   try {
     unlinkSync(sessionFile(paths, id));

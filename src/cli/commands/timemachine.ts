@@ -56,6 +56,23 @@ export function registerTimemachineCommands(program: Command): void {
         return { json: r, human: lines.join("\n") };
       }),
     );
+  session
+    .command("list")
+    .description("the sessions the workspace remembers: agent, live or ended, snapshot")
+    .action(
+      action(async (ctx) => {
+        const { listSessionStatus } = await lazy();
+        const sessions = listSessionStatus(ctx.root, ctx.clock);
+        const lines =
+          sessions.length === 0
+            ? [style.dim("no sessions")]
+            : sessions.map(
+                (s) =>
+                  `${s.session_id}  ${s.agent ?? "-"}  ${s.live ? style.green("live ") : s.ended_at ? "ended" : style.dim("gone ")}  ${s.started_at}  ${s.snapshot_id ?? "-"}`,
+              );
+        return { json: { sessions }, human: lines.join("\n") };
+      }),
+    );
 
   program
     .command("travel")
