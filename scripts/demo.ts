@@ -150,14 +150,18 @@ function runTests(label: string): { passed: boolean; log: string } {
   return { passed: r.status === 0, log };
 }
 
-type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown> };
+type ToolResult = {
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+  content?: { text?: string }[];
+};
 async function tool(
   client: Client,
   name: string,
   args: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
   const r = (await client.callTool({ name, arguments: args })) as ToolResult;
-  if (r.isError) fail(`${name}: ${JSON.stringify(r.structuredContent)}`);
+  if (r.isError) fail(`${name}: ${r.content?.[0]?.text ?? "(no message)"}`);
   return r.structuredContent ?? {};
 }
 

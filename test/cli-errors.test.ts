@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cliCommand, makeTempDir, runCli } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, toolError } from "./helpers/mcp.ts";
 
 /**
  * Issue 16, class 10: every user mistake gets a coded error and one exit code (2 for usage and
@@ -181,7 +181,7 @@ describe("user mistakes over MCP", () => {
     const call = async (name: string, args: Record<string, unknown>) => {
       const r = await client.callTool({ name, arguments: args });
       expect(r.isError, `${name} ${JSON.stringify(args).slice(0, 80)}`).toBe(true);
-      const error = (r.structuredContent as { error: { code: string; message: string } }).error;
+      const error = toolError(r).error ?? { code: "(no error body)", message: "" };
       expect(error.code).not.toBe("INTERNAL");
       expect(error.message).not.toMatch(STACK);
       return error.code;

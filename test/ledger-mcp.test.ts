@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, toolError } from "./helpers/mcp.ts";
 
 describe("ledger tools over MCP stdio", () => {
   const cleanups: (() => Promise<void> | void)[] = [];
@@ -40,7 +40,7 @@ describe("ledger tools over MCP stdio", () => {
       arguments: { path: "a.ts", searchBlock: "const x = 1;", replaceBlock: "const x = 3;" },
     });
     expect(ambiguous.isError).toBe(true);
-    expect(ambiguous.structuredContent).toMatchObject({
+    expect(toolError(ambiguous)).toMatchObject({
       error: { code: "EDIT_BLOCK_AMBIGUOUS", data: { candidates: [1, 3] } },
     });
 
@@ -132,6 +132,6 @@ describe("ledger tools over MCP stdio", () => {
       arguments: { snapshotId: "nope" },
     });
     expect(missing.isError).toBe(true);
-    expect(missing.structuredContent).toMatchObject({ error: { code: "OPERATION_NOT_FOUND" } });
+    expect(toolError(missing)).toMatchObject({ error: { code: "OPERATION_NOT_FOUND" } });
   });
 });

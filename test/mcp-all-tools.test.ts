@@ -10,7 +10,7 @@ import {
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, toolError } from "./helpers/mcp.ts";
 import { writeTranslationMemory } from "./helpers/memory-fixtures.ts";
 import { copyDesign, writeFastSkillConfig } from "./runs-helpers.ts";
 
@@ -887,7 +887,7 @@ const FLOW: Row[] = [
 async function call(name: string, args: Record<string, unknown> = {}) {
   const r = await client.callTool({ name, arguments: args });
   const text = (r.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("");
-  return { isError: r.isError === true, body: (r.structuredContent ?? {}) as Body, text };
+  return { isError: r.isError === true, body: (r.structuredContent ?? toolError(r)) as Body, text };
 }
 
 const rowKind = (row: Row) => (typeof row.expect === "string" ? row.expect : "error");

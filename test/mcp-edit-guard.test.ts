@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, toolError } from "./helpers/mcp.ts";
 import { writeGoal } from "./hooks-helpers.ts";
 
 // An edit through timewarp's own MCP tools meets the goal as the agent's own edit tools do
@@ -55,7 +55,7 @@ describe("MCP edit tools and the drift guards", () => {
     for (const call of calls) {
       const result = await client.callTool(call);
       expect(result.isError, call.name).toBe(true);
-      expect(result.structuredContent).toMatchObject({
+      expect(toolError(result)).toMatchObject({
         error: { code: "GUARD_BLOCKED", data: { paths: ["package.json"] } },
       });
     }

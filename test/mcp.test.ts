@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, toolError } from "./helpers/mcp.ts";
 
 describe("timewarp mcp over stdio", () => {
   const cleanups: (() => Promise<void> | void)[] = [];
@@ -35,6 +35,13 @@ describe("timewarp mcp over stdio", () => {
     cleanups.push(close);
     const result = await client.callTool({ name: "timewarp_status", arguments: {} });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toMatchObject({ error: { code: "CORRUPT_FILE" } });
+    expect(toolError(result)).toMatchObject({ error: { code: "CORRUPT_FILE" } });
+    // The model reads the code and message first; the whole error follows as JSON.
+    const texts = (result.content as { text?: string }[]).map((c) => c.text ?? "");
+    expect(texts[0]).toMatch(/^CORRUPT_FILE: /);
+    // No structured content: the tool's output schema does not describe an error, and the
+    // SDK's v1 client (OpenCode 1.x) validates an error's structured content too, turning the
+    // refusal into "Structured content does not match the tool's output schema" (issue 17).
+    expect(result.structuredContent).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, toolError } from "./helpers/mcp.ts";
 import { writeTranslationMemory } from "./helpers/memory-fixtures.ts";
 
 describe("memory MCP tools over stdio", () => {
@@ -71,6 +71,6 @@ describe("memory MCP tools over stdio", () => {
       arguments: { paths: ["a"], run: "no-such-run" },
     });
     expect(invalid.isError).toBe(true);
-    expect(invalid.structuredContent).toMatchObject({ error: { code: "RUN_INVALID" } });
+    expect(toolError(invalid)).toMatchObject({ error: { code: "RUN_INVALID" } });
   });
 });

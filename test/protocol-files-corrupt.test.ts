@@ -26,7 +26,7 @@ import {
 import { createSnapshot, readManifest, readManifestText } from "../src/store/index.ts";
 import { initialState, readStatus, reportIssue, startSession } from "../src/timemachine/index.ts";
 import { makeTempDir, runCli } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, toolError } from "./helpers/mcp.ts";
 
 function errorOf(fn: () => unknown): { code: string; file: unknown } {
   try {
@@ -126,7 +126,11 @@ describe("one damaged issue or milestone hides none of the others", () => {
     const mcp = await connectMcp(root);
     cleanups.push(mcp.close);
     const r = await mcp.client.callTool({ name, arguments: args });
-    return { isError: r.isError === true, body: r.structuredContent, text: r.content };
+    return {
+      isError: r.isError === true,
+      body: r.structuredContent ?? toolError(r),
+      text: r.content,
+    };
   }
 
   it("issues: `issue list` and timewarp_issue_list name the bad issue.json and list the rest", async () => {

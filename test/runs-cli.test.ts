@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManifestSchema, processGroupAlive, runsRootFor } from "../src/runs/index.ts";
 import { cliCommand, makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, toolError } from "./helpers/mcp.ts";
 import {
   assertJobInvariants,
   copyDesign,
@@ -192,10 +192,7 @@ describe("timewarp skill …", () => {
         summary: { status: "PASS" },
       });
       const missing = await client.callTool({ name: "skill_show", arguments: { job_id: "nope" } });
-      expect(missing).toMatchObject({
-        isError: true,
-        structuredContent: { error: { code: "JOB_NOT_FOUND" } },
-      });
+      expect(toolError(missing)).toMatchObject({ error: { code: "JOB_NOT_FOUND" } });
     } finally {
       await close();
     }

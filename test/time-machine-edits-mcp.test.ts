@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir, runCli } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, toolError } from "./helpers/mcp.ts";
 
 /** Issue 16, classes 4 and 9 over the MCP server: the same guards as the CLI, from a subdirectory. */
 describe("ledger tools over MCP respect the time machine and VCS folders", () => {
@@ -22,8 +22,7 @@ describe("ledger tools over MCP respect the time machine and VCS folders", () =>
     // started in a subdirectory: the server works on the repository's root
     const { client, close } = await connectMcp(join(ws, "lib"));
     cleanups.push(close);
-    const code = (r: unknown) =>
-      (r as { structuredContent?: { error?: { code: string } } }).structuredContent?.error?.code;
+    const code = (r: unknown) => toolError(r).error?.code;
 
     expect(code(await client.callTool({ name: "Delete", arguments: { path: ".git" } }))).toBe(
       "PROTECTED_PATH",

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rememberSession, startSession } from "../src/timemachine/index.ts";
 import { makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
-import { connectMcp } from "./helpers/mcp.ts";
+import { connectMcp, toolError } from "./helpers/mcp.ts";
 
 type Client = Awaited<ReturnType<typeof connectMcp>>["client"];
 
@@ -16,7 +16,7 @@ async function call(name: string, args: Record<string, unknown> = {}) {
   const r = await client.callTool({ name, arguments: args });
   return {
     isError: r.isError === true,
-    body: r.structuredContent as Record<string, unknown>,
+    body: (r.structuredContent ?? toolError(r)) as Record<string, unknown>,
     text: r.content,
   };
 }

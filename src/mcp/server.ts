@@ -30,17 +30,22 @@ export function allTools(): ToolDefinition[] {
 }
 
 /**
- * The error body a failed tool call carries in `structuredContent` and as its text. A system
- * error (a name too long, a directory where a file was expected) gets its code here, never
- * INTERNAL: INTERNAL means a bug (`toTimewarpError`).
+ * A failed tool call: `isError`, its code and message as the text the model reads, then the
+ * whole error (code, message, data) as JSON. A system error (a name too long, a directory where
+ * a file was expected) gets its code here, never INTERNAL: INTERNAL means a bug
+ * (`toTimewarpError`). No `structuredContent`: it must match the tool's output schema, and the
+ * SDK's v1 client (OpenCode's) checks an error's too, so an error body there reached the model
+ * as "Structured content does not match the tool's output schema" instead of why the call was
+ * refused (issue 17).
  */
 function errorResult(error: unknown) {
   const tw = toTimewarpError(error);
-  const body = { error: tw.toJSON() };
   return {
     isError: true,
-    content: [{ type: "text" as const, text: `${tw.code}: ${tw.message}` }],
-    structuredContent: body,
+    content: [
+      { type: "text" as const, text: `${tw.code}: ${tw.message}` },
+      { type: "text" as const, text: JSON.stringify({ error: tw.toJSON() }) },
+    ],
   };
 }
 

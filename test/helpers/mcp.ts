@@ -18,3 +18,20 @@ export async function connectMcp(
   await client.connect(transport);
   return { client, close: () => client.close() };
 }
+
+/** What a failed tool call carries: its last text block is the error as JSON. */
+export interface ToolErrorBody {
+  error?: { code: string; message: string; data?: Record<string, unknown> };
+}
+
+/** The error body of an `isError` result (`{}` for any other result). */
+export function toolError(result: unknown): ToolErrorBody {
+  const r = result as { isError?: boolean; content?: { type: string; text?: string }[] };
+  if (r.isError !== true) return {};
+  const text = r.content?.at(-1)?.text ?? "";
+  try {
+    return JSON.parse(text) as ToolErrorBody;
+  } catch {
+    return {};
+  }
+}
