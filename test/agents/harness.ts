@@ -135,6 +135,9 @@ export function agentWorkspace(
     const file = join(root, path);
     configBefore.set(path, existsSync(file) ? readFileSync(file, "utf8") : null);
   }
+  // The store first: timewarp takes the nearest `.timewarp/` above a directory for its workspace
+  // before the nearest `.git`, so a stray one in the temp directory would otherwise take it.
+  mkdirSync(join(root, ".timewarp"), { recursive: true });
   const install = timewarp(["install", agent], root, env);
   if (install.status !== 0) {
     throw new Error(`timewarp install ${agent}: exit ${install.status}\n${install.stderr}`);
