@@ -29,6 +29,8 @@ import { type ChatScript, type ChatStep, chatCompletionsScript } from "./mock-ch
 
 const VERSION = pinnedVersion("opencode-ai");
 const MODEL = "scripted-1";
+/** Phase 2: edit calls and shell calls per measured run. */
+const CALLS = 3;
 /** Indices into the scenario's script (below) of the steps the assertions look back at. */
 const BLOCKED_EDIT = 3;
 const WARNED_EDIT = 4;
@@ -366,32 +368,35 @@ describe(`OpenCode ${VERSION} (real client, headless) with timewarp`, () => {
         for (const [name, bench] of variants) {
           const abs = (p: string) => join(bench.root, p);
           git(["checkout", "-q", "--", "src"], bench.root);
-          const steps: ChatStep[] = [
-            {
+          // CALLS edits and CALLS shell edits, alternating: the start dominates a run, the calls
+          // are cheap, so each run gives several samples of each.
+          const steps: ChatStep[] = [];
+          for (let k = 1; k <= CALLS; k++) {
+            steps.push({
               toolCalls: [
                 {
                   name: "edit",
                   arguments: {
                     filePath: abs("src/greet.ts"),
-                    oldString: '"Hello " + name',
-                    newString: '"Hello, " + name',
+                    oldString: k === 1 ? '"Hello " + name' : `"Hello${k - 1} " + name`,
+                    newString: `"Hello${k} " + name`,
                   },
                 },
               ],
-            },
-            {
+            });
+            steps.push({
               toolCalls: [
                 {
                   name: "bash",
                   arguments: {
-                    command: "sed -i 's/VERSION = 1/VERSION = 2/' src/util.ts",
+                    command: `sed -i 's/VERSION = ${k}/VERSION = ${k + 1}/' src/util.ts`,
                     description: "Bump the version",
                   },
                 },
               ],
-            },
-            { text: "Done." },
-          ];
+            });
+          }
+          steps.push({ text: "Done." });
           const script = chatCompletionsScript(steps, { model: MODEL });
           model.use(script);
           const spawnedAt = Date.now();
@@ -399,13 +404,17 @@ describe(`OpenCode ${VERSION} (real client, headless) with timewarp`, () => {
           // the same work in both variants, or the comparison means nothing
           expect(run.status, `${name}: ${run.stderr.slice(-2000)}`).toBe(0);
           expect(script.main.length, name).toBe(steps.length);
-          expect(readFileSync(abs("src/greet.ts"), "utf8"), name).toContain('"Hello, " + name');
-          expect(readFileSync(abs("src/util.ts"), "utf8"), name).toContain("VERSION = 2");
+          expect(readFileSync(abs("src/greet.ts"), "utf8"), name).toContain(`"Hello${CALLS} "`);
+          expect(readFileSync(abs("src/util.ts"), "utf8"), name).toContain(
+            `VERSION = ${CALLS + 1}`,
+          );
           const s = samples.get(name);
           const at = (k: number) => script.main[k]?.at ?? Number.NaN;
           s?.first.push(at(0) - spawnedAt);
-          s?.edit.push(at(1) - (script.answeredAt[0] ?? Number.NaN));
-          s?.shell.push(at(2) - (script.answeredAt[1] ?? Number.NaN));
+          for (let step = 0; step < 2 * CALLS; step++) {
+            const took = at(step + 1) - (script.answeredAt[step] ?? Number.NaN);
+            (step % 2 === 0 ? s?.edit : s?.shell)?.push(took);
+          }
         }
         runs++;
         const now = Date.now();
@@ -418,7 +427,7 @@ describe(`OpenCode ${VERSION} (real client, headless) with timewarp`, () => {
       };
       console.log(
         [
-          `OpenCode ${VERSION} + timewarp vs a no-op plugin (\`true\` at the same events), medians of ${runs} run(s), ms`,
+          `OpenCode ${VERSION} + timewarp vs a no-op plugin (\`true\` at the same events), ms: medians of ${runs} run(s), ${CALLS} calls of each kind per run`,
           `${"".padEnd(44)}${"timewarp".padStart(10)}${"no-op".padStart(10)}${"added".padStart(10)}`,
           row("spawn -> first main-loop request", "first"),
           row("edit call (answer -> next request)", "edit"),
