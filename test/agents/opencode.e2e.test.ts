@@ -6,7 +6,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type AgentRun,
@@ -35,6 +35,7 @@ const CALLS = 3;
 const BLOCKED_EDIT = 3;
 const WARNED_EDIT = 4;
 const MCP_EDIT = 5;
+const ISSUE_REPORT = 6;
 /** The config files `timewarp install opencode` touches (uninstall must restore their bytes). */
 const CONFIG_FILES = ["opencode.json", ".opencode/plugins/timewarp.js"];
 /** OpenCode's own config paths (and what it writes there at start), not the agent's work. */
@@ -265,6 +266,19 @@ describe(`OpenCode ${VERSION} (real client, headless) with timewarp`, () => {
             },
           ],
         },
+        // and the friction reported through the MCP server: the plugin exports the chat first
+        {
+          toolCalls: [
+            {
+              name: "timewarp_issue_report",
+              arguments: {
+                task_context: "fix the greeting in src/greet.ts",
+                symptom: "package.json edits are refused",
+                success_criteria: "the greeting reads Hello, name!",
+              },
+            },
+          ],
+        },
         // 8. the end
         { text: "The greeting is fixed." },
       ];
@@ -304,6 +318,17 @@ describe(`OpenCode ${VERSION} (real client, headless) with timewarp`, () => {
       expect(afterMcp).toContain("GUARD_BLOCKED");
       expect(afterMcp).toContain("package.json");
       expect(bodyText(nextRequest(MCP_EDIT))).toContain("blacklisted");
+
+      // the issue holds this session's chat, which the plugin read through OpenCode's client
+      const report = JSON.parse(lastToolResult(nextRequest(ISSUE_REPORT))) as {
+        chat_path?: string;
+      };
+      expect(report.chat_path, lastToolResult(nextRequest(ISSUE_REPORT))).toEqual(
+        expect.any(String),
+      );
+      const chat = readFileSync(resolve(ws.root, report.chat_path ?? ""), "utf8");
+      expect(chat).toContain("Fix the greeting in src/greet.ts.");
+      expect(chat).toContain("timewarp blocked this Edit on package.json");
 
       // every change the agent made is in the ledger, one operation per tool call
       const ops = ledgerOperations(ws);
