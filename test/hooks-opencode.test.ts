@@ -5,7 +5,7 @@ import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { systemClock, workspacePaths } from "../src/core/index.ts";
 import { installAgent } from "../src/hooks/index.ts";
-import { initWorkspace } from "../src/store/index.ts";
+import { initWorkspace, readManifest } from "../src/store/index.ts";
 import { parseTranscript, readStatus } from "../src/timemachine/index.ts";
 import { cliCommand, makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
 import { events, imageText, ledgerRecords } from "./hooks-helpers.ts";
@@ -123,6 +123,41 @@ describe("the OpenCode plugin module", () => {
       expect.objectContaining({ kind: "tool_input", tool: "edit" }),
       expect.objectContaining({ kind: "tool_output", text: "Edit applied" }),
     ]);
+  });
+
+  it("a tool call waits for the session start OpenCode did not wait for", async () => {
+    // A session start slow enough to still run when the first tool call comes (a first snapshot
+    // of a large tree): its command sleeps before it runs the CLI.
+    const cli = cliCommand();
+    const slow = join(dir, "..", `${dir.split("/").pop()}-slow`);
+    const quoted = [cli.command, ...cli.args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`);
+    writeFileSync(
+      slow,
+      `#!/bin/sh\ncase "$*" in *session-start*) sleep 1 ;; esac\nexec ${quoted.join(" ")} "$@"\n`,
+    );
+    chmodSync(slow, 0o755);
+    try {
+      const plugin = await loadPlugin(slow);
+      // OpenCode calls event hooks without awaiting them, then runs the model's first tool call.
+      const started = plugin.event({
+        event: { type: "session.created", properties: { info: { id: "ses_3" } } },
+      });
+      const input = { tool: "edit", sessionID: "ses_3", callID: "call_3" };
+      await plugin["tool.execute.before"](input, {
+        args: { filePath: join(dir, "a.txt"), oldString: "one", newString: "two" },
+      });
+      writeFileSync(join(dir, "a.txt"), "two\n");
+      await plugin["tool.execute.after"](input, { title: "a.txt", output: "ok", metadata: {} });
+      await started;
+      // The session's snapshot is the tree before the session's first edit.
+      const snapshot = readStatus(dir).session_snapshot_id ?? "";
+      const entry = readManifest(dir, snapshot).entries.find((e) => e.path === "a.txt");
+      expect(imageText(dir, entry?.oid === undefined ? null : { oid: entry.oid })).toBe("one\n");
+      const [record] = ledgerRecords(dir);
+      expect(imageText(dir, record?.files[0]?.after ?? null)).toBe("two\n");
+    } finally {
+      rmSync(slow, { force: true });
+    }
   });
 
   it("registers no tools, even where OpenCode provides @opencode-ai/plugin: the MCP server is their one home", async () => {

@@ -209,7 +209,10 @@ export const TimewarpPlugin = async ({ client, directory }) => {
    * so they end when OpenCode disposes of the plugin, or at the latest when the process exits.
    */
   const openSessions = new Set();
-  /** Session starts under way (OpenCode does not wait for them): an end waits, where it can. */
+  /**
+   * Session starts under way (OpenCode does not wait for them): a tool call waits for them, and
+   * so does an end, where it can.
+   */
   const starting = new Set();
   const endSession = (id, reason) => {
     openSessions.delete(id);
@@ -257,6 +260,10 @@ export const TimewarpPlugin = async ({ client, directory }) => {
         await exportChat(client, directory, input.sessionID).catch(() => undefined);
       }
       if (!TOOL_NAMES[input.tool]) return;
+      // OpenCode does not wait for the session.created handler: a session start still under
+      // way (a first snapshot of a large tree) is waited for here, or the first edit would land
+      // before the snapshot of the session it belongs to is taken, and be in it.
+      if (starting.size > 0) await Promise.all(starting);
       argsByCall.set(input.callID, output.args);
       const res = await hook(
         "pre-tool-use",

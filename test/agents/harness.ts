@@ -140,6 +140,9 @@ export function agentWorkspace(
     const file = join(root, path);
     configBefore.set(path, existsSync(file) ? readFileSync(file, "utf8") : null);
   }
+  // The store first: timewarp takes the nearest `.timewarp/` above a directory for its workspace
+  // before the nearest `.git`, so a stray one in the temp directory would otherwise take it.
+  mkdirSync(join(root, ".timewarp"), { recursive: true });
   const install = timewarp(["install", agent], root, env);
   if (install.status !== 0) {
     throw new Error(`timewarp install ${agent}: exit ${install.status}\n${install.stderr}`);
@@ -315,7 +318,8 @@ export function runAgent(
   const started = Date.now();
   const child: ChildProcess = spawn(command, args, {
     cwd: options.cwd,
-    env: { ...process.env, ...options.env },
+    // PWD too: a client may take its project from it (`opencode run` does) over its real cwd.
+    env: { ...process.env, PWD: options.cwd, ...options.env },
     detached: true,
     stdio: ["pipe", "pipe", "pipe"],
   });
