@@ -31,7 +31,7 @@ export {
 } from "./manifest.ts";
 export type { ObjectStore } from "./object-store.ts";
 export { createObjectStore } from "./object-store.ts";
-export { notCaptured } from "./plan-restore.ts";
+export { filterExcluded, notCaptured } from "./plan-restore.ts";
 export type {
   BlockedPath,
   MissingObject,

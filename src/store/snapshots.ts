@@ -81,7 +81,14 @@ export interface CreateSnapshotOptions {
    * Who asked: `manual` for a snapshot the user made by hand (`timewarp snapshot create`), kept
    * by session-start cleanup until the user deletes it or the config's retention says so.
    */
-  origin?: "manual" | "session";
+  origin?: "manual" | "session" | "turn";
+  /**
+   * A record to stand for this snapshot when the scan finds exactly what it holds (the same
+   * manifest, skipped paths and excludes): then no record is written, and the result names
+   * that one (`reused: true`). A turn checkpoint passes the previous checkpoint: nothing is
+   * stored when nothing changed.
+   */
+  reuse?: SnapshotRecord;
   envFingerprint?: Record<string, unknown>;
   initialTaskHint?: string;
   clock?: Clock;
@@ -108,6 +115,8 @@ export interface CreateSnapshotResult {
   id: string;
   /** The record's folder. */
   dir: string;
+  /** True when `options.reuse` stood for the snapshot: nothing new was written. */
+  reused?: true;
   /** The manifest (decoded on first use when the delta path made only its text). */
   manifest: Manifest;
   /** The manifest's canonical text (`manifestBytes`), for comparing line by line. */
@@ -215,6 +224,38 @@ export function createSnapshot(
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     ...(options.beforeRead === undefined ? {} : { beforeRead: options.beforeRead }),
   });
+  const reuse = options.reuse;
+  if (reuse !== undefined && holdsTheSame(reuse, kind, scanned, excludes)) {
+    const dir = join(recordsDir, recordId(reuse));
+    if (existsSync(join(dir, RECORD_FILE))) {
+      const file = join(dir, reuse.manifest.file);
+      scanned.writeCache(() => {
+        const sum = manifestFileSum(readFileSync(file));
+        try {
+          linkLastManifest(paths, file);
+          return { file: relative(paths.data, paths.lastManifest), hash: scanned.hash, sum };
+        } catch {
+          return { file: relative(paths.data, file), hash: scanned.hash, sum };
+        }
+      });
+      let manifest: Manifest | undefined;
+      return {
+        record: reuse,
+        id: recordId(reuse),
+        dir,
+        reused: true,
+        get manifest() {
+          manifest ??= scanned.manifest();
+          return manifest;
+        },
+        manifestText: scanned.text,
+        rehashed: scanned.rehashed,
+        objects_written: scanned.objects_written,
+        duration_ms: Math.round(performance.now() - started),
+        scan: scanned.how,
+      };
+    }
+  }
   const createdAt = clock.now();
   let id = "";
   // The id's time stamp and created_at are the same instant.
@@ -681,4 +722,21 @@ export function deleteSnapshot(
       options.clock ?? systemClock,
     );
   }
+}
+
+/** Whether `record` holds exactly what a scan found: same kind, manifest, skipped paths and excludes. */
+function holdsTheSame(
+  record: SnapshotRecord,
+  kind: RecordKind,
+  scanned: Scanned,
+  excludes: readonly string[],
+): boolean {
+  const skippedKey = (list: readonly SkippedPath[]) =>
+    JSON.stringify(list.map((s) => [s.path, s.path_b64 ?? null, s.reason]));
+  return (
+    record.kind === kind &&
+    record.manifest.hash === scanned.hash &&
+    skippedKey(record.skipped) === skippedKey(scanned.skipped) &&
+    JSON.stringify(record.exclude_globs) === JSON.stringify(excludes)
+  );
 }
