@@ -1,4 +1,4 @@
-import { readdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import {
@@ -170,6 +170,7 @@ export async function checkpointTurn(
         snapshot_id: snap.id,
         stored: snap.reused !== true,
       };
+      mkdirSync(dir, { recursive: true });
       writeJsonAtomic(join(dir, turnFileName(record.turn)), record, { durable: false });
       appendEvent(
         paths.events,
