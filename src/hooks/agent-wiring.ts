@@ -101,7 +101,13 @@ export function hooksFor(
   options: { shellClient?: boolean } = {},
 ): HooksTable {
   const table: HooksTable = {};
-  const events: HookEvent[] = ["session-start", "pre-tool-use", "post-tool-use", "session-end"];
+  const events: HookEvent[] = [
+    "session-start",
+    "pre-tool-use",
+    "post-tool-use",
+    "session-end",
+    "user-prompt-submit",
+  ];
   for (const event of events) {
     const tool = event === "pre-tool-use" || event === "post-tool-use";
     const handler: HookHandler = {
@@ -132,7 +138,7 @@ export function isTimewarpHandler(handler: unknown): boolean {
   const command = (handler as { command?: unknown }).command;
   return (
     typeof command === "string" &&
-    /(?: hook|(?:^|\/)timewarp-hook) (session-start|pre-tool-use|post-tool-use|session-end) --agent (claude-code|gemini|codex|opencode)$/.test(
+    /(?: hook|(?:^|\/)timewarp-hook) (session-start|pre-tool-use|post-tool-use|session-end|user-prompt-submit) --agent (claude-code|gemini|codex|opencode)$/.test(
       command,
     )
   );

@@ -24,24 +24,28 @@ export const AGENT_EVENT_NAMES: Record<HookAgent, Record<HookEvent, string>> = {
     "pre-tool-use": "PreToolUse",
     "post-tool-use": "PostToolUse",
     "session-end": "SessionEnd",
+    "user-prompt-submit": "UserPromptSubmit",
   },
   codex: {
     "session-start": "SessionStart",
     "pre-tool-use": "PreToolUse",
     "post-tool-use": "PostToolUse",
     "session-end": "SessionEnd",
+    "user-prompt-submit": "UserPromptSubmit",
   },
   gemini: {
     "session-start": "SessionStart",
     "pre-tool-use": "BeforeTool",
     "post-tool-use": "AfterTool",
     "session-end": "SessionEnd",
+    "user-prompt-submit": "BeforeAgent",
   },
   opencode: {
     "session-start": "session.created",
     "pre-tool-use": "tool.execute.before",
     "post-tool-use": "tool.execute.after",
     "session-end": "session.deleted",
+    "user-prompt-submit": "chat.message",
   },
 };
 

@@ -86,6 +86,7 @@ async function warm(): Promise<void> {
     import("./on-pre-tool-use.ts"),
     import("./on-post-tool-use.ts"),
     import("./on-session-end.ts"),
+    import("./on-user-prompt.ts"),
     import("./shell-scan.ts"),
     import("./goal-guard.ts"),
     import("../timemachine/index.ts"),

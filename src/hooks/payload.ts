@@ -1,12 +1,14 @@
 import { z } from "zod";
 import type { Result } from "../core/index.ts";
 
-/** The four hook events `timewarp hook <event>` accepts (the agents' own names map onto them). */
+/** The hook events `timewarp hook <event>` accepts (the agents' own names map onto them). */
 export const HOOK_EVENTS = [
   "session-start",
   "pre-tool-use",
   "post-tool-use",
   "session-end",
+  // A user prompt: a turn checkpoint for `timewarp rewind`.
+  "user-prompt-submit",
 ] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
@@ -34,6 +36,8 @@ export const HookPayloadSchema = z
     tool_input: z.union([z.record(z.string(), z.unknown()), z.string()]).optional(),
     tool_response: z.unknown().optional(),
     tool_use_id: z.string().min(1).optional(),
+    /** UserPromptSubmit (Claude Code, Codex), BeforeAgent (Gemini CLI): what the user typed. */
+    prompt: z.string().optional(),
   })
   .passthrough();
 
@@ -72,7 +76,7 @@ export function parseHookPayload(text: string, event: HookEvent): Result<HookPay
 /** Gemini CLI names its events BeforeTool/AfterTool; the payload tells us who is calling. */
 export function detectAgent(payload: HookPayload): HookAgent {
   const name = payload.hook_event_name;
-  if (name === "BeforeTool" || name === "AfterTool") return "gemini";
+  if (name === "BeforeTool" || name === "AfterTool" || name === "BeforeAgent") return "gemini";
   if (payload.tool_name === "apply_patch" || payload.turn_id !== undefined) return "codex";
   return "claude-code";
 }

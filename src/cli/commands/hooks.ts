@@ -5,7 +5,13 @@ import { printError, style } from "../output.ts";
 import { action } from "../run.ts";
 import { watchRunCommand } from "./watch.ts";
 
-const EVENTS = ["session-start", "pre-tool-use", "post-tool-use", "session-end"] as const;
+const EVENTS = [
+  "session-start",
+  "pre-tool-use",
+  "post-tool-use",
+  "session-end",
+  "user-prompt-submit",
+] as const;
 const HOOK_AGENTS = ["claude-code", "gemini", "codex", "opencode"] as const;
 const INSTALL_AGENTS = ["claude-code", "opencode", "gemini", "codex"] as const;
 
