@@ -15,6 +15,9 @@ export async function onUserPrompt(ctx: HookContext): Promise<HookOutcome> {
     sessionId: ctx.payload.session_id,
     prompt: ctx.payload.prompt ?? null,
     agent: ctx.agent,
+    // Served by the hook server, the agent gets its answer once the scan is done; the record
+    // is written after (the next hook waits for it in the worker's queue).
+    later: (task) => ctx.later(task),
     clock: ctx.clock,
     random: ctx.random,
   });

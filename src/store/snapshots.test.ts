@@ -174,6 +174,26 @@ describe("snapshots", () => {
     expect(existsSync(after.dir)).toBe(true);
   });
 
+  it("deferRecord: the scan stores the contents now, the record appears at publish()", () => {
+    const root = tmp();
+    workspace(root);
+    createSnapshot(root, opts());
+    writeFileSync(join(root, "src/a.ts"), "export const a = 3;\n");
+    const made = createSnapshot(root, { ...opts(), deferRecord: true });
+    expect(existsSync(made.dir)).toBe(false);
+    // What the snapshot holds is fixed by the scan: a later edit does not leak into it.
+    writeFileSync(join(root, "src/a.ts"), "export const a = 4;\n");
+    made.publish?.();
+    made.publish?.();
+    expect(listSnapshots(root).map((r) => r.snapshot_id)).toContain(made.id);
+    const a = readManifest(root, made.id).entries.find((e) => e.path === "src/a.ts");
+    expect(
+      createObjectStore(workspacePaths(root).objects)
+        .read(a?.oid ?? "")
+        .toString(),
+    ).toBe("export const a = 3;\n");
+  });
+
   it("marks a snapshot partial and says what it skipped", () => {
     const root = tmp();
     workspace(root);

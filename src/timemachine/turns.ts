@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import {
+  acquireLockQueued,
   appendEvent,
   type Clock,
   createTurnId,
@@ -15,7 +16,6 @@ import {
   TimewarpError,
   TURN_ID_PATTERN,
   type WorkspacePaths,
-  withLock,
   workspacePaths,
   writeJsonAtomic,
 } from "../core/index.ts";
@@ -97,6 +97,13 @@ export interface CheckpointTurnOptions {
   /** The user's prompt; only its first line is kept, redacted. */
   prompt?: string | null;
   agent?: string | null;
+  /**
+   * Hand the writing (the snapshot's record, the stat cache, the turn file, the event) to the
+   * caller, to run after it has answered (the hook server: `ctx.later`). The scan, and with it
+   * what the checkpoint holds, is done before this returns; the workspace lock is held until
+   * the task has run. Without it everything is written before this returns.
+   */
+  later?: (task: () => void) => void;
   clock?: Clock;
   random?: Random;
 }
@@ -136,56 +143,71 @@ export async function checkpointTurn(
   });
   assertNoTransition(readState(paths), paths);
   const prompt = await promptHeadline(options.prompt);
-  return withLock(
-    paths.lock,
-    { command: `turn checkpoint ${options.sessionId}`, waitMs: LOCK_WAIT_MS },
-    () => {
-      const state = readState(paths);
-      assertNoTransition(state, paths);
-      if (state.mode === "past") {
-        return done(
-          null,
-          `a travel is active (at ${state.current_snapshot_id}): no checkpoint in the past`,
-          null,
-        );
-      }
-      const dir = sessionTurnsDir(paths, options.sessionId);
-      const last = turnNumbers(dir).at(-1) ?? 0;
-      const base = previousCheckpoint(paths, options.sessionId, dir, last);
-      const snap = createSnapshot(paths.root, {
-        sessionId: options.sessionId,
-        origin: "turn",
-        ...(base === null ? {} : { reuse: base }),
-        clock,
-        random,
-      });
-      const record: TurnRecord = {
-        schema_version: 1,
-        turn_id: createTurnId(clock, random),
-        session_id: options.sessionId,
-        turn: last + 1,
-        created_at: clock.now().toISOString(),
-        agent: options.agent ?? null,
-        prompt,
-        snapshot_id: snap.id,
-        stored: snap.reused !== true,
-      };
-      mkdirSync(dir, { recursive: true });
-      writeJsonAtomic(join(dir, turnFileName(record.turn)), record, { durable: false });
-      appendEvent(
-        paths.events,
-        "turn.checkpointed",
-        {
-          session_id: record.session_id,
-          turn: record.turn,
-          snapshot_id: record.snapshot_id,
-          stored: record.stored,
-        },
-        clock,
+  const lock = await acquireLockQueued(paths.lock, {
+    command: `turn checkpoint ${options.sessionId}`,
+    waitMs: LOCK_WAIT_MS,
+  });
+  try {
+    const state = readState(paths);
+    assertNoTransition(state, paths);
+    if (state.mode === "past") {
+      return done(
+        null,
+        `a travel is active (at ${state.current_snapshot_id}): no checkpoint in the past`,
+        null,
       );
-      return done(record, null, snap.scan);
-    },
-  );
+    }
+    const dir = sessionTurnsDir(paths, options.sessionId);
+    const last = turnNumbers(dir).at(-1) ?? 0;
+    const base = previousCheckpoint(paths, options.sessionId, dir, last);
+    const snap = createSnapshot(paths.root, {
+      sessionId: options.sessionId,
+      origin: "turn",
+      ...(base === null ? {} : { reuse: base }),
+      deferRecord: true,
+      clock,
+      random,
+    });
+    const record: TurnRecord = {
+      schema_version: 1,
+      turn_id: createTurnId(clock, random),
+      session_id: options.sessionId,
+      turn: last + 1,
+      created_at: clock.now().toISOString(),
+      agent: options.agent ?? null,
+      prompt,
+      snapshot_id: snap.id,
+      stored: snap.reused !== true,
+    };
+    // The snapshot's record first, then the turn naming it: a crash between leaves a snapshot
+    // no turn names (cleanup deletes it), never a turn without its snapshot.
+    const write = () => {
+      try {
+        snap.publish?.();
+        mkdirSync(dir, { recursive: true });
+        writeJsonAtomic(join(dir, turnFileName(record.turn)), record, { durable: false });
+        appendEvent(
+          paths.events,
+          "turn.checkpointed",
+          {
+            session_id: record.session_id,
+            turn: record.turn,
+            snapshot_id: record.snapshot_id,
+            stored: record.stored,
+          },
+          clock,
+        );
+      } finally {
+        lock.release();
+      }
+    };
+    if (options.later === undefined) write();
+    else options.later(write);
+    return done(record, null, snap.scan);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
 }
 
 /**
