@@ -94,4 +94,6 @@ async function warm(): Promise<void> {
     import("../store/index.ts"),
     import("../memory/index.ts"),
   ]);
+  // The prompt hook redacts the prompt's first line: secretlint's rules load on first use.
+  await (await import("../timemachine/index.ts")).redactSecrets("");
 }
