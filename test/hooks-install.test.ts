@@ -139,6 +139,7 @@ describe("installAgent / uninstallAgent", () => {
       "+hooks.PostToolUse",
       "+hooks.PostToolUseFailure",
       "+hooks.SessionEnd",
+      "+hooks.UserPromptSubmit",
     ]);
     const merged = JSON.parse(read(".claude/settings.json")) as {
       permissions: unknown;
@@ -311,7 +312,13 @@ describe("installAgent / uninstallAgent", () => {
     };
     expect(s.theme).toBe("GitHub");
     expect(Object.keys(s.mcpServers)).toEqual(["other", "timewarp"]);
-    expect(Object.keys(s.hooks)).toEqual(["SessionStart", "BeforeTool", "AfterTool", "SessionEnd"]);
+    expect(Object.keys(s.hooks)).toEqual([
+      "SessionStart",
+      "BeforeTool",
+      "AfterTool",
+      "SessionEnd",
+      "BeforeAgent",
+    ]);
     expect(s.hooks.BeforeTool?.[0]?.matcher).toBe("^(write_file|replace|run_shell_command)$");
     expect(s.hooks.BeforeTool?.[0]?.hooks[0]?.command).toBe(
       `${OWN_HOOK} pre-tool-use --agent gemini`,

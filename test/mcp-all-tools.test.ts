@@ -882,6 +882,67 @@ const FLOW: Row[] = [
     expect: { code: "JOB_NOT_FOUND" },
     args: () => ({ job_id: "nope" }),
   },
+  // ── turns and rewind ────────────────────────────────────────────────────────────────────────
+  {
+    tool: "timewarp_turn_list",
+    why: "two prompts: each turn lists what changed after it, the shell's edit included",
+    expect: "ok",
+    before: () => {
+      const prompt = (text: string) =>
+        runCli(["hook", "user-prompt-submit", "--agent", "claude-code"], {
+          cwd: ws,
+          input: JSON.stringify({ session_id: "s-turns", cwd: ws, prompt: text }),
+        });
+      expect(prompt("first").status).toBe(0);
+      write("turns.txt", "made in turn 1\n");
+      expect(prompt("second").status).toBe(0);
+    },
+    check: (b) => {
+      expect(b.session_id).toBe("s-turns");
+      const turns = b.turns as { turn: number; prompt: string; files_changed: unknown[] }[];
+      expect(turns.map((t) => [t.turn, t.prompt])).toEqual([
+        [1, "first"],
+        [2, "second"],
+      ]);
+      expect(turns[0]?.files_changed).toEqual([{ path: "turns.txt", change: "added" }]);
+    },
+  },
+  {
+    tool: "timewarp_turn_list",
+    why: "a session id that cannot be one",
+    expect: { code: "INVALID_INPUT" },
+    args: () => ({ session_id: "../x" }),
+  },
+  {
+    tool: "timewarp_rewind",
+    why: "back to before turn 1: the file made after it goes, verified",
+    expect: "ok",
+    args: () => ({ turn: 1 }),
+    check: (b) => {
+      expect(b).toMatchObject({ turn: 1, dry_run: false, verified: { ok: true } });
+      expect(b.changes).toEqual([{ path: "turns.txt", change: "deleted" }]);
+      expect(existsSync(file("turns.txt"))).toBe(false);
+    },
+  },
+  {
+    tool: "timewarp_rewind",
+    why: "a turn that was never recorded",
+    expect: { code: "TURN_NOT_FOUND" },
+    args: () => ({ turn: 9 }),
+  },
+  {
+    tool: "timewarp_rewind",
+    why: "undo: the file is back",
+    expect: "ok",
+    args: () => ({ undo: true }),
+    check: () => expect(read("turns.txt")).toBe("made in turn 1\n"),
+  },
+  {
+    tool: "timewarp_rewind",
+    why: "nothing left to undo",
+    expect: { code: "NOTHING_TO_UNDO" },
+    args: () => ({ undo: true }),
+  },
 ];
 
 async function call(name: string, args: Record<string, unknown> = {}) {
@@ -953,5 +1014,5 @@ describe("every MCP tool over the real stdio server", () => {
       expect(kinds.has("ok"), `${tool} has a successful call`).toBe(true);
       expect(kinds.has("error") || kinds.has("fail"), `${tool} has an error case`).toBe(true);
     }
-  }, 60_000);
+  }, 90_000);
 });

@@ -1,4 +1,5 @@
-// timewarp for OpenCode: a session snapshot when a session is created, pre-images and drift
+// timewarp for OpenCode: a session snapshot when a session is created, a turn checkpoint on each
+// user message (what `timewarp rewind` goes back to), pre-images and drift
 // guards before the agent's edits, ledger records after its edits and shell commands, the
 // session's end, and this session's chat exported (through OpenCode's client API, since a tool
 // call carries no transcript) before the MCP server's issue_report reads it. The tools
@@ -252,6 +253,17 @@ export const TimewarpPlugin = async ({ client, directory }) => {
         const id = event.properties?.info?.id ?? event.properties?.sessionID;
         if (id) endSession(id, "deleted");
       }
+    },
+    // Each user message is a turn: OpenCode awaits this before the model sees the message, so
+    // the checkpoint holds the workspace as the prompt found it. It never stops the message.
+    "chat.message": async (input, output) => {
+      const id = input?.sessionID ?? output?.message?.sessionID;
+      if (!id) return;
+      const prompt = (output?.parts ?? [])
+        .filter((p) => p?.type === "text" && typeof p.text === "string" && !p.synthetic)
+        .map((p) => p.text)
+        .join("\n");
+      await hook("user-prompt-submit", { session_id: id, cwd: directory, prompt }, directory);
     },
     "tool.execute.before": async (input, output) => {
       // The MCP server's issue_report (`timewarp_issue_report` in OpenCode) reads the session's

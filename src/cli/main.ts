@@ -5,6 +5,7 @@ import { registerHookCommands } from "./commands/hooks.ts";
 import { registerLedgerCommands } from "./commands/ledger.ts";
 import { registerMcpCommand } from "./commands/mcp.ts";
 import { registerMemoryCommands } from "./commands/memory.ts";
+import { registerRewindCommand } from "./commands/rewind.ts";
 import { registerSkillCommands } from "./commands/skill.ts";
 import { registerSnapshotCommands } from "./commands/snapshot.ts";
 import { registerStoreCommands } from "./commands/store.ts";
@@ -30,6 +31,7 @@ export function createProgram(): Command {
     .exitOverride();
   registerStoreCommands(program);
   registerTimemachineCommands(program);
+  registerRewindCommand(program);
   registerSnapshotCommands(program);
   registerSkillCommands(program);
   registerLedgerCommands(program);

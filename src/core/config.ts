@@ -54,6 +54,11 @@ export const ConfigSchema = z
         manual_snapshots_keep: z.number().int().nonnegative().default(0),
         /** Hand-made snapshots older than this many days may go at a session start (0: never). */
         manual_snapshots_max_age_days: z.number().int().nonnegative().default(0),
+        /**
+         * Turn checkpoints (`timewarp rewind`) a session start's cleanup keeps: those of live
+         * sessions and of the N sessions that prompted last (0: every session's).
+         */
+        turn_sessions_keep: z.number().int().nonnegative().default(5),
       })
       .prefault({}),
     skillpilot: z

@@ -78,6 +78,17 @@ export const ErrorCode = {
    * progress, an issue); the travel's is never deleted, an issue's only with `--force`.
    */
   SNAPSHOT_IN_USE: "SNAPSHOT_IN_USE",
+  /** `rewind` to a turn that is not recorded; `data.available` lists the session's turns. */
+  TURN_NOT_FOUND: "TURN_NOT_FOUND",
+  /** `rewind` while a travel is active (`mode: past`): `timewarp return` first. */
+  REWIND_IN_PAST: "REWIND_IN_PAST",
+  /** `rewind --undo` with no rewind left to undo. */
+  NOTHING_TO_UNDO: "NOTHING_TO_UNDO",
+  /**
+   * The workspace after a rewind does not match the turn's checkpoint (something wrote into it
+   * meanwhile); `data.paths` lists the differences. The rewind is recorded: `rewind --undo`.
+   */
+  REWIND_VERIFY_FAILED: "REWIND_VERIFY_FAILED",
 
   // ── diff / ledger ────────────────────────────────────────────────────────
   /** A diff text could not be parsed; the message names the line. */

@@ -20,6 +20,19 @@ export const EventRegistry = {
   "session.ended": z.object({ session_id: z.string() }).passthrough(),
   /** The session started again under its id (`--continue`): no new snapshot, it keeps its own. */
   "session.resumed": z.object({ session_id: z.string(), snapshot_id: z.string() }).passthrough(),
+  /** A user prompt's turn checkpoint; `stored: false` when nothing had changed since the last. */
+  "turn.checkpointed": z
+    .object({
+      session_id: z.string(),
+      turn: z.number(),
+      snapshot_id: z.string(),
+      stored: z.boolean(),
+    })
+    .passthrough(),
+  /** The code was put back to before a turn (`operation_id`: the ledger operation that did it). */
+  "turn.rewound": z
+    .object({ session_id: z.string(), turn: z.number(), operation_id: z.string() })
+    .passthrough(),
   "travel.completed": z.object({ snapshot_id: z.string(), backup_id: z.string() }).passthrough(),
   "return.completed": z.object({ backup_id: z.string() }).passthrough(),
   "recover.completed": z.object({ outcome: z.string() }).passthrough(),

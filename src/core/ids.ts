@@ -43,6 +43,11 @@ export function createBackupId(clock: Clock, random: Random): string {
   return timeId("b", clock, random);
 }
 
+/** Turn checkpoint ids (one per user prompt): `t_…`. */
+export function createTurnId(clock: Clock, random: Random): string {
+  return timeId("t", clock, random);
+}
+
 /** SkillPilot job ids (§2.2): `YYYYMMDD_HHMMSS_<pid>_<rand4>`. */
 export function createJobId(clock: Clock, random: Random, pid: number = process.pid): string {
   return `${stamp(clock.now())}_${pid}_${suffix(random, 4)}`;
@@ -56,6 +61,7 @@ export function createShortId(random: Random, length = 8): string {
 export const SNAPSHOT_ID_PATTERN = /^s_\d{8}_\d{6}_[0-9a-z]{6}$/;
 export const ISSUE_ID_PATTERN = /^i_\d{8}_\d{6}_[0-9a-z]{6}$/;
 export const BACKUP_ID_PATTERN = /^b_\d{8}_\d{6}_[0-9a-z]{6}$/;
+export const TURN_ID_PATTERN = /^t_\d{8}_\d{6}_[0-9a-z]{6}$/;
 export const JOB_ID_PATTERN = /^\d{8}_\d{6}_\d+_[0-9a-z]{4}$/;
 
 /** Throws INVALID_ISSUE_ID unless `id` has the issue-id shape (so it can never escape `issues/`). */

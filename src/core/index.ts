@@ -45,9 +45,11 @@ export {
   createJobId,
   createShortId,
   createSnapshotId,
+  createTurnId,
   ISSUE_ID_PATTERN,
   JOB_ID_PATTERN,
   SNAPSHOT_ID_PATTERN,
+  TURN_ID_PATTERN,
 } from "./ids.ts";
 export type { InputPathOptions } from "./input-file.ts";
 export { assertInputDirectory, inputPathError, readInputFile } from "./input-file.ts";

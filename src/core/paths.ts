@@ -28,6 +28,8 @@ export interface WorkspacePaths {
   lastManifest: string;
   /** Per-session records (time machine), one file per live session. */
   sessions: string;
+  /** Turn checkpoints (time machine): `turns/<session>/<turn>.json`, one per user prompt. */
+  turns: string;
   /** Scratch space for multi-step writes (folders built aside, then renamed in). */
   tmp: string;
 }
@@ -52,6 +54,7 @@ export function workspacePaths(root: string): WorkspacePaths {
     statCache: join(data, "stat-cache.bin"),
     lastManifest: join(data, "last-manifest.json.br"),
     sessions: join(data, "sessions"),
+    turns: join(data, "turns"),
     tmp: join(data, "tmp"),
   };
 }

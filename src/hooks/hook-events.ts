@@ -7,12 +7,14 @@
  * passes any plain name on, and the server or the CLI judges it).
  */
 
-/** The four hook events `timewarp hook <event>` accepts (each agent's own names map onto them). */
+/** The hook events `timewarp hook <event>` accepts (each agent's own names map onto them). */
 export const HOOK_EVENTS = [
   "session-start",
   "pre-tool-use",
   "post-tool-use",
   "session-end",
+  // A user prompt: a turn checkpoint for `timewarp rewind`.
+  "user-prompt-submit",
 ] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
@@ -39,24 +41,28 @@ export const AGENT_EVENT_NAMES: Record<HookAgent, Record<HookEvent, string>> = {
     "pre-tool-use": "PreToolUse",
     "post-tool-use": "PostToolUse",
     "session-end": "SessionEnd",
+    "user-prompt-submit": "UserPromptSubmit",
   },
   codex: {
     "session-start": "SessionStart",
     "pre-tool-use": "PreToolUse",
     "post-tool-use": "PostToolUse",
     "session-end": "SessionEnd",
+    "user-prompt-submit": "UserPromptSubmit",
   },
   gemini: {
     "session-start": "SessionStart",
     "pre-tool-use": "BeforeTool",
     "post-tool-use": "AfterTool",
     "session-end": "SessionEnd",
+    "user-prompt-submit": "BeforeAgent",
   },
   opencode: {
     "session-start": "session.created",
     "pre-tool-use": "tool.execute.before",
     "post-tool-use": "tool.execute.after",
     "session-end": "session.deleted",
+    "user-prompt-submit": "chat.message",
   },
 };
 

@@ -86,6 +86,7 @@ async function warm(): Promise<void> {
     import("./on-pre-tool-use.ts"),
     import("./on-post-tool-use.ts"),
     import("./on-session-end.ts"),
+    import("./on-user-prompt.ts"),
     import("./shell-scan.ts"),
     import("./goal-guard.ts"),
     import("../timemachine/index.ts"),
@@ -93,4 +94,6 @@ async function warm(): Promise<void> {
     import("../store/index.ts"),
     import("../memory/index.ts"),
   ]);
+  // The prompt hook redacts the prompt's first line: secretlint's rules load on first use.
+  await (await import("../timemachine/index.ts")).redactSecrets("");
 }

@@ -19,6 +19,7 @@ describe("mergeHooks / removeHooks", () => {
       "+hooks.PostToolUse",
       "+hooks.PostToolUseFailure",
       "+hooks.SessionEnd",
+      "+hooks.UserPromptSubmit",
     ]);
     expect((once.value.hooks as Record<string, unknown[]>).PreToolUse).toHaveLength(2);
     const twice = mergeHooks(once.value, ours);
@@ -37,14 +38,19 @@ describe("mergeHooks / removeHooks", () => {
       "~hooks.PostToolUse",
       "~hooks.PostToolUseFailure",
       "~hooks.SessionEnd",
+      "~hooks.UserPromptSubmit",
     ]);
     expect(updated.value.hooks).toEqual(ours);
   });
 
   it("an install from before the shell client (`timewarp hook …`) is moved to `timewarp-hook` in place", () => {
     const before = { shellClient: false } as const;
-    // That install had no PostToolUseFailure either.
-    const { PostToolUseFailure: _, ...earlier } = hooksFor("claude-code", "timewarp", before);
+    // That install had no PostToolUseFailure (nor UserPromptSubmit) either.
+    const {
+      PostToolUseFailure: _,
+      UserPromptSubmit: _prompt,
+      ...earlier
+    } = hooksFor("claude-code", "timewarp", before);
     const old = mergeHooks({}, earlier).value;
     const command = (v: Record<string, unknown>) =>
       (v.hooks as Record<string, { hooks: { command: string }[] }[]>).PreToolUse?.[0]?.hooks[0]
@@ -58,6 +64,7 @@ describe("mergeHooks / removeHooks", () => {
       "~hooks.PostToolUse",
       "+hooks.PostToolUseFailure",
       "~hooks.SessionEnd",
+      "+hooks.UserPromptSubmit",
     ]);
     expect(command(updated.value)).toBe("timewarp-hook pre-tool-use --agent claude-code");
     // a path to timewarp gets the sibling; any other launcher keeps `hook`

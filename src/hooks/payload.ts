@@ -22,6 +22,8 @@ export const HookPayloadSchema = z
     tool_input: z.union([z.record(z.string(), z.unknown()), z.string()]).optional(),
     tool_response: z.unknown().optional(),
     tool_use_id: z.string().min(1).optional(),
+    /** UserPromptSubmit (Claude Code, Codex), BeforeAgent (Gemini CLI): what the user typed. */
+    prompt: z.string().optional(),
   })
   .passthrough();
 
@@ -60,7 +62,7 @@ export function parseHookPayload(text: string, event: HookEvent): Result<HookPay
 /** Gemini CLI names its events BeforeTool/AfterTool; the payload tells us who is calling. */
 export function detectAgent(payload: HookPayload): HookAgent {
   const name = payload.hook_event_name;
-  if (name === "BeforeTool" || name === "AfterTool") return "gemini";
+  if (name === "BeforeTool" || name === "AfterTool" || name === "BeforeAgent") return "gemini";
   if (payload.tool_name === "apply_patch" || payload.turn_id !== undefined) return "codex";
   return "claude-code";
 }

@@ -38,7 +38,7 @@ export interface HookContext {
 export interface RunHookOptions {
   /**
    * How to run `timewarp watch run` for a workspace (the CLI passes its own command line): the
-   * session-start and post-tool-use hooks then start the watch daemon when none runs and the
+   * session-start, post-tool-use and user-prompt-submit hooks then start the watch daemon when none runs and the
    * config's `watch` is on. Without it (library use) no daemon is started.
    */
   watchCommand?: (root: string) => string[];
@@ -143,7 +143,7 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
   }
   if (
     options.watchCommand !== undefined &&
-    (event === "session-start" || event === "post-tool-use")
+    (event === "session-start" || event === "post-tool-use" || event === "user-prompt-submit")
   ) {
     const command = options.watchCommand;
     const { ensureWatchDaemon } = await import("../store/index.ts");
@@ -188,6 +188,8 @@ async function dispatch(ctx: HookContext): Promise<HookOutcome> {
       return (await import("./on-post-tool-use.ts")).onPostToolUse(ctx);
     case "session-end":
       return (await import("./on-session-end.ts")).onSessionEnd(ctx);
+    case "user-prompt-submit":
+      return (await import("./on-user-prompt.ts")).onUserPrompt(ctx);
   }
 }
 

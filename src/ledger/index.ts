@@ -57,6 +57,8 @@ export type {
   RecordedFile,
 } from "./record-edit.ts";
 export { recordEdit, recordEdits } from "./record-edit.ts";
+export type { PathImage, RestoreImagesParams, RestoreImagesResult } from "./restore-images.ts";
+export { lastOperationInEffect, restoreImages } from "./restore-images.ts";
 export type { RetentionOptions, RetentionResult } from "./retention.ts";
 export { applyRetention, collectLedgerOids, repairIndex } from "./retention.ts";
 export type { ReverseConflict, ReverseOpParams, ReverseOpResult } from "./reverse-op.ts";

@@ -15,6 +15,7 @@ import {
 import type { ToolContext, ToolDefinition } from "./define-tool.ts";
 import { defineLedgerTools } from "./tools/ledger.ts";
 import { defineMemoryTools } from "./tools/memory.ts";
+import { defineRewindTools } from "./tools/rewind.ts";
 import { defineSkillTools } from "./tools/skill.ts";
 import { defineStatusTools } from "./tools/status.ts";
 import { defineTimemachineTools } from "./tools/timemachine.ts";
@@ -24,6 +25,7 @@ export function allTools(): ToolDefinition[] {
   return [
     ...defineStatusTools(),
     ...defineTimemachineTools(),
+    ...defineRewindTools(),
     ...defineSkillTools(),
     ...defineLedgerTools(),
     ...defineMemoryTools(),

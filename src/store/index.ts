@@ -7,6 +7,7 @@
 export type { ManifestChange, ManifestDiff } from "./diff-manifests.ts";
 export { diffManifests, isEmptyDiff } from "./diff-manifests.ts";
 export { entryPathBytes, fsPathOf } from "./entry-path.ts";
+export { createExcludeMatcher } from "./excludes.ts";
 export type { ExportResult } from "./export-snapshot.ts";
 export { exportSnapshot } from "./export-snapshot.ts";
 export type { DroppedGcOptions, FsckProblem, FsckResult, GcOptions, GcResult } from "./gc.ts";
@@ -29,7 +30,7 @@ export {
 } from "./manifest.ts";
 export type { ObjectStore } from "./object-store.ts";
 export { createObjectStore } from "./object-store.ts";
-export { notCaptured } from "./plan-restore.ts";
+export { filterExcluded, notCaptured } from "./plan-restore.ts";
 export type {
   BlockedPath,
   MissingObject,

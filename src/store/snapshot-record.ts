@@ -34,8 +34,11 @@ export const SnapshotRecordSchema = z
     backup_id: z.string().optional(),
     created_at: z.string(),
     session_id: z.string().nullable(),
-    /** `manual`: made by hand (`snapshot create`), never removed by a session start's cleanup. */
-    origin: z.enum(["manual", "session"]).optional(),
+    /**
+     * `manual`: made by hand (`snapshot create`), never removed by a session start's cleanup.
+     * `turn`: a turn checkpoint (a user prompt), kept while a turn record names it.
+     */
+    origin: z.enum(["manual", "session", "turn"]).optional(),
     workspace_root: z.string(),
     exclude_globs: z.array(z.string()),
     env_fingerprint: z.record(z.string(), z.unknown()).optional(),

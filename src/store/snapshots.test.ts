@@ -148,6 +148,52 @@ describe("snapshots", () => {
     expect(codeOf(() => deleteSnapshot(root, snap.id))).toBe("SNAPSHOT_NOT_FOUND");
   });
 
+  it("reuse: an unchanged tree writes no record and names the one given; any change makes a new one", () => {
+    const root = tmp();
+    workspace(root);
+    const first = createSnapshot(root, opts());
+    const again = createSnapshot(root, { ...opts(), reuse: first.record });
+    expect(again).toMatchObject({ id: first.id, reused: true });
+    expect(listSnapshots(root).map((r) => r.snapshot_id)).toEqual([first.id]);
+    // Another excludes list holds the same files here, but is not the same snapshot.
+    const otherScope = createSnapshot(root, {
+      ...opts(),
+      reuse: first.record,
+      excludes: [...EX, "*.tmp"],
+    });
+    expect(otherScope.reused).toBeUndefined();
+    writeFileSync(join(root, "src/a.ts"), "export const a = 2;\n");
+    const changed = createSnapshot(root, { ...opts(), reuse: first.record });
+    expect(changed.reused).toBeUndefined();
+    expect(changed.id).not.toBe(first.id);
+    expect(readManifest(root, changed.id)).toEqual(changed.manifest);
+    // A record that is gone stands for nothing: a new one is written.
+    deleteSnapshot(root, changed.id);
+    const after = createSnapshot(root, { ...opts(), reuse: changed.record });
+    expect(after.reused).toBeUndefined();
+    expect(existsSync(after.dir)).toBe(true);
+  });
+
+  it("deferRecord: the scan stores the contents now, the record appears at publish()", () => {
+    const root = tmp();
+    workspace(root);
+    createSnapshot(root, opts());
+    writeFileSync(join(root, "src/a.ts"), "export const a = 3;\n");
+    const made = createSnapshot(root, { ...opts(), deferRecord: true });
+    expect(existsSync(made.dir)).toBe(false);
+    // What the snapshot holds is fixed by the scan: a later edit does not leak into it.
+    writeFileSync(join(root, "src/a.ts"), "export const a = 4;\n");
+    made.publish?.();
+    made.publish?.();
+    expect(listSnapshots(root).map((r) => r.snapshot_id)).toContain(made.id);
+    const a = readManifest(root, made.id).entries.find((e) => e.path === "src/a.ts");
+    expect(
+      createObjectStore(workspacePaths(root).objects)
+        .read(a?.oid ?? "")
+        .toString(),
+    ).toBe("export const a = 3;\n");
+  });
+
   it("marks a snapshot partial and says what it skipped", () => {
     const root = tmp();
     workspace(root);

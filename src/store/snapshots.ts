@@ -81,7 +81,14 @@ export interface CreateSnapshotOptions {
    * Who asked: `manual` for a snapshot the user made by hand (`timewarp snapshot create`), kept
    * by session-start cleanup until the user deletes it or the config's retention says so.
    */
-  origin?: "manual" | "session";
+  origin?: "manual" | "session" | "turn";
+  /**
+   * A record to stand for this snapshot when the scan finds exactly what it holds (the same
+   * manifest, skipped paths and excludes): then no record is written, and the result names
+   * that one (`reused: true`). A turn checkpoint passes the previous checkpoint: nothing is
+   * stored when nothing changed.
+   */
+  reuse?: SnapshotRecord;
   envFingerprint?: Record<string, unknown>;
   initialTaskHint?: string;
   clock?: Clock;
@@ -100,6 +107,14 @@ export interface CreateSnapshotOptions {
    * scans start from the old cache, which only costs them work.
    */
   deferCache?: boolean;
+  /**
+   * Scan now (new contents go to the object store at once), publish later: the record folder,
+   * the stat cache and the event wait for `result.publish()`, which the caller runs while it
+   * still holds the workspace lock (until then nothing names the new objects, so a gc must not
+   * run). A turn checkpoint served by the hook server answers the agent in between: what the
+   * snapshot holds is fixed by the scan.
+   */
+  deferRecord?: boolean;
 }
 
 export interface CreateSnapshotResult {
@@ -108,6 +123,8 @@ export interface CreateSnapshotResult {
   id: string;
   /** The record's folder. */
   dir: string;
+  /** True when `options.reuse` stood for the snapshot: nothing new was written. */
+  reused?: true;
   /** The manifest (decoded on first use when the delta path made only its text). */
   manifest: Manifest;
   /** The manifest's canonical text (`manifestBytes`), for comparing line by line. */
@@ -127,6 +144,8 @@ export interface CreateSnapshotResult {
    * travel's backup, left a newer one).
    */
   writeCache?: () => void;
+  /** With `deferRecord`: write the record (its folder is `dir`), the stat cache and the event. */
+  publish?: () => void;
 }
 
 export type ScanHow = "delta" | "index" | "walk";
@@ -215,6 +234,41 @@ export function createSnapshot(
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     ...(options.beforeRead === undefined ? {} : { beforeRead: options.beforeRead }),
   });
+  const reuse = options.reuse;
+  if (reuse !== undefined && holdsTheSame(reuse, kind, scanned, excludes)) {
+    const dir = join(recordsDir, recordId(reuse));
+    if (existsSync(join(dir, RECORD_FILE))) {
+      const file = join(dir, reuse.manifest.file);
+      const writeCache = () =>
+        scanned.writeCache(() => {
+          const sum = manifestFileSum(readFileSync(file));
+          try {
+            linkLastManifest(paths, file);
+            return { file: relative(paths.data, paths.lastManifest), hash: scanned.hash, sum };
+          } catch {
+            return { file: relative(paths.data, file), hash: scanned.hash, sum };
+          }
+        });
+      if (options.deferRecord !== true) writeCache();
+      let manifest: Manifest | undefined;
+      return {
+        record: reuse,
+        id: recordId(reuse),
+        dir,
+        reused: true,
+        get manifest() {
+          manifest ??= scanned.manifest();
+          return manifest;
+        },
+        manifestText: scanned.text,
+        rehashed: scanned.rehashed,
+        objects_written: scanned.objects_written,
+        duration_ms: Math.round(performance.now() - started),
+        scan: scanned.how,
+        ...(options.deferRecord === true ? { publish: once(writeCache) } : {}),
+      };
+    }
+  }
   const createdAt = clock.now();
   let id = "";
   // The id's time stamp and created_at are the same instant.
@@ -223,67 +277,71 @@ export function createSnapshot(
     id = kind === "snapshot" ? createSnapshotId(at, random) : createBackupId(at, random);
     if (!existsSync(join(recordsDir, id))) break;
   }
-  const building = join(paths.tmp, `${TMP_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
   const finalDir = join(recordsDir, id);
-  let record: SnapshotRecord;
+  const record: SnapshotRecord = {
+    schema_version: SNAPSHOT_RECORD_SCHEMA_VERSION,
+    kind,
+    ...(kind === "snapshot" ? { snapshot_id: id } : { backup_id: id }),
+    created_at: createdAt.toISOString().replace(/\.\d{3}Z$/, "Z"),
+    session_id: options.sessionId ?? null,
+    ...(options.origin === undefined ? {} : { origin: options.origin }),
+    workspace_root: paths.root,
+    exclude_globs: [...excludes],
+    ...(options.envFingerprint === undefined ? {} : { env_fingerprint: options.envFingerprint }),
+    ...(options.initialTaskHint === undefined
+      ? {}
+      : { initial_task_hint: options.initialTaskHint }),
+    files: scanned.files,
+    dirs: scanned.dirs,
+    symlinks: scanned.symlinks,
+    bytes: scanned.bytes,
+    partial: scanned.skipped.length > 0,
+    skipped: scanned.skipped,
+    manifest: { file: MANIFEST_FILE, hash: scanned.hash, entries: scanned.entries },
+  };
   /** The checksum of the manifest file's bytes, which the stat cache records beside its name. */
   let storedSum = "";
-  try {
-    mkdirSync(building);
-    // An unchanged workspace has the manifest a stored record already holds: that file is
-    // linked instead of written again (and written when it cannot be, say on another device).
-    // The folder is private until it is renamed in whole, so its files are written in place.
-    let linked = false;
-    if (scanned.known !== undefined) {
-      try {
-        linkSync(join(paths.data, scanned.known.file), join(building, MANIFEST_FILE));
-        linked = true;
-        storedSum = scanned.known.sum;
-      } catch {
-        // written below
+  const writeRecord = () => {
+    const building = join(
+      paths.tmp,
+      `${TMP_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`,
+    );
+    try {
+      mkdirSync(building);
+      // An unchanged workspace has the manifest a stored record already holds: that file is
+      // linked instead of written again (and written when it cannot be, say on another device).
+      // The folder is private until it is renamed in whole, so its files are written in place.
+      let linked = false;
+      if (scanned.known !== undefined) {
+        try {
+          linkSync(join(paths.data, scanned.known.file), join(building, MANIFEST_FILE));
+          linked = true;
+          storedSum = scanned.known.sum;
+        } catch {
+          // written below
+        }
       }
+      if (!linked) {
+        const bytes = scanned.stored();
+        writeFileSync(join(building, MANIFEST_FILE), bytes, { flag: "wx", mode: 0o644 });
+        storedSum = manifestFileSum(bytes);
+      }
+      writeFileSync(join(building, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`, {
+        flag: "wx",
+        mode: 0o644,
+      });
+      // Written first, synced after: both files and their names can go in one journal commit
+      // instead of one per temp-and-rename each; then the rename, and a commit for it.
+      if (!linked) fsyncFile(join(building, MANIFEST_FILE));
+      fsyncFile(join(building, RECORD_FILE));
+      fsyncDirectory(building);
+      renameSync(building, finalDir);
+      fsyncDirectory(recordsDir);
+    } catch (error) {
+      rmSync(building, { recursive: true, force: true });
+      throw fromSystemError(error, `writing record ${finalDir}`);
     }
-    if (!linked) {
-      const bytes = scanned.stored();
-      writeFileSync(join(building, MANIFEST_FILE), bytes, { flag: "wx", mode: 0o644 });
-      storedSum = manifestFileSum(bytes);
-    }
-    record = {
-      schema_version: SNAPSHOT_RECORD_SCHEMA_VERSION,
-      kind,
-      ...(kind === "snapshot" ? { snapshot_id: id } : { backup_id: id }),
-      created_at: createdAt.toISOString().replace(/\.\d{3}Z$/, "Z"),
-      session_id: options.sessionId ?? null,
-      ...(options.origin === undefined ? {} : { origin: options.origin }),
-      workspace_root: paths.root,
-      exclude_globs: [...excludes],
-      ...(options.envFingerprint === undefined ? {} : { env_fingerprint: options.envFingerprint }),
-      ...(options.initialTaskHint === undefined
-        ? {}
-        : { initial_task_hint: options.initialTaskHint }),
-      files: scanned.files,
-      dirs: scanned.dirs,
-      symlinks: scanned.symlinks,
-      bytes: scanned.bytes,
-      partial: scanned.skipped.length > 0,
-      skipped: scanned.skipped,
-      manifest: { file: MANIFEST_FILE, hash: scanned.hash, entries: scanned.entries },
-    };
-    writeFileSync(join(building, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`, {
-      flag: "wx",
-      mode: 0o644,
-    });
-    // Written first, synced after: both files and their names can go in one journal commit
-    // instead of one per temp-and-rename each; then the rename, and a commit for it.
-    if (!linked) fsyncFile(join(building, MANIFEST_FILE));
-    fsyncFile(join(building, RECORD_FILE));
-    fsyncDirectory(building);
-    renameSync(building, finalDir);
-    fsyncDirectory(recordsDir);
-  } catch (error) {
-    rmSync(building, { recursive: true, force: true });
-    throw fromSystemError(error, `writing record ${finalDir}`);
-  }
+  };
   // Last: a cache that names the new manifest (a crash before this only costs the next scan
   // some work), through a link of its own that outlives the record.
   const writeCache = () =>
@@ -304,19 +362,23 @@ export function createSnapshot(
         return { file: relative(paths.data, file), hash: scanned.hash, sum: storedSum };
       }
     });
-  if (options.deferCache !== true) writeCache();
   const stamp = options.deferCache === true ? fileStamp(paths.statCache) : null;
   const writeCacheLater = () => {
     if (fileStamp(paths.statCache) === stamp) writeCache();
   };
-  if (kind === "snapshot") {
-    appendEvent(
-      paths.events,
-      "snapshot.created",
-      { snapshot_id: id, files: scanned.files, bytes: scanned.bytes, partial: record.partial },
-      clock,
-    );
-  }
+  const publish = () => {
+    writeRecord();
+    if (options.deferCache !== true) writeCache();
+    if (kind === "snapshot") {
+      appendEvent(
+        paths.events,
+        "snapshot.created",
+        { snapshot_id: id, files: scanned.files, bytes: scanned.bytes, partial: record.partial },
+        clock,
+      );
+    }
+  };
+  if (options.deferRecord !== true) publish();
   let manifest: Manifest | undefined;
   return {
     record,
@@ -332,6 +394,17 @@ export function createSnapshot(
     duration_ms: Math.round(performance.now() - started),
     scan: scanned.how,
     ...(options.deferCache === true ? { writeCache: writeCacheLater } : {}),
+    ...(options.deferRecord === true ? { publish: once(publish) } : {}),
+  };
+}
+
+/** `fn` run at most once, however often it is called. */
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
   };
 }
 
@@ -417,18 +490,21 @@ function scanForSnapshot(
   if (!("fallback" in delta)) {
     store.flush();
     const text = delta.text;
-    const stored = text === undefined ? (delta.stored as Buffer) : compressManifest(text);
+    // Compressed when the record is written (after the answer, for a deferred record).
+    let compressed: Buffer | undefined;
+    const stored = () =>
+      (compressed ??= text === undefined ? (delta.stored as Buffer) : compressManifest(text));
     const source = `${paths.statCache} (the manifest of a delta scan)`;
     return {
       ...delta,
       how: "delta",
       entries: delta.files + delta.dirs + delta.symlinks,
-      stored: () => stored,
+      stored,
       manifest: () =>
         text === undefined
-          ? decodeManifest(stored, { source, hash: delta.hash })
+          ? decodeManifest(stored(), { source, hash: delta.hash })
           : parseManifestText(text, source),
-      text: () => text ?? decompressManifest(stored),
+      text: () => text ?? decompressManifest(stored()),
       madeText: () => text,
       writeCache: (ref) => {
         if (!delta.quiet) {
@@ -681,4 +757,21 @@ export function deleteSnapshot(
       options.clock ?? systemClock,
     );
   }
+}
+
+/** Whether `record` holds exactly what a scan found: same kind, manifest, skipped paths and excludes. */
+function holdsTheSame(
+  record: SnapshotRecord,
+  kind: RecordKind,
+  scanned: Scanned,
+  excludes: readonly string[],
+): boolean {
+  const skippedKey = (list: readonly SkippedPath[]) =>
+    JSON.stringify(list.map((s) => [s.path, s.path_b64 ?? null, s.reason]));
+  return (
+    record.kind === kind &&
+    record.manifest.hash === scanned.hash &&
+    skippedKey(record.skipped) === skippedKey(scanned.skipped) &&
+    JSON.stringify(record.exclude_globs) === JSON.stringify(excludes)
+  );
 }

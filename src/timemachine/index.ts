@@ -37,11 +37,19 @@ export {
   readPinnedIds,
   setSnapshotPinned,
 } from "./manual-snapshots.ts";
+export type { PathChange } from "./plan-rewind.ts";
 export type { RecoverOutcome, RecoverResult } from "./recover.ts";
 export { recover } from "./recover.ts";
 export { REDACTED, redactSecrets } from "./redact.ts";
 export type { ReturnOptions, ReturnResult } from "./return.ts";
 export { returnToPresent } from "./return.ts";
+export type {
+  RewindOptions,
+  RewindResult,
+  UndoRewindOptions,
+  UndoRewindResult,
+} from "./rewind.ts";
+export { rewind, undoRewind } from "./rewind.ts";
 export type {
   BegunSession,
   CleanupReport,
@@ -64,3 +72,7 @@ export type { ChatEntry, ChatSelection } from "./transcript.ts";
 export { parseTranscript } from "./transcript.ts";
 export type { TravelOptions, TravelResult } from "./travel.ts";
 export { travel } from "./travel.ts";
+export type { TurnListing, TurnView } from "./turn-list.ts";
+export { listTurns } from "./turn-list.ts";
+export type { CheckpointTurnOptions, CheckpointTurnResult, TurnRecord } from "./turns.ts";
+export { checkpointTurn } from "./turns.ts";

@@ -7,6 +7,8 @@ export interface CleanupInput {
   issueRefs: ReadonlySet<string>;
   /** Snapshot ids of sessions that are still alive. */
   liveSessionRefs: ReadonlySet<string>;
+  /** Snapshot ids the kept turn checkpoints name (`timewarp rewind` goes back to them). */
+  turnRefs?: ReadonlySet<string>;
   state: State;
   newSnapshotId: string;
   /** Pinned snapshots (`snapshot pin`): never deleted. */
@@ -32,8 +34,8 @@ export interface CleanupPlan {
 /**
  * The seed's cleanup (§9), pure: after a new session snapshot, delete the snapshots no issue
  * references — never the new one, never while in the past or while a travel/return awaits
- * recover, never one a live session, the state or the journal points at, never a pinned one,
- * and never one made by hand unless the config's retention lets it go (issue 16, class 9: the
+ * recover, never one a live session, a kept turn checkpoint, the state or the journal points
+ * at, never a pinned one, and never one made by hand unless the config's retention lets it go (issue 16, class 9: the
  * user's own snapshots are the user's). Backups no state or journal points at are leftovers of
  * finished or undone transitions and go too.
  */
@@ -58,6 +60,7 @@ export function planCleanup(input: CleanupInput): CleanupPlan {
     if (keptManual.has(id)) return "made by hand";
     if (input.issueRefs.has(id)) return "referenced by an issue";
     if (input.liveSessionRefs.has(id)) return "snapshot of a live session";
+    if (input.turnRefs?.has(id)) return "turn checkpoint";
     if (id === state.current_snapshot_id) return "current snapshot";
     if (id === state.session_snapshot_id) return "state.session_snapshot_id";
     return null;

@@ -46,6 +46,7 @@ import {
   rememberSession,
 } from "./sessions.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
+import { removeTurnSessions, turnRetention } from "./turns.ts";
 
 export interface StartSessionOptions {
   root: string;
@@ -360,8 +361,10 @@ function cleanUp(
   const { records, backups } = listed;
   const now = clock.now();
   const liveRefs = new Set<string>();
+  const liveIds = new Set<string>();
   for (const s of listSessions(paths)) {
     if (s.session_id === state.session_id || isSessionLive(s, now)) {
+      liveIds.add(s.session_id);
       if (s.snapshot_id) liveRefs.add(s.snapshot_id);
     } else {
       deleteSession(paths, s.session_id);
@@ -379,11 +382,13 @@ function cleanUp(
     report.skipped = `cannot read the pins or the config (${isTimewarpError(error) ? error.message : String(error)})`;
     return report;
   }
+  const turns = turnRetention(paths.root, { keep: retention.turn_sessions_keep, live: liveIds });
   const plan = planCleanup({
     snapshotIds: records.map((r) => r.snapshot_id ?? ""),
     backupIds: backups.map(recordId),
     issueRefs,
     liveSessionRefs: liveRefs,
+    turnRefs: turns.refs,
     state,
     newSnapshotId: newId,
     pinned,
@@ -398,6 +403,7 @@ function cleanUp(
   });
   report.skipped = plan.skipped;
   report.kept = plan.kept.length;
+  if (plan.skipped === null) removeTurnSessions(paths.root, turns.drop);
   const dropped = new Set([...plan.deleteSnapshots, ...plan.deleteBackups]);
   const droppedRecords = [...records, ...backups].filter((r) => dropped.has(recordId(r)));
   // Their manifests, read before the records go: what they named is what the gc looks at.

@@ -69,8 +69,13 @@ export function assertSessionId(id: string): void {
   }
 }
 
+/** A session's name on disk (`:` is not portable in file names). */
+export function sessionFileName(id: string): string {
+  return id.replace(/:/g, "_");
+}
+
 function sessionFile(paths: WorkspacePaths, id: string): string {
-  return join(paths.sessions, `${id.replace(/:/g, "_")}.json`);
+  return join(paths.sessions, `${sessionFileName(id)}.json`);
 }
 
 export function readSession(paths: WorkspacePaths, id: string): SessionRecord | undefined {

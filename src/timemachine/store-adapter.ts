@@ -22,6 +22,7 @@ import {
   type SkippedPath,
   type SnapshotRecord,
   type StatCache,
+  scanWorkspace,
   scanWorkspaceText,
   verifyWorkspace,
   verifyWorkspaceText,
@@ -130,6 +131,27 @@ function scanCurrent(root: string, excludes: readonly string[]): CurrentState | 
     },
     skipped: scanned.skipped,
   };
+}
+
+/**
+ * The workspace now, decoded, and what the scan could not read; nothing is written (the
+ * delta scan's text when the watch daemon vouches for it, else a scan through the stat cache).
+ */
+export function scanNow(
+  root: string,
+  excludes: readonly string[],
+): { manifest: Manifest; skipped: SkippedPath[] } {
+  const current = scanCurrent(root, excludes);
+  if (current !== null) return { manifest: current.source.manifest(), skipped: current.skipped };
+  const paths = workspacePaths(root);
+  const scan = scanWorkspace(paths.root, {
+    excludes,
+    maxFileBytes: readConfigOf(root).max_file_bytes,
+    statCache: readStatCache(paths.statCache),
+    useWatcher: true,
+    clockDir: paths.tmp,
+  });
+  return { manifest: scan.manifest, skipped: scan.skipped };
 }
 
 /**
