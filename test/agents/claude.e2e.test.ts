@@ -21,6 +21,7 @@ import {
   runAgent,
   startModelServer,
   timewarpJson,
+  turnsOf,
   uninstallDiffers,
 } from "./harness.ts";
 import {
@@ -164,7 +165,14 @@ describe(`Claude Code ${VERSION} (claude -p) with timewarp`, () => {
     };
     expect(settings.permissions).toEqual({ allow: ["Bash(npm test:*)"] });
     expect(Object.keys(settings.hooks).sort()).toEqual(
-      ["PostToolUse", "PostToolUseFailure", "PreToolUse", "SessionEnd", "SessionStart"].sort(),
+      [
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PreToolUse",
+        "SessionEnd",
+        "SessionStart",
+        "UserPromptSubmit",
+      ].sort(),
     );
     const handlers = Object.values(settings.hooks).flatMap((groups) =>
       groups.flatMap((g) => g.hooks),
@@ -428,6 +436,8 @@ describe(`Claude Code ${VERSION} (claude -p) with timewarp`, () => {
     expect(timewarpJson<{ running: boolean }>(["watch", "status"], ws.root, ws.env).running).toBe(
       true,
     );
+    // the prompt took a turn checkpoint (the agent's own prompt hook), which rewind lists
+    expect(turnsOf(ws).length).toBeGreaterThanOrEqual(1);
     expect(uninstallDiffers(ws, "claude-code")).toEqual([]);
     expect(existsSync(join(ws.root, ".claude", "skills"))).toBe(false);
     expect(timewarpJson<{ running: boolean }>(["watch", "status"], ws.root, ws.env).running).toBe(

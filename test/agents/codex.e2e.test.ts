@@ -29,6 +29,7 @@ import {
   runAgent,
   startModelServer,
   timewarpJson,
+  turnsOf,
   uninstallDiffers,
 } from "./harness.ts";
 import {
@@ -457,6 +458,8 @@ describe(`Codex ${pinnedVersion("@openai/codex")} with timewarp`, () => {
     expect(timewarpJson<{ running: boolean }>(["watch", "status"], ws.root, ws.env).running).toBe(
       true,
     );
+    // the prompt took a turn checkpoint (the agent's own prompt hook), which rewind lists
+    expect(turnsOf(ws).length).toBeGreaterThanOrEqual(1);
     expect(uninstallDiffers(ws, "codex")).toEqual([]);
     expect(timewarpJson<{ running: boolean }>(["watch", "status"], ws.root, ws.env).running).toBe(
       false,

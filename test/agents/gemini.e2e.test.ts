@@ -25,6 +25,7 @@ import {
   runAgent,
   startModelServer,
   timewarpJson,
+  turnsOf,
   uninstallDiffers,
 } from "./harness.ts";
 import { geminiMock, mcpToolName, type ScriptedStep } from "./mock-gemini.ts";
@@ -430,6 +431,8 @@ describe(`Gemini CLI ${VERSION} with timewarp installed`, () => {
     // Reverting every operation, newest first, gives back the committed tree.
     expect(revertAll(ws, [".gemini/"])).toEqual([]);
     // Uninstall gives the user's settings back byte for byte, and stops the daemon.
+    // the prompt took a turn checkpoint (the agent's own prompt hook), which rewind lists
+    expect(turnsOf(ws).length).toBeGreaterThanOrEqual(1);
     expect(uninstallDiffers(ws, "gemini")).toEqual([]);
     expect(read(ws, CONFIG)).toBe(USER_PROJECT_SETTINGS);
     expect(timewarpJson<{ running: boolean }>(["watch", "status"], ws.root, ws.env).running).toBe(

@@ -220,6 +220,15 @@ export function revertAll(ws: AgentWorkspace, ignore: string[]): string[] {
   return changesAgainstCommit(ws.root, ignore);
 }
 
+/**
+ * The turns `timewarp rewind` lists for the workspace's last session: one per user prompt, each
+ * a checkpoint the agent's own prompt hook took.
+ */
+export function turnsOf(ws: AgentWorkspace): { turn: number; prompt: string }[] {
+  return timewarpJson<{ turns: { turn: number; prompt: string }[] }>(["rewind"], ws.root, ws.env)
+    .turns;
+}
+
 /** Uninstall, then compare each config file's bytes with what it held before the install. */
 export function uninstallDiffers(ws: AgentWorkspace, agent: AgentName): string[] {
   const r = timewarp(["install", agent, "--uninstall"], ws.root, ws.env);

@@ -23,6 +23,7 @@ import {
   runAgent,
   startModelServer,
   timewarpJson,
+  turnsOf,
   uninstallDiffers,
 } from "./harness.ts";
 import { type ChatScript, type ChatStep, chatCompletionsScript } from "./mock-chat-completions.ts";
@@ -363,6 +364,8 @@ describe(`OpenCode ${VERSION} (real client, headless) with timewarp`, () => {
       // reverting everything, newest first, gives back the commit
       expect(revertAll(ws, AGENT_PATHS)).toEqual([]);
       // uninstall gives back the user's config byte for byte, and stops the daemon
+      // the prompt took a turn checkpoint (the plugin's chat.message), which rewind lists
+      expect(turnsOf(ws).length).toBeGreaterThanOrEqual(1);
       expect(uninstallDiffers(ws, "opencode")).toEqual([]);
       expect(await exits(doctor.daemon.pid)).toBe(true);
     } finally {
