@@ -259,6 +259,8 @@ export const TimewarpPlugin = async ({ client, directory }) => {
     "chat.message": async (input, output) => {
       const id = input?.sessionID ?? output?.message?.sessionID;
       if (!id) return;
+      // after the session's start, whose handler OpenCode does not await
+      if (starting.size > 0) await Promise.all(starting);
       const prompt = (output?.parts ?? [])
         .filter((p) => p?.type === "text" && typeof p.text === "string" && !p.synthetic)
         .map((p) => p.text)

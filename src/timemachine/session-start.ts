@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
   acquireLock,
+  acquireLockQueued,
   appendEvent,
   type Clock,
   createShortId,
@@ -95,6 +96,9 @@ export interface StartSessionResult {
   cleanup: CleanupReport;
   duration_ms: number;
 }
+
+/** How long a session start waits for the workspace lock before it answers LOCKED. */
+const SESSION_LOCK_WAIT_MS = 5_000;
 
 /**
  * `on_session_start` (seed §4, §9): snapshot the workspace (seed fields, env fingerprint, task
@@ -193,7 +197,12 @@ async function openSession<T>(
     root: paths.root,
     cacheFile: join(paths.data, "cache", "env-fingerprint.json"),
   });
-  const lock = acquireLock(paths.lock, { command: `session start ${sessionId}` });
+  // Waits a little for another holder: an agent that does not await its session-start handler
+  // (OpenCode) may checkpoint the first prompt's turn at the same moment.
+  const lock = await acquireLockQueued(paths.lock, {
+    command: `session start ${sessionId}`,
+    waitMs: SESSION_LOCK_WAIT_MS,
+  });
   try {
     const state = readState(paths);
     assertNoTransition(state, paths);

@@ -180,7 +180,7 @@ describe(`Claude Code ${VERSION} (claude -p) with timewarp`, () => {
     expect(handlers).toContainEqual({ type: "command", command: "true" });
     for (const h of handlers.filter((x) => x.command !== "true")) {
       expect(h.command).toMatch(
-        /^\/\S+\/timewarp-hook (session|pre|post)-\S+ --agent claude-code$/,
+        /^\/\S+\/timewarp-hook (session|pre|post|user-prompt)-\S+ --agent claude-code$/,
       );
       expect(h.timeout).toBeGreaterThan(60);
     }

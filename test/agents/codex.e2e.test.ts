@@ -358,6 +358,7 @@ describe(`Codex ${pinnedVersion("@openai/codex")} with timewarp`, () => {
       "preToolUse",
       "sessionEnd",
       "sessionStart",
+      "userPromptSubmit",
     ]);
     // by absolute path: no dependence on Codex's PATH
     for (const h of ours) expect(h.command).toMatch(/^\/\S+\/timewarp-hook /);
@@ -448,7 +449,7 @@ describe(`Codex ${pinnedVersion("@openai/codex")} with timewarp`, () => {
     expect(report.agents[0]?.checks.filter((c) => c.status !== "ok")).toEqual([]);
     // trust read from what Codex itself wrote, hook by hook (not inferred from the session)
     expect(report.agents[0]?.checks.find((c) => c.id === "trust")?.message).toMatch(
-      /trusts the project and timewarp's 4 hooks/,
+      /trusts the project and timewarp's 5 hooks/,
     );
     expect(report.recent_failures).toEqual([]);
     expect(report.ok).toBe(true);

@@ -325,10 +325,10 @@ describe(`Gemini CLI ${VERSION} with timewarp installed`, () => {
       .flat()
       .flatMap((g) => g.hooks)
       .filter((h) => h.command.includes("timewarp"));
-    expect(handlers, read(ws, CONFIG)).toHaveLength(4);
+    expect(handlers, read(ws, CONFIG)).toHaveLength(5);
     for (const h of handlers) {
       expect(h.command).toMatch(
-        /^\/\S*timewarp-hook (session-start|pre-tool-use|post-tool-use|session-end) --agent gemini$/,
+        /^\/\S*timewarp-hook (session-start|pre-tool-use|post-tool-use|session-end|user-prompt-submit) --agent gemini$/,
       );
       expect(h.timeout).toBeGreaterThanOrEqual(60_000);
     }
