@@ -10,7 +10,9 @@
  * hook starts (the default: its hook server answers the hooks; one row loads the CLI in the
  * hook's process instead, TIMEWARP_HOOK_SERVER=0), and walking the tree (TIMEWARP_WATCH=0: the
  * shell client runs the CLI at once). Env: HOOKS_BENCH_FILES, HOOKS_BENCH_RUNS. Prints p50/p95
- * and peak RSS per child.
+ * and peak RSS per child. The turn checkpoint of a user prompt (`user-prompt-submit`) runs after
+ * the round's edits (it stores them) and again on the same tree (it stores nothing), beside
+ * `timewarp snapshot create` and `git stash create` on the shadow repository.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -128,6 +130,11 @@ async function main(): Promise<void> {
         "post-tool-use (Bash)": [],
         "session-end": [],
         "shadow git add -A && commit": [],
+        // ── turn checkpoints (`timewarp rewind`) and their alternatives ──
+        "user-prompt-submit (after edits)": [],
+        "user-prompt-submit (nothing changed)": [],
+        "snapshot create (CLI)": [],
+        "shadow git stash create": [],
       };
       // Warm-up: the first session snapshot hashes everything once (not a hook's steady state),
       // and in watch mode starts the daemon, whose first answer is "walk once".
@@ -192,6 +199,22 @@ async function main(): Promise<void> {
         rows["pre-tool-use (Bash)"]?.push(hook("pre-tool-use", bash));
         writeFileSync(join(dir, "src", "m0", "f1.ts"), `export const shell = ${i};\n`);
         rows["post-tool-use (Bash)"]?.push(hook("post-tool-use", bash));
+        // A user prompt after the edits above: a turn checkpoint that stores them; then one on
+        // the same tree, which stores nothing. Beside them, a snapshot by the CLI (what a
+        // checkpoint without the hook would cost) and git's own checkpoint of tracked files.
+        const prompt = { hook_event_name: "UserPromptSubmit", prompt: `turn ${i}` };
+        rows["user-prompt-submit (after edits)"]?.push(hook("user-prompt-submit", prompt));
+        // A served checkpoint answers once it has scanned and writes its record after: give that
+        // the moment the agent's model request would (a next prompt never comes 0 ms later).
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+        rows["user-prompt-submit (nothing changed)"]?.push(hook("user-prompt-submit", prompt));
+        writeFileSync(join(dir, "src", "m0", "f3.ts"), `export const snap = ${i};\n`);
+        rows["snapshot create (CLI)"]?.push(
+          run("node", [BIN, "snapshot", "create"], { cwd: dir, env }),
+        );
+        rows["shadow git stash create"]?.push(
+          run("git", ["--git-dir", shadow, "--work-tree", dir, "stash", "create"], { cwd: dir }),
+        );
         // The session ends; the next round's session starts begin it again.
         rows["session-end"]?.push(hook("session-end", { reason: "other" }));
         writeFileSync(join(dir, "src", "m0", "f2.ts"), `export const git = ${i};\n`);

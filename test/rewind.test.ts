@@ -408,6 +408,14 @@ describe("timewarp rewind", { timeout: SLOW }, () => {
     const snap = tw(["snapshot", "create"]).body.snapshot_id as string;
     expect(tw(["travel", snap]).run.status).toBe(0);
     expect(errorOf(tw(["rewind", "1"]).body).code).toBe("REWIND_IN_PAST");
+    // A prompt in the past checkpoints nothing (the tree is the travel's), and says so.
+    const inPast = hook("user-prompt-submit", { session_id: "s1", cwd: dir, prompt: "p" }, dir, {
+      args: ["--json"],
+    });
+    expect(inPast.status).toBe(0);
+    expect(JSON.parse(inPast.stdout)).toMatchObject({ kind: "ok" });
+    expect(JSON.parse(inPast.stdout).summary).toMatch(/no turn checkpoint: a travel is active/);
+    expect(turnFiles("s1")).toEqual(["000001.json"]);
     expect(tw(["return"]).run.status).toBe(0);
 
     const workspace = await holdLock(join(dir, ".timewarp", "lock"), "snapshot create");

@@ -147,6 +147,8 @@ export async function checkpointTurn(
     command: `turn checkpoint ${options.sessionId}`,
     waitMs: LOCK_WAIT_MS,
   });
+  // Released when the writing is done, or here when nothing is handed over.
+  let handedOver = false;
   try {
     const state = readState(paths);
     assertNoTransition(state, paths);
@@ -201,12 +203,12 @@ export async function checkpointTurn(
         lock.release();
       }
     };
+    handedOver = true;
     if (options.later === undefined) write();
     else options.later(write);
     return done(record, null, snap.scan);
-  } catch (error) {
-    lock.release();
-    throw error;
+  } finally {
+    if (!handedOver) lock.release();
   }
 }
 
