@@ -277,13 +277,13 @@ describe("timewarp doctor (real CLI)", () => {
     const folderOnly = trust();
     expect(folderOnly?.status).toBe("fail");
     expect(folderOnly?.message).toMatch(
-      /SessionStart never trusted, PreToolUse never trusted, PostToolUse never trusted, SessionEnd never trusted/,
+      /SessionStart never trusted, PreToolUse never trusted, PostToolUse never trusted, SessionEnd never trusted, UserPromptSubmit never trusted/,
     );
     // /hooks → trust all
     config(true);
     const trusted = trust();
     expect(trusted?.status).toBe("ok");
-    expect(trusted?.message).toMatch(/trusts the project and timewarp's 4 hooks/);
+    expect(trusted?.message).toMatch(/trusts the project and timewarp's 5 hooks/);
     // a session arrives; then timewarp moves and is installed again: new commands, new hashes
     const hook = runCli(["hook", "session-start", "--agent", "codex"], {
       cwd: project,
