@@ -234,6 +234,14 @@ describe("a turn checkpoint on each user prompt", { timeout: SLOW }, () => {
     expect(snapshots().length).toBe(before.snapshots.length + 1);
     prompt("s1", "fourth");
     expect(turn("s1", 4)).toMatchObject({ snapshot_id: turn("s1", 3).snapshot_id, stored: false });
+    const listed = tw(["snapshot", "list"]).body.snapshots as {
+      snapshot_id: string;
+      origin: string;
+    }[];
+    expect(listed.map((l) => [l.snapshot_id, l.origin])).toEqual([
+      [sessionSnapshot, "session"],
+      [turn("s1", 3).snapshot_id, "turn"],
+    ]);
     expect(turnFiles("s1")).toEqual(["000001.json", "000002.json", "000003.json", "000004.json"]);
   });
 

@@ -86,14 +86,14 @@ export function registerSnapshotCommands(program: Command): void {
           files: r.files,
           bytes: r.bytes,
           partial: r.partial,
-          origin: isManualSnapshot(r) ? "manual" : "session",
+          origin: isManualSnapshot(r) ? "manual" : r.origin === "turn" ? "turn" : "session",
           pinned: pinned.has(r.snapshot_id ?? ""),
         }));
         const lines = snapshots.map(
           (s) =>
             `${s.snapshot_id}  ${s.created_at}  ${String(s.files).padStart(7)} files  ${formatBytes(s.bytes).padStart(9)}` +
             `${s.partial ? style.yellow("  partial") : ""}${s.pinned ? style.green("  pinned") : ""}` +
-            `${s.origin === "manual" ? "  by hand" : ""}${s.session_id ? style.dim(`  ${s.session_id}`) : ""}`,
+            `${s.origin === "manual" ? "  by hand" : s.origin === "turn" ? "  turn" : ""}${s.session_id ? style.dim(`  ${s.session_id}`) : ""}`,
         );
         for (const c of corrupt) lines.push(style.red(`${c.id}  ${c.code}: ${c.message}`));
         return {
