@@ -16,11 +16,11 @@ import { DEFAULT_EXCLUDES, workspacePaths } from "../core/index.ts";
 import {
   createSnapshot,
   deleteSnapshot,
-  hashManifest,
   type ManifestEntry,
   readManifest,
   scanWorkspace,
 } from "./index.ts";
+import { hashManifest } from "./manifest.ts";
 import { type CachedStat, loadStatCache } from "./stat-cache.ts";
 
 const EX = [...DEFAULT_EXCLUDES, "*.log"];
