@@ -250,23 +250,13 @@ export function createSnapshot(
           }
         });
       if (options.deferRecord !== true) writeCache();
-      let manifest: Manifest | undefined;
-      return {
+      return resultOf(scanned, started, {
         record: reuse,
         id: recordId(reuse),
         dir,
         reused: true,
-        get manifest() {
-          manifest ??= scanned.manifest();
-          return manifest;
-        },
-        manifestText: scanned.text,
-        rehashed: scanned.rehashed,
-        objects_written: scanned.objects_written,
-        duration_ms: Math.round(performance.now() - started),
-        scan: scanned.how,
         ...(options.deferRecord === true ? { publish: once(writeCache) } : {}),
-      };
+      });
     }
   }
   const createdAt = clock.now();
@@ -379,23 +369,13 @@ export function createSnapshot(
     }
   };
   if (options.deferRecord !== true) publish();
-  let manifest: Manifest | undefined;
-  return {
+  return resultOf(scanned, started, {
     record,
     id,
     dir: finalDir,
-    get manifest() {
-      manifest ??= scanned.manifest();
-      return manifest;
-    },
-    manifestText: scanned.text,
-    rehashed: scanned.rehashed,
-    objects_written: scanned.objects_written,
-    duration_ms: Math.round(performance.now() - started),
-    scan: scanned.how,
     ...(options.deferCache === true ? { writeCache: writeCacheLater } : {}),
     ...(options.deferRecord === true ? { publish: once(publish) } : {}),
-  };
+  });
 }
 
 /** `fn` run at most once, however often it is called. */
@@ -426,6 +406,30 @@ function linkLastManifest(paths: WorkspacePaths, file: string): void {
 }
 
 /** What `createSnapshot` needs of a scan, by whichever path it ran. */
+/**
+ * A created (or reused) snapshot's result: `own` plus what the scan reports, the manifest decoded
+ * on first use. Callers pass their own fields in; spreading this result would decode the manifest.
+ */
+function resultOf(
+  scanned: Scanned,
+  started: number,
+  own: Pick<CreateSnapshotResult, "record" | "id" | "dir" | "reused" | "writeCache" | "publish">,
+): CreateSnapshotResult {
+  let manifest: Manifest | undefined;
+  return {
+    ...own,
+    get manifest() {
+      manifest ??= scanned.manifest();
+      return manifest;
+    },
+    manifestText: scanned.text,
+    rehashed: scanned.rehashed,
+    objects_written: scanned.objects_written,
+    duration_ms: Math.round(performance.now() - started),
+    scan: scanned.how,
+  };
+}
+
 interface Scanned {
   how: ScanHow;
   files: number;
