@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -15,6 +15,7 @@ import { systemClock, workspacePaths } from "../src/core/index.ts";
 import { installAgent } from "../src/hooks/index.ts";
 import { type CliRun, cliCommand, makeTempDir, runCli } from "./helpers/cli.ts";
 import { readDiskTree, treeLines } from "./helpers/disk-tree.ts";
+import { holdLockInChild } from "./helpers/lock-holder.ts";
 import { hook, ledgerRecords } from "./hooks-helpers.ts";
 
 // Turn checkpoints and `timewarp rewind` through the real CLI: hook payloads as each agent
@@ -426,14 +427,22 @@ describe("timewarp rewind", { timeout: SLOW }, () => {
     expect(turnFiles("s1")).toEqual(["000001.json"]);
     expect(tw(["return"]).run.status).toBe(0);
 
-    const workspace = await holdLock(join(dir, ".timewarp", "lock"), "snapshot create");
+    const workspace = await holdLockInChild(
+      join(dir, ".timewarp", "lock"),
+      "snapshot create",
+      cleanups,
+    );
     const locked = errorOf(tw(["rewind", "1"]).body);
     expect(locked.code).toBe("LOCKED");
     expect(locked.message).toContain("snapshot create");
     workspace.kill("SIGKILL");
     await new Promise((resolve) => workspace.once("exit", resolve));
 
-    const ledger = await holdLock(join(dir, ".timewarp", "history", "lock"), "edit_block");
+    const ledger = await holdLockInChild(
+      join(dir, ".timewarp", "history", "lock"),
+      "edit_block",
+      cleanups,
+    );
     const ledgerLocked = errorOf(tw(["rewind", "1"]).body);
     expect(ledgerLocked.code).toBe("LOCKED");
     expect(ledgerLocked.message).toContain("edit_block");
@@ -514,32 +523,6 @@ describe("turns and the session-start cleanup", { timeout: SLOW }, () => {
     expect(read("src/app.ts")).toBe("v3\n");
   });
 });
-
-/** Another process holding a lock file (as a command or an edit does) until killed. */
-async function holdLock(lock: string, command: string): Promise<ChildProcess> {
-  const lockModule = pathToFileURL(join(import.meta.dirname, "..", "src", "core", "lock.ts")).href;
-  mkdirSync(dirname(lock), { recursive: true });
-  const holder = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "--input-type=module",
-      "-e",
-      `const l = await import(${JSON.stringify(lockModule)});
-       l.acquireLock(${JSON.stringify(lock)}, { command: ${JSON.stringify(command)} });
-       console.log("held");
-       setTimeout(() => {}, 120000);`,
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  cleanups.push(() => holder.kill("SIGKILL"));
-  await new Promise<void>((resolve, reject) => {
-    holder.stdout?.once("data", () => resolve());
-    holder.once("exit", (code) => reject(new Error(`lock holder exited ${code}`)));
-  });
-  return holder;
-}
 
 it("lists nothing, and says why, before any prompt", { timeout: SLOW }, () => {
   const r = runCli(["rewind"], { cwd: dir });

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -9,8 +9,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
-import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fsck, listSnapshots, readManifest } from "../src/store/index.ts";
 import {
@@ -25,6 +24,7 @@ import {
   travel,
 } from "../src/timemachine/index.ts";
 import { makeTempDir } from "./helpers/cli.ts";
+import { holdLockInChild } from "./helpers/lock-holder.ts";
 import { canMountTmpfs, mountSmallTmpfs } from "./helpers/small-fs.ts";
 import { buildTimemachineChild, runTimemachineChild } from "./helpers/timemachine-child.ts";
 import {
@@ -103,30 +103,8 @@ describe("two processes racing to travel", () => {
 });
 
 /** Another process holding the ledger lock as an edit does while it writes, for `ms`. */
-async function ledgerHeldFor(root: string, ms: number): Promise<ChildProcess> {
-  const lockModule = pathToFileURL(join(import.meta.dirname, "..", "src", "core", "lock.ts")).href;
-  const lock = join(root, ".timewarp", "history", "lock");
-  mkdirSync(dirname(lock), { recursive: true });
-  const holder = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "--input-type=module",
-      "-e",
-      `const l = await import(${JSON.stringify(lockModule)});
-       const h = l.acquireLock(${JSON.stringify(lock)}, { command: "edit_block" });
-       console.log("held");
-       setTimeout(() => h.release(), ${ms});`,
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  cleanups.push(() => holder.kill("SIGKILL"));
-  await new Promise<void>((resolve, reject) => {
-    holder.stdout?.once("data", () => resolve());
-    holder.once("exit", (code) => reject(new Error(`lock holder exited ${code}`)));
-  });
-  return holder;
+function ledgerHeldFor(root: string, ms: number): Promise<ChildProcess> {
+  return holdLockInChild(join(root, ".timewarp", "history", "lock"), "edit_block", cleanups, ms);
 }
 
 describe("a travel or return while an edit is being written", () => {
