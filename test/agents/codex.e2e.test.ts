@@ -476,16 +476,8 @@ describe(`Codex ${pinnedVersion("@openai/codex")} with timewarp`, () => {
  * starting when the first tool's hooks arrive (they then run in a Node process of their own).
  */
 const TIMED_SCRIPT: ResponsesStep[] = [
-  {
-    type: "custom_tool_call",
-    name: "apply_patch",
-    input: patch("src/greet.ts", '  return "Hello " + name;', NEW_GREETING),
-  },
-  {
-    type: "function_call",
-    name: "exec_command",
-    arguments: { cmd: "sed -i 's/VERSION = 1/VERSION = 2/' src/util.ts" },
-  },
+  // the scenario's edit-tool and shell steps first
+  ...SCRIPT.slice(0, 2),
   {
     type: "custom_tool_call",
     name: "apply_patch",
