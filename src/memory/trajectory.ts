@@ -81,3 +81,29 @@ export function clipOutput(text: string, max = STEP_OUTPUT_MAX): string {
   const tail = max - head - 40;
   return `${text.slice(0, head)}\n… [${text.length - head - tail} characters cut] …\n${text.slice(-tail)}`;
 }
+
+/** One run an importer read: its steps and whatever else the format holds. */
+export interface ImportedRun {
+  /** A file-system-safe id, unique within one import (the agent's session id, the question's id). */
+  id: string;
+  steps: TrajectoryStep[];
+  /** `raw/source.json` less what the import step fills in (file, sha256, imported_at). */
+  source: Omit<TrajectorySource, "schema_version" | "file" | "sha256" | "imported_at">;
+  /** The final patch when the format holds one (SWE-agent's submission) → `raw/patch.diff`. */
+  patch?: string;
+  /** An external verdict when the format holds one → `raw/report.json`. */
+  report?: unknown;
+  /** The task as a goal when the format holds one → `goal.json` (validated by the goal schema). */
+  goal?: Record<string, unknown>;
+  /** The conversation as markdown when that is the format's own form (Cursor, the lab) → `raw/cursor.md`. */
+  chat?: string;
+}
+
+/** One format: tell it from a file's start, then read the file (or the lab's directory) into runs. */
+export interface TrajectoryImporter {
+  format: TrajectoryFormat;
+  /** True when `head` (the first 64 KiB of a file, "" for a directory) is this format. */
+  detect(path: string, head: string): boolean;
+  /** Bad records become warnings naming their line or index; the rest is read. */
+  read(path: string): { runs: ImportedRun[]; warnings: string[] };
+}
