@@ -30,6 +30,7 @@ import { opencodeImporter } from "./import-opencode.ts";
 import { memoryPaths } from "./run-dir.ts";
 import {
   type ImportedRun,
+  TRAJECTORY_FORMATS,
   type TrajectoryFormat,
   type TrajectoryImporter,
   type TrajectorySource,
@@ -104,6 +105,19 @@ function readHead(path: string): { head: string; directory: boolean } {
   }
 }
 
+/** A format name as a user typed it (`--format`): `auto` or one of TRAJECTORY_FORMATS, else IMPORT_FORMAT_UNKNOWN. */
+export function parseImportFormat(name: string): "auto" | TrajectoryFormat {
+  if (name === "auto") return name;
+  const hit = TRAJECTORY_FORMATS.find((f) => f === name);
+  if (hit === undefined)
+    throw new TimewarpError(
+      ErrorCode.IMPORT_FORMAT_UNKNOWN,
+      `--format ${JSON.stringify(name)} is not a format memory import knows (auto, ${TRAJECTORY_FORMATS.join(", ")})`,
+      { data: { format: name, formats: [...TRAJECTORY_FORMATS] } },
+    );
+  return hit;
+}
+
 /** Which importer reads `path`: the one named, or the first whose `detect` knows the content. */
 export function detectImporter(
   path: string,
@@ -116,7 +130,7 @@ export function detectImporter(
       throw new TimewarpError(
         ErrorCode.IMPORT_FORMAT_UNKNOWN,
         `format ${JSON.stringify(format)} has no importer in this build (have ${IMPORTERS.map((i) => i.format).join(", ")})`,
-        { data: { file: path, formats: IMPORTERS.map((i) => i.format) } },
+        { data: { input: path, formats: IMPORTERS.map((i) => i.format) } },
       );
     return named;
   }
@@ -126,7 +140,7 @@ export function detectImporter(
     throw new TimewarpError(
       ErrorCode.IMPORT_FORMAT_UNKNOWN,
       `${path}: not a trajectory format memory import knows (read the first ${directory ? "level of the directory" : `${Math.min(DETECT_BYTES, head.length)} bytes`}; knows ${formats.join(", ")}); name one with --format`,
-      { data: { file: path, formats } },
+      { data: { input: path, formats } },
     );
   }
   return hit;

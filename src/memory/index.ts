@@ -30,7 +30,7 @@ export type { ImportedRunSummary, ImportOptions, ImportResult } from "./import-f
  * `memory import`: an agent's own record of a run (Claude Code, Codex, Gemini CLI, OpenCode,
  * Cursor, the original lab) → run directories with `raw/trajectory.jsonl` (README "Importing runs").
  */
-export { importTrajectory } from "./import-formats.ts";
+export { importTrajectory, parseImportFormat } from "./import-formats.ts";
 export { loadLibrary, saveCard } from "./library.ts";
 /**
  * A library's BM25 index persisted beside its cards (`.index.json` + `.index-stamp.json`),
@@ -53,7 +53,4 @@ export {
   viewCard,
 } from "./run-steps.ts";
 export type { GuardRecord, MemoryEvent, PatternCard } from "./schemas.ts";
-export type { TrajectoryFormat } from "./trajectory.ts";
-/** The formats `memory import --format` names. */
-export { TRAJECTORY_FORMATS } from "./trajectory.ts";
 export { renderView, routeView } from "./views.ts";
