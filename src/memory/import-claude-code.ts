@@ -77,11 +77,15 @@ function editFacts(
 export const claudeCodeImporter: TrajectoryImporter = {
   format: "claude-code",
   detect(_path, head) {
+    // a conversation record, or the client's own bookkeeping records of a session (a session can
+    // open with more than 64 KiB of them: queued prompts, file snapshots, attachments)
     return headJsonLines(head).some(
       (r) =>
-        (r.type === "user" || r.type === "assistant") &&
-        isRecord(r.message) &&
-        typeof r.sessionId === "string",
+        typeof r.sessionId === "string" &&
+        typeof r.projectHash !== "string" &&
+        (((r.type === "user" || r.type === "assistant") && isRecord(r.message)) ||
+          typeof r.uuid === "string" ||
+          r.type === "queue-operation"),
     );
   },
   read(path) {

@@ -154,6 +154,17 @@ describe("memory import: each agent's own format, from a real sample", () => {
     expect(tools(steps, "shell")[1]?.output).toContain("Exit Code: 3");
   });
 
+  it("Gemini CLI's older one-document recording (session-*.json) reads the same way", () => {
+    const file = join(FIXTURES, "gemini-cli/session-01.json");
+    expect(detectImporter(file).format).toBe("gemini-cli");
+    const { runs } = importSample(file);
+    expect(runs[0]?.source.session_id).toBe("dcbe78d3-ea75-4786-929e-d6cff0fc00ed");
+    expect(runs[0]?.trajectory.map((s) => [s.kind, s.text])).toEqual([
+      ["user", "[REDACTED_PROMPT]"],
+      ["assistant", "[REDACTED_ASSISTANT_TEXT]"],
+    ]);
+  });
+
   it("OpenCode export: tool parts with state; edit → its unified diff; bash exit from metadata; status error is_error", () => {
     const { runs, result } = importSample(join(FIXTURES, SAMPLES.opencode));
     expect(result.warnings).toEqual([]);
