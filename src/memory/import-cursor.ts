@@ -19,18 +19,30 @@ export interface CursorTurn {
   end: number;
 }
 
-/** The export's turns, in order, with where each lies in the file (the lab splits at user turns). */
+/**
+ * The export's turns, in order, with where each lies in the file (the lab splits at user turns).
+ * Cursor closes every turn with a `---` rule, so a marker is a turn when it is the first one or
+ * follows a rule: a `**User**` inside a pasted conversation is the user's text, not a turn (the
+ * original lab's sessions paste whole exports into a prompt). Markdown without rules (another
+ * tool's export) has every marker as a turn.
+ */
 export function splitCursorTurns(text: string): { header: string; turns: CursorTurn[] } {
   const lines = text.split("\n");
-  const marks: { line: number; role: "user" | "assistant" }[] = [];
-  let fence = false;
+  const all: { line: number; role: "user" | "assistant"; afterRule: boolean }[] = [];
+  let previous = "";
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] ?? "";
-    // a marker inside a code block is the conversation quoting itself
-    if (/^\s*(```|~~~)/.test(line)) fence = !fence;
-    const m = fence ? null : MARKER.exec(line);
-    if (m) marks.push({ line: i, role: m[1] === "User" ? "user" : "assistant" });
+    const m = MARKER.exec(line);
+    if (m)
+      all.push({
+        line: i,
+        role: m[1] === "User" ? "user" : "assistant",
+        afterRule: previous === "---",
+      });
+    if (line.trim() !== "") previous = line.trim();
   }
+  const ruled = all.some((m, k) => k > 0 && m.afterRule);
+  const marks = ruled ? all.filter((m, k) => k === 0 || m.afterRule) : all;
   const turns = marks.map((m, k) => {
     const end = marks[k + 1]?.line ?? lines.length;
     const body = lines.slice(m.line + 1, end);
@@ -38,7 +50,7 @@ export function splitCursorTurns(text: string): { header: string; turns: CursorT
     while (body.length > 0 && /^\s*(---)?\s*$/.test(body[body.length - 1] ?? "")) body.pop();
     return { role: m.role, text: body.join("\n").trim(), start: m.line, end };
   });
-  const header = lines.slice(0, marks[0]?.line ?? lines.length).join("\n");
+  const header = lines.slice(0, all[0]?.line ?? lines.length).join("\n");
   return { header, turns };
 }
 

@@ -13,6 +13,7 @@ import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFixedClock, isTimewarpError } from "../core/index.ts";
 import { parseGoal } from "./goal.ts";
+import { splitCursorTurns } from "./import-cursor.ts";
 import { detectImporter, importTrajectory } from "./import-formats.ts";
 import {
   type TrajectoryFormat,
@@ -230,6 +231,44 @@ describe("memory import: each agent's own format, from a real sample", () => {
     // one session directory alone gives the same runs
     const one = importSample(join(FIXTURES, "lab/data/1_sessions", session));
     expect(one.runs.map((r) => r.run_id)).toEqual(runs.map((r) => r.run_id));
+    // without the lab's own pairs/qNN/chat.md, the questions are the export's user turns
+    const bare = tempDir();
+    cpSync(join(FIXTURES, "lab"), bare, { recursive: true });
+    for (const q of ["q01", "q02", "q03"])
+      rmSync(join(bare, "data/1_sessions", session, "pairs", q, "chat.md"));
+    const cut = importSample(bare);
+    expect(cut.runs.map((r) => r.trajectory[0]?.text)).toEqual(
+      runs.map((r) => r.trajectory[0]?.text),
+    );
+  });
+
+  it("a conversation pasted into a prompt is the user's text, not turns: Cursor's own turns follow a --- rule", () => {
+    const md = [
+      "# t",
+      "_Exported on 1/1/2025 at 10:00:00 PDT from Cursor (1.7.53)_",
+      "",
+      "---",
+      "",
+      "**User**",
+      "",
+      "look at this chat:",
+      "**User**  ",
+      "translate the README",
+      "**Cursor**",
+      "done",
+      "",
+      "---",
+      "",
+      "**Cursor**",
+      "",
+      "I read it.",
+      "",
+    ].join("\n");
+    const { turns } = splitCursorTurns(md);
+    expect(turns.map((t) => [t.role, t.text.split("\n")[0]])).toEqual([
+      ["user", "look at this chat:"],
+      ["assistant", "I read it."],
+    ]);
   });
 });
 
