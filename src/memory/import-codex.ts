@@ -111,6 +111,43 @@ function outputText(output: unknown): string {
   return messageText(output);
 }
 
+/**
+ * The change as the harness applied it, in git's diff format: `FileChange.changes` (0.1xx:
+ * `{path: {type: "update", unified_diff}}`, `{type: "add", content}`) or `patch_apply_end.changes`
+ * (older: `{path: {update: {unified_diff}}}`, `{add: {content}}`, `{delete: {content}}`).
+ */
+function appliedDiff(changes: Record<string, unknown>, cwd: string | undefined): string {
+  const out: string[] = [];
+  const lines = (text: string, mark: string) =>
+    text === ""
+      ? ""
+      : `${text
+          .replace(/\n$/, "")
+          .split("\n")
+          .map((l) => `${mark}${l}`)
+          .join("\n")}\n`;
+  for (const [abs, raw] of Object.entries(changes)) {
+    if (!isRecord(raw)) continue;
+    const path = sessionPath(abs, cwd);
+    const kind =
+      str(raw.type) ?? Object.keys(raw).find((k) => ["add", "update", "delete"].includes(k));
+    const body = isRecord(raw[kind ?? ""]) ? (raw[kind ?? ""] as Record<string, unknown>) : raw;
+    if (kind === "update" && typeof body.unified_diff === "string") {
+      const moved = str(body.move_path);
+      const to = moved !== undefined ? sessionPath(moved, cwd) : path;
+      out.push(`--- a/${path}\n+++ b/${to}\n${body.unified_diff}`);
+    } else if (kind === "add" && typeof body.content === "string") {
+      const n = body.content.replace(/\n$/, "").split("\n").length;
+      out.push(`--- /dev/null\n+++ b/${path}\n@@ -0,0 +1,${n} @@\n${lines(body.content, "+")}`);
+    } else if (kind === "delete") {
+      const content = str(body.content) ?? "";
+      const n = content === "" ? 0 : content.replace(/\n$/, "").split("\n").length;
+      out.push(`--- a/${path}\n+++ /dev/null\n@@ -1,${n} +0,0 @@\n${lines(content, "-")}`);
+    }
+  }
+  return out.map((d) => (d.endsWith("\n") ? d : `${d}\n`)).join("");
+}
+
 export const codexImporter: TrajectoryImporter = {
   format: "codex",
   detect(_path, head) {
@@ -140,6 +177,10 @@ export const codexImporter: TrajectoryImporter = {
         const step = id !== undefined ? calls.get(id) : undefined;
         if (step === undefined) continue;
         if (typeof item.exit_code === "number") step.exit_code = item.exit_code;
+        if (step.call === "edit" && isRecord(item.changes)) {
+          const applied = appliedDiff(item.changes, cwd);
+          if (applied !== "") step.diff = clipOutput(applied);
+        }
         if (item.status === "failed" || item.status === "declined" || item.success === false)
           step.is_error = true;
         else if (item.status === "completed" || item.success === true) step.is_error ??= false;

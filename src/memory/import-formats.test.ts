@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFixedClock, isTimewarpError } from "../core/index.ts";
+import { parsePatch } from "../diff/index.ts";
 import { parseGoal } from "./goal.ts";
 import { splitCursorTurns } from "./import-cursor.ts";
 import { detectImporter, importTrajectory } from "./import-formats.ts";
@@ -123,7 +124,12 @@ describe("memory import: each agent's own format, from a real sample", () => {
       ["apply_patch", ["package.json"], true],
       ["apply_patch", ["README.md"], false],
     ]);
-    expect(edits[0]?.diff).toContain("*** Update File: src/greet.ts");
+    // an applied patch: the diff the harness applied (git format); a refused one: the agent's envelope
+    expect(edits[0]?.diff).toMatch(
+      /^--- a\/src\/greet\.ts\n\+\+\+ b\/src\/greet\.ts\n@@ -1,3 \+1,3 @@\n/,
+    );
+    expect(parsePatch(edits[0]?.diff ?? "").map((p) => p.newPath)).toEqual(["src/greet.ts"]);
+    expect(edits[1]?.diff).toMatch(/^\*\*\* Begin Patch\n\*\*\* Update File: package\.json\n/);
     expect(edits[0]?.output).toContain("Success. Updated the following files:");
     expect(tools(steps, "shell").map((s) => [s.tool, s.command, s.exit_code, s.is_error])).toEqual([
       ["exec_command", "sed -i 's/VERSION = 1/VERSION = 2/' src/util.ts", 0, false],
