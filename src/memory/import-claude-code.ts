@@ -74,6 +74,26 @@ function editFacts(
   return { ...(paths ? { paths } : {}), ...(diff !== undefined ? { diff } : {}) };
 }
 
+/**
+ * The edit as Claude Code applied it: `toolUseResult.structuredPatch` (hunks with line numbers)
+ * in git's diff format, or undefined when the harness kept none (a refused edit).
+ */
+function appliedDiff(
+  harness: Record<string, unknown>,
+  cwd: string | undefined,
+): string | undefined {
+  const file = str(harness.filePath);
+  if (file === undefined || !Array.isArray(harness.structuredPatch)) return undefined;
+  const hunks = harness.structuredPatch.filter(isRecord).map((h) => {
+    const lines = Array.isArray(h.lines) ? h.lines.filter((l) => typeof l === "string") : [];
+    return `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@\n${lines.map((l) => `${l}\n`).join("")}`;
+  });
+  if (hunks.length === 0) return undefined;
+  const path = sessionPath(file, cwd);
+  const created = harness.type === "create";
+  return `--- ${created ? "/dev/null" : `a/${path}`}\n+++ b/${path}\n${hunks.join("")}`;
+}
+
 export const claudeCodeImporter: TrajectoryImporter = {
   format: "claude-code",
   detect(_path, head) {
@@ -159,6 +179,10 @@ export const claudeCodeImporter: TrajectoryImporter = {
               : undefined;
           step.output = clipOutput(streams !== undefined && streams !== "" ? streams : text);
           step.is_error = isError;
+          if (step.call === "edit" && harness !== undefined && !isError) {
+            const applied = appliedDiff(harness, cwd);
+            if (applied !== undefined) step.diff = clipOutput(applied);
+          }
           if (step.call === "shell") {
             const code = /^Exit code (\d+)/.exec(text);
             step.exit_code = code ? Number(code[1]) : isError ? null : 0;

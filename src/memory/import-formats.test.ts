@@ -90,7 +90,11 @@ describe("memory import: each agent's own format, from a real sample", () => {
       ["Edit", ["package.json"], true],
       ["Edit", ["README.md"], false],
     ]);
-    expect(edits[0]?.diff).toBe('-return "Hello " + name;\n+return "Hello, " + name + "!";');
+    // an applied edit: the hunks Claude Code applied (git format); a refused one: -old/+new
+    expect(edits[0]?.diff).toBe(
+      '--- a/src/greet.ts\n+++ b/src/greet.ts\n@@ -1,3 +1,3 @@\n export function greet(name: string): string {\n-  return "Hello " + name;\n+  return "Hello, " + name + "!";\n }\n',
+    );
+    expect(edits[1]?.diff).toBe('-"version": "1.0.0"\n+"version": "2.0.0"');
     expect(edits[1]?.output).toContain("timewarp blocked this Edit on package.json");
     const shell = tools(steps, "shell");
     expect(shell.map((s) => [s.command, s.exit_code, s.is_error])).toEqual([
