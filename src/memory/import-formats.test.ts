@@ -113,6 +113,36 @@ describe("memory import: each agent's own format, from a real sample", () => {
     });
   });
 
+  it("Claude Code: a test run failing then passing, a tool the client refuses, an applied Edit", () => {
+    const { runs, result } = importSample(
+      join(FIXTURES, "claude-code/5ffc3d96-440c-4458-89a3-1e13f801b225.jsonl"),
+    );
+    expect(result.warnings).toEqual([]);
+    const steps = runs[0]?.trajectory ?? [];
+    expect(tools(steps, "plan")).toEqual([
+      expect.objectContaining({
+        tool: "TodoWrite",
+        is_error: true,
+        output: expect.stringContaining("No such tool available: TodoWrite"),
+      }),
+    ]);
+    const tests = tools(steps, "shell");
+    expect(tests.map((s) => [s.command, s.exit_code, s.is_error])).toEqual([
+      ["node --test test/greet.test.mjs", 1, true],
+      ["node --test test/greet.test.mjs", 0, false],
+    ]);
+    expect(tests[0]?.output).toContain("not ok 1 - greets with a comma");
+    expect(tests[1]?.output).toContain("# pass 1");
+    expect(tools(steps, "edit")).toEqual([
+      expect.objectContaining({
+        tool: "Edit",
+        paths: ["src/greet.ts"],
+        is_error: false,
+        diff: expect.stringMatching(/^--- a\/src\/greet\.ts\n\+\+\+ b\/src\/greet\.ts\n@@ /),
+      }),
+    ]);
+  });
+
   it("Codex: apply_patch → edit with the envelope's files; exec_command with its exit code; a blocked patch is_error", () => {
     const { runs, result } = importSample(join(FIXTURES, SAMPLES.codex));
     expect(result.warnings).toEqual([]);
