@@ -57,6 +57,12 @@ const A_TS = [
 ].join("\n");
 const TRANSCRIPT = join(REPO_ROOT, "examples", "transcripts", "claude-session.jsonl");
 const SECRET = "ghp_9aZ3kLmN0pQrStUvWxYz1234567890AbCdEf";
+const CODEX_RUN = "01a21998-a744-7621-8006-a65cb53a56f1";
+const CODEX_ROLLOUT = join(
+  REPO_ROOT,
+  "test/fixtures/memory/import/codex",
+  `rollout-2026-11-26T20-42-44-${CODEX_RUN}.jsonl`,
+);
 
 let tmp: { dir: string; cleanup: () => void };
 let ws: string;
@@ -791,6 +797,33 @@ const FLOW: Row[] = [
     why: "a user id that is a path",
     expect: { code: "INVALID_INPUT" },
     args: () => ({ objective: "translate", user: "../etc" }),
+  },
+  {
+    tool: "memory_import",
+    why: "a real Codex rollout becomes a run directory with its steps",
+    expect: "ok",
+    args: () => ({ file: CODEX_ROLLOUT }),
+    check: (b) => {
+      expect(b).toMatchObject({
+        runs: [{ run_id: CODEX_RUN, format: "codex", steps: 8, edits: 3, shell: 2, errors: 3 }],
+        warnings: [],
+      });
+      expect(existsSync(join(ws, ".timewarp/memory/runs", CODEX_RUN, "raw/trajectory.jsonl"))).toBe(
+        true,
+      );
+    },
+  },
+  {
+    tool: "memory_import",
+    why: "the same run again is refused without force",
+    expect: { code: "RUN_EXISTS" },
+    args: () => ({ file: CODEX_ROLLOUT }),
+  },
+  {
+    tool: "memory_import",
+    why: "a file in no known format",
+    expect: { code: "IMPORT_FORMAT_UNKNOWN" },
+    args: () => ({ file: join(REPO_ROOT, "package.json") }),
   },
 
   // ── SkillPilot (a real tclsh) ──────────────────────────────────────────────────────────────

@@ -136,6 +136,16 @@ export const ErrorCode = {
   /** No pattern card with that id. */
   CARD_NOT_FOUND: "CARD_NOT_FOUND",
   /**
+   * `memory import` could not tell the file's format from its content (the first 64 KiB, not
+   * the name) and none was given; `data.formats` lists the formats it knows. Pass `--format`.
+   */
+  IMPORT_FORMAT_UNKNOWN: "IMPORT_FORMAT_UNKNOWN",
+  /**
+   * `memory import` would replace a run directory that exists already; nothing was written.
+   * `data.run_dir` names it; `--force` (`force: true`) replaces it.
+   */
+  RUN_EXISTS: "RUN_EXISTS",
+  /**
    * The drift guards scored an edit past the rollback threshold against the workspace's goal
    * (`.timewarp/memory/goal.json`); nothing was written. `data.reasons` says why.
    */

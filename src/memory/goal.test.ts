@@ -58,6 +58,39 @@ describe("goal.json", () => {
     expect(() => readGoal(join(dir, "goal.json"))).toThrow(/weights\.plan/);
   });
 
+  it("reads the original lab's goal names: allowed_paths/forbidden_paths as aliases, both names of one field GOAL_INVALID naming both", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tw-goal-"));
+    const file = join(dir, "goal.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        objective: "translate the README",
+        allowed_paths: ["README.md", "docs/**"],
+        forbidden_paths: ["requirements.txt"],
+        required_tests: [],
+        run_id: "s_2025-10-26-11-24-28_cursor_q01",
+        checkpoints: ["reproduce", "modify", "test", "regress"],
+      }),
+    );
+    expect(readGoal(file).goal).toMatchObject({
+      whitelist: ["README.md", "docs/**"],
+      blacklist: ["requirements.txt"],
+      run_id: "s_2025-10-26-11-24-28_cursor_q01",
+    });
+    writeFileSync(
+      file,
+      JSON.stringify({ objective: "x", forbidden_paths: ["a"], blacklist: ["b"] }),
+    );
+    expect(() => readGoal(file)).toThrow(
+      expect.objectContaining({
+        code: "GOAL_INVALID",
+        message: expect.stringMatching(
+          /forbidden_paths: forbidden_paths and blacklist are one field/,
+        ),
+      }),
+    );
+  });
+
   it("normalizes paths and refuses ones outside the workspace", () => {
     expect(normalizePath("./docs//a/../b.md")).toEqual({ path: "docs/b.md", outside: false });
     expect(normalizePath("../x")).toMatchObject({ outside: true });

@@ -25,6 +25,12 @@ export { compileGoal, parseGoal } from "./goal.ts";
  * for a run (README.md documents the formula and thresholds).
  */
 export { checkEdit, runGuards } from "./guards.ts";
+export type { ImportedRunSummary, ImportOptions, ImportResult } from "./import-formats.ts";
+/**
+ * `memory import`: an agent's own record of a run (Claude Code, Codex, Gemini CLI, OpenCode,
+ * Cursor, the original lab) → run directories with `raw/trajectory.jsonl` (README "Importing runs").
+ */
+export { importTrajectory, parseImportFormat } from "./import-formats.ts";
 export { loadLibrary, saveCard } from "./library.ts";
 /**
  * A library's BM25 index persisted beside its cards (`.index.json` + `.index-stamp.json`),

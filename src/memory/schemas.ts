@@ -107,8 +107,31 @@ export const ThresholdsSchema = z
   });
 export type Thresholds = z.infer<typeof ThresholdsSchema>;
 
-/** `goal.json`: the objective, the scope lists, the checkpoints, thresholds and weights. */
-export const GoalSchema = z
+/**
+ * The original lab's names for two goal fields (`1_sessions/<s>/pairs/qNN/goal.json`, issue 18):
+ * accepted as aliases, so a lab goal reads as it is. Giving both names of one field is an error.
+ */
+const GOAL_ALIASES = { allowed_paths: "whitelist", forbidden_paths: "blacklist" } as const;
+
+function goalAliases(value: unknown, ctx: z.RefinementCtx): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const [alias, name] of Object.entries(GOAL_ALIASES)) {
+    if (!(alias in out)) continue;
+    if (name in out) {
+      ctx.addIssue({
+        code: "custom",
+        path: [alias],
+        message: `${alias} and ${name} are one field (${alias} is the original lab's name for ${name}): give one of them`,
+      });
+    } else out[name] = out[alias];
+    delete out[alias];
+  }
+  return out;
+}
+
+/** `goal.json` as stored, under timewarp's own field names. */
+const GoalObjectSchema = z
   .object({
     schema_version: z.literal(1).default(1),
     run_id: z.string().min(1).optional(),
@@ -144,8 +167,11 @@ export const GoalSchema = z
     repo: z.string().optional(),
   })
   .strict();
-export type Goal = z.infer<typeof GoalSchema>;
-export type GoalInput = z.input<typeof GoalSchema>;
+
+/** `goal.json`: the objective, the scope lists, the checkpoints, thresholds and weights (lab aliases accepted). */
+export const GoalSchema = z.preprocess(goalAliases, GoalObjectSchema);
+export type Goal = z.infer<typeof GoalObjectSchema>;
+export type GoalInput = z.input<typeof GoalObjectSchema>;
 
 function order(c: string): number {
   return (CHECKPOINTS as readonly string[]).indexOf(c);

@@ -97,6 +97,8 @@ export interface ImportedRun {
   goal?: Record<string, unknown>;
   /** The conversation as markdown when that is the format's own form (Cursor, the lab) → `raw/cursor.md`. */
   chat?: string;
+  /** The file this run was read from when it is not the imported path itself (a lab session's conversation): `raw/source.json` names and hashes it. */
+  file?: string;
 }
 
 /** One format: tell it from a file's start, then read the file (or the lab's directory) into runs. */

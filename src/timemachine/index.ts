@@ -69,7 +69,7 @@ export { initialState, StateSchema } from "./state.ts";
 export type { WorkspaceStatus } from "./status.ts";
 export { readStatus } from "./status.ts";
 export type { ChatEntry, ChatSelection } from "./transcript.ts";
-export { parseTranscript } from "./transcript.ts";
+export { parseTranscript, readGeminiRecording } from "./transcript.ts";
 export type { TravelOptions, TravelResult } from "./travel.ts";
 export { travel } from "./travel.ts";
 export type { TurnListing, TurnView } from "./turn-list.ts";

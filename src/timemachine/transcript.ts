@@ -239,23 +239,57 @@ function geminiEntries(messages: Iterable<Record<string, unknown>>): ChatEntry[]
   return out;
 }
 
+/**
+ * A Gemini CLI chat recording's messages, in order: the last version of each id at the place
+ * of the first (the CLI writes a message again, whole, as it grows: its tool calls, their
+ * results; a `{"$set": {"messages": [...]}}` record is the whole list anew — the first record,
+ * or a rewind). Reads both forms: JSONL (0.4x on, `session-*.jsonl`) and one JSON document
+ * holding `messages` (older `session-*.json`). `undefined` when the text is not a recording;
+ * `badLines` are the 1-based lines that were not JSON (a torn last line while it was written).
+ */
+export function readGeminiRecording(
+  text: string,
+): { messages: Record<string, unknown>[]; badLines: number[] } | undefined {
+  const whole = parsesAsJson(text) ? (JSON.parse(text) as unknown) : undefined;
+  if (isRecord(whole) && Array.isArray(whole.messages))
+    return { messages: whole.messages.filter(isGeminiMessage), badLines: [] };
+  const messages = new Map<string, Record<string, unknown>>();
+  const badLines: number[] = [];
+  let seen = false;
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? "";
+    if (line.trim() === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      badLines.push(i + 1);
+      continue;
+    }
+    const set = isRecord(value) && isRecord(value.$set) ? value.$set : undefined;
+    if (set === undefined && !isGeminiMessage(value)) continue;
+    seen = true;
+    let list: unknown[] = [value];
+    if (set !== undefined) {
+      list = Array.isArray(set.messages) ? set.messages : [];
+      if (Array.isArray(set.messages)) messages.clear();
+    }
+    for (const m of list) if (isGeminiMessage(m)) messages.set(m.id, m);
+  }
+  return seen ? { messages: [...messages.values()], badLines } : undefined;
+}
+
 /** Parse a transcript of any supported format into chat entries, in order. */
 export function parseTranscript(text: string): ChatEntry[] {
+  const gemini = readGeminiRecording(text);
+  if (gemini !== undefined) return geminiEntries(gemini.messages);
   const lines = text.split("\n").filter((l) => l.trim() !== "");
   const looksJsonl =
     lines.length > 0 && lines.every((l) => l.trimStart().startsWith("{")) && parsesAsJson(lines[0]);
-  if (!looksJsonl) {
-    // Gemini CLI's older recording: one JSON document holding `messages`.
-    const whole = parsesAsJson(text) ? (JSON.parse(text) as unknown) : undefined;
-    if (isRecord(whole) && Array.isArray(whole.messages))
-      return geminiEntries(whole.messages.filter(isGeminiMessage));
-    return parsePlain(text);
-  }
+  if (!looksJsonl) return parsePlain(text);
   const toolNames = new Map<string, string>();
   const out: ChatEntry[] = [];
-  // Gemini CLI writes a message again, whole, as it grows (its tool calls, their results): the
-  // last version of each id counts, at the place of the first.
-  const gemini = new Map<string, Record<string, unknown>>();
   for (const line of lines) {
     let value: unknown;
     try {
@@ -263,20 +297,9 @@ export function parseTranscript(text: string): ChatEntry[] {
     } catch {
       continue; // a torn last line of a transcript still being written
     }
-    const set = isRecord(value) && isRecord(value.$set) ? value.$set : undefined;
-    if (set !== undefined || isGeminiMessage(value)) {
-      // `$set.messages` is the whole list anew (the first record, a rewind); a message, one more
-      let messages: unknown[] = [value];
-      if (set !== undefined) {
-        messages = Array.isArray(set.messages) ? set.messages : [];
-        if (Array.isArray(set.messages)) gemini.clear();
-      }
-      for (const m of messages) if (isGeminiMessage(m)) gemini.set(m.id, m);
-      continue;
-    }
     out.push(...jsonLineToEntries(value, toolNames));
   }
-  return gemini.size > 0 ? [...out, ...geminiEntries(gemini.values())] : out;
+  return out;
 }
 
 function parsesAsJson(line: string | undefined): boolean {

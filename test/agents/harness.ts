@@ -166,6 +166,12 @@ export function agentWorkspace(
     configBefore,
     cleanup: () => {
       timewarp(["watch", "stop"], root, env);
+      // TIMEWARP_KEEP_AGENT_HOME=1 keeps the temp dir: the agent's own session files under
+      // home/ are how test/fixtures/memory/import/ samples are produced by the real clients.
+      if (process.env.TIMEWARP_KEEP_AGENT_HOME === "1") {
+        process.stderr.write(`kept agent workspace and HOME: ${base}\n`);
+        return;
+      }
       rmSync(base, { recursive: true, force: true });
     },
   };

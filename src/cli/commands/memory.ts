@@ -6,7 +6,7 @@ import { style } from "../output.ts";
 import { action } from "../run.ts";
 
 /**
- * The memory lab: `memory events|guards|card|retrieve|view|e2e|eval`. JSON output uses the seed's
+ * The memory lab: `memory import|events|guards|card|retrieve|view|e2e|eval`. JSON output uses the seed's
  * field names (events.jsonl / guards.jsonl / pattern card fields).
  */
 export function registerMemoryCommands(program: Command): void {
@@ -67,6 +67,37 @@ export function registerMemoryCommands(program: Command): void {
           };
         },
       ),
+    );
+
+  group
+    .command("import <file>")
+    .description(
+      "an agent's own record of a run → run directories (raw/trajectory.jsonl): Claude Code session JSONL, Codex rollout, Gemini CLI chat, `opencode export` JSON, Cursor export, the original lab (one run per question)",
+    )
+    .option("--format <format>", "auto (by content, the default) or one format by name")
+    .option("--out <dir>", "where the run directories go (default .timewarp/memory/runs)")
+    .option("--force", "replace a run directory that exists already")
+    .action(
+      action(async (ctx, file: string, o: { format?: string; out?: string; force?: boolean }) => {
+        const { importTrajectory, parseImportFormat } = await memory();
+        const r = importTrajectory(resolve(ctx.cwd, file), {
+          root: ctx.root,
+          clock: ctx.clock,
+          format: parseImportFormat(o.format ?? "auto"),
+          ...(o.out !== undefined ? { out: resolve(ctx.cwd, o.out) } : {}),
+          force: o.force === true,
+        });
+        return {
+          json: r,
+          human: [
+            ...r.runs.map(
+              (run) =>
+                `${style.bold(run.run_id)} (${run.format}): ${run.steps} steps, ${run.edits} edit, ${run.shell} shell, ${run.errors} failed\n  ${style.dim(run.run_dir)}`,
+            ),
+            ...warn(r.warnings),
+          ].join("\n"),
+        };
+      }),
     );
 
   group

@@ -1,9 +1,10 @@
+import { resolve } from "node:path";
 import { z } from "zod";
 import { defineTool, type ToolDefinition } from "../define-tool.ts";
 
 const Action = z.enum(["ok", "warn", "rollback"]);
 
-/** `memory_retrieve` and `guard_check`: the memory lab for agents. */
+/** `memory_retrieve`, `guard_check` and `memory_import`: the memory lab for agents. */
 export function defineMemoryTools(): ToolDefinition[] {
   return [
     defineTool({
@@ -119,6 +120,57 @@ export function defineMemoryTools(): ToolDefinition[] {
           edit,
           run !== undefined ? { run } : {},
         );
+      },
+    }),
+    defineTool({
+      name: "memory_import",
+      title: "Import an agent's run record",
+      description:
+        "Turn an agent's own record of a run into memory run directories (raw/trajectory.jsonl: messages and tool calls " +
+        "with their commands, files, outputs, exit codes): a Claude Code session JSONL (~/.claude/projects/…), a Codex " +
+        "rollout (~/.codex/sessions/…), a Gemini CLI chat recording (~/.gemini/tmp/…/chats/), an `opencode export` JSON, " +
+        "a Cursor markdown export, or the original lab's layout (one run per question). The format is told from the " +
+        "content unless given. An existing run directory is refused (RUN_EXISTS) unless force is set.",
+      inputSchema: z.object({
+        file: z
+          .string()
+          .min(1)
+          .describe("the file (or the lab's directory), workspace-relative or absolute"),
+        format: z
+          .string()
+          .optional()
+          .describe(
+            "auto (default) or claude-code, codex, gemini-cli, opencode, cursor, lab, swe-agent, mini-swe-agent",
+          ),
+        out: z
+          .string()
+          .optional()
+          .describe("where the run directories go (default .timewarp/memory/runs)"),
+        force: z.boolean().optional().describe("replace a run directory that exists already"),
+      }),
+      outputSchema: z.object({
+        runs: z.array(
+          z.object({
+            run_dir: z.string(),
+            run_id: z.string(),
+            format: z.string(),
+            steps: z.number(),
+            edits: z.number(),
+            shell: z.number(),
+            errors: z.number(),
+          }),
+        ),
+        warnings: z.array(z.string()),
+      }),
+      handler: async (input, ctx) => {
+        const { importTrajectory, parseImportFormat } = await import("../../memory/index.ts");
+        return importTrajectory(resolve(ctx.root, input.file), {
+          root: ctx.root,
+          clock: ctx.clock,
+          format: parseImportFormat(input.format ?? "auto"),
+          ...(input.out !== undefined ? { out: resolve(ctx.root, input.out) } : {}),
+          force: input.force === true,
+        });
       },
     }),
   ];
