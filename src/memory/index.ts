@@ -16,6 +16,7 @@ export type { GuardVerdict } from "./edit-guard.ts";
 export { guardEdit } from "./edit-guard.ts";
 /** `memory eval`: drift precision/recall/ROC-AUC, card reuse rate, SWE-bench predictions. */
 export { evaluateRuns } from "./eval.ts";
+export type { RunLabels } from "./eval.ts";
 /** Stream a Claude Code JSONL transcript into exact edit/test/plan events. */
 export { extractTranscriptEvents } from "./extract-transcript.ts";
 /** goal.json: validate (GOAL_INVALID naming the field), compile the glob lists once. */
@@ -25,6 +26,8 @@ export { compileGoal, parseGoal } from "./goal.ts";
  * for a run (README.md documents the formula and thresholds).
  */
 export { checkEdit, runGuards } from "./guards.ts";
+/** SWE-agent `.traj` and mini-swe-agent `.traj.json` → trajectory steps, with the SWE-bench task's goal and verdict. */
+export { miniSweAgentImporter, SWE_TASK_BLACKLIST, sweAgentImporter } from "./import-swe-agent.ts";
 export { loadLibrary, saveCard } from "./library.ts";
 /**
  * A library's BM25 index persisted beside its cards (`.index.json` + `.index-stamp.json`),
@@ -35,6 +38,8 @@ export { readProfile } from "./profile.ts";
 /** BM25 (MiniSearch) over cards with a coverage threshold; the linear scan is the benchmark's baseline. */
 export { createCardIndex, linearScanSearch } from "./retrieve.ts";
 export { memoryPaths } from "./run-dir.ts";
+/** labels.json from facts: the final patch against the goal's blacklist, the outcome from a verdict file. */
+export { labelsFromFacts, outcomeOf, patchFiles } from "./run-labels.ts";
 export type { LabContext } from "./run-steps.ts";
 /** The on-disk steps behind the CLI and MCP: each step alone, and the whole e2e chain. */
 export {
