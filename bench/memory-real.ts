@@ -70,6 +70,7 @@ const pct = (xs: number[], p: number) =>
     ? Number.NaN
     : ([...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0);
 const ratio = (a: number, b: number) => (b === 0 ? "n/a" : (a / b).toFixed(2));
+const share = (a: number, b: number) => (b === 0 ? "n/a" : `${((100 * a) / b).toFixed(1)} %`);
 
 /** A path as the extractor or the patch names it, compared without `./`, `a/`/`b/` or a container work tree. */
 function norm(p: string): string {
@@ -152,7 +153,7 @@ function report(format: string, rows: RunRow[], layout: RunLayout): string[] {
     `                              per run: median recall ${median(withPatch.map((r) => r.editHits / r.patchFiles)).toFixed(2)}, median precision ${median(
       withPatch.filter((r) => r.editFiles > 0).map((r) => r.editHits / r.editFiles),
     ).toFixed(2)}; runs with no edit event ${withPatch.filter((r) => r.editFiles === 0).length}`,
-    `  test events                 ${tests} in ${ok.filter((r) => r.tests > 0).length}/${ok.length} runs; with a known result ${known} (${ratio(known, tests)})`,
+    `  test events                 ${tests} in ${ok.filter((r) => r.tests > 0).length}/${ok.length} runs; with a known result ${known} (${share(known, tests)})`,
     `  drift (patch vs task rules) ${ok.filter((r) => r.driftLabelled).length} runs labelled; a guard fired on the labelled file in ${ok.filter((r) => r.driftCaught).length}; unlabelled runs with an edit alarm ${ok.filter((r) => r.alarmWithoutDrift).length}`,
     "  card vs real outcome        resolved  unresolved  unknown",
     `    distilled                 ${String(cell(true, "resolved")).padStart(8)}  ${String(cell(true, "unresolved")).padStart(10)}  ${String(cell(true, "unknown")).padStart(7)}`,

@@ -14,9 +14,9 @@ export { distillCard } from "./card.ts";
 export type { GuardVerdict } from "./edit-guard.ts";
 /** Score a proposed edit against `.timewarp/memory/goal.json` (hooks and MCP edit tools). */
 export { guardEdit } from "./edit-guard.ts";
+export type { RunLabels } from "./eval.ts";
 /** `memory eval`: drift precision/recall/ROC-AUC, card reuse rate, SWE-bench predictions. */
 export { evaluateRuns } from "./eval.ts";
-export type { RunLabels } from "./eval.ts";
 /** Stream a Claude Code JSONL transcript into exact edit/test/plan events. */
 export { extractTranscriptEvents } from "./extract-transcript.ts";
 /** goal.json: validate (GOAL_INVALID naming the field), compile the glob lists once. */
