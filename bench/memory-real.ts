@@ -236,12 +236,44 @@ export async function runRealBench(argv: string[]): Promise<void> {
     out.push(...report(format, rows, layout));
   }
   if (byFormat.size > 1) out.push(...report("all formats", all, layout));
+  out.push("", ...summaryTable(all, layout));
   out.push(
     `\npeak RSS of this process: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB; 1-min load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} cores`,
   );
   if (keep === undefined) rmSync(work, { recursive: true, force: true });
   else out.push(`run directories kept in ${work}`);
   console.log(out.join("\n"));
+}
+
+/** One markdown row per format: the before/after table of the issue's closing note. */
+function summaryTable(rows: RunRow[], layout: RunLayout): string[] {
+  const lines = [
+    "| format | layout | runs | events/run (median) | edit recall | edit precision | test events (runs with one) | known result | drift caught / labelled | distilled: resolved / unresolved / unknown | not distilled: resolved / unresolved / unknown | extract+guards ms (median) |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  const formats = [...new Set(rows.map((r) => r.format))];
+  for (const format of formats) {
+    const ok = rows.filter((r) => r.format === format && r.error === undefined);
+    const withPatch = ok.filter((r) => r.patchFiles > 0);
+    const sum = (xs: RunRow[], f: (r: RunRow) => number) => xs.reduce((s, r) => s + f(r), 0);
+    const hits = sum(withPatch, (r) => r.editHits);
+    const tests = sum(ok, (r) => r.tests);
+    const known = sum(ok, (r) => r.testsKnown);
+    const cells = (d: boolean) =>
+      ["resolved", "unresolved", "unknown"]
+        .map((o) => ok.filter((r) => r.distilled === d && r.outcome === o).length)
+        .join(" / ");
+    lines.push(
+      `| ${format} | ${layout} | ${ok.length} | ${median(ok.map((r) => r.events))} | ${ratio(
+        hits,
+        sum(withPatch, (r) => r.patchFiles),
+      )} | ${ratio(
+        hits,
+        sum(withPatch, (r) => r.editFiles),
+      )} | ${tests} (${ok.filter((r) => r.tests > 0).length}) | ${known} (${share(known, tests)}) | ${ok.filter((r) => r.driftCaught).length} / ${ok.filter((r) => r.driftLabelled).length} | ${cells(true)} | ${cells(false)} | ${median(ok.map((r) => r.ms)).toFixed(1)} |`,
+    );
+  }
+  return lines;
 }
 
 function emptyRow(format: string, id: string): RunRow {
