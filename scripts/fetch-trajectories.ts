@@ -22,7 +22,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { writeFileAtomic } from "../src/core/index.ts";
 
-interface Source {
+export interface Source {
   repo: string;
   /** The commit the runs were chosen at. */
   commit: string;
@@ -157,13 +157,15 @@ export function fetchTrajectories(options: {
   from?: string;
   limit?: number;
   head?: boolean;
+  /** The runs to fetch (default SOURCES). */
+  sources?: Source[];
 }): { manifest: string; files: ManifestFile[]; warnings: string[] } {
   const out = resolve(options.out);
   mkdirSync(out, { recursive: true });
   const files: ManifestFile[] = [];
   const warnings: string[] = [];
   const sources: Record<string, unknown>[] = [];
-  for (const source of SOURCES) {
+  for (const source of options.sources ?? SOURCES) {
     const gitDir = gitDirFor(source, out, options.from);
     let commit = source.commit;
     const has = spawnSync("git", ["--git-dir", gitDir, "cat-file", "-e", `${commit}^{commit}`]);
