@@ -131,6 +131,15 @@ describe("SWE-agent .traj (real excerpts)", () => {
         undefined,
       ),
     ).toMatchObject({ call: "edit", paths: ["/tmp/x.py"], diff: "+print(1)" });
+    // the function call's JSON arguments, when kept, win over the rendered action's quoting
+    expect(
+      classifySweAction(
+        "str_replace_editor str_replace /testbed/b.py --old_str 'it'\\''s' --new_str x",
+        state,
+        undefined,
+        { command: "str_replace", path: "/testbed/b.py", old_str: "it's", new_str: "it is" },
+      ),
+    ).toEqual({ tool: "str_replace_editor", call: "edit", paths: ["b.py"], diff: "-it's\n+it is" });
     expect(classifySweAction("submit", state, undefined)).toEqual({
       tool: "submit",
       call: "other",

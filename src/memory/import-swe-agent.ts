@@ -283,6 +283,8 @@ export function classifySweAction(
   action: string,
   state: SweState,
   previousOpen: string | undefined,
+  /** The function call's own JSON arguments when the file keeps them (`tool_calls`): exact, unlike the rendered action. */
+  callArgs?: Record<string, unknown>,
 ): Pick<TrajectoryStep, "tool" | "call" | "command" | "paths" | "diff"> {
   const text = action.replace(/\r\n/g, "\n").trim();
   const head = text.split(/\s/, 1)[0] ?? "";
@@ -306,9 +308,13 @@ export function classifySweAction(
   if (head === "submit") return { tool: "submit", call: "other" };
   if (head === "str_replace_editor") {
     const args = splitToolArgs(text);
-    const sub = args[1] ?? "";
-    const file = rel(args[2]);
+    const fromCall = (name: string): string | undefined =>
+      typeof callArgs?.[name] === "string" ? (callArgs[name] as string) : undefined;
+    const sub = fromCall("command") ?? args[1] ?? "";
+    const file = rel(fromCall("path") ?? args[2]);
     const opt = (name: string): string | undefined => {
+      const exact = fromCall(name);
+      if (exact !== undefined) return exact;
       const k = args.indexOf(`--${name}`);
       return k >= 0 ? args[k + 1] : undefined;
     };
@@ -449,7 +455,7 @@ export const sweAgentImporter: TrajectoryImporter = {
       if (thought !== "")
         steps.push({ i: steps.length, kind: "assistant", text: clipOutput(thought) });
       if (s.action.trim() === "") return;
-      const call = classifySweAction(s.action, state, open);
+      const call = classifySweAction(s.action, state, open, callArguments(s.tool_calls));
       const observation =
         typeof s.observation === "string" ? s.observation.replace(/\r\n/g, "\n") : "";
       const step: TrajectoryStep = {
@@ -474,6 +480,21 @@ export const sweAgentImporter: TrajectoryImporter = {
   },
 };
 
+/** The first function call's arguments (`tool_calls[0].function.arguments`, a JSON string or object). */
+function callArguments(toolCalls: unknown): Record<string, unknown> | undefined {
+  if (!Array.isArray(toolCalls)) return undefined;
+  const fn = asRecord(asRecord(toolCalls[0])?.function);
+  const a = fn?.arguments;
+  if (typeof a === "string") {
+    try {
+      return asRecord(JSON.parse(a));
+    } catch {
+      return undefined;
+    }
+  }
+  return asRecord(a);
+}
+
 /** A history-only SWE-agent file as trajectory entries: each assistant action with the next tool/user message as its observation. */
 function stepsFromHistory(history: unknown[]): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
@@ -483,6 +504,7 @@ function stepsFromHistory(history: unknown[]): Record<string, unknown>[] {
     const next = asRecord(history[k + 1]);
     out.push({
       action: h.action,
+      tool_calls: h.tool_calls,
       thought: typeof h.thought === "string" ? h.thought : textOf(h.content),
       observation:
         next !== undefined && (next.role === "tool" || next.role === "user")
