@@ -27,7 +27,7 @@ import { compileGoal, readGoal } from "../src/memory/goal.ts";
 import { pathOfWhere, runGuards, summarizeGuards } from "../src/memory/guards.ts";
 import { miniSweAgentImporter, sweAgentImporter } from "../src/memory/index.ts";
 import type { TrajectoryImporter } from "../src/memory/trajectory.ts";
-import { type RunLayout, writeRunDir } from "./real-runs.ts";
+import { type RunLayout, writeCursorRunDir, writeRunDir } from "./real-runs.ts";
 
 interface ManifestFile {
   format: string;
@@ -199,6 +199,40 @@ export async function runRealBench(argv: string[]): Promise<void> {
   const seen = new Set<string>();
   for (const [format, files] of byFormat) {
     const importer = IMPORTERS[format];
+    if (
+      importer === undefined &&
+      (format === "cursor" || format === "lab") &&
+      layout === "legacy"
+    ) {
+      // the lab's runs are what the reporter fed main: a Cursor chat as raw/cursor.md and a goal
+      // with its field names mapped by hand (a whole lab session gets its first question's goal)
+      const rows: RunRow[] = [];
+      for (const f of files) {
+        const parts = f.path.split("/");
+        const id = (format === "cursor" ? parts.slice(-4, -2) : parts.slice(-3, -2)).join("__");
+        const dir = join(work, `${format}__${id}`);
+        const goalPath =
+          format === "cursor"
+            ? f.path.replace(/raw\/cursor\.md$/, "goal.json")
+            : f.path.replace(/raw\/full_conversation\.md$/, "pairs/q01/goal.json");
+        const goalFile = manifest.files.find(
+          (g) => g.kind === "goal" && g.repo === f.repo && g.path === goalPath,
+        );
+        try {
+          if (goalFile === undefined) throw new Error("no goal.json beside the chat");
+          const { labels } = writeCursorRunDir(dir, {
+            chat: readFileSync(join(root, f.file), "utf8"),
+            goal: JSON.parse(readFileSync(join(root, goalFile.file), "utf8")),
+          });
+          rows.push(await measure(dir, format, id, labels));
+        } catch (error) {
+          rows.push({ ...emptyRow(format, id), error: (error as Error).message });
+        }
+      }
+      all.push(...rows);
+      out.push(...report(`${format} (goal field names mapped by hand)`, rows, layout));
+      continue;
+    }
     if (importer === undefined) {
       out.push(`\n## ${format}: ${files.length} runs skipped (no importer in this tree yet)`);
       continue;

@@ -135,3 +135,43 @@ export function writeRunDir(
   writeFileAtomic(join(dir, "labels.json"), `${JSON.stringify(labels, null, 2)}\n`);
   return { labels };
 }
+
+/** The original lab's goal field names (`allowed_paths`, `forbidden_paths`) → timewarp's, as the issue's reporter mapped them by hand; other unknown keys dropped. Pure. */
+export function mapLabGoal(lab: Record<string, unknown>): Record<string, unknown> {
+  const known = new Set([
+    "objective",
+    "whitelist",
+    "blacklist",
+    "protected",
+    "checkpoints",
+    "required_tests",
+    "baseline",
+    "run_id",
+    "difficulty",
+    "instance_id",
+  ]);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(lab)) {
+    if (k === "allowed_paths") out.whitelist = v;
+    else if (k === "forbidden_paths") out.blacklist = v;
+    else if (known.has(k)) out[k] = v;
+  }
+  return out;
+}
+
+/** A lab run (a Cursor chat split per question, with the lab's goal) as the reporter ran it: raw/cursor.md + the hand-mapped goal + labels. */
+export function writeCursorRunDir(
+  dir: string,
+  input: { chat: string; goal: Record<string, unknown> },
+): { labels: RunLabels } {
+  const raw = join(dir, "raw");
+  mkdirSync(raw, { recursive: true });
+  const goalInput = mapLabGoal(input.goal);
+  const parsed = parseGoal(goalInput);
+  if (!parsed.ok) throw new Error(`goal invalid: ${parsed.issues.join("; ")}`);
+  writeFileAtomic(join(dir, "goal.json"), `${JSON.stringify(goalInput, null, 2)}\n`);
+  writeFileAtomic(join(raw, "cursor.md"), input.chat);
+  const labels = labelsFromFacts({ goal: parsed.value.goal });
+  writeFileAtomic(join(dir, "labels.json"), `${JSON.stringify(labels, null, 2)}\n`);
+  return { labels };
+}

@@ -8,7 +8,7 @@
  *   --out DIR      the cache (default ~/.cache/timewarp/trajectories)
  *   --from DIR     read local bare mirrors instead of GitHub: DIR/<owner>+<name>/repo or
  *                  DIR/<owner>+<name> (a bare git directory of the repository)
- *   --limit N      at most N trajectories per source (in path order; verdicts follow their run)
+ *   --limit N      at most N trajectories per source (in path order; verdicts and goals follow their run)
  *   --head         use the mirror's HEAD when it lacks the pinned commit (the manifest says which)
  *
  * Without --from, each repository is cloned bare with `--filter=blob:none` into DIR/.git-cache
@@ -26,15 +26,19 @@ export interface Source {
   repo: string;
   /** The commit the runs were chosen at. */
   commit: string;
+  /** SPDX id, or `NOASSERTION` for a public repository that states no license (fetched for local evaluation only, never copied into the repo). */
   license: string;
-  license_path: string;
-  format: "swe-agent" | "mini-swe-agent";
+  /** The license file, copied beside the runs; absent when the repository has none. */
+  license_path?: string;
+  format: "swe-agent" | "mini-swe-agent" | "cursor" | "lab";
   note: string;
-  /** The trajectories to take, from the commit's file list. */
+  /** The trajectories (one run each, or one session for `lab`) to take, from the commit's file list. */
   trajectories: (paths: string[]) => string[];
-  /** The verdict files that belong to a trajectory (SWE-bench report.json), when the repository has them. */
-  verdicts?: (trajectory: string, paths: Set<string>) => string[];
+  /** The files that belong to a trajectory: its verdict (SWE-bench report.json), its goal, the lab's session files. */
+  companions?: (trajectory: string, paths: Set<string>) => { path: string; kind: CompanionKind }[];
 }
+
+export type CompanionKind = "verdict" | "goal" | "session";
 
 const GEMINI = "swebench_results/20251118_gemini-3-pro-74pct";
 
@@ -73,17 +77,50 @@ export const SOURCES: Source[] = [
     note: "a fork of mini-swe-agent holding the 500 SWE-bench Verified runs of mini-swe-agent 1.15.0 with Gemini 3 Pro Preview (2025-11-18, published by SWE-bench/experiments) and each run's SWE-bench report.json",
     trajectories: (paths) =>
       paths.filter((p) => p.startsWith(`${GEMINI}/trajs/`) && p.endsWith(".traj.json")),
-    verdicts: (trajectory, paths) => {
+    companions: (trajectory, paths) => {
       const id = trajectory.split("/").at(-2) ?? "";
       const report = `${GEMINI}/logs/${id}/report.json`;
-      return paths.has(report) ? [report] : [];
+      return paths.has(report) ? [{ path: report, kind: "verdict" }] : [];
+    },
+  },
+  {
+    repo: "wgu9/cs224v-research",
+    commit: "ccb5ffe293c5a640df92309a9405bc422d09b36f",
+    license: "NOASSERTION",
+    format: "cursor",
+    note: "the seed's original agent-memory-lab (v3): real Cursor sessions split per question into runs (2_runs/<session>/<qNN>/raw/cursor.md + goal.json with the lab's field names); no license stated, so fetched for local evaluation only; no verdicts, no patches",
+    trajectories: (paths) =>
+      paths.filter((p) =>
+        /^agent-memory-lab-v3\/data\/2_runs\/[^/]+\/q\d+\/raw\/cursor\.md$/.test(p),
+      ),
+    companions: (trajectory, paths) => {
+      const goal = trajectory.replace(/raw\/cursor\.md$/, "goal.json");
+      return paths.has(goal) ? [{ path: goal, kind: "goal" }] : [];
+    },
+  },
+  {
+    repo: "wgu9/cs224v-research",
+    commit: "ccb5ffe293c5a640df92309a9405bc422d09b36f",
+    license: "NOASSERTION",
+    format: "lab",
+    note: "the same lab's whole sessions (1_sessions/<session>: raw/full_conversation.md, session.json, pairs.json, pairs/<qNN>/{chat.md,goal.json}), for the lab importer",
+    trajectories: (paths) =>
+      paths.filter((p) =>
+        /^agent-memory-lab-v3\/data\/1_sessions\/[^/]+\/raw\/full_conversation\.md$/.test(p),
+      ),
+    companions: (trajectory, paths) => {
+      const dir = trajectory.replace(/raw\/full_conversation\.md$/, "");
+      return [...paths]
+        .filter((p) => p.startsWith(dir) && p !== trajectory)
+        .sort()
+        .map((p) => ({ path: p, kind: p.endsWith("goal.json") ? "goal" : "session" }));
     },
   },
 ];
 
 export interface ManifestFile {
   format: string;
-  kind: "trajectory" | "verdict";
+  kind: "trajectory" | CompanionKind;
   repo: string;
   commit: string;
   path: string;
@@ -185,11 +222,19 @@ export function fetchTrajectories(options: {
     const wanted: { path: string; kind: ManifestFile["kind"] }[] = [];
     for (const t of chosen) {
       wanted.push({ path: t, kind: "trajectory" });
-      for (const v of source.verdicts?.(t, set) ?? []) wanted.push({ path: v, kind: "verdict" });
+      wanted.push(...(source.companions?.(t, set) ?? []));
     }
-    const blobs = readBlobs(gitDir, commit, [...wanted.map((w) => w.path), source.license_path]);
+    const license =
+      source.license_path !== undefined
+        ? [{ path: source.license_path, kind: "license" as const }]
+        : [];
+    const blobs = readBlobs(
+      gitDir,
+      commit,
+      [...wanted, ...license].map((w) => w.path),
+    );
     const slug = source.repo.replace("/", "+");
-    for (const w of [...wanted, { path: source.license_path, kind: "license" as const }]) {
+    for (const w of [...wanted, ...license]) {
       const data = blobs.get(w.path);
       if (data === undefined) continue;
       const rel = join(source.format, slug, w.path);
@@ -212,11 +257,13 @@ export function fetchTrajectories(options: {
       repo: source.repo,
       commit,
       license: source.license,
-      license_file: join(source.format, slug, source.license_path),
+      ...(source.license_path !== undefined
+        ? { license_file: join(source.format, slug, source.license_path) }
+        : {}),
       format: source.format,
       note: source.note,
       trajectories: chosen.length,
-      verdicts: wanted.length - chosen.length,
+      companions: wanted.length - chosen.length,
     });
   }
   const manifest = join(out, "manifest.json");

@@ -48,10 +48,10 @@ function source(commit: string): Source {
     format: "mini-swe-agent",
     note: "test",
     trajectories: (paths) => paths.filter((p) => p.endsWith(".traj.json")),
-    verdicts: (t, paths) => {
+    companions: (t, paths) => {
       const id = t.split("/").at(-2) ?? "";
       const r = `runs/logs/${id}/report.json`;
-      return paths.has(r) ? [r] : [];
+      return paths.has(r) ? [{ path: r, kind: "verdict" }] : [];
     },
   };
 }

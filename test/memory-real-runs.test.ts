@@ -2,7 +2,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { renderLegacyChat, renderLegacyTerm, writeRunDir } from "../bench/real-runs.ts";
+import {
+  mapLabGoal,
+  renderLegacyChat,
+  renderLegacyTerm,
+  writeCursorRunDir,
+  writeRunDir,
+} from "../bench/real-runs.ts";
 import { RunLabelsSchema } from "../src/memory/eval.ts";
 import { extractRunEvents } from "../src/memory/extract-events.ts";
 import { readGoal } from "../src/memory/goal.ts";
@@ -102,5 +108,33 @@ describe("real runs → run directories", () => {
       "$ python reproduce_bug.py",
       "$ rm reproduce_bug.py",
     ]);
+  });
+
+  it("maps the original lab's goal field names by hand, as the reporter did, and labels without a patch as unknown", () => {
+    const lab = {
+      objective: "Summarize the repository",
+      allowed_paths: ["README.md", "docs/**"],
+      forbidden_paths: ["requirements.txt"],
+      required_tests: [],
+      run_id: "s_x_q01",
+      checkpoints: ["reproduce", "modify", "test", "regress"],
+      task_type: "doc",
+    };
+    expect(mapLabGoal(lab)).toEqual({
+      objective: "Summarize the repository",
+      whitelist: ["README.md", "docs/**"],
+      blacklist: ["requirements.txt"],
+      required_tests: [],
+      run_id: "s_x_q01",
+      checkpoints: ["reproduce", "modify", "test", "regress"],
+    });
+    const dir = join(temp(), "cursor__s_x__q01");
+    const { labels } = writeCursorRunDir(dir, {
+      chat: "# Query 1\n\n**User**\nwhat does this repo do?\n\n---\n\n**Assistant**\nIt is a lab.\n",
+      goal: lab,
+    });
+    expect(readGoal(join(dir, "goal.json")).goal.blacklist).toEqual(["requirements.txt"]);
+    expect(labels).toMatchObject({ drift_files: [], outcome: "unknown", patch_files: [] });
+    expect(readFileSync(join(dir, "raw/cursor.md"), "utf8")).toContain("what does this repo do?");
   });
 });
