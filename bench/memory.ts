@@ -14,6 +14,7 @@
  *   npm run bench:memory            full size
  *   npm run bench:memory -- 0.1     a tenth (quick check while developing)
  *   BENCH_ONLY=retrieval npm run bench:memory      one section (guards, retrieval, transcript)
+ *   npm run bench:memory -- --real DIR [--legacy]   the chain on real public runs (bench/memory-real.ts)
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -78,6 +79,12 @@ if (process.argv[2] === "--child") {
   process.stdout.write(
     JSON.stringify({ ms: performance.now() - t0, events, maxRSS: process.resourceUsage().maxRSS }),
   );
+  process.exit(0);
+}
+
+if (process.argv.includes("--real")) {
+  const { runRealBench } = await import("./memory-real.ts");
+  await runRealBench(process.argv.slice(2));
   process.exit(0);
 }
 

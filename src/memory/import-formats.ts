@@ -27,6 +27,7 @@ import { cursorImporter } from "./import-cursor.ts";
 import { geminiCliImporter } from "./import-gemini-cli.ts";
 import { labImporter } from "./import-lab.ts";
 import { opencodeImporter } from "./import-opencode.ts";
+import { miniSweAgentImporter, sweAgentImporter } from "./import-swe-agent.ts";
 import { memoryPaths } from "./run-dir.ts";
 import {
   type ImportedRun,
@@ -38,11 +39,6 @@ import {
   TrajectoryStepSchema,
 } from "./trajectory.ts";
 
-// ── SWE-agent formats (engineer "realdata", src/memory/import-swe-agent.ts) ─────────────────
-// The lead adds at merge:
-//   import { miniSweAgentImporter, sweAgentImporter } from "./import-swe-agent.ts";
-// and puts both in IMPORTERS below, at the marked place.
-
 /**
  * Every importer, in the order auto-detection asks them: the lab first (a directory), then the
  * JSON formats by their most specific marks, the markdown export last (its marks are prose).
@@ -53,7 +49,8 @@ export const IMPORTERS: readonly TrajectoryImporter[] = [
   geminiCliImporter,
   codexImporter,
   claudeCodeImporter,
-  // SWE-agent: sweAgentImporter, miniSweAgentImporter (import-swe-agent.ts) go here
+  sweAgentImporter,
+  miniSweAgentImporter,
   cursorImporter,
 ];
 

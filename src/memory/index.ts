@@ -14,6 +14,7 @@ export { distillCard } from "./card.ts";
 export type { GuardVerdict } from "./edit-guard.ts";
 /** Score a proposed edit against `.timewarp/memory/goal.json` (hooks and MCP edit tools). */
 export { guardEdit } from "./edit-guard.ts";
+export type { RunLabels } from "./eval.ts";
 /** `memory eval`: drift precision/recall/ROC-AUC, card reuse rate, SWE-bench predictions. */
 export { evaluateRuns } from "./eval.ts";
 /** Stream a Claude Code JSONL transcript into exact edit/test/plan events. */
@@ -31,6 +32,8 @@ export type { ImportedRunSummary, ImportOptions, ImportResult } from "./import-f
  * Cursor, the original lab) → run directories with `raw/trajectory.jsonl` (README "Importing runs").
  */
 export { importTrajectory, parseImportFormat } from "./import-formats.ts";
+/** SWE-agent `.traj` and mini-swe-agent `.traj.json` → trajectory steps, with the SWE-bench task's goal and verdict. */
+export { miniSweAgentImporter, SWE_TASK_BLACKLIST, sweAgentImporter } from "./import-swe-agent.ts";
 export { loadLibrary, saveCard } from "./library.ts";
 /**
  * A library's BM25 index persisted beside its cards (`.index.json` + `.index-stamp.json`),
@@ -41,6 +44,8 @@ export { readProfile } from "./profile.ts";
 /** BM25 (MiniSearch) over cards with a coverage threshold; the linear scan is the benchmark's baseline. */
 export { createCardIndex, linearScanSearch } from "./retrieve.ts";
 export { memoryPaths } from "./run-dir.ts";
+/** labels.json from facts: the final patch against the goal's blacklist, the outcome from a verdict file. */
+export { labelsFromFacts, outcomeOf, patchFiles } from "./run-labels.ts";
 export type { LabContext } from "./run-steps.ts";
 /** The on-disk steps behind the CLI and MCP: each step alone, and the whole e2e chain. */
 export {

@@ -65,6 +65,8 @@ export const TrajectorySourceSchema = z.object({
   session_id: z.string().optional(),
   /** For a session split per question (the lab layout): which question this run is. */
   question: z.string().optional(),
+  /** How the agent's run ended as the format records it (SWE-agent's `info.exit_status`: `submitted`, `Submitted`, `LimitsExceeded`…). */
+  exit_status: z.string().optional(),
   /** Where a public sample came from and under which license, when known. */
   origin: z.string().optional(),
   license: z.string().optional(),
