@@ -28,7 +28,10 @@ export interface ExplainedToken {
   token: string;
   /** The token's IDF over the library (the coverage threshold weighs words by it). */
   idf: number;
-  /** Its share of the card's BM25 score (field-boosted); 0 when the card lacks it. */
+  /**
+   * Its BM25 score in this card (field-boosted). MiniSearch's score for the card is the sum over
+   * the matched tokens times their number (matching more of the query counts).
+   */
   bm25: number;
 }
 
