@@ -66,7 +66,7 @@ export function formatCardLine(card: PatternCard): string {
 }
 
 const HEADER =
-  "timewarp memory (from earlier runs in this project; `timewarp memory view <id> --user <you>` shows a card in full):";
+  "timewarp memory (from earlier runs in this project; `timewarp memory view ID --user NAME` shows a card in full):";
 
 /**
  * The offer's text within `budget` bytes (pure): a header, the goal line, then whole card lines
