@@ -185,9 +185,12 @@ function cardIndex(
     rejected: string | null;
   }
   /** BM25's hits for the query, each judged against the threshold (pure; reads no card). */
-  const judge = (objective: string, minCoverage: number) => {
+  /**
+   * BM25's hits for the query, in score order, and the judge of one hit against the threshold
+   * (pure; reads no card). Judged lazily: a search stops at its limit.
+   */
+  const prepare = (objective: string, minCoverage: number) => {
     const q = [...new Set(tokenize(objective))];
-    if (q.length === 0) return { q, needTerms: 0, candidates: [] as Candidate[] };
     const seen = new Set<string>();
     const groups = tokenizeGroups(objective).filter((g) => {
       const key = g.join(" ");
@@ -195,19 +198,25 @@ function cardIndex(
       seen.add(key);
       return true;
     });
-    const weight = (g: string[]) => g.reduce((s, t) => s + idf(t), 0) / g.length;
+    // each word's weight once, not once per hit
+    const weights = groups.map((g) => g.reduce((s, t) => s + idf(t), 0) / g.length);
     const needTerms = Math.min(2, q.length);
-    const total = groups.reduce((s, g) => s + weight(g), 0);
-    const candidates = ms.search(q.join(" ")).map((r): Candidate => {
+    const total = weights.reduce((s, w) => s + w, 0);
+    const hits = q.length === 0 ? [] : ms.search(q.join(" "));
+    const judge = (r: (typeof hits)[number]): Candidate => {
       const matched = [...new Set(r.queryTerms)];
-      const hit = new Set(matched);
-      // each word (a CJK run counts as one) contributes its IDF times the share of its tokens matched
-      const coverage =
-        groups.reduce(
-          (s, g) => s + (weight(g) * g.filter((t) => hit.has(t)).length) / g.length,
-          0,
-        ) / total;
-      const rounded = Math.round(coverage * 100) / 100;
+      let coverage = 0;
+      if (matched.length >= needTerms) {
+        const hit = new Set(matched);
+        // each word (a CJK run counts as one) contributes its IDF times the share of its tokens matched
+        for (let i = 0; i < groups.length; i++) {
+          const g = groups[i] as string[];
+          let n = 0;
+          for (const t of g) if (hit.has(t)) n++;
+          coverage += ((weights[i] ?? 0) * n) / g.length;
+        }
+        coverage /= total;
+      }
       const rejected =
         matched.length < needTerms
           ? `matched ${matched.length} query token (${matched.join(", ")}); a card needs ${needTerms}`
@@ -218,20 +227,22 @@ function cardIndex(
         id: Number(r.id),
         score: Math.round(r.score * 1000) / 1000,
         matched,
-        coverage: rounded,
+        coverage: Math.round(coverage * 100) / 100,
         rejected,
       };
-    });
-    return { q, needTerms, candidates };
+    };
+    return { q, needTerms, hits, judge };
   };
-  const accepted = (candidates: Candidate[], limit: number) => {
+  /** The first `limit` hits above the threshold whose card can be read. */
+  const accepted = (prepared: ReturnType<typeof prepare>, limit: number) => {
     const out: { c: Candidate; card: PatternCard }[] = [];
-    for (const c of candidates) {
+    for (const r of prepared.hits) {
+      if (out.length >= limit) break;
+      const c = prepared.judge(r);
       if (c.rejected !== null) continue;
       const card = cardAt(c.id);
       if (card === undefined) continue;
       out.push({ c, card });
-      if (out.length >= limit) break;
     }
     return out;
   };
@@ -239,8 +250,8 @@ function cardIndex(
     size: n,
     toJSON: () => ({ version: INDEX_VERSION, size: n, df: [...df], minisearch: ms.toJSON() }),
     search(objective, options = {}) {
-      const { candidates } = judge(objective, options.minCoverage ?? 0.4);
-      return accepted(candidates, options.limit ?? 5).map(({ c, card }) => ({
+      const prepared = prepare(objective, options.minCoverage ?? 0.4);
+      return accepted(prepared, options.limit ?? 5).map(({ c, card }) => ({
         card,
         score: c.score,
         matched: c.matched,
@@ -249,7 +260,8 @@ function cardIndex(
     },
     explain(objective, options = {}) {
       const minCoverage = options.minCoverage ?? 0.4;
-      const { q, needTerms, candidates } = judge(objective, minCoverage);
+      const prepared = prepare(objective, minCoverage);
+      const { q, needTerms } = prepared;
       const explainOne = (c: Candidate, card: PatternCard): CardExplanation => ({
         pattern_id: card.pattern_id,
         title: card.title,
@@ -270,12 +282,13 @@ function cardIndex(
           .sort((a, b) => b.bm25 - a.bm25),
         rejected: c.rejected,
       });
-      const returned = accepted(candidates, options.limit ?? 5).map(({ c, card }) =>
+      const returned = accepted(prepared, options.limit ?? 5).map(({ c, card }) =>
         explainOne(c, card),
       );
       const rejected: CardExplanation[] = [];
-      for (const c of candidates) {
+      for (const r of prepared.hits) {
         if (rejected.length >= (options.nearest ?? 3)) break;
+        const c = prepared.judge(r);
         if (c.rejected === null) continue;
         const card = cardAt(c.id);
         if (card !== undefined) rejected.push(explainOne(c, card));
