@@ -173,6 +173,27 @@ describe("memory offer", () => {
     expect(prompt.stdout).toBe("");
   });
 
+  it("a resumed session is not offered the card again; a compacted one is", async () => {
+    const root = workspace();
+    seedCards(root, [TIMEZONE]);
+    seedGoal(root, "fix the timezone offset bug in the date parser");
+    const first = await hook(root, "session-start", "claude-code", "s1");
+    expect(contextOf("claude-code", first.stdout)).toContain("[pc_timezone_parser]");
+    const resumed = await hook(root, "session-start", "claude-code", "s1");
+    expect(resumed.outcome.summary).toContain("resumed");
+    expect(resumed.stdout).toBe("");
+    const compact = await runHook({
+      event: "session-start",
+      input: JSON.stringify({ session_id: "s1", cwd: root, source: "compact" }),
+      agent: "claude-code",
+      clock: systemClock,
+      random: systemRandom,
+    });
+    const context = contextOf("claude-code", compact.stdout);
+    expect(context).toContain("goal: fix the timezone offset bug in the date parser");
+    expect(context).toContain("[pc_timezone_parser]");
+  });
+
   it("a session start without a goal offers nothing, even with cards", async () => {
     const root = workspace();
     seedCards(root, [TIMEZONE]);
