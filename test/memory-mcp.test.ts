@@ -41,6 +41,25 @@ describe("memory MCP tools over stdio", () => {
       arguments: { objective: "tune the postgres vacuum settings" },
     });
     expect(miss.structuredContent).toMatchObject({ cards: [], library_size: 1 });
+    // explain: true says why, as `memory retrieve --explain` does
+    const why = await client.callTool({
+      name: "memory_retrieve",
+      arguments: { objective: "translate the README into Chinese", explain: true },
+    });
+    expect(why.isError).toBeFalsy();
+    expect(why.structuredContent).toMatchObject({
+      explain: {
+        returned: [
+          { pattern_id: "pc_translate_readme_chinese", rejected: null, min_coverage: 0.4 },
+        ],
+      },
+    });
+    const returned = (
+      why.structuredContent as { explain: { returned: { matched: { token: string }[] }[] } }
+    ).explain.returned[0];
+    expect(returned?.matched.map((m) => m.token)).toEqual(
+      expect.arrayContaining(["translate", "readme"]),
+    );
 
     const bad = await client.callTool({
       name: "guard_check",

@@ -1,5 +1,6 @@
 // timewarp for OpenCode: a session snapshot when a session is created, a turn checkpoint on each
-// user message (what `timewarp rewind` goes back to), pre-images and drift
+// user message (what `timewarp rewind` goes back to), the goal and the pattern cards from earlier
+// runs that fit the task in the system prompt, pre-images and drift
 // guards before the agent's edits, ledger records after its edits and shell commands, the
 // session's end, and this session's chat exported (through OpenCode's client API, since a tool
 // call carries no transcript) before the MCP server's issue_report reads it. The tools
@@ -215,8 +216,22 @@ export const TimewarpPlugin = async ({ client, directory }) => {
    * so does an end, where it can.
    */
   const starting = new Set();
+  /**
+   * sessionID → what timewarp's memory offered it (the goal line, cards from earlier runs): the
+   * session start's and each prompt's `context`. Each is offered once; the system-prompt hook
+   * puts them in every request of the session, as OpenCode rebuilds the system prompt each time.
+   */
+  const contextBySession = new Map();
+  const keepContext = (id, res) => {
+    const text = res?.result?.context;
+    if (typeof text !== "string" || text === "") return;
+    const list = contextBySession.get(id) ?? [];
+    list.push(text);
+    contextBySession.set(id, list);
+  };
   const endSession = (id, reason) => {
     openSessions.delete(id);
+    contextBySession.delete(id);
     hookSync("session-end", { session_id: id, cwd: directory, reason }, directory);
   };
   const endOpenSessions = (reason) => {
@@ -246,7 +261,7 @@ export const TimewarpPlugin = async ({ client, directory }) => {
           directory,
         );
         starting.add(started);
-        await started;
+        keepContext(id, await started);
         starting.delete(started);
       } else if (event?.type === "session.deleted") {
         // Ended before this handler returns: nobody waits for it.
@@ -265,7 +280,19 @@ export const TimewarpPlugin = async ({ client, directory }) => {
         .filter((p) => p?.type === "text" && typeof p.text === "string" && !p.synthetic)
         .map((p) => p.text)
         .join("\n");
-      await hook("user-prompt-submit", { session_id: id, cwd: directory, prompt }, directory);
+      keepContext(
+        id,
+        await hook("user-prompt-submit", { session_id: id, cwd: directory, prompt }, directory),
+      );
+    },
+    // What memory offered the session reaches the model in the system prompt (OpenCode's
+    // `experimental.chat.system.transform`, run before each model request with its sessionID).
+    "experimental.chat.system.transform": async (input, output) => {
+      const id = input?.sessionID;
+      if (!id || !Array.isArray(output?.system)) return;
+      if (starting.size > 0) await Promise.all(starting);
+      const texts = contextBySession.get(id);
+      if (texts !== undefined && texts.length > 0) output.system.push(texts.join("\n\n"));
     },
     "tool.execute.before": async (input, output) => {
       // The MCP server's issue_report (`timewarp_issue_report` in OpenCode) reads the session's

@@ -55,6 +55,10 @@ export const EventRegistry = {
   "job.finished": z.object({ job_id: z.string(), status: z.string() }).passthrough(),
   "guard.checked": z.object({ action: z.string(), score: z.number() }).passthrough(),
   "card.created": z.object({ pattern_id: z.string() }).passthrough(),
+  /** Cards (and the goal line) a session start or a prompt offered the agent (hooks' memory offer). */
+  "card.offered": z
+    .object({ session_id: z.string(), pattern_ids: z.array(z.string()), goal: z.boolean() })
+    .passthrough(),
   "hook.failed": z.object({ event: z.string(), message: z.string() }).passthrough(),
   /**
    * A cache or index failed its integrity check and was dropped, never trusted (issue 16): the

@@ -68,4 +68,37 @@ describe("formatHookResponse", () => {
       reason: "no",
     });
   });
+
+  it("hands added context to the model at a session start or a prompt, in each agent's form", () => {
+    const ok = { kind: "ok", summary: "s", context: "goal: x" } as const;
+    const answer = (
+      agent: "claude-code" | "codex" | "gemini" | "opencode",
+      event: "session-start" | "user-prompt-submit" | "post-tool-use",
+    ) => formatHookResponse(ok, { agent, event, json: false });
+    expect(JSON.parse(answer("claude-code", "session-start").stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: "goal: x" },
+    });
+    expect(JSON.parse(answer("codex", "user-prompt-submit").stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: "goal: x" },
+    });
+    expect(JSON.parse(answer("gemini", "user-prompt-submit").stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: "BeforeAgent", additionalContext: "goal: x" },
+    });
+    // OpenCode's plugin reads `context` from --json; other events carry none
+    expect(answer("opencode", "session-start").stdout).toBe("");
+    expect(answer("claude-code", "post-tool-use").stdout).toBe("");
+    expect(
+      JSON.parse(
+        formatHookResponse(ok, { agent: "opencode", event: "user-prompt-submit", json: true })
+          .stdout,
+      ),
+    ).toMatchObject({ kind: "ok", context: "goal: x" });
+    // no context: nothing on stdout (Claude Code and Codex hand a prompt hook's stdout to the model)
+    expect(
+      formatHookResponse(
+        { kind: "ok", summary: "s" },
+        { agent: "codex", event: "user-prompt-submit", json: false },
+      ).stdout,
+    ).toBe("");
+  });
 });

@@ -5,7 +5,8 @@ import { AGENT_EVENT_NAMES, type HookAgent, type HookEvent } from "./hook-events
  * PreToolUse blocks); `failed` is an internal failure, which never blocks the agent.
  */
 export type HookOutcome =
-  | { kind: "ok"; summary: string }
+  /** `context`: text for the model (a session start's or a prompt's memory offer), where the agent takes it. */
+  | { kind: "ok"; summary: string; context?: string }
   | { kind: "warn"; summary: string; reason: string }
   | { kind: "block"; summary: string; reason: string }
   | { kind: "failed"; summary: string; message: string };
@@ -44,8 +45,10 @@ export function formatHookResponse(
     };
   }
   switch (outcome.kind) {
-    case "ok":
-      return { exitCode: 0, stdout: "", stderr: "" };
+    case "ok": {
+      const body = contextAnswer(options.agent, options.event, outcome.context);
+      return { exitCode: 0, stdout: body === null ? "" : `${JSON.stringify(body)}\n`, stderr: "" };
+    }
     case "block": {
       const decision = blockDecision(options.agent, options.event, outcome.reason);
       return decision === null
@@ -68,6 +71,28 @@ export function formatHookResponse(
       return { exitCode: 0, stdout: `${JSON.stringify(body)}\n`, stderr: "" };
     }
   }
+}
+
+/**
+ * Added context on a session start or a user prompt, in the one form Claude Code 2.1, Codex 0.171
+ * and Gemini CLI 0.61 all read at SessionStart and UserPromptSubmit / BeforeAgent:
+ * `hookSpecificOutput.additionalContext` with the agent's own `hookEventName` (Codex's output
+ * schema rejects any other field there). Null for other events and for OpenCode, whose plugin
+ * calls with `--json` and reads `context` from the document.
+ */
+function contextAnswer(
+  agent: HookAgent,
+  event: HookEvent,
+  context: string | undefined,
+): object | null {
+  if (context === undefined || context === "" || agent === "opencode") return null;
+  if (event !== "session-start" && event !== "user-prompt-submit") return null;
+  return {
+    hookSpecificOutput: {
+      hookEventName: AGENT_EVENT_NAMES[agent][event],
+      additionalContext: context,
+    },
+  };
 }
 
 /** The agent's JSON "deny this tool call", or null where it has none. */

@@ -12,11 +12,13 @@ export interface HookPaths {
   dir: string;
   /** Pre-images captured by PreToolUse, one folder per session. */
   pending: string;
+  /** What each session was offered from memory (`<session>.json`), kept until the session expires. */
+  offered: string;
 }
 
 export function hookPaths(root: string): HookPaths {
   const dir = join(workspacePaths(root).data, "hooks");
-  return { dir, pending: join(dir, "pending") };
+  return { dir, pending: join(dir, "pending"), offered: join(dir, "offered") };
 }
 
 /** A name safe as one path component (agents' ids are uuids, but the payload is untrusted). */

@@ -4,6 +4,7 @@ import type { CleanupReport, StartSessionResult } from "../timemachine/index.ts"
 import { agentProcessOf } from "./agent-process.ts";
 import type { HookOutcome } from "./hook-outcome.ts";
 import { hookPaths, safeComponent } from "./hook-paths.ts";
+import { offerContext } from "./memory-offer.ts";
 import type { HookContext } from "./run-hook.ts";
 
 /**
@@ -30,7 +31,13 @@ export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
       agent: ctx.agent,
       clock: ctx.clock,
     });
-    return { kind: "ok", summary: `session ${ctx.payload.session_id} refreshed (compact)` };
+    // the compacted conversation may have lost what was offered: offer the goal's cards again
+    const context = await offerContext(ctx, null, { fresh: true });
+    return {
+      kind: "ok",
+      summary: `session ${ctx.payload.session_id} refreshed (compact)`,
+      ...(context === undefined ? {} : { context }),
+    };
   }
   const options = {
     root: ctx.root,
@@ -54,22 +61,29 @@ export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
     removeScratchOf(ctx.root, started.cleanup);
     result = started;
   }
+  // The goal and the cards for its objective (issue 18); a resumed session was offered them.
+  const context = await offerContext(ctx, null);
+  const offered = context === undefined ? {} : { context };
   if (result.resumed) {
     return {
       kind: "ok",
       summary: `session ${result.session_id} resumed: snapshot ${result.snapshot_id} (its own, no new snapshot)`,
+      ...offered,
     };
   }
   const partial = result.partial ? `, partial: ${result.skipped.length} path(s) skipped` : "";
   return {
     kind: "ok",
     summary: `session ${result.session_id}: snapshot ${result.snapshot_id} (${result.files} files${partial})`,
+    ...offered,
   };
 }
 
-/** The hook scratch (pending pre-images) of the sessions the cleanup found over. */
+/** The hook scratch (pending pre-images, the memory offered) of the sessions the cleanup found over. */
 function removeScratchOf(root: string, report: CleanupReport): void {
+  const paths = hookPaths(root);
   for (const id of report.expired_sessions) {
-    rmSync(join(hookPaths(root).pending, safeComponent(id)), { recursive: true, force: true });
+    rmSync(join(paths.pending, safeComponent(id)), { recursive: true, force: true });
+    rmSync(join(paths.offered, `${safeComponent(id)}.json`), { force: true });
   }
 }

@@ -33,6 +33,11 @@ export interface HookContext {
   answersFirst: boolean;
   /** The pid of the process that ran the hook command (see `RunHookOptions.callerPid`). */
   callerPid: number | null;
+  /**
+   * Record a failure that does not fail the hook (the memory offer): a `hook.failed` event, as
+   * for the hook's own failures, while the hook answers as it would have.
+   */
+  reportFailure(message: string): void;
 }
 
 export interface RunHookOptions {
@@ -130,6 +135,7 @@ export async function runHook(options: RunHookOptions): Promise<HookRun> {
     later: (task) => tasks.push(task),
     answersFirst: options.deferAfterAnswer === true,
     callerPid: options.callerPid === undefined ? process.ppid : options.callerPid,
+    reportFailure: (message) => recordFailure(root, options, agent, message),
   };
   let outcome: HookOutcome;
   try {

@@ -42,7 +42,7 @@ export { loadLibrary, saveCard } from "./library.ts";
 export { INDEX_FILE, openLibraryIndex, STAMP_FILE } from "./library-index.ts";
 export { readProfile } from "./profile.ts";
 /** BM25 (MiniSearch) over cards with a coverage threshold; the linear scan is the benchmark's baseline. */
-export { createCardIndex, linearScanSearch } from "./retrieve.ts";
+export { createCardIndex, formatExplanation, linearScanSearch } from "./retrieve.ts";
 export { memoryPaths } from "./run-dir.ts";
 /** labels.json from facts: the final patch against the goal's blacklist, the outcome from a verdict file. */
 export { labelsFromFacts, outcomeOf, patchFiles } from "./run-labels.ts";
@@ -58,4 +58,9 @@ export {
   viewCard,
 } from "./run-steps.ts";
 export type { GuardRecord, MemoryEvent, PatternCard } from "./schemas.ts";
+/**
+ * The goal line and the cards offered to an agent when a session starts or a prompt arrives
+ * (≤ OFFER_BUDGET_BYTES, each card once per session; indexes kept open between calls).
+ */
+export { OFFER_BUDGET_BYTES, offerMemory } from "./session-offer.ts";
 export { renderView, routeView } from "./views.ts";

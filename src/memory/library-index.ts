@@ -4,7 +4,14 @@ import { join } from "node:path";
 import { z } from "zod";
 import { errnoCode, fromSystemError, writeFileAtomic, writeJsonAtomic } from "../core/index.ts";
 import { loadLibrary, type StoredCard } from "./library.ts";
-import { type CardIndex, createCardIndex, loadCardIndex, type RetrievedCard } from "./retrieve.ts";
+import {
+  type CardExplanation,
+  type CardIndex,
+  createCardIndex,
+  type Explanation,
+  loadCardIndex,
+  type RetrievedCard,
+} from "./retrieve.ts";
 import { type PatternCard, PatternCardSchema } from "./schemas.ts";
 
 /** Beside the cards: the serialized index, and the small stamp that says which card files it is for. */
@@ -250,4 +257,66 @@ export function searchLibraries(
   }
   hits.sort((a, b) => b.score - a.score);
   return { hits: hits.slice(0, limit), size: earlier.size };
+}
+
+/**
+ * `searchLibraries` with its reasons (`memory retrieve --explain`): each returned card's matched
+ * tokens and coverage, and the nearest cards the threshold rejected, across the libraries with
+ * the same shadowing.
+ */
+export function explainLibraries(
+  libraries: readonly LibraryIndex[],
+  objective: string,
+  options: { limit?: number; nearest?: number } = {},
+): Explanation {
+  const limit = options.limit ?? 5;
+  const nearest = options.nearest ?? 3;
+  const earlier = new Set<string>();
+  let query: string[] = [];
+  const returned: CardExplanation[] = [];
+  const rejected: CardExplanation[] = [];
+  for (const lib of libraries) {
+    const shadowed = new Set(earlier);
+    const e = lib.index.explain(objective, { limit: limit + shadowed.size, nearest });
+    query = e.query;
+    returned.push(...e.returned.filter((c) => !shadowed.has(c.pattern_id)));
+    rejected.push(...e.rejected.filter((c) => !shadowed.has(c.pattern_id)));
+    for (const id of lib.ids) earlier.add(id);
+  }
+  returned.sort((a, b) => b.score - a.score);
+  rejected.sort((a, b) => b.score - a.score);
+  return { query, returned: returned.slice(0, limit), rejected: rejected.slice(0, nearest) };
+}
+
+/** Opened indexes kept by a long-lived process (the hook server's worker), with what vouches for each. */
+const kept = new Map<string, { key: string; lib: LibraryIndex }>();
+
+/** What changes whenever a card file, the index or its stamp is written, added or removed. */
+function keptKey(dir: string): string {
+  const line = (file: string) => {
+    try {
+      const st = statSync(file);
+      return `${st.mtimeMs}:${st.size}:${st.ino}`;
+    } catch {
+      return "-";
+    }
+  };
+  return `${line(dir)} ${line(join(dir, STAMP_FILE))}`;
+}
+
+/**
+ * `openLibraryIndex`, kept open in this process between calls (the hook server's worker answers
+ * every session's hooks): reopened only when the library directory or its stamp changed. Every
+ * write timewarp makes to a library (a card saved, a use counted, an index rebuilt) is a rename
+ * into the directory, which changes its mtime; two stats decide. A card edited in place by hand
+ * (no rename) is seen by the next `memory retrieve`, which rebuilds the index and the stamp.
+ */
+export function openLibraryIndexKept(dir: string): LibraryIndex {
+  const before = keptKey(dir);
+  const hit = kept.get(dir);
+  if (hit !== undefined && hit.key === before) return hit.lib;
+  const lib = openLibraryIndex(dir);
+  // taken after opening: a rebuild writes the index and the stamp into the directory
+  kept.set(dir, { key: keptKey(dir), lib });
+  return lib;
 }

@@ -23,9 +23,47 @@ export interface SearchOptions {
   minCoverage?: number;
 }
 
+/** One query token as `--explain` shows it: its weight, and what it added to a card's score. */
+export interface ExplainedToken {
+  token: string;
+  /** The token's IDF over the library (the coverage threshold weighs words by it). */
+  idf: number;
+  /**
+   * Its BM25 score in this card (field-boosted). MiniSearch's score for the card is the sum over
+   * the matched tokens times their number (matching more of the query counts).
+   */
+  bm25: number;
+}
+
+/** Why a card was returned or rejected (`memory retrieve --explain`). */
+export interface CardExplanation {
+  pattern_id: string;
+  title: string;
+  score: number;
+  coverage: number;
+  /** The threshold the coverage was held against. */
+  min_coverage: number;
+  /** How many query tokens a card must match (2, or 1 for a one-token query). */
+  min_tokens: number;
+  /** The query tokens the card matched, with their IDF and BM25 contribution, largest first. */
+  matched: ExplainedToken[];
+  /** null for a returned card; otherwise why it was rejected. */
+  rejected: string | null;
+}
+
+export interface Explanation {
+  /** The query's distinct tokens (what BM25 searched for). */
+  query: string[];
+  returned: CardExplanation[];
+  /** The best-scoring cards that BM25 found but the threshold rejected, nearest first. */
+  rejected: CardExplanation[];
+}
+
 /** A BM25 index over pattern cards (MiniSearch), built once and searched many times. */
 export interface CardIndex {
   search(objective: string, options?: SearchOptions): RetrievedCard[];
+  /** The same search, with each returned card's reasons and the nearest rejected cards' (`nearest`, default 3). */
+  explain(objective: string, options?: SearchOptions & { nearest?: number }): Explanation;
   size: number;
   /** A plain object for JSON.stringify; `loadCardIndex` turns it back into an index. */
   toJSON(): SerializedCardIndex;
@@ -139,46 +177,123 @@ function cardIndex(
     const f = Math.max(1, df.get(t) ?? 0);
     return Math.log(1 + (n - f + 0.5) / (f + 0.5));
   };
+  interface Candidate {
+    id: number;
+    score: number;
+    matched: string[];
+    coverage: number;
+    rejected: string | null;
+  }
+  /** BM25's hits for the query, each judged against the threshold (pure; reads no card). */
+  /**
+   * BM25's hits for the query, in score order, and the judge of one hit against the threshold
+   * (pure; reads no card). Judged lazily: a search stops at its limit.
+   */
+  const prepare = (objective: string, minCoverage: number) => {
+    const q = [...new Set(tokenize(objective))];
+    const seen = new Set<string>();
+    const groups = tokenizeGroups(objective).filter((g) => {
+      const key = g.join(" ");
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    // each word's weight once, not once per hit
+    const weights = groups.map((g) => g.reduce((s, t) => s + idf(t), 0) / g.length);
+    const needTerms = Math.min(2, q.length);
+    const total = weights.reduce((s, w) => s + w, 0);
+    const hits = q.length === 0 ? [] : ms.search(q.join(" "));
+    const judge = (r: (typeof hits)[number]): Candidate => {
+      const matched = [...new Set(r.queryTerms)];
+      let coverage = 0;
+      if (matched.length >= needTerms) {
+        const hit = new Set(matched);
+        // each word (a CJK run counts as one) contributes its IDF times the share of its tokens matched
+        for (let i = 0; i < groups.length; i++) {
+          const g = groups[i] as string[];
+          let n = 0;
+          for (const t of g) if (hit.has(t)) n++;
+          coverage += ((weights[i] ?? 0) * n) / g.length;
+        }
+        coverage /= total;
+      }
+      const rejected =
+        matched.length < needTerms
+          ? `matched ${matched.length} query token (${matched.join(", ")}); a card needs ${needTerms}`
+          : coverage < minCoverage
+            ? `coverage ${Math.round(coverage * 100)} % below the ${Math.round(minCoverage * 100)} % threshold`
+            : null;
+      return {
+        id: Number(r.id),
+        score: Math.round(r.score * 1000) / 1000,
+        matched,
+        coverage: Math.round(coverage * 100) / 100,
+        rejected,
+      };
+    };
+    return { q, needTerms, hits, judge };
+  };
+  /** The first `limit` hits above the threshold whose card can be read. */
+  const accepted = (prepared: ReturnType<typeof prepare>, limit: number) => {
+    const out: { c: Candidate; card: PatternCard }[] = [];
+    for (const r of prepared.hits) {
+      if (out.length >= limit) break;
+      const c = prepared.judge(r);
+      if (c.rejected !== null) continue;
+      const card = cardAt(c.id);
+      if (card === undefined) continue;
+      out.push({ c, card });
+    }
+    return out;
+  };
   return {
     size: n,
     toJSON: () => ({ version: INDEX_VERSION, size: n, df: [...df], minisearch: ms.toJSON() }),
     search(objective, options = {}) {
-      const q = [...new Set(tokenize(objective))];
-      if (q.length === 0) return [];
-      const seen = new Set<string>();
-      const groups = tokenizeGroups(objective).filter((g) => {
-        const key = g.join(" ");
-        if (seen.has(key)) return false;
-        seen.add(key);
-        return true;
-      });
-      const weight = (g: string[]) => g.reduce((s, t) => s + idf(t), 0) / g.length;
-      const needTerms = Math.min(2, q.length);
+      const prepared = prepare(objective, options.minCoverage ?? 0.4);
+      return accepted(prepared, options.limit ?? 5).map(({ c, card }) => ({
+        card,
+        score: c.score,
+        matched: c.matched,
+        coverage: c.coverage,
+      }));
+    },
+    explain(objective, options = {}) {
       const minCoverage = options.minCoverage ?? 0.4;
-      const total = groups.reduce((s, g) => s + weight(g), 0);
-      const out: RetrievedCard[] = [];
-      for (const r of ms.search(q.join(" "))) {
-        const matched = [...new Set(r.queryTerms)];
-        if (matched.length < needTerms) continue;
-        const hit = new Set(matched);
-        // each word (a CJK run counts as one) contributes its IDF times the share of its tokens matched
-        const coverage =
-          groups.reduce(
-            (s, g) => s + (weight(g) * g.filter((t) => hit.has(t)).length) / g.length,
-            0,
-          ) / total;
-        if (coverage < minCoverage) continue;
-        const card = cardAt(Number(r.id));
-        if (card === undefined) continue;
-        out.push({
-          card,
-          score: Math.round(r.score * 1000) / 1000,
-          matched,
-          coverage: Math.round(coverage * 100) / 100,
-        });
-        if (out.length >= (options.limit ?? 5)) break;
+      const prepared = prepare(objective, minCoverage);
+      const { q, needTerms } = prepared;
+      const explainOne = (c: Candidate, card: PatternCard): CardExplanation => ({
+        pattern_id: card.pattern_id,
+        title: card.title,
+        score: c.score,
+        coverage: c.coverage,
+        min_coverage: minCoverage,
+        min_tokens: needTerms,
+        matched: c.matched
+          .map((token) => {
+            // A one-token search restricted to this card: MiniSearch sums the terms' scores (OR).
+            const alone = ms.search(token, { filter: (r) => Number(r.id) === c.id })[0];
+            return {
+              token,
+              idf: Math.round(idf(token) * 1000) / 1000,
+              bm25: Math.round((alone?.score ?? 0) * 1000) / 1000,
+            };
+          })
+          .sort((a, b) => b.bm25 - a.bm25),
+        rejected: c.rejected,
+      });
+      const returned = accepted(prepared, options.limit ?? 5).map(({ c, card }) =>
+        explainOne(c, card),
+      );
+      const rejected: CardExplanation[] = [];
+      for (const r of prepared.hits) {
+        if (rejected.length >= (options.nearest ?? 3)) break;
+        const c = prepared.judge(r);
+        if (c.rejected === null) continue;
+        const card = cardAt(c.id);
+        if (card !== undefined) rejected.push(explainOne(c, card));
       }
-      return out;
+      return { query: q, returned, rejected };
     },
   };
 }
@@ -201,4 +316,26 @@ export function linearScanSearch(
   }
   scored.sort((a, b) => b.score - a.score);
   return scored.slice(0, limit);
+}
+
+/** `memory retrieve --explain` for a terminal: one block per card, returned first (pure). */
+export function formatExplanation(e: Explanation): string {
+  const tokens = (c: CardExplanation) =>
+    c.matched.length === 0
+      ? "none"
+      : c.matched.map((t) => `${t.token} (idf ${t.idf}, bm25 ${t.bm25})`).join(", ");
+  const block = (c: CardExplanation) =>
+    [
+      `${c.pattern_id} ${c.title}`,
+      `  matched: ${tokens(c)}`,
+      `  score ${c.score}; coverage ${Math.round(c.coverage * 100)} % (threshold ${Math.round(c.min_coverage * 100)} %, at least ${c.min_tokens} tokens)`,
+      ...(c.rejected === null ? [] : [`  rejected: ${c.rejected}`]),
+    ].join("\n");
+  return [
+    `query tokens: ${e.query.join(", ") || "(none)"}`,
+    ...(e.returned.length === 0 ? ["returned: none"] : ["returned:", ...e.returned.map(block)]),
+    ...(e.rejected.length === 0
+      ? ["nearest rejected: none"]
+      : ["nearest rejected:", ...e.rejected.map(block)]),
+  ].join("\n");
 }

@@ -25,10 +25,10 @@ import {
   summarizeGuards,
 } from "./guards.ts";
 import { findCard, loadLibrary, recordUse, type SaveResult, saveCard } from "./library.ts";
-import { openLibraryIndex, searchLibraries } from "./library-index.ts";
+import { explainLibraries, openLibraryIndex, searchLibraries } from "./library-index.ts";
 import { readProfile } from "./profile.ts";
 import { formatReflection, runReflectCommand } from "./reflection.ts";
-import type { RetrievedCard } from "./retrieve.ts";
+import type { Explanation, RetrievedCard } from "./retrieve.ts";
 import { labRunPaths, memoryPaths, readJsonl, resolveRunDir, writeJsonl } from "./run-dir.ts";
 import {
   type GuardRecord,
@@ -242,6 +242,8 @@ export interface RetrieveResult {
   /** Each library's persisted search index: reused, or rebuilt because its cards changed. */
   index: { dir: string; rebuilt: boolean }[];
   warnings: string[];
+  /** With `explain`: why each card matched, and why the nearest others did not. */
+  explain?: Explanation;
 }
 
 /**
@@ -252,10 +254,14 @@ export interface RetrieveResult {
 export function retrieveForTask(
   ctx: LabContext,
   objective: string,
-  options: { limit?: number; record?: boolean } = {},
+  options: { limit?: number; record?: boolean; explain?: boolean } = {},
 ): RetrieveResult {
   const libraries = libraryDirs(ctx).map((d) => openLibraryIndex(d));
   const { hits, size } = searchLibraries(libraries, objective, { limit: options.limit ?? 5 });
+  const explain =
+    options.explain === true
+      ? explainLibraries(libraries, objective, { limit: options.limit ?? 5 })
+      : undefined;
   if (options.record !== false) {
     const written: string[] = [];
     for (const h of hits) {
@@ -271,6 +277,7 @@ export function retrieveForTask(
     library_size: size,
     index: libraries.map((l) => ({ dir: l.dir, rebuilt: l.rebuilt })),
     warnings: libraries.flatMap((l) => l.warnings),
+    ...(explain === undefined ? {} : { explain }),
   };
 }
 

@@ -19,6 +19,7 @@ import {
   pinnedVersion,
   revertAll,
   runAgent,
+  SEEDED_CARD_ID,
   startModelServer,
   timewarpJson,
   turnsOf,
@@ -306,6 +307,13 @@ describe(`Claude Code ${VERSION} (claude -p) with timewarp`, () => {
     expect(run.status, diagnosis).toBe(0);
     expect(run.stdout).toContain("Done: the greeting is fixed.");
     expect([...new Set(main.map(turnOf))], diagnosis).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    // 0: memory's offer (issue 18) reached the model with the first prompt: the goal line and
+    // the card seeded before the session, its id and its text, once.
+    const first = bodyText(main[0] as ModelRequest);
+    expect(first).toContain(SEEDED_CARD_ID);
+    expect(first).toContain("put a comma after Hello");
+    expect(first).toContain("goal: fix the greeting in src/greet.ts");
+    expect(first.split(`[${SEEDED_CARD_ID}]`).length - 1).toBe(1);
 
     /** The request of turn `n`, and what it says about the one tool call of step `n - 1`. */
     const request = (n: number): ModelRequest => {

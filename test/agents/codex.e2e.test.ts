@@ -20,13 +20,16 @@ import {
   type AgentRun,
   type AgentWorkspace,
   agentWorkspace,
+  bodyText,
   COMMITTED_FILES,
   clientBin,
   ledgerOperations,
+  type ModelRequest,
   type ModelServer,
   pinnedVersion,
   revertAll,
   runAgent,
+  SEEDED_CARD_ID,
   startModelServer,
   timewarpJson,
   turnsOf,
@@ -376,6 +379,15 @@ describe(`Codex ${pinnedVersion("@openai/codex")} with timewarp`, () => {
     expect(run.stderr).toContain("hook: PreToolUse Blocked");
     // no hook timed out, none warned about its settings (Codex clamps SessionEnd to 3 s)
     expect(run.stderr).not.toMatch(/timed out|timeout/i);
+  });
+
+  it("hands the model memory's offer with the first prompt: the goal and the seeded card", () => {
+    // issue 18: SessionStart's and UserPromptSubmit's additionalContext, in the first request
+    const first = bodyText(model.main[0] as ModelRequest);
+    expect(first).toContain(SEEDED_CARD_ID);
+    expect(first).toContain("put a comma after Hello");
+    expect(first).toContain("goal: fix the greeting in src/greet.ts");
+    expect(first.split(`[${SEEDED_CARD_ID}]`).length - 1).toBe(1);
   });
 
   it("records the agent's edits, blocks the blacklisted ones, and tells the model why", () => {

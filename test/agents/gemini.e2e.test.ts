@@ -23,6 +23,7 @@ import {
   pinnedVersion,
   revertAll,
   runAgent,
+  SEEDED_CARD_ID,
   startModelServer,
   timewarpJson,
   turnsOf,
@@ -337,6 +338,13 @@ describe(`Gemini CLI ${VERSION} with timewarp installed`, () => {
     const why = explain(run, server.requests);
     expect(run.status, why).toBe(0);
     expect(mock.main.length, why).toBe(script.length);
+    // Memory's offer (issue 18) reached the model with the first prompt: SessionStart's goal
+    // line and the card seeded before the session (its id and text), once.
+    const first = bodyText(mock.main[0] as ModelRequest);
+    expect(first, why).toContain(SEEDED_CARD_ID);
+    expect(first).toContain("put a comma after Hello");
+    expect(first).toContain("goal: fix the greeting in src/greet.ts");
+    expect(first.split(`[${SEEDED_CARD_ID}]`).length - 1).toBe(1);
     if (process.platform === "linux") expect(boundTo).toContain(clientBin("gemini"));
     // What the model was told after step i: the last turn of request i + 1 (the tool's result).
     const told = (step: number) => lastTurn(mock.main[step + 1]);

@@ -159,6 +159,7 @@ export function agentWorkspace(
       checkpoints: [],
     }),
   );
+  seedCard(root);
   return {
     root,
     home,
@@ -175,6 +176,38 @@ export function agentWorkspace(
       rmSync(base, { recursive: true, force: true });
     },
   };
+}
+
+/** The pattern card every scenario's library holds before the session (issue 18: reuse at session start). */
+export const SEEDED_CARD_ID = "pc_greeting_comma";
+
+/**
+ * A card from an earlier run that fits the scenario's task ("fix the greeting in src/greet.ts"):
+ * the session start and the first prompt offer it, and the model's first request must carry it.
+ */
+function seedCard(root: string): void {
+  const dir = join(root, ".timewarp", "memory", "patterns");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, `${SEEDED_CARD_ID}.json`),
+    JSON.stringify({
+      version: "1",
+      pattern_id: SEEDED_CARD_ID,
+      title: "Fix the greeting punctuation in src/greet.ts",
+      triggers: ["greeting", "greet.ts"],
+      steps: ["edit src/greet.ts: put a comma after Hello", "run the greeting test"],
+      invariants: ["only src/ changes"],
+      anti_patterns: ["edit package.json"],
+      eval_examples: [],
+      views: { terse: "", guided: "" },
+      provenance: {
+        source_runs: ["earlier"],
+        created_by: "test",
+        created_at: "2026-01-01T00:00:00Z",
+      },
+      uses: 0,
+    }),
+  );
 }
 
 /** The tracked and untracked changes against the commit, outside `.timewarp/` and `ignore`. */

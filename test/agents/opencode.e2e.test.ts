@@ -21,6 +21,7 @@ import {
   pinnedVersion,
   revertAll,
   runAgent,
+  SEEDED_CARD_ID,
   startModelServer,
   timewarpJson,
   turnsOf,
@@ -297,6 +298,13 @@ describe(`OpenCode ${VERSION} (real client, headless) with timewarp`, () => {
       const context = `exit ${run.status} ${run.signal ?? ""}\n${run.stderr.slice(-4000)}`;
       expect(run.status, context).toBe(0);
       expect(script.main.length, context).toBe(steps.length);
+      // memory's offer (issue 18) in the system prompt of the first request: the goal line and
+      // the card seeded before the session (its id and text), once
+      const first = bodyText(script.main[0] as ModelRequest);
+      expect(first, context).toContain(SEEDED_CARD_ID);
+      expect(first).toContain("put a comma after Hello");
+      expect(first).toContain("goal: fix the greeting in src/greet.ts");
+      expect(first.split(`[${SEEDED_CARD_ID}]`).length - 1).toBe(1);
 
       // 2. the edit landed
       expect(readFileSync(abs("src/greet.ts"), "utf8")).toContain('"Hello, " + name + "!"');

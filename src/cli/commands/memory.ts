@@ -158,28 +158,40 @@ export function registerMemoryCommands(program: Command): void {
     )
     .option("--limit <n>", "at most this many cards (default 5)", positiveInt)
     .option("--no-record", "do not count this retrieval as a use")
+    .option(
+      "--explain",
+      "why each card matched (tokens, IDF, BM25 share, coverage) and why the nearest others did not",
+    )
     .action(
-      action(async (ctx, objective: string, o: { limit?: number; record?: boolean }) => {
-        const { retrieveForTask } = await memory();
-        const r = retrieveForTask(lab(ctx), objective, {
-          limit: o.limit ?? 5,
-          record: o.record !== false,
-        });
-        return {
-          json: r,
-          human: [
-            r.cards.length === 0
-              ? style.dim(`no card fits (library: ${r.library_size} cards)`)
-              : r.cards
-                  .map(
-                    (c) =>
-                      `${style.bold(c.card.pattern_id)} ${c.card.title} ${style.dim(`score ${c.score}, coverage ${c.coverage}, uses ${c.card.uses}`)}`,
-                  )
-                  .join("\n"),
-            ...warn(r.warnings),
-          ].join("\n"),
-        };
-      }),
+      action(
+        async (
+          ctx,
+          objective: string,
+          o: { limit?: number; record?: boolean; explain?: boolean },
+        ) => {
+          const { retrieveForTask, formatExplanation } = await memory();
+          const r = retrieveForTask(lab(ctx), objective, {
+            limit: o.limit ?? 5,
+            record: o.record !== false,
+            explain: o.explain === true,
+          });
+          return {
+            json: r,
+            human: [
+              r.cards.length === 0
+                ? style.dim(`no card fits (library: ${r.library_size} cards)`)
+                : r.cards
+                    .map(
+                      (c) =>
+                        `${style.bold(c.card.pattern_id)} ${c.card.title} ${style.dim(`score ${c.score}, coverage ${c.coverage}, uses ${c.card.uses}`)}`,
+                    )
+                    .join("\n"),
+              ...(r.explain === undefined ? [] : ["", formatExplanation(r.explain)]),
+              ...warn(r.warnings),
+            ].join("\n"),
+          };
+        },
+      ),
     );
 
   group

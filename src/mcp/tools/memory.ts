@@ -4,6 +4,24 @@ import { defineTool, type ToolDefinition } from "../define-tool.ts";
 
 const Action = z.enum(["ok", "warn", "rollback"]);
 
+const CardExplanationSchema = z.object({
+  pattern_id: z.string(),
+  title: z.string(),
+  score: z.number(),
+  coverage: z.number(),
+  min_coverage: z.number(),
+  min_tokens: z.number(),
+  matched: z.array(z.object({ token: z.string(), idf: z.number(), bm25: z.number() })),
+  rejected: z.string().nullable(),
+});
+
+/** `memory_retrieve`'s `explain` (memory's `Explanation`). */
+const ExplanationSchema = z.object({
+  query: z.array(z.string()),
+  returned: z.array(CardExplanationSchema),
+  rejected: z.array(CardExplanationSchema),
+});
+
 /** `memory_retrieve`, `guard_check` and `memory_import`: the memory lab for agents. */
 export function defineMemoryTools(): ToolDefinition[] {
   return [
@@ -26,6 +44,12 @@ export function defineMemoryTools(): ToolDefinition[] {
           .max(20)
           .optional()
           .describe("at most this many cards (default 3)"),
+        explain: z
+          .boolean()
+          .optional()
+          .describe(
+            "also say why each card matched (query tokens, IDF, BM25 share, coverage against the threshold) and why the nearest others were rejected",
+          ),
       }),
       outputSchema: z.object({
         objective: z.string(),
@@ -43,6 +67,7 @@ export function defineMemoryTools(): ToolDefinition[] {
         ),
         library_size: z.number(),
         warnings: z.array(z.string()),
+        explain: ExplanationSchema.optional(),
       }),
       handler: async (input, ctx) => {
         const { readProfile, retrieveForTask, renderView, routeView } = await import(
@@ -50,6 +75,7 @@ export function defineMemoryTools(): ToolDefinition[] {
         );
         const r = retrieveForTask({ root: ctx.root, clock: ctx.clock }, input.objective, {
           limit: input.limit ?? 3,
+          explain: input.explain === true,
         });
         const { profile } = readProfile(ctx.root, input.user ?? "default");
         const route = routeView({ profile, difficulty: input.difficulty });
@@ -67,6 +93,7 @@ export function defineMemoryTools(): ToolDefinition[] {
           })),
           library_size: r.library_size,
           warnings: r.warnings,
+          ...(r.explain === undefined ? {} : { explain: r.explain }),
         };
       },
     }),
