@@ -105,22 +105,33 @@ function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** The fix of one caught drift, from the events after it (or the final patch). */
-function findFix(
-  i: number,
-  record: GuardRecord,
+/** What drifted at one event: an edit of `file`, or a test command (masked). */
+export interface DriftAt {
+  tool: "edit" | "shell";
+  file?: string;
+  /** The guard's fix command, when it named one (`git checkout -- f`, `timewarp revert <op>`). */
+  fix_cmd?: string;
+}
+
+/**
+ * The fix of one drift at `events[i]`, from the events after it (or the final patch): for an
+ * edit, a command that puts the file back, a later edit of it that says it reverts, the delete
+ * of a file the drift added, or the file's absence from the final patch; for a masked test, a
+ * later run that is not masked (`unmasked`) and passed.
+ */
+export function findDriftFix(
   events: readonly MemoryEvent[],
-  byStep: ReadonlyMap<number, GuardRecord>,
-  finalFiles: ReadonlySet<string> | undefined,
+  i: number,
+  drift: DriftAt,
+  options: { finalFiles?: ReadonlySet<string>; unmasked: (e: MemoryEvent) => boolean },
 ): DriftFix | null {
-  const drift = events[i];
-  if (drift === undefined) return null;
-  if (record.tool === "shell") {
+  const at = events[i];
+  if (at === undefined) return null;
+  if (drift.tool === "shell") {
     for (let j = i + 1; j < events.length; j++) {
       const e = events[j];
       if (e?.tool !== "shell") continue;
-      const g = byStep.get(e.step);
-      if ((g?.test_guard ?? 0) < 1 && testStatus(e) === "pass")
+      if (options.unmasked(e) && testStatus(e) === "pass")
         return {
           step: e.step,
           how: "unmasked",
@@ -130,23 +141,23 @@ function findFix(
     }
     return null;
   }
-  const file = record.file ?? pathOfWhere(drift.where);
+  const file = drift.file ?? pathOfWhere(at.where);
   if (file === undefined) return null;
   for (let j = i + 1; j < events.length; j++) {
     const e = events[j];
     if (e === undefined) continue;
-    if (e.tool === "shell" && e.cmd !== undefined && revertsFile(e.cmd, file, record.fix_cmd))
+    if (e.tool === "shell" && e.cmd !== undefined && revertsFile(e.cmd, file, drift.fix_cmd))
       return { step: e.step, how: "revert", cmd: e.cmd, detail: `reverted ${file}: \`${e.cmd}\`` };
     if (e.tool !== "edit" || pathOfWhere(e.where) !== file) continue;
     const text = `${e.why ?? ""}\n${e.cmd ?? ""}`;
-    if (REVERT_CUE.test(text) || (drift.change === "added" && e.change === "deleted"))
+    if (REVERT_CUE.test(text) || (at.change === "added" && e.change === "deleted"))
       return {
         step: e.step,
         how: "revert",
         detail: `reverted ${file}${e.why !== undefined ? ` (${clip(e.why, 80)})` : ""}`,
       };
   }
-  if (finalFiles !== undefined && !finalFiles.has(file))
+  if (options.finalFiles !== undefined && !options.finalFiles.has(file))
     return { how: "final_patch", detail: `${file} is not in the final patch: it was put back` };
   return null;
 }
@@ -169,7 +180,19 @@ export function caughtDrift(
     if (g === undefined || g.action === "ok" || g.tool === "plan" || fixes.has(e.step)) return;
     // a failing test after the fix is a warning about the code, not drift from the goal
     if (g.tool === "shell" && g.test_guard < 1) return;
-    const fix = findFix(i, g, events, byStep, final);
+    const fix = findDriftFix(
+      events,
+      i,
+      {
+        tool: g.tool === "edit" ? "edit" : "shell",
+        ...(g.file !== undefined ? { file: g.file } : {}),
+        ...(g.fix_cmd !== undefined ? { fix_cmd: g.fix_cmd } : {}),
+      },
+      {
+        ...(final !== undefined ? { finalFiles: final } : {}),
+        unmasked: (e) => (byStep.get(e.step)?.test_guard ?? 0) < 1,
+      },
+    );
     if (fix?.step !== undefined) fixes.add(fix.step);
     const reason =
       g.reasons.find((r) => /^(scope|test): /.test(r) && !r.endsWith("in scope")) ??
