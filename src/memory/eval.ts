@@ -12,7 +12,7 @@ import {
 } from "../core/index.ts";
 import { withRunBaseline } from "./baseline.ts";
 import { cardSimilarity, distillCard, mergeCards, NEAR_DUPLICATE } from "./card.ts";
-import { computeMetrics, type EvalMetrics, type RunFacts } from "./eval-metrics.ts";
+import { computeMetrics, type EvalMetrics, formatEstimate, type RunFacts } from "./eval-metrics.ts";
 import { extractRunEvents } from "./extract-events.ts";
 import { compileGoal, readGoal } from "./goal.ts";
 import { pathOfWhere, runGuards, summarizeGuards } from "./guards.ts";
@@ -439,4 +439,34 @@ export async function evaluateRuns(options: {
     },
     warnings,
   };
+}
+
+/** `memory eval`'s text: each metric with its bootstrap interval, then the classic counts (one line each). */
+export function formatEvalReport(r: EvalReport): string[] {
+  const m = r.metrics;
+  const d = r.detection;
+  const o = r.outcomes;
+  const row = (k: Outcome) =>
+    `${k} ${o[k].resolved}/${o[k].unresolved}/${o[k].unknown}/${o[k].unlabelled}`;
+  return [
+    `${r.runs.length} runs · bootstrap 95% intervals over runs (${r.bootstrap.resamples} resamples, seed ${r.bootstrap.seed}); value [low, high] (n)`,
+    "Q1 drift guards",
+    `  drift detection rate   ${formatEstimate(m.q1.drift_detection_rate)}`,
+    `  false-positive rate    ${formatEstimate(m.q1.false_positive_rate)}`,
+    `  recovery time (steps)  ${formatEstimate(m.q1.recovery_steps)}`,
+    `  recovery time (s)      ${formatEstimate(m.q1.recovery_seconds)}`,
+    `  drift never put back   ${m.q1.unrecovered}`,
+    "Q2 pattern cards",
+    `  reuse rate             ${formatEstimate(m.q2.reuse_rate)}`,
+    `  right card             ${formatEstimate(m.q2.right_card_rate)}`,
+    `  first-try success      ${formatEstimate(m.q2.first_try_success.all)} · with a card ${formatEstimate(m.q2.first_try_success.with_card)} · without ${formatEstimate(m.q2.first_try_success.without_card)}`,
+    `  turns                  with a card ${formatEstimate(m.q2.turns.with_card)} · without ${formatEstimate(m.q2.turns.without_card)}`,
+    `  time (s)               with a card ${formatEstimate(m.q2.seconds.with_card)} · without ${formatEstimate(m.q2.seconds.without_card)}`,
+    "Q3 views",
+    `  view match             ${formatEstimate(m.q3.view_match)}`,
+    `guards: precision ${d.precision ?? "-"}, recall ${d.recall ?? "-"}, F1 ${d.f1 ?? "-"} (tp ${d.tp} fp ${d.fp} fn ${d.fn} tn ${d.tn}) · ROC-AUC ${r.roc_auc ?? "-"} · rollback only: precision ${r.detection_rollback.precision ?? "-"}, recall ${r.detection_rollback.recall ?? "-"}`,
+    `card reuse: ${r.reuse.reused}/${r.reuse.eligible} runs, right card ${r.reuse.correct}/${r.reuse.judged}`,
+    `verdict vs labelled outcome (resolved/unresolved/unknown/unlabelled): ${row("success")} · ${row("failure")} · ${row("unknown")}`,
+    `predictions: ${r.predictions.count}${r.predictions.path ? ` → ${r.predictions.path}` : ""}`,
+  ];
 }
