@@ -26,7 +26,7 @@ import {
   ProfileSchema,
 } from "./schemas.ts";
 import { TrajectoryStepSchema } from "./trajectory.ts";
-import { findDriftFix, type Outcome, runVerdict, testStatus } from "./verdict.ts";
+import { cardEligible, findDriftFix, type Outcome, runVerdict, testStatus } from "./verdict.ts";
 import { finalPatchFiles, readExternalVerdict } from "./verdict-file.ts";
 import { routeView } from "./views.ts";
 
@@ -355,7 +355,7 @@ export async function evaluateRuns(options: {
       }
     }
     let cardId: string | null = null;
-    if (verdict.outcome === "success") {
+    if (cardEligible(verdict)) {
       const card = distillCard({
         run_id: paths.run_id,
         goal: goal.goal,

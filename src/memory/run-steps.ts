@@ -37,7 +37,7 @@ import {
   MemoryEventSchema,
   type PatternCard,
 } from "./schemas.ts";
-import { formatVerdict, type RunVerdict, runVerdict } from "./verdict.ts";
+import { cardEligible, type RunVerdict, runVerdict } from "./verdict.ts";
 import { finalPatchFiles, readExternalVerdict } from "./verdict-file.ts";
 import { formatViewPreview, renderView, routeView, type ViewRoute } from "./views.ts";
 
@@ -193,8 +193,8 @@ export function distillRun(
     events,
     guards: records,
     summary,
+    verdict,
   });
-  reflection += `\n## verdict\n${formatVerdict(verdict)}\n`;
   const config = configOf(ctx);
   let hints: ReturnType<typeof runReflectCommand>["hints"];
   if (options.reflect !== false && config.memory.reflect_command !== undefined) {
@@ -207,7 +207,7 @@ export function distillRun(
   mkdirSync(paths.artifacts, { recursive: true });
   const reflectionPath = join(paths.artifacts, "reflection.txt");
   writeFileAtomic(reflectionPath, reflection);
-  const eligible = verdict.outcome === "success";
+  const eligible = cardEligible(verdict);
   if (!eligible && options.force !== true) {
     const why = `run ${verdict.outcome === "unknown" ? "outcome unknown" : "failed"} (${verdict.reasons.join("; ")}): no card; --force to distill anyway`;
     return {

@@ -301,7 +301,11 @@ describe("distillRun on disk", () => {
     const no = distillRun(ctx, dir);
     expect(no).toMatchObject({ card: null, made_because: null, verdict: { outcome: "unknown" } });
     expect(no.skipped).toMatch(/^run outcome unknown \(.*has no known result\): no card; --force/);
-    expect(readFileSync(no.reflection, "utf8")).toContain("## verdict\nunknown: ");
+    const reflection = readFileSync(no.reflection, "utf8");
+    expect(reflection).toContain("outcome: unknown — ");
+    expect(reflection).toMatch(
+      /\nverdict:\n- the last test after the last edit .* has no known result\n/,
+    );
     const forced = distillRun(ctx, dir, { force: true });
     expect(forced.card).not.toBeNull();
     expect(forced.made_because).toBe("forced");

@@ -370,8 +370,3 @@ function countsOf(e: MemoryEvent): string {
 export function cardEligible(v: RunVerdict): boolean {
   return v.outcome === "success" || v.high_value;
 }
-
-/** One line for the CLI: the verdict and why. */
-export function formatVerdict(v: RunVerdict): string {
-  return `${v.outcome}${v.high_value ? " (high-value)" : ""}: ${v.reasons.join("; ")}`;
-}
