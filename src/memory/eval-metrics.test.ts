@@ -87,6 +87,7 @@ describe("computeMetrics", () => {
     ];
     const m = computeMetrics(runs, opts());
     expect(m.q1.drift_detection_rate).toMatchObject({ value: 0.667, n: 3 });
+    expect(m.q1.run_detection_rate).toMatchObject({ value: 1, n: 2 });
     expect(m.q1.false_positive_rate).toMatchObject({ value: 0.333, n: 3 });
     expect(m.q1.recovery_steps).toMatchObject({ value: 3, n: 2 });
     expect(m.q1.recovery_seconds).toMatchObject({ value: 30, n: 1 });

@@ -42,6 +42,8 @@ export interface EvalMetrics {
   q1: {
     /** Recall: labelled drift events the guards flagged (warn or rollback). */
     drift_detection_rate: Estimate;
+    /** Runs with labelled drift in which the guards flagged at least one drift event, over such runs. */
+    run_detection_rate: Estimate;
     /** Clean events the guards flagged, over all clean events. */
     false_positive_rate: Estimate;
     /** Steps from a labelled drift event to its revert, over the drift that was put back in a known step. */
@@ -155,6 +157,12 @@ export function computeMetrics(runs: readonly RunFacts[], options: BootstrapOpti
         pooled(
           (r) => r.pairs.filter((p) => p.y && p.p).length,
           (r) => r.pairs.filter((p) => p.y).length,
+        ),
+      ),
+      run_detection_rate: b(
+        pooled(
+          (r) => (r.pairs.some((p) => p.y && p.p) ? 1 : 0),
+          (r) => (r.pairs.some((p) => p.y) ? 1 : 0),
         ),
       ),
       false_positive_rate: b(

@@ -452,6 +452,7 @@ export function formatEvalReport(r: EvalReport): string[] {
     `${r.runs.length} runs · bootstrap 95% intervals over runs (${r.bootstrap.resamples} resamples, seed ${r.bootstrap.seed}); value [low, high] (n)`,
     "Q1 drift guards",
     `  drift detection rate   ${formatEstimate(m.q1.drift_detection_rate)}`,
+    `  runs with drift caught ${formatEstimate(m.q1.run_detection_rate)}`,
     `  false-positive rate    ${formatEstimate(m.q1.false_positive_rate)}`,
     `  recovery time (steps)  ${formatEstimate(m.q1.recovery_steps)}`,
     `  recovery time (s)      ${formatEstimate(m.q1.recovery_seconds)}`,
