@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { createSeededRandom } from "../core/index.ts";
 import { bootstrap, computeMetrics, formatEstimate, type RunFacts } from "./eval-metrics.ts";
 
 const run = (over: Partial<RunFacts>): RunFacts => ({
@@ -16,7 +15,7 @@ const run = (over: Partial<RunFacts>): RunFacts => ({
   ...over,
 });
 
-const opts = (seed = 18) => ({ resamples: 1000, random: createSeededRandom(seed) });
+const opts = (seed = 18) => ({ resamples: 1000, seed });
 
 describe("bootstrap", () => {
   const values = [0, 1, 1, 0, 1, 1, 1, 0, 1, 1].map((v) => ({ v }));

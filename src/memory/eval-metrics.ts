@@ -1,10 +1,12 @@
-import type { Random } from "../core/index.ts";
+import { createSeededRandom, type Random } from "../core/index.ts";
 
 /**
  * The seed's metric set over a set of runs, each with a bootstrap 95 % interval (pure). Every
  * metric is a statistic over runs: the bootstrap draws the runs with replacement (`resamples`
- * times, from a seeded Random, so the same runs give the same interval) and takes the 2.5th and
- * 97.5th percentiles of the statistic over the draws where it is defined.
+ * times, from core's seeded Random, so the same runs give the same interval) and takes the 2.5th
+ * and 97.5th percentiles of the statistic over the draws where it is defined. Each metric starts
+ * its own Random from the same seed: every metric sees the same resamples, and adding a metric
+ * changes no other's interval.
  */
 
 /** What `memory eval` knows about one run, from facts (labels.json, the events, the trajectory). */
@@ -70,7 +72,8 @@ export interface EvalMetrics {
 
 export interface BootstrapOptions {
   resamples: number;
-  random: Random;
+  /** The seed of core's `createSeededRandom`, started afresh for each metric. */
+  seed: number;
 }
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -93,20 +96,21 @@ function percentile(sorted: readonly number[], p: number): number {
 
 /**
  * Bootstrap a statistic over runs. `stat` returns the value and its unit count for a sample
- * (null value when undefined on it, e.g. no positives drawn). The draws share one random source,
- * consumed in a fixed order: same runs, same options, same interval.
+ * (null value when undefined on it, e.g. no positives drawn). Same runs, same options, same
+ * interval.
  */
 export function bootstrap<T>(
   runs: readonly T[],
   stat: (sample: readonly T[]) => { value: number | null; n: number },
   options: BootstrapOptions,
 ): Estimate {
+  const random: Random = createSeededRandom(options.seed);
   const full = stat(runs);
   if (full.value === null || runs.length === 0) return { value: null, ci95: null, n: full.n };
   const values: number[] = [];
   const sample: T[] = new Array(runs.length);
   for (let k = 0; k < options.resamples; k++) {
-    for (let i = 0; i < runs.length; i++) sample[i] = runs[draw(options.random, runs.length)] as T;
+    for (let i = 0; i < runs.length; i++) sample[i] = runs[draw(random, runs.length)] as T;
     const v = stat(sample).value;
     if (v !== null) values.push(v);
   }

@@ -3,10 +3,8 @@ import { dirname, join } from "node:path";
 import { z } from "zod";
 import {
   type Clock,
-  createSeededRandom,
   ErrorCode,
   fromSystemError,
-  type Random,
   readJsonFile,
   TimewarpError,
 } from "../core/index.ts";
@@ -248,7 +246,6 @@ export async function evaluateRuns(options: {
   /** Bootstrap resamples (default 1000) and the seed of its random source (default 18). */
   resamples?: number;
   seed?: number;
-  random?: Random;
 }): Promise<EvalReport> {
   const { runsDir, clock } = options;
   let names: string[];
@@ -416,10 +413,7 @@ export async function evaluateRuns(options: {
   return {
     runs_dir: runsDir,
     runs,
-    metrics: computeMetrics(facts, {
-      resamples,
-      random: options.random ?? createSeededRandom(seed),
-    }),
+    metrics: computeMetrics(facts, { resamples, seed }),
     bootstrap: { resamples, seed },
     outcomes,
     detection: metrics(pairs),
