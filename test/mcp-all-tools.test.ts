@@ -815,12 +815,6 @@ const FLOW: Row[] = [
     check: (b) => expect(b).toMatchObject({ cards: [], library_size: 1, view: "terse" }),
   },
   {
-    tool: "memory_retrieve",
-    why: "a user id that is a path",
-    expect: { code: "INVALID_INPUT" },
-    args: () => ({ objective: "translate", user: "../etc" }),
-  },
-  {
     tool: "memory_card",
     why: "a run that does not exist",
     expect: { code: "RUN_INVALID" },
@@ -854,6 +848,12 @@ const FLOW: Row[] = [
         made_because: "success",
         skipped: null,
       }),
+  },
+  {
+    tool: "memory_retrieve",
+    why: "a user id that is a path",
+    expect: { code: "INVALID_INPUT" },
+    args: () => ({ objective: "translate", user: "../etc" }),
   },
 
   // ── SkillPilot (a real tclsh) ──────────────────────────────────────────────────────────────
