@@ -161,6 +161,31 @@ describe("runVerdict", () => {
         }),
       ]);
     }
+    // a whole-tree revert puts the file back too; an edit event made by a revert command says so
+    const drafts = caughtDrift("final patch");
+    for (const [i, d] of [
+      [2, { phase: "modify", tool: "shell", cmd: "git stash" }],
+      [2, { phase: "modify", tool: "shell", cmd: "git restore --staged --worktree ." }],
+      [
+        2,
+        {
+          phase: "modify",
+          tool: "edit",
+          where: "requirements.txt",
+          why: "git checkout -- requirements.txt",
+          source: "transcript",
+        },
+      ],
+    ] as const) {
+      const withRevert: Draft[] = [...drafts.slice(0, i), d, ...drafts.slice(i)];
+      expect(judge(DOC_GOAL, withRevert).verdict.high_value, JSON.stringify(d)).toBe(true);
+    }
+    const notRevert: Draft[] = [
+      ...drafts.slice(0, 2),
+      { phase: "modify", tool: "shell", cmd: "git diff requirements.txt" },
+      ...drafts.slice(2),
+    ];
+    expect(judge(DOC_GOAL, notRevert).verdict.outcome).toBe("failure");
     const kept = judge(DOC_GOAL, caughtDrift("final patch"), ["README.md", "requirements.txt"]);
     expect(kept.verdict.outcome).toBe("failure");
     expect(kept.verdict.reasons.at(-1)).toContain("drift left in place: requirements.txt");

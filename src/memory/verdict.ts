@@ -91,9 +91,14 @@ const REVERT_CUE =
 const REVERT_CMD =
   /\bgit\s+(checkout|restore|reset|stash|rm)\b|\btimewarp\s+(revert|rewind)\b|(^|[;&|]\s*)(rm|unlink)\s/;
 
+/** Commands that put back every file of the work tree. */
+const WHOLE_TREE_REVERT =
+  /\bgit\s+(checkout\s+(--\s+)?\.(\s|$)|restore\s+(--\S+\s+)*\.(\s|$)|stash(\s+push)?(\s|$)|reset\s+--hard\b)/;
+
 /** Does a shell command put `file` back (git checkout/restore, rm of an added file, timewarp revert)? */
 function revertsFile(cmd: string, file: string, fixCmd: string | undefined): boolean {
   if (fixCmd !== undefined && cmd.trim() === fixCmd.trim()) return true;
+  if (WHOLE_TREE_REVERT.test(cmd)) return true;
   if (/\btimewarp\s+revert\b/.test(cmd) && fixCmd?.startsWith("timewarp revert") === true)
     return cmd.includes(fixCmd.slice("timewarp revert ".length));
   if (!REVERT_CMD.test(cmd)) return false;
@@ -149,8 +154,13 @@ export function findDriftFix(
     if (e.tool === "shell" && e.cmd !== undefined && revertsFile(e.cmd, file, drift.fix_cmd))
       return { step: e.step, how: "revert", cmd: e.cmd, detail: `reverted ${file}: \`${e.cmd}\`` };
     if (e.tool !== "edit" || pathOfWhere(e.where) !== file) continue;
+    // an edit event that says it reverts, or that a reverting command made (an extractor's `why`/`cmd`)
     const text = `${e.why ?? ""}\n${e.cmd ?? ""}`;
-    if (REVERT_CUE.test(text) || (at.change === "added" && e.change === "deleted"))
+    if (
+      REVERT_CUE.test(text) ||
+      revertsFile(text, file, drift.fix_cmd) ||
+      (at.change === "added" && e.change === "deleted")
+    )
       return {
         step: e.step,
         how: "revert",
