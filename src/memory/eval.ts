@@ -40,13 +40,19 @@ export const RunLabelsSchema = z.object({
   drift_cmds: z.array(z.string()).default([]),
   /** Earlier runs whose card should be reused here; `[]` says none should. */
   related_runs: z.array(z.string()).optional(),
-  /** How the run really ended (an external harness, the task's own tests), for the verdict table. */
-  outcome: z.enum(["resolved", "unresolved", "unknown"]).optional(),
   /** The profile (`profiles/<user>.json`) of the user the run was for (Q3). */
   user: z.string().optional(),
   /** The view that user wants for this run; else the profile's `pref` (Q3). */
   expected_view: z.enum(["terse", "guided"]).optional(),
   note: z.string().optional(),
+  /**
+   * The run's real outcome from an external verdict (SWE-bench's report.json `resolved`), never
+   * from the guard or the card: `unknown` when no verdict came with the run. Added for the
+   * real-run bench (`bench/memory-real.ts`); runs labelled by hand may leave it out.
+   */
+  outcome: z.enum(["resolved", "unresolved", "unknown"]).optional(),
+  /** The files the run's final patch changes (the facts `drift_files` was read from). */
+  patch_files: z.array(z.string()).optional(),
 });
 export type RunLabels = z.infer<typeof RunLabelsSchema>;
 
