@@ -111,7 +111,13 @@ export function registerMemoryCommands(program: Command): void {
         const verdict = `verdict: ${r.verdict.outcome}${r.verdict.high_value ? " (high-value)" : ""} — ${r.verdict.reasons.join("; ")}`;
         const human =
           r.card === null
-            ? [verdict, style.yellow(`no card: ${r.skipped}`), style.dim(r.reflection)]
+            ? [
+                verdict,
+                style.yellow(
+                  `no card: the verdict is ${r.verdict.outcome} (--force distills anyway)`,
+                ),
+                style.dim(r.reflection),
+              ]
             : [
                 verdict,
                 `${style.bold(r.card.pattern_id)} ${r.card.title} ${style.dim(`(card made: ${r.made_because})`)}${r.saved[0]?.merged_into ? style.dim(` (merged into the existing card, similarity ${r.saved[0].similarity})`) : ""}`,
@@ -199,7 +205,9 @@ export function registerMemoryCommands(program: Command): void {
             `verdict: ${r.verdict.outcome}${r.verdict.high_value ? " (high-value)" : ""} — ${r.verdict.reasons.join("; ")}`,
             r.card
               ? `card ${style.bold(r.card.pattern_id)}${r.card.merged_into ? " (merged)" : ""}`
-              : style.yellow(`no card: ${r.card_skipped}`),
+              : style.yellow(
+                  `no card: the verdict is ${r.verdict.outcome} (\`memory card --force\` distills anyway)`,
+                ),
             `view ${r.view.view} (${r.view.reason}) → ${r.artifacts.view_preview}`,
             ...warn(r.warnings),
           ].join("\n"),
