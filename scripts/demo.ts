@@ -420,9 +420,11 @@ const g = e2e.guards as {
   successful: boolean;
 };
 const card = e2e.card as { pattern_id: string } | null;
+const verdict = e2e.verdict as { outcome: string; high_value: boolean; reasons: string[] };
 say(
   `${e2e.events} events from ${(e2e.sources as string[]).join(", ")}; guards: ${g.ok} ok, ${g.warn} warn, ${g.rollback} rollback`,
 );
+say(`verdict from evidence: ${verdict.outcome} — ${verdict.reasons.join("; ")}`);
 say(
   card
     ? `pattern card ${card.pattern_id}, distilled from what the run did`

@@ -40,6 +40,34 @@ interface Row {
   after?: () => void;
 }
 
+/** A memory run under .timewarp/memory/runs/<id>: README.md edited, then one test run with these counts (null: no result). */
+function writeMemoryRun(
+  root: string,
+  id: string,
+  counts: { passed: number; failed: number } | null,
+): void {
+  const dir = join(root, ".timewarp", "memory", "runs", id);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "goal.json"),
+    JSON.stringify({ objective: "Translate README.md to Chinese (run)", whitelist: ["README.md"] }),
+  );
+  const events = [
+    { run_id: id, step: 0, phase: "modify", tool: "edit", where: "README.md", source: "patch" },
+    {
+      run_id: id,
+      step: 1,
+      phase: "test",
+      tool: "shell",
+      cmd: "pytest tests/test_docs.py",
+      ...(counts !== null
+        ? { result: { framework: "pytest", ...counts, skipped: 0, exit_code: null } }
+        : {}),
+    },
+  ];
+  writeFileSync(join(dir, "events.jsonl"), events.map((e) => JSON.stringify(e)).join("\n"));
+}
+
 const A_TS = [
   "const x = 1;",
   "const y = 2;",
@@ -791,6 +819,41 @@ const FLOW: Row[] = [
     expect: "ok",
     args: () => ({ objective: "tune the postgres vacuum settings" }),
     check: (b) => expect(b).toMatchObject({ cards: [], library_size: 1, view: "terse" }),
+  },
+  {
+    tool: "memory_card",
+    why: "a run that does not exist",
+    expect: { code: "RUN_INVALID" },
+    args: () => ({ run: "no-such-run" }),
+  },
+  {
+    tool: "memory_card",
+    why: "a test with no known result: verdict unknown, no card, and why",
+    expect: "fail",
+    before: () => writeMemoryRun(ws, "docs-unknown", null),
+    args: () => ({ run: "docs-unknown" }),
+    check: (b) => {
+      expect(b).toMatchObject({
+        verdict: { outcome: "unknown", high_value: false },
+        card: null,
+        made_because: null,
+      });
+      expect(b.skipped).toContain("has no known result");
+    },
+  },
+  {
+    tool: "memory_card",
+    why: "the tests passed after the last edit: success, and a card",
+    expect: "ok",
+    before: () => writeMemoryRun(ws, "docs-passed", { passed: 3, failed: 0 }),
+    args: () => ({ run: "docs-passed" }),
+    check: (b) =>
+      expect(b).toMatchObject({
+        verdict: { outcome: "success" },
+        card: { pattern_id: "pc_translate_readme_chinese" }, // merged into the library's card
+        made_because: "success",
+        skipped: null,
+      }),
   },
   {
     tool: "memory_retrieve",

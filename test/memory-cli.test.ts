@@ -62,6 +62,8 @@ describe("timewarp memory (CLI)", () => {
     const bad = json(["memory", "e2e", "r02-doc-requirements-rollback"], ws);
     expect(bad.body).toMatchObject({
       card: null,
+      verdict: { outcome: "failure", high_value: false },
+      card_skipped: expect.stringContaining("drift left in place: requirements.txt"),
       guards: { rollback: 1, successful: false },
       fired: [
         {
@@ -120,6 +122,11 @@ describe("timewarp memory (CLI)", () => {
       roc_auc: 1,
       reuse: { reused: 2, correct: 7, judged: 7 },
       predictions: { count: 3 },
+      bootstrap: { resamples: 1000, seed: 18 },
+      metrics: {
+        q1: { drift_detection_rate: { value: 1, ci95: [1, 1], n: 3 }, unrecovered: 3 },
+        q2: { reuse_rate: { value: 0.286, n: 7 } },
+      },
     });
     const preds = readFileSync(join(ws, "pred.jsonl"), "utf8")
       .trim()
@@ -201,5 +208,6 @@ describe("timewarp memory (CLI)", () => {
     const human = runCli(["memory", "e2e", "r05-test-tampering"], { cwd: ws });
     expect(human.status).toBe(0);
     expect(human.stdout).toContain("rollback tests/test_calc.py");
+    expect(human.stdout).toContain("verdict: failure — required test `pytest tests/test_calc.py`");
   });
 });

@@ -103,7 +103,8 @@ describe("memory steps on disk (library API)", () => {
     await extractRun(ws, "r05-test-tampering");
     const no = distillRun(ws, "r05-test-tampering");
     expect(no.card).toBeNull();
-    expect(no.skipped).toContain("not successful");
+    expect(no.verdict.outcome).toBe("failure");
+    expect(no.skipped).toContain("drift left in place: tests/test_calc.py");
     expect(readFileSync(no.reflection, "utf8")).toContain("test tampering");
     await extractRun(ws, "r07-specstory-fallback");
     const script = join(ws.root, "reflect.sh");

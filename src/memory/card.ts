@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
 import type { Clock } from "../core/index.ts";
+import { compileGoal } from "./goal.ts";
 import { isTestPath, pathOfWhere } from "./guards.ts";
 import type { Goal, GuardRecord, MemoryEvent, PatternCard } from "./schemas.ts";
 import { tokenize } from "./tokenize.ts";
+import { type RunVerdict, runVerdict, testStatus } from "./verdict.ts";
 import { renderGuided, renderTerse } from "./views.ts";
 
 export const CARD_VERSION = "1.0";
@@ -23,6 +25,8 @@ export interface DistillInput {
   clock: Clock;
   hints?: CardHints;
   created_by?: string;
+  /** The run's verdict (verdict.ts); computed from the events when absent (no external verdict then). */
+  verdict?: RunVerdict;
 }
 
 const DEP_FILE =
@@ -92,23 +96,36 @@ export function distillCard(input: DistillInput): PatternCard {
   const examples: string[] = [];
   const testLabel = (e: MemoryEvent) =>
     e.result ? ` (${e.result.passed} passed, ${e.result.failed} failed)` : "";
+  const compiled = compileGoal(goal);
+  const verdict = input.verdict ?? runVerdict({ goal, events, guards });
+  const fixSteps = new Set(
+    verdict.drift.flatMap((d) => (d.fixed_by?.step !== undefined ? [d.fixed_by.step] : [])),
+  );
   const reproduce = events.find((e) => e.tool === "shell" && e.phase === "reproduce");
   if (reproduce?.cmd)
     steps.push(`reproduce: run \`${reproduce.cmd}\` first and see it fail${testLabel(reproduce)}`);
-  if (goal.whitelist.length > 0) steps.push(`keep edits inside ${goal.whitelist.join(", ")}`);
-  if (goal.blacklist.length > 0) steps.push(`leave ${goal.blacklist.join(", ")} alone`);
+  // Files the run touched that the goal forbids: the evidence names them, so the card may.
+  const forbidden = uniq(
+    events
+      .filter((e) => e.tool === "edit")
+      .map((e) => pathOfWhere(e.where) ?? "")
+      .filter((f) => f !== "" && compiled.classify(f).blacklisted !== null),
+  );
   const seenEdit = new Set<string>();
   for (const e of events) {
     const g = byStep.get(e.step);
     if (e.tool === "edit") {
       const file = pathOfWhere(e.where);
-      if (file === undefined) continue;
+      if (file === undefined || fixSteps.has(e.step)) continue;
       if (g?.action === "rollback") {
-        const why =
+        const why = (
           g.reasons.find((r) => r.startsWith("scope:") && !r.endsWith("in scope")) ??
           g.reasons[0] ??
-          "drift";
-        anti.push(`edit ${file} (${why.replace(/^scope: /, "")})`);
+          "drift"
+        )
+          .replace(/^scope: /, "")
+          .replace(`${file} is `, "");
+        anti.push(`edit ${file} without consent (${why})`);
         continue;
       }
       if (g?.action === "warn")
@@ -131,24 +148,47 @@ export function distillCard(input: DistillInput): PatternCard {
         steps.push(
           `if \`${e.cmd}\` fails with no edit in between, retry it once before touching code (flaky)`,
         );
-      else if (e.result && e.result.failed === 0) {
+      else if (testStatus(e) === "pass") {
         steps.push(`${e.phase === "regress" ? "regress" : "verify"}: \`${e.cmd}\`${testLabel(e)}`);
         examples.push(e.cmd);
       }
     }
   }
-  if (goal.whitelist.length > 0)
-    invariants.push(`only whitelisted files change (${goal.whitelist.join(", ")})`);
-  else if (kept.length > 0)
-    invariants.push(`the change stays within ${kept.slice(0, 5).join(", ")}`);
-  if (goal.blacklist.length > 0)
-    invariants.push(`never edit ${goal.blacklist.join(", ")} without consent`);
+  // the fix of each caught drift is a step: what the run did to put things right
+  for (const d of verdict.drift) {
+    const fix = d.fixed_by;
+    if (fix === null) continue;
+    if (fix.how === "unmasked")
+      steps.push(`run the tests unmasked: \`${fix.cmd ?? d.cmd ?? "the suite"}\``);
+    else if (fix.cmd !== undefined)
+      steps.push(
+        `when ${d.file ?? "a file"} is edited against the goal, put it back: \`${fix.cmd}\``,
+      );
+    else if (fix.how === "final_patch")
+      steps.push(`leave ${d.file ?? "the flagged file"} out of the final change (it was put back)`);
+    else steps.push(`when ${d.file ?? "a file"} is edited against the goal, revert it`);
+  }
+  for (const f of forbidden) steps.push(`leave ${f} alone`);
+  const inScope = kept.filter((f) => !forbidden.includes(f));
+  if (goal.whitelist.length > 0 && inScope.length > 0)
+    invariants.push(`only whitelisted files change: ${inScope.slice(0, 5).join(", ")}`);
+  else if (inScope.length > 0)
+    invariants.push(`the change stays within ${inScope.slice(0, 5).join(", ")}`);
+  for (const f of forbidden) invariants.push(`never edit ${f} without consent`);
   if (goal.protected.length > 0 || labels.includes("test tampering risk")) {
+    const touched = uniq(
+      events
+        .filter((e) => e.tool === "edit")
+        .map((e) => pathOfWhere(e.where) ?? "")
+        .filter((f) => f !== "" && compiled.classify(f).protectedBy !== null),
+    );
     invariants.push(
-      `tests stay untouched${goal.protected.length > 0 ? ` (${goal.protected.join(", ")})` : ""}: no skip markers, no exit(0)`,
+      `tests stay untouched${touched.length > 0 ? ` (${touched.join(", ")})` : ""}: no skip markers, no exit(0)`,
     );
   }
+  // a required test is an invariant only when the evidence shows it ran and passed
   for (const t of goal.required_tests) {
+    if (!verdict.required.some((r) => r.test === t && r.status === "pass")) continue;
     invariants.push(`\`${t}\` passes`);
     examples.push(t);
   }
@@ -156,7 +196,7 @@ export function distillCard(input: DistillInput): PatternCard {
     invariants.push(
       "the translated text keeps the original structure (headings, code blocks, links)",
     );
-  for (const b of goal.blacklist) anti.push(`edit ${b} without consent`);
+  for (const f of forbidden) anti.push(`edit ${f} without consent`);
   const hints = input.hints ?? {};
   const triggers = uniq([
     ...labels,

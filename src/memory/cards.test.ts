@@ -93,12 +93,14 @@ describe("distillCard", () => {
     );
     expect(a.steps).toContain("edit README.md — translated the intro");
     expect(a.steps).toContain("verify: `pytest tests/test_docs.py` (3 passed, 0 failed)");
-    expect(
-      a.anti_patterns.some((x) =>
-        x.startsWith("edit requirements.txt (requirements.txt is blacklisted"),
-      ),
-    ).toBe(true);
-    expect(a.steps.some((s) => s.includes("requirements.txt"))).toBe(false);
+    expect(a.anti_patterns).toContain(
+      'edit requirements.txt without consent (blacklisted by "requirements*.txt")',
+    );
+    // the rolled-back file is named only as what to leave alone, never as a step to take
+    expect(a.steps.filter((s) => s.includes("requirements.txt"))).toEqual([
+      "leave requirements.txt alone",
+    ]);
+    expect(a.invariants).toContain("never edit requirements.txt without consent");
     const b = depRun();
     expect(b.triggers).toContain("dependency fix");
     expect(b.steps[0]).toBe(

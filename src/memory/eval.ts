@@ -10,14 +10,29 @@ import {
 } from "../core/index.ts";
 import { withRunBaseline } from "./baseline.ts";
 import { cardSimilarity, distillCard, mergeCards, NEAR_DUPLICATE } from "./card.ts";
+import { computeMetrics, type EvalMetrics, formatEstimate, type RunFacts } from "./eval-metrics.ts";
 import { extractRunEvents } from "./extract-events.ts";
 import { compileGoal, readGoal } from "./goal.ts";
 import { pathOfWhere, runGuards, summarizeGuards } from "./guards.ts";
 import { createCardIndex } from "./retrieve.ts";
-import { labRunPaths, rawSources, writeJsonl } from "./run-dir.ts";
-import type { PatternCard } from "./schemas.ts";
+import { labRunPaths, rawSources, readJsonl, writeJsonl } from "./run-dir.ts";
+import {
+  type Goal,
+  type MemoryEvent,
+  type PatternCard,
+  type Profile,
+  ProfileSchema,
+} from "./schemas.ts";
+import { TrajectoryStepSchema } from "./trajectory.ts";
+import { cardEligible, findDriftFix, type Outcome, runVerdict, testStatus } from "./verdict.ts";
+import { finalPatchFiles, readExternalVerdict } from "./verdict-file.ts";
+import { routeView } from "./views.ts";
 
-/** `labels.json` of a labelled run: which of its events are drift, and which runs it resembles. */
+/**
+ * `labels.json` of a labelled run — facts about it, never the guard's own output: which of its
+ * events are drift (for real runs: the final patch's files against the task's rules), which
+ * runs it resembles, how it really ended, and which view its user wants.
+ */
 export const RunLabelsSchema = z.object({
   /** Edits of these paths are drift (positives). */
   drift_files: z.array(z.string()).default([]),
@@ -25,6 +40,10 @@ export const RunLabelsSchema = z.object({
   drift_cmds: z.array(z.string()).default([]),
   /** Earlier runs whose card should be reused here; `[]` says none should. */
   related_runs: z.array(z.string()).optional(),
+  /** The profile (`profiles/<user>.json`) of the user the run was for (Q3). */
+  user: z.string().optional(),
+  /** The view that user wants for this run; else the profile's `pref` (Q3). */
+  expected_view: z.enum(["terse", "guided"]).optional(),
   note: z.string().optional(),
   /**
    * The run's real outcome from an external verdict (SWE-bench's report.json `resolved`), never
@@ -56,10 +75,18 @@ export interface EvalReport {
     warn: number;
     rollback: number;
     successful: boolean;
+    /** The run's verdict from evidence (verdict.ts) and whether it is high-value. */
+    outcome: Outcome;
+    high_value: boolean;
     positives: number;
     card: string | null;
     retrieved: string[];
   }[];
+  /** The seed's metric set (Q1, Q2, Q3), each with its bootstrap 95 % interval over runs. */
+  metrics: EvalMetrics;
+  bootstrap: { resamples: number; seed: number };
+  /** The verdict against the labelled real outcome: `table[verdict][label]` counts runs ("unlabelled" without labels.outcome). */
+  outcomes: Record<Outcome, Record<"resolved" | "unresolved" | "unknown" | "unlabelled", number>>;
   /** Drift detection over scored events: predicted drift = action ≠ ok. */
   detection: BinaryMetrics;
   /** The same with predicted drift = action = rollback. */
@@ -110,11 +137,109 @@ export function rocAuc(scored: { y: boolean; score: number }[]): number | null {
   return Math.round((sum / (pos.length * neg.length)) * 1000) / 1000;
 }
 
+/** Agent actions and elapsed seconds of a run: its trajectory's tool calls and times when it has one, else its events. */
+function turnsAndTime(
+  dir: string,
+  events: readonly MemoryEvent[],
+): { turns: number; seconds: number | null } {
+  const file = join(dir, "raw/trajectory.jsonl");
+  let times: string[];
+  let turns: number;
+  if (existsSync(file)) {
+    const steps = readJsonl(file, TrajectoryStepSchema).items;
+    turns = steps.filter((x) => x.kind === "tool").length;
+    times = steps.flatMap((x) => (x.ts !== undefined ? [x.ts] : []));
+  } else {
+    turns = events.length;
+    times = events.flatMap((e) => (e.ts !== undefined ? [e.ts] : []));
+  }
+  const ms = times.map((t) => Date.parse(t)).filter((t) => Number.isFinite(t));
+  const seconds = ms.length >= 2 ? (Math.max(...ms) - Math.min(...ms)) / 1000 : null;
+  return { turns, seconds };
+}
+
+/** The first test run after the first edit: passed, failed, or null (none, or its result unknown). */
+function firstTry(events: readonly MemoryEvent[]): boolean | null {
+  const firstEdit = events.findIndex((e) => e.tool === "edit");
+  if (firstEdit < 0) return null;
+  const test = events.slice(firstEdit + 1).find((e) => e.tool === "shell");
+  if (test === undefined) return null;
+  const s = testStatus(test);
+  return s === "unknown" ? null : s === "pass";
+}
+
+/** Labelled drift events and how long until each was put back (findDriftFix, from facts only). */
+function recoveries(
+  events: readonly MemoryEvent[],
+  labels: RunLabels,
+  finalFiles: readonly string[] | undefined,
+): RunFacts["recoveries"] {
+  const drifted = (e: MemoryEvent) =>
+    e.tool === "edit"
+      ? labels.drift_files.includes(pathOfWhere(e.where) ?? "")
+      : e.tool === "shell" && labels.drift_cmds.some((c) => (e.cmd ?? "").includes(c));
+  const out: RunFacts["recoveries"] = [];
+  const fixSteps = new Set<number>();
+  events.forEach((e, i) => {
+    if (!drifted(e) || fixSteps.has(e.step)) return;
+    const file = pathOfWhere(e.where);
+    const fix = findDriftFix(
+      events,
+      i,
+      { tool: e.tool === "edit" ? "edit" : "shell", ...(file !== undefined ? { file } : {}) },
+      {
+        ...(finalFiles !== undefined ? { finalFiles: new Set(finalFiles) } : {}),
+        unmasked: (x) => !labels.drift_cmds.some((c) => (x.cmd ?? "").includes(c)),
+      },
+    );
+    if (fix?.step !== undefined) fixSteps.add(fix.step);
+    const to = fix?.step !== undefined ? events.find((x) => x.step === fix.step) : undefined;
+    const t0 = e.ts !== undefined ? Date.parse(e.ts) : Number.NaN;
+    const t1 = to?.ts !== undefined ? Date.parse(to.ts) : Number.NaN;
+    out.push({
+      recovered: fix !== null,
+      steps: to !== undefined ? to.step - e.step : null,
+      seconds: Number.isFinite(t0) && Number.isFinite(t1) ? (t1 - t0) / 1000 : null,
+    });
+  });
+  return out;
+}
+
+/** The view the router picks from the profile without its `pref`, against the one the user wants. */
+function viewMatch(
+  labels: RunLabels | undefined,
+  profilesDir: string | undefined,
+  goal: Goal,
+  warnings: string[],
+): RunFacts["view"] {
+  if (labels?.user === undefined || profilesDir === undefined) return null;
+  const file = join(profilesDir, `${labels.user}.json`);
+  let profile: Profile | undefined;
+  if (existsSync(file)) {
+    try {
+      profile = readJsonFile(file, ProfileSchema);
+    } catch (error) {
+      warnings.push(`${file}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  const expected = labels.expected_view ?? profile?.pref ?? undefined;
+  if (expected === undefined || expected === null) return null;
+  const { pref: _, ...rest } = profile ?? { user_id: labels.user };
+  const routed = routeView({ profile: rest, difficulty: goal.difficulty }).view;
+  return { routed, expected };
+}
+
+/** Bootstrap resamples and seed of `memory eval` unless given. */
+export const EVAL_RESAMPLES = 1000;
+export const EVAL_SEED = 18;
+
 /**
  * `memory eval`: over every run directory in `runsDir` (sorted by name) — extract events (without
- * writing into the runs), score guards, compare with `labels.json`; replay the runs in order
- * against an in-memory card library to measure reuse; export SWE-bench predictions
- * (`instance_id`, `model_name_or_path`, `model_patch`) from runs with `raw/patch.diff`.
+ * writing into the runs), score guards, judge each run (verdict.ts), compare with `labels.json`;
+ * replay the runs in order against an in-memory card library (cards from successful and
+ * high-value runs) to measure reuse; compute the seed's metric set with bootstrap intervals
+ * (eval-metrics.ts); export SWE-bench predictions (`instance_id`, `model_name_or_path`,
+ * `model_patch`) from runs with `raw/patch.diff`.
  */
 export async function evaluateRuns(options: {
   runsDir: string;
@@ -122,6 +247,11 @@ export async function evaluateRuns(options: {
   /** Where predictions.jsonl goes; null: do not write. */
   predictionsPath: string | null;
   model?: string;
+  /** Where `labels.user`'s profile is read for Q3 (`profiles/<user>.json`); without it Q3 has no runs. */
+  profilesDir?: string;
+  /** Bootstrap resamples (default 1000) and the seed of its random source (default 18). */
+  resamples?: number;
+  seed?: number;
 }): Promise<EvalReport> {
   const { runsDir, clock } = options;
   let names: string[];
@@ -146,6 +276,12 @@ export async function evaluateRuns(options: {
   const pairs: { y: boolean; p: boolean; rb: boolean; score: number }[] = [];
   const library: PatternCard[] = [];
   const runs: EvalReport["runs"] = [];
+  const facts: RunFacts[] = [];
+  const outcomes: EvalReport["outcomes"] = {
+    success: { resolved: 0, unresolved: 0, unknown: 0, unlabelled: 0 },
+    failure: { resolved: 0, unresolved: 0, unknown: 0, unlabelled: 0 },
+    unknown: { resolved: 0, unresolved: 0, unknown: 0, unlabelled: 0 },
+  };
   const predictions: { instance_id: string; model_name_or_path: string; model_patch: string }[] =
     [];
   let reused = 0;
@@ -156,11 +292,11 @@ export async function evaluateRuns(options: {
     const dir = join(runsDir, name);
     const paths = labRunPaths(dir);
     let labels: RunLabels | undefined;
-    if (existsSync(join(dir, "labels.json")))
-      labels = readJsonFile(join(dir, "labels.json"), RunLabelsSchema);
     let goal: ReturnType<typeof readGoal>;
     let extracted: Awaited<ReturnType<typeof extractRunEvents>>;
     try {
+      if (existsSync(join(dir, "labels.json")))
+        labels = readJsonFile(join(dir, "labels.json"), RunLabelsSchema);
       const read = readGoal(paths.goal);
       goal = { ...read, goal: withRunBaseline(dir, read.goal).goal };
       extracted = await extractRunEvents(dir, { write: false });
@@ -175,7 +311,19 @@ export async function evaluateRuns(options: {
     const events = extracted.events;
     const records = runGuards(compileGoal(goal.goal), events, { gitWorkTree: true });
     const summary = summarizeGuards(goal.goal, events, records);
+    const external = readExternalVerdict(dir, goal.goal.instance_id ?? paths.run_id);
+    warnings.push(...external.warnings.map((w) => `${name}: ${w}`));
+    const finalFiles = finalPatchFiles(dir);
+    const verdict = runVerdict({
+      goal: goal.goal,
+      events,
+      guards: records,
+      external: external.verdict,
+      ...(finalFiles !== undefined ? { final_files: finalFiles } : {}),
+    });
+    outcomes[verdict.outcome][labels?.outcome ?? "unlabelled"]++;
     let positives = 0;
+    const runPairs: RunFacts["pairs"] = [];
     if (labels !== undefined) {
       const driftFiles = new Set(labels.drift_files);
       for (const r of records) {
@@ -187,34 +335,37 @@ export async function evaluateRuns(options: {
             : labels.drift_cmds.some((c) => (r.cmd ?? "").includes(c));
         if (y) positives++;
         pairs.push({ y, p: r.action !== "ok", rb: r.action === "rollback", score: r.drift_score });
+        runPairs.push({ y, p: r.action !== "ok" });
       }
     }
     // reuse: what would retrieval have offered this run from the earlier runs' cards?
     const hits =
       library.length > 0 ? createCardIndex(library).search(goal.goal.objective, { limit: 3 }) : [];
-    if (library.length > 0) {
+    let rightCard: boolean | null = null;
+    const hadLibrary = library.length > 0;
+    if (hadLibrary) {
       eligible++;
       if (hits.length > 0) reused++;
       if (labels?.related_runs !== undefined) {
         judged++;
         const top = hits[0];
         const related = labels.related_runs;
-        if (
+        rightCard =
           related.length === 0
             ? top === undefined
-            : top?.card.provenance.source_runs.some((r) => related.includes(r))
-        )
-          correct++;
+            : top?.card.provenance.source_runs.some((r) => related.includes(r)) === true;
+        if (rightCard) correct++;
       }
     }
     let cardId: string | null = null;
-    if (summary.successful) {
+    if (cardEligible(verdict)) {
       const card = distillCard({
         run_id: paths.run_id,
         goal: goal.goal,
         events,
         guards: records,
         clock,
+        verdict,
       });
       const twin = library.findIndex(
         (c) => c.pattern_id === card.pattern_id || cardSimilarity(c, card) >= NEAR_DUPLICATE,
@@ -232,6 +383,19 @@ export async function evaluateRuns(options: {
         model_patch: readFileSync(patch, "utf8"),
       });
     }
+    const time = turnsAndTime(dir, events);
+    facts.push({
+      run_id: paths.run_id,
+      pairs: runPairs,
+      recoveries: labels !== undefined ? recoveries(events, labels, finalFiles) : [],
+      eligible: hadLibrary,
+      with_card: hits.length > 0,
+      right_card: rightCard,
+      first_try: firstTry(events),
+      turns: time.turns,
+      seconds: time.seconds,
+      view: viewMatch(labels, options.profilesDir, goal.goal, warnings),
+    });
     runs.push({
       run_id: paths.run_id,
       labelled: labels !== undefined,
@@ -239,6 +403,8 @@ export async function evaluateRuns(options: {
       warn: summary.warn,
       rollback: summary.rollback,
       successful: summary.successful,
+      outcome: verdict.outcome,
+      high_value: verdict.high_value,
       positives,
       card: cardId,
       retrieved: hits.map((h) => h.card.pattern_id),
@@ -248,9 +414,14 @@ export async function evaluateRuns(options: {
     mkdirSync(dirname(options.predictionsPath), { recursive: true });
     writeJsonl(options.predictionsPath, predictions);
   }
+  const resamples = options.resamples ?? EVAL_RESAMPLES;
+  const seed = options.seed ?? EVAL_SEED;
   return {
     runs_dir: runsDir,
     runs,
+    metrics: computeMetrics(facts, { resamples, seed }),
+    bootstrap: { resamples, seed },
+    outcomes,
     detection: metrics(pairs),
     detection_rollback: metrics(pairs.map((x) => ({ y: x.y, p: x.rb }))),
     roc_auc: rocAuc(pairs.map((x) => ({ y: x.y, score: x.score }))),
@@ -268,4 +439,35 @@ export async function evaluateRuns(options: {
     },
     warnings,
   };
+}
+
+/** `memory eval`'s text: each metric with its bootstrap interval, then the classic counts (one line each). */
+export function formatEvalReport(r: EvalReport): string[] {
+  const m = r.metrics;
+  const d = r.detection;
+  const o = r.outcomes;
+  const row = (k: Outcome) =>
+    `${k} ${o[k].resolved}/${o[k].unresolved}/${o[k].unknown}/${o[k].unlabelled}`;
+  return [
+    `${r.runs.length} runs · bootstrap 95% intervals over runs (${r.bootstrap.resamples} resamples, seed ${r.bootstrap.seed}); value [low, high] (n)`,
+    "Q1 drift guards",
+    `  drift detection rate   ${formatEstimate(m.q1.drift_detection_rate)}`,
+    `  runs with drift caught ${formatEstimate(m.q1.run_detection_rate)}`,
+    `  false-positive rate    ${formatEstimate(m.q1.false_positive_rate)}`,
+    `  recovery time (steps)  ${formatEstimate(m.q1.recovery_steps)}`,
+    `  recovery time (s)      ${formatEstimate(m.q1.recovery_seconds)}`,
+    `  drift never put back   ${m.q1.unrecovered}`,
+    "Q2 pattern cards",
+    `  reuse rate             ${formatEstimate(m.q2.reuse_rate)}`,
+    `  right card             ${formatEstimate(m.q2.right_card_rate)}`,
+    `  first-try success      ${formatEstimate(m.q2.first_try_success.all)} · with a card ${formatEstimate(m.q2.first_try_success.with_card)} · without ${formatEstimate(m.q2.first_try_success.without_card)}`,
+    `  turns                  with a card ${formatEstimate(m.q2.turns.with_card)} · without ${formatEstimate(m.q2.turns.without_card)}`,
+    `  time (s)               with a card ${formatEstimate(m.q2.seconds.with_card)} · without ${formatEstimate(m.q2.seconds.without_card)}`,
+    "Q3 views",
+    `  view match             ${formatEstimate(m.q3.view_match)}`,
+    `guards: precision ${d.precision ?? "-"}, recall ${d.recall ?? "-"}, F1 ${d.f1 ?? "-"} (tp ${d.tp} fp ${d.fp} fn ${d.fn} tn ${d.tn}) · ROC-AUC ${r.roc_auc ?? "-"} · rollback only: precision ${r.detection_rollback.precision ?? "-"}, recall ${r.detection_rollback.recall ?? "-"}`,
+    `card reuse: ${r.reuse.reused}/${r.reuse.eligible} runs, right card ${r.reuse.correct}/${r.reuse.judged}`,
+    `verdict vs labelled outcome (resolved/unresolved/unknown/unlabelled): ${row("success")} · ${row("failure")} · ${row("unknown")}`,
+    `predictions: ${r.predictions.count}${r.predictions.path ? ` → ${r.predictions.path}` : ""}`,
+  ];
 }

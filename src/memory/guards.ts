@@ -1,6 +1,7 @@
 import { ErrorCode, TimewarpError } from "../core/index.ts";
 import { type CompiledGoal, compileGoal } from "./goal.ts";
 import type { Goal, GuardAction, GuardRecord, MemoryEvent, Weights } from "./schemas.ts";
+import { runVerdict } from "./verdict.ts";
 
 /** Sources that record an edit exactly: the edit itself is its evidence. */
 const EXACT_SOURCES = new Set(["transcript", "patch", "ledger", "bus", "git"]);
@@ -473,7 +474,11 @@ export interface GuardSummary {
   checkpoints_reached: string[];
   missing_checkpoints: string[];
   required_tests: { test: string; ran: boolean; passed: boolean }[];
-  /** No rollback, every required test ran and last passed, and the last test (if any) passed. */
+  /**
+   * The run's verdict is success on its own evidence (verdict.ts, without an external verdict):
+   * the required tests' last runs passed with a known result (or, none required, the last test
+   * after the last edit did), and no rollback was left in place.
+   */
   successful: boolean;
 }
 
@@ -485,21 +490,14 @@ export function summarizeGuards(
 ): GuardSummary {
   const count = (a: GuardAction) => records.filter((r) => r.action === a).length;
   const reached = new Set(events.filter((e) => e.tool !== "plan").map((e) => e.phase));
-  const tests = events.filter((e) => e.tool === "shell");
-  // A required test is a command (or part of one) or the name of a test the output lists
-  // (`node --test`); the last run that ran it decides.
-  const required = goal.required_tests.map((t) => {
-    const runs = tests.filter(
-      (e) => (e.cmd ?? "").includes(t) || e.result?.tests?.some((n) => n.name === t) === true,
-    );
-    const last = runs[runs.length - 1];
-    const named = last?.result?.tests?.find((n) => n.name === t);
-    const passed =
-      last !== undefined &&
-      (named !== undefined ? named.status === "pass" : failed(last) === false);
-    return { test: t, ran: runs.length > 0, passed };
-  });
-  const lastTest = tests[tests.length - 1];
+  // The verdict from the run's own evidence (verdict.ts): a required test passed only on a known
+  // result, and an unknown result is never a success.
+  const verdict = runVerdict({ goal, events, guards: records });
+  const required = verdict.required.map((r) => ({
+    test: r.test,
+    ran: r.step !== undefined,
+    passed: r.status === "pass",
+  }));
   const rollback = count("rollback");
   return {
     events: events.length,
@@ -511,10 +509,7 @@ export function summarizeGuards(
     checkpoints_reached: goal.checkpoints.filter((c) => reached.has(c)),
     missing_checkpoints: goal.checkpoints.filter((c) => !reached.has(c)),
     required_tests: required,
-    successful:
-      rollback === 0 &&
-      required.every((r) => r.passed) &&
-      (lastTest === undefined || failed(lastTest) !== true),
+    successful: verdict.outcome === "success",
   };
 }
 

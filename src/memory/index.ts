@@ -15,8 +15,13 @@ export type { GuardVerdict } from "./edit-guard.ts";
 /** Score a proposed edit against `.timewarp/memory/goal.json` (hooks and MCP edit tools). */
 export { guardEdit } from "./edit-guard.ts";
 export type { RunLabels } from "./eval.ts";
-/** `memory eval`: drift precision/recall/ROC-AUC, card reuse rate, SWE-bench predictions. */
-export { evaluateRuns } from "./eval.ts";
+/**
+ * `memory eval`: the seed's metric set (Q1 detection, false positives, recovery; Q2 reuse,
+ * first-try success, turns, time; Q3 view match) with bootstrap intervals, drift
+ * precision/recall/ROC-AUC, SWE-bench predictions.
+ */
+export { evaluateRuns, formatEvalReport, RunLabelsSchema } from "./eval.ts";
+export type { Estimate, EvalMetrics } from "./eval-metrics.ts";
 /** Stream a Claude Code JSONL transcript into exact edit/test/plan events. */
 export { extractTranscriptEvents } from "./extract-transcript.ts";
 /** goal.json: validate (GOAL_INVALID naming the field), compile the glob lists once. */
@@ -63,4 +68,8 @@ export type { GuardRecord, MemoryEvent, PatternCard } from "./schemas.ts";
  * (≤ OFFER_BUDGET_BYTES, each card once per session; indexes kept open between calls).
  */
 export { OFFER_BUDGET_BYTES, offerMemory } from "./session-offer.ts";
+/** A run's verdict from evidence: success, failure or unknown, high-value when caught drift was fixed. */
+export type { CaughtDrift, ExternalVerdict, RunVerdict } from "./verdict.ts";
+export { runVerdict } from "./verdict.ts";
+export { readExternalVerdict } from "./verdict-file.ts";
 export { renderView, routeView } from "./views.ts";

@@ -3,6 +3,7 @@ import type { CardHints } from "./card.ts";
 import type { GuardSummary } from "./guards.ts";
 import { pathOfWhere } from "./guards.ts";
 import type { Goal, GuardRecord, MemoryEvent } from "./schemas.ts";
+import type { RunVerdict } from "./verdict.ts";
 
 /** `artifacts/reflection.txt`: what the run did, where it drifted, what held — deterministic. */
 export function formatReflection(args: {
@@ -11,12 +12,20 @@ export function formatReflection(args: {
   events: readonly MemoryEvent[];
   guards: readonly GuardRecord[];
   summary: GuardSummary;
+  /** The run's verdict (verdict.ts); without it the outcome is the summary's. */
+  verdict?: RunVerdict;
 }): string {
-  const { run_id, goal, events, guards, summary } = args;
+  const { run_id, goal, events, guards, summary, verdict } = args;
+  const outcome =
+    verdict !== undefined
+      ? `${verdict.outcome}${verdict.high_value ? " (high-value)" : ""}`
+      : summary.successful
+        ? "success"
+        : "not successful";
   const lines = [
     `run: ${run_id}`,
     `objective: ${goal.objective}`,
-    `outcome: ${summary.successful ? "successful" : "not successful"} — ${summary.ok} ok, ${summary.warn} warn, ${summary.rollback} rollback, max drift ${summary.max_drift}`,
+    `outcome: ${outcome} — ${summary.ok} ok, ${summary.warn} warn, ${summary.rollback} rollback, max drift ${summary.max_drift}`,
     `checkpoints reached: ${summary.checkpoints_reached.join(" → ") || "none"}${summary.missing_checkpoints.length > 0 ? ` (missing: ${summary.missing_checkpoints.join(", ")})` : ""}`,
     "",
     "what happened:",
@@ -39,10 +48,14 @@ export function formatReflection(args: {
     lines.push(
       `- step ${g.step} (${g.action}): ${g.reasons.filter((r) => !/in scope$|planned$|exact/.test(r)).join("; ")}`,
     );
-  for (const t of summary.required_tests)
-    lines.push(
-      `- required \`${t.test}\`: ${t.ran ? (t.passed ? "passed" : "failed") : "never ran"}`,
-    );
+  if (verdict !== undefined) {
+    lines.push("", "verdict:");
+    for (const r of verdict.reasons) lines.push(`- ${r}`);
+  } else
+    for (const t of summary.required_tests)
+      lines.push(
+        `- required \`${t.test}\`: ${t.ran ? (t.passed ? "passed" : "not passed (failed or unknown)") : "never ran"}`,
+      );
   return `${lines.join("\n")}\n`;
 }
 

@@ -37,6 +37,8 @@ import {
   MemoryEventSchema,
   type PatternCard,
 } from "./schemas.ts";
+import { cardEligible, type RunVerdict, runVerdict } from "./verdict.ts";
+import { finalPatchFiles, readExternalVerdict } from "./verdict-file.ts";
 import { formatViewPreview, renderView, routeView, type ViewRoute } from "./views.ts";
 
 /** What every on-disk step needs: the workspace, the clock, the config (read from the workspace when absent). */
@@ -138,7 +140,11 @@ export function guardRun(ctx: LabContext, run: string): GuardsResult {
 export interface CardResult {
   run_id: string;
   card: PatternCard | null;
-  /** Why no card was made (an unsuccessful run without `force`). */
+  /** The run's verdict from evidence (verdict.ts): outcome, high-value, the reasons and the facts behind them. */
+  verdict: RunVerdict;
+  /** Why the card was made: `success`, `high-value`, `forced` (the verdict alone would have given none); null without a card. */
+  made_because: "success" | "high-value" | "forced" | null;
+  /** Why no card was made (a run neither successful nor high-value, without `force`). */
   skipped: string | null;
   saved: SaveResult[];
   artifact: string | null;
@@ -171,12 +177,23 @@ export function distillRun(
     warnings.push(...r.warnings);
   } else records = guardRun(ctx, dir).records;
   const summary = summarizeGuards(goal.goal, events, records);
+  const external = readExternalVerdict(dir, goal.goal.instance_id ?? paths.run_id);
+  warnings.push(...external.warnings);
+  const finalFiles = finalPatchFiles(dir);
+  const verdict = runVerdict({
+    goal: goal.goal,
+    events,
+    guards: records,
+    external: external.verdict,
+    ...(finalFiles !== undefined ? { final_files: finalFiles } : {}),
+  });
   let reflection = formatReflection({
     run_id: paths.run_id,
     goal: goal.goal,
     events,
     guards: records,
     summary,
+    verdict,
   });
   const config = configOf(ctx);
   let hints: ReturnType<typeof runReflectCommand>["hints"];
@@ -190,16 +207,14 @@ export function distillRun(
   mkdirSync(paths.artifacts, { recursive: true });
   const reflectionPath = join(paths.artifacts, "reflection.txt");
   writeFileAtomic(reflectionPath, reflection);
-  if (!summary.successful && options.force !== true) {
-    const why = `run not successful (${summary.rollback} rollback, required tests ${
-      summary.required_tests
-        .filter((t) => !t.passed)
-        .map((t) => t.test)
-        .join(", ") || "ok"
-    }): no card; --force to distill anyway`;
+  const eligible = cardEligible(verdict);
+  if (!eligible && options.force !== true) {
+    const why = `run ${verdict.outcome === "unknown" ? "outcome unknown" : "failed"} (${verdict.reasons.join("; ")}): no card; --force to distill anyway`;
     return {
       run_id: paths.run_id,
       card: null,
+      verdict,
+      made_because: null,
       skipped: why,
       saved: [],
       artifact: null,
@@ -213,6 +228,7 @@ export function distillRun(
     events,
     guards: records,
     clock: ctx.clock,
+    verdict,
     ...(hints !== undefined ? { hints } : {}),
   });
   const artifact = join(paths.artifacts, `pattern.${card.pattern_id}.json`);
@@ -227,6 +243,8 @@ export function distillRun(
   return {
     run_id: paths.run_id,
     card: saved[0]?.card ?? card,
+    verdict,
+    made_because: !eligible ? "forced" : verdict.high_value ? "high-value" : "success",
     skipped: null,
     saved,
     artifact,
@@ -318,6 +336,8 @@ export interface E2EResult {
   fired: GuardRecord[];
   card: { pattern_id: string; merged_into: string | null } | null;
   card_skipped: string | null;
+  /** The run's verdict (outcome, high-value, reasons): why a card was made or not. */
+  verdict: Pick<RunVerdict, "outcome" | "high_value" | "reasons">;
   /** Cards retrieved for the objective from the library (when the run made none). */
   retrieved: string[];
   view: ViewRoute;
@@ -376,6 +396,11 @@ export async function runE2E(
         ? { pattern_id: card.card.pattern_id, merged_into: card.saved[0]?.merged_into ?? null }
         : null,
     card_skipped: card.skipped,
+    verdict: {
+      outcome: card.verdict.outcome,
+      high_value: card.verdict.high_value,
+      reasons: card.verdict.reasons,
+    },
     retrieved,
     view: route,
     artifacts: {

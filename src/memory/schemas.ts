@@ -54,6 +54,8 @@ export const MemoryEventSchema = z.object({
   result: TestResultSchema.optional(),
   /** The ledger operation that made this edit (for `timewarp revert`). */
   op_id: z.string().optional(),
+  /** ISO time of the event when its source records one (eval's recovery time in seconds). */
+  ts: z.string().optional(),
 });
 export type MemoryEvent = z.infer<typeof MemoryEventSchema>;
 

@@ -128,9 +128,9 @@ export function registerMemoryCommands(program: Command): void {
   group
     .command("card <run>")
     .description(
-      "distill a pattern card from a successful run (reflection + card, saved to the library)",
+      "judge a run by its evidence and distill a pattern card from a successful or high-value one (reflection + card, saved to the library)",
     )
-    .option("--force", "distill even if the run was not successful")
+    .option("--force", "distill even if the verdict is failure or unknown")
     .option("--no-reflect", "skip config.memory.reflect_command even when configured")
     .action(
       action(async (ctx, run: string, o: { force?: boolean; reflect?: boolean }) => {
@@ -139,11 +139,19 @@ export function registerMemoryCommands(program: Command): void {
           force: o.force === true,
           reflect: o.reflect !== false,
         });
+        const verdict = `verdict: ${r.verdict.outcome}${r.verdict.high_value ? " (high-value)" : ""} — ${r.verdict.reasons.join("; ")}`;
         const human =
           r.card === null
-            ? [style.yellow(`no card: ${r.skipped}`), style.dim(r.reflection)]
+            ? [
+                verdict,
+                style.yellow(
+                  `no card: the verdict is ${r.verdict.outcome} (--force distills anyway)`,
+                ),
+                style.dim(r.reflection),
+              ]
             : [
-                `${style.bold(r.card.pattern_id)} ${r.card.title}${r.saved[0]?.merged_into ? style.dim(` (merged into the existing card, similarity ${r.saved[0].similarity})`) : ""}`,
+                verdict,
+                `${style.bold(r.card.pattern_id)} ${r.card.title} ${style.dim(`(card made: ${r.made_because})`)}${r.saved[0]?.merged_into ? style.dim(` (merged into the existing card, similarity ${r.saved[0].similarity})`) : ""}`,
                 r.card.views.terse,
                 style.dim(r.artifact ?? ""),
               ];
@@ -237,9 +245,12 @@ export function registerMemoryCommands(program: Command): void {
               (g) =>
                 `  step ${g.step} ${g.action} ${g.file ?? g.cmd ?? ""}${g.fix_cmd ? ` → ${g.fix_cmd}` : ""}`,
             ),
+            `verdict: ${r.verdict.outcome}${r.verdict.high_value ? " (high-value)" : ""} — ${r.verdict.reasons.join("; ")}`,
             r.card
               ? `card ${style.bold(r.card.pattern_id)}${r.card.merged_into ? " (merged)" : ""}`
-              : style.yellow(`no card: ${r.card_skipped}`),
+              : style.yellow(
+                  `no card: the verdict is ${r.verdict.outcome} (\`memory card --force\` distills anyway)`,
+                ),
             `view ${r.view.view} (${r.view.reason}) → ${r.artifacts.view_preview}`,
             ...warn(r.warnings),
           ].join("\n"),
@@ -250,7 +261,7 @@ export function registerMemoryCommands(program: Command): void {
   group
     .command("eval [runs-dir]")
     .description(
-      "guard precision/recall/ROC-AUC over labelled runs, card reuse rate, SWE-bench predictions.jsonl",
+      "the seed's metrics over labelled runs (Q1 drift detection, false positives, recovery; Q2 reuse, first-try success, turns, time; Q3 view match) with bootstrap 95% intervals, and SWE-bench predictions.jsonl",
     )
     .option(
       "--out <file>",
@@ -259,7 +270,7 @@ export function registerMemoryCommands(program: Command): void {
     .option("--model <name>", "model_name_or_path in the predictions (default timewarp-memory)")
     .action(
       action(async (ctx, runsDir: string | undefined, o: { out?: string; model?: string }) => {
-        const { evaluateRuns, memoryPaths } = await memory();
+        const { evaluateRuns, formatEvalReport, memoryPaths } = await memory();
         const dir =
           runsDir !== undefined
             ? assertInputDirectory(runsDir, { what: "RUNS_DIR" })
@@ -272,17 +283,11 @@ export function registerMemoryCommands(program: Command): void {
               ? resolve(o.out)
               : `${memoryPaths(ctx.root).eval}/predictions.jsonl`,
           ...(o.model !== undefined ? { model: o.model } : {}),
+          profilesDir: memoryPaths(ctx.root).profiles,
         });
-        const d = r.detection;
         return {
           json: r,
-          human: [
-            `${r.runs.length} runs · drift detection (warn or rollback): precision ${d.precision ?? "-"}, recall ${d.recall ?? "-"}, F1 ${d.f1 ?? "-"} (tp ${d.tp} fp ${d.fp} fn ${d.fn} tn ${d.tn}) · ROC-AUC ${r.roc_auc ?? "-"}`,
-            `rollback only: precision ${r.detection_rollback.precision ?? "-"}, recall ${r.detection_rollback.recall ?? "-"}`,
-            `card reuse: ${r.reuse.reused}/${r.reuse.eligible} runs (rate ${r.reuse.rate ?? "-"}), right card ${r.reuse.correct}/${r.reuse.judged}`,
-            `predictions: ${r.predictions.count}${r.predictions.path ? ` → ${r.predictions.path}` : ""}`,
-            ...warn(r.warnings),
-          ].join("\n"),
+          human: [...formatEvalReport(r), ...warn(r.warnings)].join("\n"),
         };
       }),
     );

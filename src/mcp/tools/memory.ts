@@ -25,6 +25,53 @@ const ExplanationSchema = z.object({
 /** `memory_retrieve`, `guard_check` and `memory_import`: the memory lab for agents. */
 export function defineMemoryTools(): ToolDefinition[] {
   return [
+    // memory_card: a run's verdict from evidence and its pattern card (verdict.ts, run-steps.ts)
+    defineTool({
+      name: "memory_card",
+      title: "Judge a run and distill its pattern card",
+      description:
+        "Judge a memory run (a directory with goal.json and events.jsonl, or its id under .timewarp/memory/runs/) " +
+        "from evidence — an external verdict file (SWE-bench report.json), the required tests' last known results, " +
+        "or the last test after the last edit — and distill a pattern card when it succeeded (high-value when drift " +
+        "was caught and fixed). Says the verdict, its reasons, and why a card was or was not made; force distills anyway.",
+      inputSchema: z.object({
+        run: z.string().min(1).describe("a run directory or id"),
+        force: z
+          .boolean()
+          .optional()
+          .describe("distill even when the verdict is failure or unknown"),
+      }),
+      outputSchema: z.object({
+        run_id: z.string(),
+        verdict: z.object({
+          outcome: z.enum(["success", "failure", "unknown"]),
+          high_value: z.boolean(),
+          reasons: z.array(z.string()),
+        }),
+        card: z.object({ pattern_id: z.string(), title: z.string() }).nullable(),
+        made_because: z.enum(["success", "high-value", "forced"]).nullable(),
+        skipped: z.string().nullable(),
+        warnings: z.array(z.string()),
+      }),
+      handler: async (input, ctx) => {
+        const { distillRun } = await import("../../memory/index.ts");
+        const r = distillRun({ root: ctx.root, clock: ctx.clock }, input.run, {
+          force: input.force === true,
+        });
+        return {
+          run_id: r.run_id,
+          verdict: {
+            outcome: r.verdict.outcome,
+            high_value: r.verdict.high_value,
+            reasons: r.verdict.reasons,
+          },
+          card: r.card !== null ? { pattern_id: r.card.pattern_id, title: r.card.title } : null,
+          made_because: r.made_because,
+          skipped: r.skipped,
+          warnings: r.warnings,
+        };
+      },
+    }),
     defineTool({
       name: "memory_retrieve",
       title: "Pattern cards for a task",
