@@ -13,8 +13,9 @@ import {
   splitToolArgs,
   sweAgentImporter,
 } from "./import-swe-agent.ts";
-import { labelsFromFacts, patchFiles } from "./run-labels.ts";
+import { labelsFromFacts } from "./run-labels.ts";
 import { TrajectoryStepSchema } from "./trajectory.ts";
+import { patchFiles } from "./verdict-file.ts";
 
 const REAL = resolve(import.meta.dirname, "../../test/fixtures/memory/real");
 const PYDICOM = join(REAL, "swe-agent/pydicom__pydicom-1458.traj");

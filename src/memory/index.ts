@@ -50,7 +50,7 @@ export { readProfile } from "./profile.ts";
 export { createCardIndex, formatExplanation, linearScanSearch } from "./retrieve.ts";
 export { memoryPaths } from "./run-dir.ts";
 /** labels.json from facts: the final patch against the goal's blacklist, the outcome from a verdict file. */
-export { labelsFromFacts, outcomeOf, patchFiles } from "./run-labels.ts";
+export { labelsFromFacts, outcomeOf } from "./run-labels.ts";
 export type { LabContext } from "./run-steps.ts";
 /** The on-disk steps behind the CLI and MCP: each step alone, and the whole e2e chain. */
 export {
@@ -71,5 +71,5 @@ export { OFFER_BUDGET_BYTES, offerMemory } from "./session-offer.ts";
 /** A run's verdict from evidence: success, failure or unknown, high-value when caught drift was fixed. */
 export type { CaughtDrift, ExternalVerdict, RunVerdict } from "./verdict.ts";
 export { runVerdict } from "./verdict.ts";
-export { readExternalVerdict } from "./verdict-file.ts";
+export { patchFiles, readExternalVerdict } from "./verdict-file.ts";
 export { renderView, routeView } from "./views.ts";

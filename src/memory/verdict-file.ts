@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { parsePatch } from "../diff/index.ts";
 import type { ExternalVerdict } from "./verdict.ts";
 
 /**
@@ -119,15 +118,33 @@ export function readExternalVerdict(
   return { verdict: null, warnings };
 }
 
-/** The files `raw/patch.diff` changes (new paths, the old one for a delete), or undefined without a patch that parses. */
+/** The files `raw/patch.diff` changes (new paths, the old one for a delete), or undefined without a patch. */
 export function finalPatchFiles(dir: string): string[] | undefined {
   const file = join(dir, "raw/patch.diff");
   if (!existsSync(file)) return undefined;
-  try {
-    return parsePatch(readFileSync(file, "utf8")).flatMap((p) =>
-      [p.newPath ?? p.oldPath].filter((x): x is string => x !== null),
-    );
-  } catch {
-    return undefined;
+  return patchFiles(readFileSync(file, "utf8"));
+}
+
+/** The files a unified diff changes (`diff --git a/x b/y`, else `+++ b/y` / `--- a/x` for a deletion), in order, once each. */
+export function patchFiles(patch: string): string[] {
+  const files: string[] = [];
+  const add = (p: string | undefined) => {
+    if (p === undefined || p === "" || p === "/dev/null") return;
+    const clean = p.replace(/^"|"$/g, "").replace(/\t.*$/, "");
+    if (!files.includes(clean)) files.push(clean);
+  };
+  let minus: string | undefined;
+  for (const line of patch.split("\n")) {
+    const git = /^diff --git a\/(.+) b\/(.+)$/.exec(line);
+    if (git) {
+      add(git[2]);
+      continue;
+    }
+    if (line.startsWith("--- ")) minus = line.slice(4).replace(/^a\//, "");
+    else if (line.startsWith("+++ ")) {
+      const plus = line.slice(4);
+      add(plus === "/dev/null" ? minus : plus.replace(/^b\//, ""));
+    }
   }
+  return files;
 }
