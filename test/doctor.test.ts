@@ -315,6 +315,6 @@ describe("timewarp doctor (real CLI)", () => {
     const help = runCli(["doctor", "--help"]);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/1 when any check fails/);
-    expect(help.stdout).toMatch(/Example:/);
+    expect(help.stdout).toMatch(/Examples:\n  # .*\n  \$ timewarp install claude-code && timewarp doctor/);
   });
 });

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from "commander";
 import { readInputFile } from "../../core/index.ts";
 import type { CommandContext } from "../context.ts";
+import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
 
@@ -24,6 +25,13 @@ export function registerLedgerCommands(program: Command): void {
 
   const edit = program
     .command("edit")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "replace one block, previewing first",
+        "timewarp edit block src/app.ts --search 'retries = 3' --replace 'retries = 5' --dry-run",
+      ]),
+    )
     .description("edit files through the ledger (each edit is recorded; --dry-run previews)");
   const editHuman = (r: {
     message: string;
@@ -42,6 +50,19 @@ export function registerLedgerCommands(program: Command): void {
 
   edit
     .command("block <file>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "replace one exact block of a file",
+          "timewarp edit block src/app.ts --search 'retries = 3' --replace 'retries = 5'",
+        ],
+        [
+          "take the blocks from files, and say why",
+          "timewarp edit block src/app.ts --search-file old.txt --replace-file new.txt --description 'raise retries'",
+        ],
+      ),
+    )
     .description("replace the one exact occurrence of a block (ApplyEditBlock)")
     .option("--search <text>", "the block to find (must match exactly once)")
     .option("--search-file <path>", "read the search block from a file")
@@ -96,6 +117,19 @@ export function registerLedgerCommands(program: Command): void {
 
   edit
     .command("whole <file>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "write a file's whole content from another file",
+          "timewarp edit whole README.md --content-file draft.md",
+        ],
+        [
+          "from stdin, previewing the diff only",
+          "cat draft.md | timewarp edit whole README.md --content-file - --dry-run",
+        ],
+      ),
+    )
     .description("replace a file's whole content, or create it (ApplyWholeFileEdit)")
     .requiredOption("--content-file <path>", "the new content (bytes, binary allowed; - for stdin)")
     .option("--description <text>", "what the edit does")
@@ -123,6 +157,19 @@ export function registerLedgerCommands(program: Command): void {
 
   edit
     .command("range <file>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "replace lines 10 to 14 with the lines of a file",
+          "timewarp edit range src/app.ts --start 10 --end 14 --content-file lines.txt",
+        ],
+        [
+          "insert before line 10 (END is START-1)",
+          "timewarp edit range src/app.ts --start 10 --end 9 --content-file lines.txt",
+        ],
+      ),
+    )
     .description("replace lines START..END (1-based, inclusive) (ApplyRangedEdit)")
     .requiredOption("--start <n>", "first line", int("--start"))
     .requiredOption("--end <n>", "last line (START-1 inserts)", int("--end"))
@@ -161,6 +208,16 @@ export function registerLedgerCommands(program: Command): void {
 
   edit
     .command("patch <patchFile>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "apply a git diff to several files, all or nothing",
+          "timewarp edit patch fix.diff --description 'fix the parser'",
+        ],
+        ["check that it applies, change nothing", "timewarp edit patch fix.diff --dry-run"],
+      ),
+    )
     .description("apply a unified or git diff, multi-file, all or nothing (ApplyUnifiedDiff)")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview, write nothing")
@@ -186,6 +243,16 @@ export function registerLedgerCommands(program: Command): void {
 
   edit
     .command("delete <path>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "delete a file through the ledger (revert brings it back)",
+          "timewarp edit delete tmp/scratch.txt",
+        ],
+        ["preview deleting a whole directory", "timewarp edit delete build --dry-run"],
+      ),
+    )
     .description("delete a file or a directory with its contents (Delete)")
     .option("--dry-run", "preview, write nothing")
     .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
@@ -203,6 +270,10 @@ export function registerLedgerCommands(program: Command): void {
 
   edit
     .command("mkdir <path>")
+    .addHelpText(
+      "after",
+      helpExamples(["create a directory and its parents", "timewarp edit mkdir src/feature/parts"]),
+    )
     .description("create a directory and its parents (CreateDirectory)")
     .option("--dry-run", "preview, write nothing")
     .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
@@ -220,6 +291,16 @@ export function registerLedgerCommands(program: Command): void {
 
   const history = program
     .command("history")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["the last 20 edits, newest first", "timewarp history"],
+        [
+          "the edits that touched TypeScript files since a time, with diffs",
+          "timewarp history --file '**/*.ts' --since 2025-01-01T10:00:00Z --include-diffs",
+        ],
+      ),
+    )
     .description("the edit history, newest first (GetEditHistory)")
     .option("--limit <n>", "operations per page, 1..100 (default 20)", int("--limit"))
     .option("--include-diffs", "include each operation's diff")
@@ -265,6 +346,13 @@ export function registerLedgerCommands(program: Command): void {
 
   history
     .command("show <id>")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "one operation's diff in git format",
+        "timewarp history show k3v9q2m1xa --format git",
+      ]),
+    )
     .description("one operation's diff (ReadSnapshotDiff)")
     .option("--format <format>", "unified | context | git", "unified")
     .action(
@@ -288,6 +376,13 @@ export function registerLedgerCommands(program: Command): void {
 
   history
     .command("prune")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "see what retention would drop, then drop it",
+        "timewarp history prune --max-age-days 30 --dry-run && timewarp history prune --max-age-days 30",
+      ]),
+    )
     .description(
       "retention: drop old operations by age and count (never one a milestone references)",
     )
@@ -319,6 +414,10 @@ export function registerLedgerCommands(program: Command): void {
 
   history
     .command("repair")
+    .addHelpText(
+      "after",
+      helpExamples(["re-index records whose index line was lost", "timewarp history repair"]),
+    )
     .description(
       "re-index records whose index line was lost, drop index lines whose record is gone",
     )
@@ -364,6 +463,16 @@ export function registerLedgerCommands(program: Command): void {
 
   program
     .command("revert <id>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["undo one operation", "timewarp revert k3v9q2m1xa"],
+        [
+          "undo everything recorded after an operation, previewing first",
+          "timewarp revert k3v9q2m1xa --to k3v9q2m1xa --dry-run",
+        ],
+      ),
+    )
     .description(
       "undo an operation (or a milestone) by the rollback ladder; conflicts change nothing (ReverseOp)",
     )
@@ -377,10 +486,24 @@ export function registerLedgerCommands(program: Command): void {
 
   const milestone = program
     .command("milestone")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "propose milestones, then accept the first",
+        "timewarp milestone propose && timewarp milestone accept p1",
+      ]),
+    )
     .description("milestones: named groups of operations");
 
   milestone
     .command("create")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "group two operations under a title",
+        "timewarp milestone create --title 'parser fix' --ops k3v9q2m1xa 7bq0c4d2ze --tag fix",
+      ]),
+    )
     .description("group operations under a title (CreateMilestone)")
     .requiredOption("--title <text>", "title")
     .option("--description <text>", "description", "")
@@ -407,6 +530,13 @@ export function registerLedgerCommands(program: Command): void {
 
   milestone
     .command("list")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "milestones tagged fix, with their combined diffs",
+        "timewarp milestone list --tag fix --include-diffs",
+      ]),
+    )
     .description("milestones, oldest first (GetMilestones)")
     .option("--include-diffs", "include each milestone's combined diff")
     .option("--tag <tag>", "only milestones with this tag (repeatable: any of them)", collect, [])
@@ -432,6 +562,13 @@ export function registerLedgerCommands(program: Command): void {
 
   milestone
     .command("propose")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "suggested milestones, with pauses of 10 minutes ending a group",
+        "timewarp milestone propose --pause-minutes 10",
+      ]),
+    )
     .description(
       "suggested milestones over operations not yet in one (tests passed, pauses, module switches, signals)",
     )
@@ -460,6 +597,13 @@ export function registerLedgerCommands(program: Command): void {
 
   milestone
     .command("accept <proposalId>")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "accept a proposal under your own title",
+        "timewarp milestone accept p1 --title 'parser fix'",
+      ]),
+    )
     .description("create the milestone a proposal suggests")
     .option("--title <text>", "title (default: the suggestion)")
     .option("--description <text>", "description")
@@ -488,6 +632,13 @@ export function registerLedgerCommands(program: Command): void {
 
   milestone
     .command("signal <kind>")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "mark that the tests just passed",
+        "timewarp milestone signal tests-passed --note 'npm test green'",
+      ]),
+    )
     .description("mark a boundary for proposals: tests-passed | explicit")
     .option("--note <text>", "what happened")
     .action(
@@ -511,6 +662,13 @@ export function registerLedgerCommands(program: Command): void {
 
   milestone
     .command("revert <milestoneId>")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "undo a milestone's operations, previewing first",
+        "timewarp milestone revert m_1a2b3c --dry-run",
+      ]),
+    )
     .description("undo every operation of a milestone, newest first, all or nothing")
     .option("--dry-run", "plan and show, write nothing")
     .option("--force", "overwrite later changes with the stored pre-images")
