@@ -10,6 +10,21 @@ import { action } from "../run.ts";
  * `revert`, `milestone create|list|propose|accept|signal|revert`. JSON output uses the v2
  * schemas' camelCase names.
  */
+const FORCE_HELP = "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway";
+
+/** What an edit command passes on from its flags (`--description`, `--dry-run`, `--force`). */
+function editFlags(o: { description?: string; dryRun?: boolean; force?: boolean }): {
+  description?: string;
+  dryRun: boolean;
+  force: boolean;
+} {
+  return {
+    ...(o.description === undefined ? {} : { description: o.description }),
+    dryRun: o.dryRun === true,
+    force: o.force === true,
+  };
+}
+
 export function registerLedgerCommands(program: Command): void {
   const collect = (value: string, previous: string[]) => [...previous, value];
   const int = (name: string) => (value: string) => {
@@ -70,7 +85,7 @@ export function registerLedgerCommands(program: Command): void {
     .option("--replace-file <path>", "read the replacement from a file")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview the diff, write nothing")
-    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
+    .option("--force", FORCE_HELP)
     .action(
       action(
         async (
@@ -106,9 +121,7 @@ export function registerLedgerCommands(program: Command): void {
             path: ctx.workspacePath(file),
             searchBlock,
             replaceBlock,
-            ...(o.description === undefined ? {} : { description: o.description }),
-            dryRun: o.dryRun === true,
-            force: o.force === true,
+            ...editFlags(o),
           });
           return { json: r, human: editHuman(r) };
         },
@@ -134,7 +147,7 @@ export function registerLedgerCommands(program: Command): void {
     .requiredOption("--content-file <path>", "the new content (bytes, binary allowed; - for stdin)")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview the diff, write nothing")
-    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
+    .option("--force", FORCE_HELP)
     .action(
       action(
         async (
@@ -146,9 +159,7 @@ export function registerLedgerCommands(program: Command): void {
           const r = await applyWholeFileEdit(lctx(ctx), {
             path: ctx.workspacePath(file),
             content: readInput(o.contentFile, "--content-file"),
-            ...(o.description === undefined ? {} : { description: o.description }),
-            dryRun: o.dryRun === true,
-            force: o.force === true,
+            ...editFlags(o),
           });
           return { json: r, human: editHuman(r) };
         },
@@ -176,7 +187,7 @@ export function registerLedgerCommands(program: Command): void {
     .requiredOption("--content-file <path>", "the replacement lines (- for stdin)")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview the diff, write nothing")
-    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
+    .option("--force", FORCE_HELP)
     .action(
       action(
         async (
@@ -197,9 +208,7 @@ export function registerLedgerCommands(program: Command): void {
             startLine: o.start,
             endLine: o.end,
             content: readInput(o.contentFile, "--content-file").toString("utf8"),
-            ...(o.description === undefined ? {} : { description: o.description }),
-            dryRun: o.dryRun === true,
-            force: o.force === true,
+            ...editFlags(o),
           });
           return { json: r, human: editHuman(r) };
         },
@@ -221,7 +230,7 @@ export function registerLedgerCommands(program: Command): void {
     .description("apply a unified or git diff, multi-file, all or nothing (ApplyUnifiedDiff)")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview, write nothing")
-    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
+    .option("--force", FORCE_HELP)
     .action(
       action(
         async (
@@ -232,9 +241,7 @@ export function registerLedgerCommands(program: Command): void {
           const { applyUnifiedDiff } = await ledger();
           const r = await applyUnifiedDiff(lctx(ctx), {
             diff: readInput(patchFile, "patch file").toString("utf8"),
-            ...(o.description === undefined ? {} : { description: o.description }),
-            dryRun: o.dryRun === true,
-            force: o.force === true,
+            ...editFlags(o),
           });
           return { json: r, human: editHuman(r) };
         },
@@ -255,14 +262,13 @@ export function registerLedgerCommands(program: Command): void {
     )
     .description("delete a file or a directory with its contents (Delete)")
     .option("--dry-run", "preview, write nothing")
-    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
+    .option("--force", FORCE_HELP)
     .action(
       action(async (ctx, path: string, o: { dryRun?: boolean; force?: boolean }) => {
         const { deletePath } = await ledger();
         const r = await deletePath(lctx(ctx), {
           path: ctx.workspacePath(path),
-          dryRun: o.dryRun === true,
-          force: o.force === true,
+          ...editFlags(o),
         });
         return { json: r, human: editHuman(r) };
       }),
@@ -276,14 +282,13 @@ export function registerLedgerCommands(program: Command): void {
     )
     .description("create a directory and its parents (CreateDirectory)")
     .option("--dry-run", "preview, write nothing")
-    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
+    .option("--force", FORCE_HELP)
     .action(
       action(async (ctx, path: string, o: { dryRun?: boolean; force?: boolean }) => {
         const { createDirectory } = await ledger();
         const r = await createDirectory(lctx(ctx), {
           path: ctx.workspacePath(path),
-          dryRun: o.dryRun === true,
-          force: o.force === true,
+          ...editFlags(o),
         });
         return { json: r, human: editHuman(r) };
       }),
