@@ -33,7 +33,13 @@ export { runHook } from "./run-hook.ts";
  *   report.changed; // false on a second run
  */
 export async function installAgent(options: InstallOptions): Promise<InstallReport> {
-  return (await import("./install-agent.ts")).installAgent(options);
+  const report = (await import("./install-agent.ts")).installAgent(options);
+  // The first session start then finds the toolchain versions cached instead of probing them.
+  if (options.dryRun !== true) {
+    const { warmEnvFingerprint } = await import("../timemachine/index.ts");
+    await warmEnvFingerprint(options.root);
+  }
+  return report;
 }
 
 /** Undo `installAgent`: restore untouched files byte for byte, else remove only timewarp's entries. */

@@ -20,7 +20,7 @@ export { REDACTED, redactSecrets } from "./redact.ts";
 export { returnToPresent } from "./return.ts";
 export { rewind, undoRewind } from "./rewind.ts";
 export type { CleanupReport, StartSessionOptions, StartSessionResult } from "./session-start.ts";
-export { beginSession, startSession } from "./session-start.ts";
+export { beginSession, startSession, warmEnvFingerprint } from "./session-start.ts";
 export type { SessionListing } from "./sessions.ts";
 export { endSession, listSessionStatus, listSessions, rememberSession } from "./sessions.ts";
 export type { State, Transition } from "./state.ts";

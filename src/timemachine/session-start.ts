@@ -34,7 +34,11 @@ import {
   recordId,
   type SnapshotRecord,
 } from "../store/index.ts";
-import { type EnvFingerprint, probeEnvFingerprint } from "./env-fingerprint.ts";
+import {
+  type EnvFingerprint,
+  envFingerprintCacheFile,
+  probeEnvFingerprint,
+} from "./env-fingerprint.ts";
 import { issueSnapshotIds } from "./issues.ts";
 import { isManualSnapshot, readPinnedIds } from "./manual-snapshots.ts";
 import { planCleanup } from "./plan-cleanup.ts";
@@ -195,7 +199,7 @@ async function openSession<T>(
   assertNoTransition(readState(paths), paths);
   const env = await probeEnvFingerprint({
     root: paths.root,
-    cacheFile: join(paths.data, "cache", "env-fingerprint.json"),
+    cacheFile: envFingerprintCacheFile(paths.data),
   });
   // Waits a little for another holder: an agent that does not await its session-start handler
   // (OpenCode) may checkpoint the first prompt's turn at the same moment.
@@ -560,4 +564,15 @@ function removeDeadTemp(paths: WorkspacePaths): void {
       }
     }
   }
+}
+
+/**
+ * Probe the environment into the workspace's fingerprint cache ahead of the first session
+ * start, which then finds it instead of waiting on toolchain shims (pyenv, asdf): `timewarp
+ * install` does this. The cache is keyed on everything the answer depends on (PATH, the
+ * managers' variables, the binaries), so an agent started with another environment probes anew.
+ */
+export async function warmEnvFingerprint(root: string): Promise<void> {
+  const paths = workspacePaths(root);
+  await probeEnvFingerprint({ root: paths.root, cacheFile: envFingerprintCacheFile(paths.data) });
 }
