@@ -216,10 +216,10 @@ async function openSession<T>(
         root: paths.root,
         sessionId,
         resumed: true,
-        ...(options.transcriptPath === undefined ? {} : { transcriptPath: options.transcriptPath }),
-        ...(options.pid === undefined ? {} : { pid: options.pid }),
-        ...(options.taskHint === undefined ? {} : { taskHint: options.taskHint }),
-        ...(options.agent === undefined ? {} : { agent: options.agent }),
+        transcriptPath: options.transcriptPath,
+        pid: options.pid,
+        taskHint: options.taskHint,
+        agent: options.agent,
         clock,
       });
       const id = own.snapshot_id ?? "";
@@ -230,7 +230,7 @@ async function openSession<T>(
         {
           session_id: sessionId,
           snapshot_id: id,
-          ...(options.agent === undefined ? {} : { agent: options.agent }),
+          agent: options.agent,
         },
         clock,
       );
@@ -243,7 +243,7 @@ async function openSession<T>(
       sessionId,
       origin: "session",
       envFingerprint: env,
-      ...(options.taskHint === undefined ? {} : { initialTaskHint: options.taskHint }),
+      initialTaskHint: options.taskHint,
       ...snapshotOptions,
       clock,
       random,
@@ -252,10 +252,10 @@ async function openSession<T>(
       root: paths.root,
       sessionId,
       snapshotId: snap.id,
-      ...(options.transcriptPath === undefined ? {} : { transcriptPath: options.transcriptPath }),
-      ...(options.pid === undefined ? {} : { pid: options.pid }),
-      ...(options.taskHint === undefined ? {} : { taskHint: options.taskHint }),
-      ...(options.agent === undefined ? {} : { agent: options.agent }),
+      transcriptPath: options.transcriptPath,
+      pid: options.pid,
+      taskHint: options.taskHint,
+      agent: options.agent,
       clock,
     });
     const next = { ...state, session_id: sessionId, session_snapshot_id: snap.id };
@@ -268,7 +268,7 @@ async function openSession<T>(
       {
         session_id: sessionId,
         snapshot_id: snap.id,
-        ...(options.agent === undefined ? {} : { agent: options.agent }),
+        agent: options.agent,
       },
       clock,
     );

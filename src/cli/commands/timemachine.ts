@@ -65,9 +65,9 @@ export function registerTimemachineCommands(program: Command): void {
           root: ctx.root,
           clock: ctx.clock,
           random: ctx.random,
-          ...(opts.sessionId === undefined ? {} : { sessionId: opts.sessionId }),
-          ...(opts.taskHint === undefined ? {} : { taskHint: opts.taskHint }),
-          ...(opts.transcript === undefined ? {} : { transcriptPath: opts.transcript }),
+          sessionId: opts.sessionId,
+          taskHint: opts.taskHint,
+          transcriptPath: opts.transcript,
         });
         const c = r.cleanup;
         const lines = [
