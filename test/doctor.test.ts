@@ -315,6 +315,8 @@ describe("timewarp doctor (real CLI)", () => {
     const help = runCli(["doctor", "--help"]);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/1 when any check fails/);
-    expect(help.stdout).toMatch(/Example:/);
+    expect(help.stdout).toMatch(
+      /Examples:\n {2}# .*\n {2}\$ timewarp install claude-code && timewarp doctor/,
+    );
   });
 });

@@ -98,6 +98,21 @@ describe("install --uninstall and the watch daemon (real CLI, a real daemon)", (
   // a zombie (the daemon's parent, the CLI, is gone; nothing reaped it yet) is not alive
   const alive = isProcessAlive;
 
+  it("probes the toolchain versions into the fingerprint cache the first session start reads; a dry run does not", async () => {
+    const cache = join(dir, ".timewarp", "cache", "env-fingerprint.json");
+    await install("claude-code", { dryRun: true });
+    expect(existsSync(cache)).toBe(false);
+    await install("claude-code");
+    const warmed = JSON.parse(read(".timewarp/cache/env-fingerprint.json")) as {
+      fingerprint: Record<string, string>;
+    };
+    expect(warmed.fingerprint.platform).toBe(process.platform);
+    expect(warmed.fingerprint.node).toMatch(/^v\d+\./);
+    const { startSession } = await import("../src/timemachine/index.ts");
+    const started = await startSession({ root: dir, sessionId: "s1", clock: systemClock });
+    expect(started.env_fingerprint).toEqual(warmed.fingerprint);
+  });
+
   it("stops the daemon once no agent is installed in the workspace, not before", () => {
     initWorkspace(dir);
     cli(["install", "claude-code"]);

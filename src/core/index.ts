@@ -101,6 +101,7 @@ export type { State, Timeline, Transition } from "./workspace-state.ts";
 export {
   assertNoTransition,
   initialState,
+  inPresent,
   readState,
   StateSchema,
   TransitionSchema,

@@ -57,19 +57,29 @@ export const StateSchema = z
 
 export type State = z.infer<typeof StateSchema>;
 
+/** The fields of a state in the present: no travel, no backup, no transition under way. */
+const PRESENT = {
+  mode: "present",
+  current_snapshot_id: null,
+  backup_path: null,
+  entered_at: null,
+  guard_token: null,
+  transition: null,
+} as const;
+
 export function initialState(workspaceRoot: string): State {
   return {
     schema_version: 1,
     workspace_root: workspaceRoot,
     session_id: null,
     session_snapshot_id: null,
-    mode: "present",
-    current_snapshot_id: null,
-    backup_path: null,
-    entered_at: null,
-    guard_token: null,
-    transition: null,
+    ...PRESENT,
   };
+}
+
+/** `state` back in the present (after a return or an undone travel); its session is kept. */
+export function inPresent(state: State): State {
+  return { ...state, ...PRESENT };
 }
 
 /** Read state.json; the initial state when absent; CORRUPT_FILE (naming file and field) when wrong. */

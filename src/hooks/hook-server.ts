@@ -1,37 +1,18 @@
-import {
-  type FSWatcher,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  watch,
-  writeFileSync,
-} from "node:fs";
+import { type FSWatcher, mkdirSync, readdirSync, rmSync, statSync, watch } from "node:fs";
 import { join } from "node:path";
 import type { Worker } from "node:worker_threads";
-import { clearLockOfThread, workspacePaths, writeFileAtomic } from "../core/index.ts";
-import { isHookEvent } from "./hook-events.ts";
-import { formatHookResponse } from "./hook-outcome.ts";
+import { writeFileAtomic } from "../core/index.ts";
 import {
-  claimedFile,
   HOOK_PROTOCOL,
   HOOK_RUN_LIMIT_MS,
   HOOK_TIMING_WINDOW,
-  type HookAnswer,
   type HookEventTimings,
-  type HookReply,
-  type HookRequestHeader,
   type HookServerRecord,
   hookServerPaths,
-  replyFile,
-  requestFile,
   requestId,
-  stderrFile,
-  stdoutFile,
 } from "./hook-protocol.ts";
-import type { HookWorkerReply, HookWorkerRequest } from "./hook-worker.ts";
+import { claimHookRequest, writeHookReply } from "./hook-request.ts";
+import { createHookRunner } from "./hook-runner.ts";
 
 export interface HookServerOptions {
   root: string;
@@ -69,12 +50,6 @@ export interface HookServer {
  */
 const LEFTOVER_MS = 10 * 60_000;
 
-/** Where a request's answer goes: its reply file, and with `reply: "files"` its output files. */
-interface ReplyTo {
-  reply: string;
-  files?: { stdout: string; stderr: string };
-}
-
 /**
  * Serve `timewarp hook` calls for the workspace at `root` through its hook directory (see
  * `hook-protocol.ts`), running each in one worker thread that keeps the hook code loaded: a
@@ -91,185 +66,17 @@ export function serveHooks(options: HookServerOptions): HookServer {
   let lastRequestAt = Date.now();
   let served = 0;
   let closing = false;
-  let nextId = 1;
-  let worker: Worker | null = null;
-  /** The worker loaded the hook code: from then on a request it was given may have started. */
-  let workerReady = false;
-  const pending = new Map<
-    number,
-    { to: ReplyTo; timer: NodeJS.Timeout; header: HookRequestHeader; claimedAt: number }
-  >();
-  /** Per event: answers so far, and the last HOOK_TIMING_WINDOW claim-to-reply times (ms). */
-  const timings = new Map<string, { count: number; recent: number[] }>();
-  const timed = (event: string, ms: number): void => {
-    let t = timings.get(event);
-    if (t === undefined) {
-      t = { count: 0, recent: [] };
-      timings.set(event, t);
-    }
-    t.count++;
-    t.recent.push(ms);
-    if (t.recent.length > HOOK_TIMING_WINDOW) t.recent.shift();
-  };
-
-  const answer = (to: ReplyTo, body: HookReply): void => {
-    let json: HookReply | { exitCode: number } = body;
-    if (to.files !== undefined && body.declined === undefined) {
-      // The output first, each file only when there is some: the reply publishes them.
-      json = { exitCode: body.exitCode };
-      for (const [file, text] of [
-        [to.files.stdout, body.stdout],
-        [to.files.stderr, body.stderr],
-      ] as const) {
-        try {
-          if (text !== "") writeFileSync(file, text, { mode: 0o600 });
-        } catch (error) {
-          log(`timewarp hooks: cannot write a hook's output: ${String(error)}`);
-        }
-      }
-    }
-    try {
-      // whole or not at all (the client polls for the name), private, not fsynced: ephemeral
-      writeFileAtomic(to.reply, JSON.stringify(json), { mode: 0o600, durable: false });
-    } catch (error) {
-      log(`timewarp hooks: cannot write a reply: ${String(error)}`);
-    }
-  };
-  /**
-   * Answer every queued hook: declined while the worker never loaded (nothing of them ran, so
-   * their clients run them), else as failed (one may have run in part; a hook never runs twice).
-   */
-  const failAll = (why: string): void => {
-    for (const [id, p] of pending) {
-      clearTimeout(p.timer);
-      pending.delete(id);
-      answer(p.to, workerReady ? failedAnswer(p.header, why) : { declined: why });
-    }
-  };
-  const dropWorker = (why: string): void => {
-    const w = worker;
-    worker = null;
-    failAll(why);
-    if (w !== null) void w.terminate();
-  };
-  /**
-   * The locks a worker stopped from outside (a hook past its time, a crash, the daemon's stop,
-   * which can come during a session start's cleanup) may still hold: they name this live
-   * process, so nobody else would take them over until it exits.
-   */
-  const releaseLocksOf = async (thread: number): Promise<void> => {
-    const { ledgerPaths } = await import("../ledger/index.ts");
-    for (const path of [workspacePaths(options.root).lock, ledgerPaths(options.root).lock]) {
-      try {
-        if (clearLockOfThread(path, thread))
-          log(`timewarp hooks: released ${path}, held by a stopped worker`);
-      } catch (error) {
-        log(`timewarp hooks: cannot release ${path}: ${String(error)}`);
-      }
-    }
-  };
-  const ensureWorker = (): Worker => {
-    if (worker !== null) return worker;
-    const w = options.startWorker();
-    const thread = w.threadId;
-    worker = w;
-    workerReady = false;
-    w.on("message", (message: HookWorkerReply) => {
-      if (message.kind === "ready") {
-        workerReady = true;
-        return;
-      }
-      const p = pending.get(message.id);
-      if (p === undefined) return;
-      clearTimeout(p.timer);
-      pending.delete(message.id);
-      served++;
-      answer(p.to, message.reply);
-      timed(p.header.event, performance.now() - p.claimedAt);
-      if (!closing) publish();
-    });
-    w.on("error", (error) => {
-      log(`timewarp hooks: the worker failed: ${error.message}`);
-      if (worker === w) dropWorker(`the hook worker failed: ${error.message}`);
-    });
-    w.on("exit", (code) => {
-      if (worker === w) dropWorker(`the hook worker exited (code ${code})`);
-      void releaseLocksOf(thread);
-    });
-    w.unref();
-    w.postMessage({ kind: "warm" } satisfies HookWorkerRequest);
-    return w;
-  };
-
-  /** Claim a request by rename (at most once), then run it or decline it. */
-  const take = (id: string): void => {
-    const claimedAt = performance.now();
-    const claimed = join(paths.dir, claimedFile(id));
-    try {
-      renameSync(join(paths.dir, requestFile(id)), claimed);
-    } catch {
-      return; // taken back by its client, or a second event for the same request
-    }
-    const to: ReplyTo = { reply: join(paths.dir, replyFile(id)) };
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(claimed);
-    } catch (error) {
-      answer(to, { declined: `cannot read the request: ${String(error)}` });
-      return;
-    } finally {
-      rmSync(claimed, { force: true });
-    }
-    const newline = bytes.indexOf(0x0a);
-    let header: HookRequestHeader | undefined;
-    try {
-      header = JSON.parse(bytes.subarray(0, newline).toString("utf8")) as HookRequestHeader;
-    } catch {
-      header = undefined;
-    }
-    if (newline < 0 || header?.protocol !== HOOK_PROTOCOL) {
-      answer(to, { declined: "the request is not of this server's protocol" });
-      return;
-    }
-    if (header.reply === "files")
-      to.files = {
-        stdout: join(paths.dir, stdoutFile(id)),
-        stderr: join(paths.dir, stderrFile(id)),
-      };
-    const staleReason = closing ? "the daemon is stopping" : (options.stale?.() ?? null);
-    if (staleReason !== null) {
-      answer(to, { declined: staleReason });
-      if (!closing) options.onStale?.(staleReason);
-      return;
-    }
-    lastRequestAt = Date.now();
-    const runId = nextId++;
-    const timeoutMs = options.hookTimeoutMs ?? HOOK_RUN_LIMIT_MS;
-    const event = header.event;
-    const timer = setTimeout(() => {
-      log(`timewarp hooks: a ${event} hook ran past ${timeoutMs} ms; restarting the worker`);
-      dropWorker(`the hook ran past ${timeoutMs} ms and was abandoned`);
-    }, timeoutMs);
-    pending.set(runId, { to, timer, header, claimedAt });
-    ensureWorker().postMessage({
-      kind: "hook",
-      id: runId,
-      header,
-      input: bytes.subarray(newline + 1).toString("utf8"),
-    } satisfies HookWorkerRequest);
-  };
-
+  const timings = createHookTimings();
   const startedAt = new Date().toISOString();
+
   /** The record clients look for (written last at start: from then on requests are taken). */
-  function publish(): void {
+  const publish = (): void => {
     const record: HookServerRecord = {
       protocol: HOOK_PROTOCOL,
       pid: process.pid,
       started_at: startedAt,
       served,
-      timings: Object.fromEntries(
-        [...timings].map(([event, t]) => [event, summarize(t.count, t.recent)]),
-      ),
+      timings: timings.summary(),
     };
     try {
       // One line, protocol then pid first: the shell client reads them without a JSON parser.
@@ -277,18 +84,37 @@ export function serveHooks(options: HookServerOptions): HookServer {
     } catch (error) {
       log(`timewarp hooks: cannot write ${paths.record}: ${String(error)}`);
     }
-  }
+  };
 
-  const sweepLeftovers = (): void => {
-    const old = Date.now() - LEFTOVER_MS;
-    for (const name of readdirSync(paths.dir)) {
-      if (join(paths.dir, name) === paths.record || name.startsWith("req-")) continue;
-      try {
-        if (statSync(join(paths.dir, name)).mtimeMs < old) rmSync(join(paths.dir, name));
-      } catch {
-        // collected meanwhile
-      }
+  const runner = createHookRunner({
+    root: options.root,
+    startWorker: options.startWorker,
+    hookTimeoutMs: options.hookTimeoutMs ?? HOOK_RUN_LIMIT_MS,
+    log,
+    onAnswered: (header, ms) => {
+      served++;
+      timings.record(header.event, ms);
+      if (!closing) publish();
+    },
+  });
+
+  /** Claim a request by rename (at most once), then run it or decline it. */
+  const take = (id: string): void => {
+    const claimedAt = performance.now();
+    const request = claimHookRequest(paths.dir, id);
+    if (request === undefined) return;
+    if ("declined" in request) {
+      writeHookReply(request.to, { declined: request.declined }, log);
+      return;
     }
+    const staleReason = closing ? "the daemon is stopping" : (options.stale?.() ?? null);
+    if (staleReason !== null) {
+      writeHookReply(request.to, { declined: staleReason }, log);
+      if (!closing) options.onStale?.(staleReason);
+      return;
+    }
+    lastRequestAt = Date.now();
+    runner.run({ ...request, claimedAt });
   };
 
   const watcher: FSWatcher = watch(paths.dir, { persistent: false }, (_type, name) => {
@@ -296,14 +122,14 @@ export function serveHooks(options: HookServerOptions): HookServer {
     if (id !== null) take(id);
   });
   watcher.on("error", (error) => log(`timewarp hooks: watcher error: ${String(error)}`));
-  const sweeper = setInterval(sweepLeftovers, 60_000);
+  const sweeper = setInterval(() => sweepLeftovers(paths.dir, paths.record), 60_000);
   sweeper.unref();
   const staleCheck = setInterval(() => {
     const why = closing ? null : (options.stale?.() ?? null);
     if (why !== null) options.onStale?.(why);
   }, options.staleCheckMs ?? 5_000);
   staleCheck.unref();
-  ensureWorker();
+  runner.warm();
   publish();
 
   return {
@@ -321,8 +147,43 @@ export function serveHooks(options: HookServerOptions): HookServer {
         const id = requestId(name);
         if (id !== null) take(id);
       }
-      dropWorker("the daemon stopped before this hook finished");
+      runner.stop("the daemon stopped before this hook finished");
     },
+  };
+}
+
+/** Remove what killed clients left (a reply nobody collected, a request half written). */
+function sweepLeftovers(dir: string, record: string): void {
+  const old = Date.now() - LEFTOVER_MS;
+  for (const name of readdirSync(dir)) {
+    if (join(dir, name) === record || name.startsWith("req-")) continue;
+    try {
+      if (statSync(join(dir, name)).mtimeMs < old) rmSync(join(dir, name));
+    } catch {
+      // collected meanwhile
+    }
+  }
+}
+
+/** Per event: answers so far, and the last HOOK_TIMING_WINDOW claim-to-reply times (ms). */
+function createHookTimings(): {
+  record(event: string, ms: number): void;
+  summary(): Record<string, HookEventTimings>;
+} {
+  const timings = new Map<string, { count: number; recent: number[] }>();
+  return {
+    record(event, ms) {
+      let t = timings.get(event);
+      if (t === undefined) {
+        t = { count: 0, recent: [] };
+        timings.set(event, t);
+      }
+      t.count++;
+      t.recent.push(ms);
+      if (t.recent.length > HOOK_TIMING_WINDOW) t.recent.shift();
+    },
+    summary: () =>
+      Object.fromEntries([...timings].map(([event, t]) => [event, summarize(t.count, t.recent)])),
   };
 }
 
@@ -334,13 +195,4 @@ function summarize(count: number, recent: readonly number[]): HookEventTimings {
     return Math.round(v * 10) / 10;
   };
   return { count, p50_ms: at(50), p95_ms: at(95) };
-}
-
-/** A failure in the hook's own answer form (`--json` or the agent's), which never blocks. */
-function failedAnswer(header: HookRequestHeader, message: string): HookAnswer {
-  const event = isHookEvent(header.event) ? header.event : "pre-tool-use";
-  return formatHookResponse(
-    { kind: "failed", summary: "internal failure", message },
-    { agent: "claude-code", event, json: header.json === true },
-  );
 }

@@ -10,38 +10,17 @@
 import type { DoctorOptions, DoctorReport } from "./doctor.ts";
 import type { InstallOptions, InstallReport } from "./install-agent.ts";
 
-export type { HookGroup, HookHandler, HooksTable } from "./agent-wiring.ts";
-export { hooksFor, mcpServerFor } from "./agent-wiring.ts";
-export type {
-  CheckStatus,
-  DoctorAgentReport,
-  DoctorCheck,
-  DoctorDaemonReport,
-  DoctorFailure,
-  DoctorOptions,
-  DoctorReport,
-} from "./doctor.ts";
-export type { HookArgs, HookClientOptions, HookClientResult } from "./hook-client.ts";
+export { hooksFor } from "./agent-wiring.ts";
+export type { DoctorReport } from "./doctor.ts";
+export type { HookClientResult } from "./hook-client.ts";
 export { callHookServer, readHookServer } from "./hook-client.ts";
-export type { HookDaemonOptions } from "./hook-daemon.ts";
 export { runHookDaemon, runHookWorkerThread, watchRunCommand } from "./hook-daemon.ts";
-export type { HookAgent, HookEvent, InstallAgent } from "./hook-events.ts";
+export type { InstallAgent } from "./hook-events.ts";
 export { HOOK_AGENTS, HOOK_EVENTS, INSTALL_AGENTS } from "./hook-events.ts";
-export type { HookOutcome, HookResponse } from "./hook-outcome.ts";
-export type {
-  HookAnswer,
-  HookEventTimings,
-  HookReply,
-  HookServerRecord,
-} from "./hook-protocol.ts";
 export { hookServerPaths } from "./hook-protocol.ts";
-export { findWorkspaceRoot, resolveRoot } from "./hook-root.ts";
-export type { HookServer, HookServerOptions } from "./hook-server.ts";
+export { findWorkspaceRoot } from "./hook-root.ts";
 export { serveHooks } from "./hook-server.ts";
-export type { InstallFileReport, InstallOptions, InstallReport } from "./install-agent.ts";
-export type { HookPayload } from "./payload.ts";
-export { HookPayloadSchema } from "./payload.ts";
-export type { HookRun, RunHookOptions } from "./run-hook.ts";
+export type { InstallReport } from "./install-agent.ts";
 export { runHook } from "./run-hook.ts";
 
 /**
@@ -54,7 +33,13 @@ export { runHook } from "./run-hook.ts";
  *   report.changed; // false on a second run
  */
 export async function installAgent(options: InstallOptions): Promise<InstallReport> {
-  return (await import("./install-agent.ts")).installAgent(options);
+  const report = (await import("./install-agent.ts")).installAgent(options);
+  // The first session start then finds the toolchain versions cached instead of probing them.
+  if (options.dryRun !== true) {
+    const { warmEnvFingerprint } = await import("../timemachine/index.ts");
+    await warmEnvFingerprint(options.root);
+  }
+  return report;
 }
 
 /** Undo `installAgent`: restore untouched files byte for byte, else remove only timewarp's entries. */

@@ -182,6 +182,28 @@ function mustExist(state: FileState | null, rel: string): FileState {
   return state;
 }
 
+/** The plan of an edit that rewrites one existing text file: its text through `edit`. */
+function planTextEdit(
+  target: { abs: string; rel: string },
+  edit: (text: string) => string,
+  message: string,
+): EditPlan {
+  const before = mustExist(readFileState(target.abs, target.rel), target.rel);
+  const text = edit(decodeText(before.bytes, target.rel));
+  return {
+    edits: [
+      {
+        oldPath: target.rel,
+        newPath: target.rel,
+        before,
+        after: { bytes: toBytes(text), mode: before.mode },
+      },
+    ],
+    directories: [],
+    message,
+  };
+}
+
 /** ApplyEditBlock: replace the one exact occurrence of `searchBlock` in `path` by `replaceBlock`. */
 export async function applyEditBlock(
   ctx: LedgerContext,
@@ -206,27 +228,18 @@ export async function applyEditBlock(
       replaceBlock: params.replaceBlock,
     },
     dryRun: params.dryRun === true,
-    plan: () => {
-      const before = mustExist(readFileState(target.abs, target.rel), target.rel);
-      const text = applyEditBlockToText({
-        text: decodeText(before.bytes, target.rel),
-        search: params.searchBlock,
-        replace: params.replaceBlock,
-        path: target.rel,
-      });
-      return {
-        edits: [
-          {
-            oldPath: target.rel,
-            newPath: target.rel,
-            before,
-            after: { bytes: toBytes(text), mode: before.mode },
-          },
-        ],
-        directories: [],
-        message: `replaced one block in ${target.rel}`,
-      };
-    },
+    plan: () =>
+      planTextEdit(
+        target,
+        (text) =>
+          applyEditBlockToText({
+            text,
+            search: params.searchBlock,
+            replace: params.replaceBlock,
+            path: target.rel,
+          }),
+        `replaced one block in ${target.rel}`,
+      ),
   });
 }
 
@@ -300,28 +313,19 @@ export async function applyRangedEdit(
       content: params.content,
     },
     dryRun: params.dryRun === true,
-    plan: () => {
-      const before = mustExist(readFileState(target.abs, target.rel), target.rel);
-      const text = applyRangedEditToText({
-        text: decodeText(before.bytes, target.rel),
-        startLine: params.startLine,
-        endLine: params.endLine,
-        content: params.content,
-        path: target.rel,
-      });
-      return {
-        edits: [
-          {
-            oldPath: target.rel,
-            newPath: target.rel,
-            before,
-            after: { bytes: toBytes(text), mode: before.mode },
-          },
-        ],
-        directories: [],
-        message: `replaced lines ${params.startLine}-${params.endLine} of ${target.rel}`,
-      };
-    },
+    plan: () =>
+      planTextEdit(
+        target,
+        (text) =>
+          applyRangedEditToText({
+            text,
+            startLine: params.startLine,
+            endLine: params.endLine,
+            content: params.content,
+            path: target.rel,
+          }),
+        `replaced lines ${params.startLine}-${params.endLine} of ${target.rel}`,
+      ),
   });
 }
 

@@ -20,55 +20,23 @@ export {
   createDirectory,
   deletePath,
 } from "./edit-tools.ts";
-export type { LedgerFsckResult } from "./fsck-ledger.ts";
 export { fsckLedger } from "./fsck-ledger.ts";
-export type { EditHistory, GetEditHistoryParams, HistoryItem, SnapshotDiff } from "./history.ts";
+export type { HistoryItem } from "./history.ts";
 export { getEditHistory, readSnapshotDiff } from "./history.ts";
-export type {
-  EditResult,
-  LedgerContext,
-  LedgerGuardedEdit,
-  LedgerGuardVerdict,
-} from "./ledger-context.ts";
+export type { LedgerContext } from "./ledger-context.ts";
 export { holdLedgerForTransition } from "./ledger-lock.ts";
-export type { LedgerPaths } from "./ledger-paths.ts";
 export { ledgerPaths } from "./ledger-paths.ts";
 export {
   acceptMilestoneProposal,
   listMilestoneProposals,
   recordMilestoneSignal,
 } from "./milestone-proposals.ts";
-export type { CorruptMilestone } from "./milestone-store.ts";
-export type { CreateMilestoneParams, CreateMilestoneResult, MilestoneItem } from "./milestones.ts";
 export { createMilestone, getMilestones } from "./milestones.ts";
-export type {
-  BoundaryReason,
-  MilestoneProposal,
-  MilestoneSignal,
-  OperationSummary,
-  ProposeOptions,
-} from "./propose-milestones.ts";
-export { proposeMilestones } from "./propose-milestones.ts";
-export type {
-  RecordEditOptions,
-  RecordEditResult,
-  RecordEditsOptions,
-  RecordEditsResult,
-  RecordedFile,
-} from "./record-edit.ts";
+export type { RecordedFile } from "./record-edit.ts";
 export { recordEdit, recordEdits } from "./record-edit.ts";
-export type { PathImage, RestoreImagesParams, RestoreImagesResult } from "./restore-images.ts";
+export type { PathImage } from "./restore-images.ts";
 export { lastOperationInEffect, restoreImages } from "./restore-images.ts";
-export type { RetentionOptions, RetentionResult } from "./retention.ts";
 export { applyRetention, collectLedgerOids, repairIndex } from "./retention.ts";
-export type { ReverseConflict, ReverseOpParams, ReverseOpResult } from "./reverse-op.ts";
 export { reverseOp } from "./reverse-op.ts";
-export type {
-  DirectoryChange,
-  FileChange,
-  FileImage,
-  Milestone,
-  MilestoneSummary,
-  OperationRecord,
-} from "./schema.ts";
-export { MilestoneSchema, OperationRecordSchema } from "./schema.ts";
+export type { FileChange, Milestone, OperationRecord } from "./schema.ts";
+export { OperationRecordSchema } from "./schema.ts";

@@ -48,7 +48,6 @@ export const RequestSchema = z.object({
   timeout_s: z.number().positive().optional(),
   created_at: z.string(),
 });
-export type SkillRequest = z.infer<typeof RequestSchema>;
 
 /** ack/<request_id>.json (§5.2), plus `detail_code` and `by` (who published it). */
 export const AckSchema = z

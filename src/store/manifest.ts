@@ -423,26 +423,36 @@ export function readManifestTextFile(file: string, hash: string): Buffer {
   if (kept !== undefined) return kept.text;
   // Read first, decompress apart: zlib's errors carry a `code` too (Z_BUF_ERROR for a truncated
   // file), which must not pass for the file system's (issue 16: that was IO_ERROR).
-  const bytes = readFileSync(file);
+  const text = decodeManifestText(readFileSync(file), file, hash);
+  keepText({ key, hash, text });
+  return text;
+}
+
+/**
+ * The canonical text of stored manifest bytes (brotli; gzip in records written before 0.1),
+ * checked against `hash` when given. CORRUPT_FILE naming `source` on any mismatch.
+ */
+function decodeManifestText(bytes: Buffer, source: string, hash: string | undefined): Buffer {
   let text: Buffer;
   try {
     text = decompressManifest(bytes);
   } catch (error) {
     throw new TimewarpError(
       ErrorCode.CORRUPT_FILE,
-      `${file}: not a compressed manifest (${error instanceof Error ? error.message : String(error)})`,
-      { data: { file } },
+      `${source}: not a compressed manifest (${error instanceof Error ? error.message : String(error)})`,
+      { data: { file: source } },
     );
   }
-  const got = gitBlobId(text);
-  if (got !== hash) {
-    throw new TimewarpError(
-      ErrorCode.CORRUPT_FILE,
-      `${file}: manifest hash is ${got}, the record expects ${hash}`,
-      { data: { file, expected: hash, got } },
-    );
+  if (hash !== undefined) {
+    const got = gitBlobId(text);
+    if (got !== hash) {
+      throw new TimewarpError(
+        ErrorCode.CORRUPT_FILE,
+        `${source}: manifest hash is ${got}, the record expects ${hash}`,
+        { data: { file: source, expected: hash, got } },
+      );
+    }
   }
-  keepText({ key, hash, text });
   return text;
 }
 
@@ -463,26 +473,7 @@ export function decodeManifest(
   bytes: Buffer,
   options: { source: string; hash?: string },
 ): Manifest {
-  let text: Buffer;
-  try {
-    text = decompressManifest(bytes);
-  } catch (error) {
-    throw new TimewarpError(
-      ErrorCode.CORRUPT_FILE,
-      `${options.source}: not a compressed manifest (${error instanceof Error ? error.message : String(error)})`,
-      { data: { file: options.source } },
-    );
-  }
-  if (options.hash !== undefined) {
-    const got = gitBlobId(text);
-    if (got !== options.hash) {
-      throw new TimewarpError(
-        ErrorCode.CORRUPT_FILE,
-        `${options.source}: manifest hash is ${got}, the record expects ${options.hash}`,
-        { data: { file: options.source, expected: options.hash, got } },
-      );
-    }
-  }
+  const text = decodeManifestText(bytes, options.source, options.hash);
   return parseManifestText(text, options.source);
 }
 

@@ -1,21 +1,6 @@
-import { createHash } from "node:crypto";
-import {
-  closeSync,
-  constants,
-  type Dirent,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  readlinkSync,
-  readSync,
-  type Stats,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { lstatSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ErrorCode, errnoCode, fromSystemError, gitBlobId, TimewarpError } from "../core/index.ts";
-import { decodeName } from "./entry-path.ts";
+import { ErrorCode, errnoCode, TimewarpError } from "../core/index.ts";
 import { createExcludeMatcher } from "./excludes.ts";
 import {
   MANIFEST_SCHEMA_VERSION,
@@ -23,17 +8,12 @@ import {
   type ManifestEntry,
   sortEntries,
 } from "./manifest.ts";
-import { LARGE_OBJECT_BYTES, OBJECT_CHUNK_BYTES, type ObjectStore } from "./object-store.ts";
-import { type CachedStat, emptyStatCache, type ScanIndex, type StatCache } from "./stat-cache.ts";
+import type { ObjectStore } from "./object-store.ts";
+import type { SkipReason } from "./read-stable.ts";
+import { updateFromIndex } from "./scan-from-index.ts";
+import { createScanWalker, newFindings } from "./scan-walker.ts";
+import { emptyStatCache, type ScanIndex, type StatCache } from "./stat-cache.ts";
 import { type WatchedChanges, watchedChanges } from "./watch.ts";
-
-/** Why a path is not in a snapshot. A snapshot with any skipped path is `partial`. */
-export type SkipReason =
-  | "special_file"
-  | "too_large"
-  | "unreadable"
-  | "changed_while_reading"
-  | "unreadable_directory";
 
 export interface SkippedPath {
   path: string;
@@ -114,21 +94,11 @@ export interface ScanResult {
   watchQuiet: boolean;
 }
 
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-const MAX_READ_ATTEMPTS = 3;
 /**
  * Without a marker file, the wall clock stands in for the file-system clock; timestamps can lag
  * it by a coarse-clock tick (Linux) or be truncated to 1–2 s (FAT, HFS+), hence the margin.
  */
 const WALL_CLOCK_MARGIN_MS = 2000;
-
-type FsPath = string | Buffer;
-
-function childPath(parent: FsPath, name: Buffer, text: string, exact: boolean): FsPath {
-  if (typeof parent === "string" && exact) return `${parent}/${text}`;
-  const p = typeof parent === "string" ? Buffer.from(parent, "utf8") : parent;
-  return Buffer.concat([p, Buffer.from("/"), name]);
-}
 
 function fsClockMs(clockDir: string | undefined): number {
   if (clockDir !== undefined) {
@@ -143,189 +113,6 @@ function fsClockMs(clockDir: string | undefined): number {
   return Date.now() - WALL_CLOCK_MARGIN_MS;
 }
 
-type ReadOutcome = { bytes: Buffer; stat: Stats } | { skip: SkipReason; detail: string };
-
-/**
- * Read a file so that its bytes match one stat: lstat before, fstat on the same descriptor after;
- * any difference (size, mtime, ctime, inode) means it changed while being read, and it is read
- * again (a few times) and otherwise reported — never stored torn.
- */
-function readStable(
-  path: FsPath,
-  first: Stats,
-  rel: string,
-  beforeRead: ((relPath: string) => void) | undefined,
-): ReadOutcome | undefined {
-  let before = first;
-  for (let attempt = 1; ; attempt++) {
-    let fd: number | undefined;
-    try {
-      beforeRead?.(rel);
-      fd = openSync(path, OPEN_FLAGS);
-      const size = before.size;
-      const bytes = Buffer.allocUnsafe(size);
-      let off = 0;
-      while (off < size) {
-        const n = readSync(fd, bytes, off, size - off, off);
-        if (n === 0) break;
-        off += n;
-      }
-      const after = fstatSync(fd);
-      if (
-        off === size &&
-        after.size === before.size &&
-        after.mtimeMs === before.mtimeMs &&
-        after.ctimeMs === before.ctimeMs &&
-        after.ino === before.ino
-      ) {
-        return { bytes, stat: after };
-      }
-    } catch (error) {
-      const code = errnoCode(error);
-      if (code === "ENOENT") return undefined; // deleted during the scan: not part of the workspace
-      if (code === "ELOOP") return undefined; // replaced by a symlink: the next scan sees the link
-      return { skip: "unreadable", detail: code ?? String(error) };
-    } finally {
-      if (fd !== undefined) closeSync(fd);
-    }
-    if (attempt >= MAX_READ_ATTEMPTS) {
-      return {
-        skip: "changed_while_reading",
-        detail: `changed during each of ${MAX_READ_ATTEMPTS} reads`,
-      };
-    }
-    try {
-      before = lstatSync(path);
-    } catch (error) {
-      if (errnoCode(error) === "ENOENT") return undefined;
-      return { skip: "unreadable", detail: errnoCode(error) ?? String(error) };
-    }
-    if (!before.isFile()) return undefined;
-  }
-}
-
-type HashOutcome = { oid: string; stat: Stats } | { skip: SkipReason; detail: string };
-
-/**
- * `readStable` for a large file: hashed in chunks (git's blob header, then the bytes), never
- * held whole, then copied into `store` (when given and it lacks the object) by a second pass that
- * hashes again; a file that changes between or during the passes is read again, a few times,
- * then reported. A sparse file costs its chunk buffer, not its size, in memory; in the store
- * its holes stay holes.
- */
-function hashStable(
-  path: FsPath,
-  first: Stats,
-  rel: string,
-  beforeRead: ((relPath: string) => void) | undefined,
-  store: ObjectStore | undefined,
-): (HashOutcome & { written?: boolean }) | undefined {
-  let before = first;
-  const chunk = Buffer.allocUnsafe(OBJECT_CHUNK_BYTES);
-  for (let attempt = 1; ; attempt++) {
-    let fd: number | undefined;
-    try {
-      beforeRead?.(rel);
-      fd = openSync(path, OPEN_FLAGS);
-      const size = before.size;
-      const hash = createHash("sha1").update(`blob ${size}\0`);
-      let off = 0;
-      while (off < size) {
-        const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - off), off);
-        if (n === 0) break;
-        hash.update(chunk.subarray(0, n));
-        off += n;
-      }
-      const after = fstatSync(fd);
-      closeSync(fd);
-      fd = undefined;
-      if (
-        off === size &&
-        after.size === before.size &&
-        after.mtimeMs === before.mtimeMs &&
-        after.ctimeMs === before.ctimeMs &&
-        after.ino === before.ino
-      ) {
-        const oid = hash.digest("hex");
-        const stored = store === undefined ? "present" : store.writeFromFile(oid, path, size);
-        if (stored !== "changed") return { oid, stat: after, written: stored === "written" };
-      }
-    } catch (error) {
-      const code = errnoCode(error);
-      if (code === "ENOENT") return undefined;
-      if (code === "ELOOP") return undefined;
-      return { skip: "unreadable", detail: code ?? String(error) };
-    } finally {
-      if (fd !== undefined) closeSync(fd);
-    }
-    if (attempt >= MAX_READ_ATTEMPTS) {
-      return {
-        skip: "changed_while_reading",
-        detail: `changed during each of ${MAX_READ_ATTEMPTS} reads`,
-      };
-    }
-    try {
-      before = lstatSync(path);
-    } catch (error) {
-      if (errnoCode(error) === "ENOENT") return undefined;
-      return { skip: "unreadable", detail: errnoCode(error) ?? String(error) };
-    }
-    if (!before.isFile()) return undefined;
-  }
-}
-
-/**
- * One file read the way a scan reads it: not through a symlink (O_NOFOLLOW), and with bytes
- * that match a single stat (re-read when it changes meanwhile). Null when it is gone or not a
- * regular file; `skip` when it cannot be read stably.
- */
-export function readFileStable(
-  path: string,
-): { bytes: Buffer; stat: Stats } | { skip: SkipReason; detail: string } | null {
-  let st: Stats;
-  try {
-    st = lstatSync(path);
-  } catch (error) {
-    const code = errnoCode(error);
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
-    return { skip: "unreadable", detail: code ?? String(error) };
-  }
-  if (!st.isFile()) return null;
-  return readStable(path, st, path, undefined) ?? null;
-}
-
-function pushSkip(
-  skipped: SkippedPath[],
-  path: string,
-  raw: Buffer | undefined,
-  reason: SkipReason,
-  detail: string,
-): void {
-  skipped.push(
-    raw === undefined
-      ? { path, reason, detail }
-      : { path, path_b64: raw.toString("base64"), reason, detail },
-  );
-}
-
-/** A manifest entry; `path_b64` only for names that are not UTF-8 (no spread on the hot path). */
-function entryOf(
-  path: string,
-  raw: Buffer | undefined,
-  rest: Omit<ManifestEntry, "path" | "path_b64">,
-): ManifestEntry {
-  if (raw === undefined) return { path, ...rest };
-  return { path, path_b64: raw.toString("base64"), ...rest };
-}
-
-function specialKind(d: Stats): string {
-  if (d.isFIFO()) return "fifo";
-  if (d.isSocket()) return "socket";
-  if (d.isCharacterDevice()) return "character device";
-  if (d.isBlockDevice()) return "block device";
-  return "unknown type";
-}
-
 /**
  * The scope a stat cache's index is valid for: the excludes of the scan that built it (a scan
  * with other excludes cannot update that index from a change list). The size cap is not part
@@ -333,17 +120,6 @@ function specialKind(d: Stats): string {
  */
 export function scanScope(excludes: readonly string[]): string {
   return JSON.stringify(excludes);
-}
-
-/** Is `path` one of `roots` or below one? */
-function isCovered(roots: ReadonlySet<string>, path: string): boolean {
-  let q = path;
-  for (;;) {
-    if (roots.has(q)) return true;
-    const slash = q.lastIndexOf("/");
-    if (slash < 0) return false;
-    q = q.slice(0, slash);
-  }
 }
 
 /**
@@ -435,6 +211,71 @@ function markHardLinks(links: { entry: ManifestEntry; id: string }[]): void {
  * Throws NOT_A_DIRECTORY when `root` is not a directory.
  */
 export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
+  assertDirectory(root);
+  const scope = scanScope(options.excludes);
+  const oldCache = options.statCache ?? emptyStatCache();
+  const asked = askWatcher(root, options, oldCache, scope);
+  const leave = new Map<string, SkippedPath>();
+  for (const s of options.leaveAlone ?? []) leave.set(s.path, s);
+  const revisit =
+    asked.changed !== undefined && oldCache.index?.scope === scope && leave.size === 0
+      ? pathsToRevisit(oldCache, asked.changed)
+      : undefined;
+  const out = newFindings(fsClockMs(options.clockDir));
+  const walker = createScanWalker({
+    root,
+    excluded: createExcludeMatcher(options.excludes),
+    maxBytes: options.maxFileBytes ?? Number.POSITIVE_INFINITY,
+    oldCache,
+    leave,
+    store: options.store,
+    beforeRead: options.beforeRead,
+    onProgress: options.onProgress,
+    findings: out,
+  });
+  let unchanged = false;
+  if (revisit === undefined) walker.walk(true);
+  else {
+    unchanged = updateFromIndex({
+      root,
+      index: oldCache.index!,
+      cached: oldCache.entries,
+      roots: revisit,
+      walker,
+      findings: out,
+    });
+  }
+
+  options.onProgress?.({ entries: out.seen, rehashed: out.rehashed });
+  markHardLinks(out.links);
+  const newCache = out.cache;
+  const { others, skipped, linked } = out;
+  newCache.index = { scope, others, skipped, ...(linked.length > 0 ? { linked } : {}) };
+  const knownManifest = oldCache.index?.manifest;
+  if (unchanged && knownManifest !== undefined) newCache.index.manifest = knownManifest;
+  if (asked.token !== undefined) newCache.watchToken = asked.token;
+  const watch = asked.watch;
+  return {
+    manifest: { schema_version: MANIFEST_SCHEMA_VERSION, entries: sortEntries(out.entries) },
+    skipped,
+    files: out.files,
+    dirs: out.dirs,
+    symlinks: out.symlinks,
+    bytes: out.bytes,
+    rehashed: out.rehashed,
+    objects_written: out.objectsWritten,
+    statCache: newCache,
+    incremental: revisit !== undefined,
+    unchanged,
+    watchQuiet:
+      newCache.watchToken === oldCache.watchToken ||
+      (watch !== undefined && "changed" in watch && watch.changed === 0),
+    ...(watch === undefined ? {} : { watch }),
+  };
+}
+
+/** Throws NOT_A_DIRECTORY unless `root` is a directory. */
+function assertDirectory(root: string): void {
   let why: string | undefined;
   try {
     if (!statSync(root).isDirectory()) why = "not a directory";
@@ -448,354 +289,25 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       { data: { path: root } },
     );
   }
-  const excluded = createExcludeMatcher(options.excludes);
-  const maxBytes = options.maxFileBytes ?? Number.POSITIVE_INFINITY;
-  const scope = scanScope(options.excludes);
-  const oldCache = options.statCache ?? emptyStatCache();
-  let changed = options.changed;
-  let watchToken: string | undefined;
-  let watch: ScanResult["watch"];
-  if (changed === undefined && (options.watched !== undefined || options.useWatcher === true)) {
-    if (options.watched === undefined && process.env.TIMEWARP_WATCH === "0") {
-      watch = { reason: "TIMEWARP_WATCH=0" };
-    } else {
-      const answer = options.watched ?? watchedChanges(root, oldCache.watchToken, scope);
-      changed = answer.changed;
-      watchToken = answer.token;
-      watch = changed !== undefined ? { changed: changed.length } : { reason: answer.reason ?? "" };
-    }
+}
+
+/** The changed paths (given, or the watch daemon's answer) and what to report about asking. */
+function askWatcher(
+  root: string,
+  options: ScanOptions,
+  oldCache: StatCache,
+  scope: string,
+): { changed?: readonly string[]; token?: string; watch?: ScanResult["watch"] } {
+  if (options.changed !== undefined) return { changed: options.changed };
+  if (options.watched === undefined && options.useWatcher !== true) return {};
+  if (options.watched === undefined && process.env.TIMEWARP_WATCH === "0") {
+    return { watch: { reason: "TIMEWARP_WATCH=0" } };
   }
-  const leave = new Map<string, SkippedPath>();
-  for (const s of options.leaveAlone ?? []) leave.set(s.path, s);
-  const revisit =
-    changed !== undefined && oldCache.index?.scope === scope && leave.size === 0
-      ? pathsToRevisit(oldCache, changed)
-      : undefined;
-  const scanStartMs = fsClockMs(options.clockDir);
-  const newCache: StatCache = { scanStartMs, entries: new Map() };
-  const store = options.store;
-  const entries: ManifestEntry[] = [];
-  const others: ManifestEntry[] = [];
-  const skipped: SkippedPath[] = [];
-  const linked: string[] = [];
-  /** Files with other hard links, by device and inode: grouped into `link` fields at the end. */
-  const links: { entry: ManifestEntry; id: string }[] = [];
-  let files = 0;
-  let dirs = 0;
-  let symlinks = 0;
-  let bytes = 0;
-  let rehashed = 0;
-  let objectsWritten = 0;
-  let seen = 0;
-
-  // Directories still to read: fs path, relative path, and raw relative bytes when not UTF-8.
-  const stack: { fs: FsPath; rel: string; raw: Buffer | undefined }[] = [];
-
-  /** Look at one path (found in a directory, or reported changed) and record what it is. */
-  const visit = (
-    fsPath: FsPath,
-    rel: string,
-    raw: Buffer | undefined,
-    text: string,
-    isDir: boolean,
-  ): void => {
-    if (excluded(rel, text, isDir)) return;
-    if (++seen % 500 === 0) options.onProgress?.({ entries: seen, rehashed });
-    let st: Stats;
-    try {
-      st = lstatSync(fsPath);
-    } catch (error) {
-      const code = errnoCode(error);
-      if (code === "ENOENT" || code === "ENOTDIR") return;
-      pushSkip(skipped, rel, raw, "unreadable", code ?? String(error));
-      return;
-    }
-    const left = leave.size === 0 ? undefined : leave.get(rel);
-    if (left !== undefined) {
-      skipped.push(left);
-      return;
-    }
-    const mode = st.mode & 0o7777;
-    const mtime_ms = st.mtimeMs;
-    if (st.isDirectory()) {
-      // A directory that matched no dir-only pattern as a file type hint may still match now.
-      if (!isDir && excluded(rel, text, true)) return;
-      dirs++;
-      const entry = entryOf(rel, raw, { type: "dir", mode, size: 0, mtime_ms });
-      entries.push(entry);
-      others.push(entry);
-      stack.push({ fs: fsPath, rel, raw });
-    } else if (st.isSymbolicLink()) {
-      let target: Buffer;
-      try {
-        target = readlinkSync(fsPath, { encoding: "buffer" });
-      } catch (error) {
-        const code = errnoCode(error);
-        if (code === "ENOENT" || code === "EINVAL") return;
-        pushSkip(skipped, rel, raw, "unreadable", code ?? String(error));
-        return;
-      }
-      const t = decodeName(target);
-      symlinks++;
-      const entry = entryOf(rel, raw, {
-        type: "symlink",
-        mode,
-        size: target.length,
-        mtime_ms,
-        oid: gitBlobId(target),
-        ...(t.exact ? { target: t.text } : { target_b64: target.toString("base64") }),
-      });
-      entries.push(entry);
-      others.push(entry);
-    } else if (st.isFile()) {
-      const key = raw === undefined ? rel : `\0b64:${raw.toString("base64")}`;
-      if (st.nlink > 1 && raw === undefined) linked.push(rel);
-      const cached = oldCache.entries.get(key);
-      if (
-        cached !== undefined &&
-        cached.size === st.size &&
-        cached.mtimeMs === st.mtimeMs &&
-        cached.ctimeMs === st.ctimeMs &&
-        cached.ino === st.ino &&
-        cached.mode === st.mode &&
-        st.mtimeMs < oldCache.scanStartMs
-      ) {
-        // Fast path: nothing to read, the cache entry carries over as it is.
-        newCache.entries.set(key, cached);
-        files++;
-        bytes += cached.size;
-        const hit = entryOf(rel, raw, {
-          type: "file",
-          mode,
-          size: cached.size,
-          mtime_ms,
-          oid: cached.oid,
-        });
-        entries.push(hit);
-        // A hard link is one whatever its name's bytes (a cache hit must group as a miss does).
-        if (st.nlink > 1) links.push({ entry: hit, id: `${st.dev}:${st.ino}` });
-        return;
-      }
-      if (st.size > maxBytes) {
-        pushSkip(skipped, rel, raw, "too_large", `${st.size} bytes > max_file_bytes ${maxBytes}`);
-        return;
-      }
-      let stat: Stats;
-      let oid: string;
-      if (st.size > LARGE_OBJECT_BYTES) {
-        const hashed = hashStable(fsPath, st, rel, options.beforeRead, store);
-        if (hashed === undefined) return;
-        if ("skip" in hashed) {
-          pushSkip(skipped, rel, raw, hashed.skip, hashed.detail);
-          return;
-        }
-        if (hashed.written === true) objectsWritten++;
-        stat = hashed.stat;
-        oid = hashed.oid;
-      } else {
-        const got = readStable(fsPath, st, rel, options.beforeRead);
-        if (got === undefined) return;
-        if ("skip" in got) {
-          pushSkip(skipped, rel, raw, got.skip, got.detail);
-          return;
-        }
-        stat = got.stat;
-        oid = createHash("sha1")
-          .update(`blob ${got.bytes.length}\0`)
-          .update(got.bytes)
-          .digest("hex");
-        if (store?.writeKnown(oid, got.bytes)) objectsWritten++;
-      }
-      rehashed++;
-      const size = stat.size;
-      const entry: CachedStat = {
-        size,
-        mtimeMs: stat.mtimeMs,
-        ctimeMs: stat.ctimeMs,
-        ino: stat.ino,
-        mode: stat.mode,
-        oid,
-      };
-      newCache.entries.set(key, entry);
-      files++;
-      bytes += size;
-      const made = entryOf(rel, raw, {
-        type: "file",
-        mode: stat.mode & 0o7777,
-        size,
-        mtime_ms: stat.mtimeMs,
-        oid,
-      });
-      entries.push(made);
-      if (stat.nlink > 1) links.push({ entry: made, id: `${stat.dev}:${stat.ino}` });
-    } else {
-      pushSkip(skipped, rel, raw, "special_file", specialKind(st));
-    }
-  };
-
-  const walk = (): void => {
-    while (stack.length > 0) {
-      const dir = stack.pop()!;
-      // Names are read as strings (the fast path); only a directory holding a name that did not
-      // decode (U+FFFD), or below such a name, is read again as bytes.
-      let dirents: (Dirent<string> | Dirent<Buffer>)[];
-      try {
-        dirents =
-          dir.raw === undefined && typeof dir.fs === "string"
-            ? readdirSync(dir.fs, { withFileTypes: true })
-            : readdirSync(dir.fs, { withFileTypes: true, encoding: "buffer" });
-        if (dirents.some((d) => typeof d.name === "string" && d.name.includes("\uFFFD"))) {
-          dirents = readdirSync(dir.fs, { withFileTypes: true, encoding: "buffer" });
-        }
-      } catch (error) {
-        if (dir.rel === "") throw fromSystemError(error, `reading workspace root ${root}`);
-        const code = errnoCode(error);
-        if (code === "ENOENT" || code === "ENOTDIR") continue; // vanished or replaced mid-scan
-        skipped.push({
-          path: dir.rel,
-          ...(dir.raw === undefined ? {} : { path_b64: dir.raw.toString("base64") }),
-          reason: "unreadable_directory",
-          detail: code ?? String(error),
-        });
-        continue;
-      }
-      for (const d of dirents) {
-        let text: string;
-        let raw: Buffer | undefined;
-        let fsPath: FsPath;
-        if (typeof d.name === "string") {
-          text = d.name;
-          fsPath = `${dir.fs as string}/${text}`;
-        } else {
-          const decoded = decodeName(d.name);
-          text = decoded.text;
-          if (!decoded.exact || dir.raw !== undefined) {
-            const parentRaw = dir.raw ?? Buffer.from(dir.rel, "utf8");
-            raw = dir.rel === "" ? d.name : Buffer.concat([parentRaw, Buffer.from("/"), d.name]);
-          }
-          fsPath = childPath(dir.fs, d.name, text, decoded.exact);
-        }
-        if (dir.rel === "" && text === ".timewarp") continue;
-        visit(fsPath, dir.rel === "" ? text : `${dir.rel}/${text}`, raw, text, d.isDirectory());
-      }
-    }
-  };
-
-  let unchanged = false;
-  if (revisit === undefined) {
-    stack.push({ fs: root, rel: "", raw: undefined });
-    walk();
-  } else {
-    unchanged = updateFromIndex(revisit);
-  }
-
-  /**
-   * Carry over every index entry outside the paths to revisit, refresh the directories those
-   * paths sit in (their mtime moved), then visit each path (walking it when it is a directory).
-   */
-  function updateFromIndex(roots: Set<string>): boolean {
-    const index = oldCache.index!;
-    let moved = false;
-    const parents = new Set<string>();
-    const tops: string[] = [];
-    for (const r of roots) {
-      const slash = r.lastIndexOf("/");
-      const parent = slash < 0 ? "" : r.slice(0, slash);
-      if (parent !== "" && isCovered(roots, parent)) continue;
-      tops.push(r);
-      if (parent !== "") parents.add(parent);
-    }
-    let dropped = 0;
-    const liveDirs = new Set<string>();
-    for (const e of index.others) {
-      // Parents come before their children in `others` (both walks push a directory first).
-      const slash = e.path.lastIndexOf("/");
-      if (
-        (roots.size > 0 && isCovered(roots, e.path)) ||
-        (slash >= 0 && !liveDirs.has(e.path.slice(0, slash)))
-      ) {
-        dropped++;
-        continue;
-      }
-      let kept = e;
-      if (e.type === "dir") {
-        if (parents.has(e.path)) {
-          try {
-            const st = lstatSync(`${root}/${e.path}`);
-            if (!st.isDirectory()) {
-              dropped++; // replaced: its parent's event revisits it
-              continue;
-            }
-            if (st.mtimeMs !== e.mtime_ms || (st.mode & 0o7777) !== e.mode) {
-              kept = { ...e, mode: st.mode & 0o7777, mtime_ms: st.mtimeMs };
-              moved = true;
-            }
-          } catch {
-            dropped++; // gone: its parent's event revisits it
-            continue;
-          }
-        }
-        liveDirs.add(e.path);
-        dirs++;
-      } else {
-        symlinks++;
-      }
-      entries.push(kept);
-      others.push(kept);
-    }
-    for (const [key, c] of oldCache.entries) {
-      const slash = key.lastIndexOf("/");
-      if (
-        (roots.size > 0 && isCovered(roots, key)) ||
-        (slash >= 0 && !liveDirs.has(key.slice(0, slash)))
-      ) {
-        dropped++;
-        continue;
-      }
-      newCache.entries.set(key, c);
-      files++;
-      bytes += c.size;
-      entries.push({
-        path: key,
-        type: "file",
-        mode: c.mode & 0o7777,
-        size: c.size,
-        mtime_ms: c.mtimeMs,
-        oid: c.oid,
-      });
-    }
-    const carried = entries.length;
-    for (const r of tops) {
-      const slash = r.lastIndexOf("/");
-      if (slash >= 0 && !liveDirs.has(r.slice(0, slash))) continue;
-      visit(`${root}/${r}`, r, undefined, r.slice(slash + 1), false);
-    }
-    walk();
-    // Nothing dropped, nothing found, no directory moved: the same manifest as the index's.
-    return !moved && dropped === 0 && entries.length === carried && skipped.length === 0;
-  }
-
-  options.onProgress?.({ entries: seen, rehashed });
-  markHardLinks(links);
-  newCache.index = { scope, others, skipped, ...(linked.length > 0 ? { linked } : {}) };
-  const knownManifest = oldCache.index?.manifest;
-  if (unchanged && knownManifest !== undefined) newCache.index.manifest = knownManifest;
-  if (watchToken !== undefined) newCache.watchToken = watchToken;
+  const answer = options.watched ?? watchedChanges(root, oldCache.watchToken, scope);
+  const changed = answer.changed;
   return {
-    manifest: { schema_version: MANIFEST_SCHEMA_VERSION, entries: sortEntries(entries) },
-    skipped,
-    files,
-    dirs,
-    symlinks,
-    bytes,
-    rehashed,
-    objects_written: objectsWritten,
-    statCache: newCache,
-    incremental: revisit !== undefined,
-    unchanged,
-    watchQuiet:
-      newCache.watchToken === oldCache.watchToken ||
-      (watch !== undefined && "changed" in watch && watch.changed === 0),
-    ...(watch === undefined ? {} : { watch }),
+    changed,
+    token: answer.token,
+    watch: changed !== undefined ? { changed: changed.length } : { reason: answer.reason ?? "" },
   };
 }

@@ -58,8 +58,8 @@ export interface DeltaScanOptions {
   textOnly?: boolean;
 }
 
-/** What a delta scan found; the counts are the whole workspace's. */
-export interface DeltaScan {
+/** What a scan counted over the whole workspace, and the paths it skipped. */
+export interface ScanCounts {
   files: number;
   dirs: number;
   symlinks: number;
@@ -67,6 +67,10 @@ export interface DeltaScan {
   skipped: SkippedPath[];
   rehashed: number;
   objects_written: number;
+}
+
+/** What a delta scan found; the counts are the whole workspace's. */
+export interface DeltaScan extends ScanCounts {
   /** The manifest's hash. */
   hash: string;
   /** Its canonical text; undefined when the workspace is as the last manifest (`known`). */

@@ -49,7 +49,7 @@ import {
 } from "./manifest.ts";
 import { batchObjectWrites, createObjectStore } from "./object-store.ts";
 import { type ScanOptions, type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
-import { deltaScan } from "./snapshot-delta.ts";
+import { deltaScan, type ScanCounts } from "./snapshot-delta.ts";
 import {
   type RecordKind,
   recordId,
@@ -430,15 +430,8 @@ function resultOf(
   };
 }
 
-interface Scanned {
+interface Scanned extends ScanCounts {
   how: ScanHow;
-  files: number;
-  dirs: number;
-  symlinks: number;
-  bytes: number;
-  skipped: SkippedPath[];
-  rehashed: number;
-  objects_written: number;
   /** The manifest's hash and its number of entries. */
   hash: string;
   entries: number;

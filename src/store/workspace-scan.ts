@@ -10,7 +10,8 @@ import {
 } from "../core/index.ts";
 import { createExcludeMatcher } from "./excludes.ts";
 import { createObjectStore } from "./object-store.ts";
-import { readFileStable, scanScope, scanWorkspace } from "./scan-workspace.ts";
+import { readFileStable } from "./read-stable.ts";
+import { scanScope, scanWorkspace } from "./scan-workspace.ts";
 import {
   type CachedStat,
   loadStatCache,

@@ -87,6 +87,11 @@ function cacheKey(root: string, pathEnv: string): string {
   return parts.join("\n");
 }
 
+/** Where a workspace keeps its last fingerprint (see `probeEnvFingerprint`). */
+export function envFingerprintCacheFile(dataDir: string): string {
+  return join(dataDir, "cache", "env-fingerprint.json");
+}
+
 const CacheSchema = z.object({ key: z.string(), fingerprint: EnvFingerprintSchema });
 
 export interface ProbeEnvOptions {

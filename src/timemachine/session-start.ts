@@ -34,7 +34,11 @@ import {
   recordId,
   type SnapshotRecord,
 } from "../store/index.ts";
-import { type EnvFingerprint, probeEnvFingerprint } from "./env-fingerprint.ts";
+import {
+  type EnvFingerprint,
+  envFingerprintCacheFile,
+  probeEnvFingerprint,
+} from "./env-fingerprint.ts";
 import { issueSnapshotIds } from "./issues.ts";
 import { isManualSnapshot, readPinnedIds } from "./manual-snapshots.ts";
 import { planCleanup } from "./plan-cleanup.ts";
@@ -195,7 +199,7 @@ async function openSession<T>(
   assertNoTransition(readState(paths), paths);
   const env = await probeEnvFingerprint({
     root: paths.root,
-    cacheFile: join(paths.data, "cache", "env-fingerprint.json"),
+    cacheFile: envFingerprintCacheFile(paths.data),
   });
   // Waits a little for another holder: an agent that does not await its session-start handler
   // (OpenCode) may checkpoint the first prompt's turn at the same moment.
@@ -212,10 +216,10 @@ async function openSession<T>(
         root: paths.root,
         sessionId,
         resumed: true,
-        ...(options.transcriptPath === undefined ? {} : { transcriptPath: options.transcriptPath }),
-        ...(options.pid === undefined ? {} : { pid: options.pid }),
-        ...(options.taskHint === undefined ? {} : { taskHint: options.taskHint }),
-        ...(options.agent === undefined ? {} : { agent: options.agent }),
+        transcriptPath: options.transcriptPath,
+        pid: options.pid,
+        taskHint: options.taskHint,
+        agent: options.agent,
         clock,
       });
       const id = own.snapshot_id ?? "";
@@ -226,7 +230,7 @@ async function openSession<T>(
         {
           session_id: sessionId,
           snapshot_id: id,
-          ...(options.agent === undefined ? {} : { agent: options.agent }),
+          agent: options.agent,
         },
         clock,
       );
@@ -239,7 +243,7 @@ async function openSession<T>(
       sessionId,
       origin: "session",
       envFingerprint: env,
-      ...(options.taskHint === undefined ? {} : { initialTaskHint: options.taskHint }),
+      initialTaskHint: options.taskHint,
       ...snapshotOptions,
       clock,
       random,
@@ -248,10 +252,10 @@ async function openSession<T>(
       root: paths.root,
       sessionId,
       snapshotId: snap.id,
-      ...(options.transcriptPath === undefined ? {} : { transcriptPath: options.transcriptPath }),
-      ...(options.pid === undefined ? {} : { pid: options.pid }),
-      ...(options.taskHint === undefined ? {} : { taskHint: options.taskHint }),
-      ...(options.agent === undefined ? {} : { agent: options.agent }),
+      transcriptPath: options.transcriptPath,
+      pid: options.pid,
+      taskHint: options.taskHint,
+      agent: options.agent,
       clock,
     });
     const next = { ...state, session_id: sessionId, session_snapshot_id: snap.id };
@@ -264,7 +268,7 @@ async function openSession<T>(
       {
         session_id: sessionId,
         snapshot_id: snap.id,
-        ...(options.agent === undefined ? {} : { agent: options.agent }),
+        agent: options.agent,
       },
       clock,
     );
@@ -560,4 +564,15 @@ function removeDeadTemp(paths: WorkspacePaths): void {
       }
     }
   }
+}
+
+/**
+ * Probe the environment into the workspace's fingerprint cache ahead of the first session
+ * start, which then finds it instead of waiting on toolchain shims (pyenv, asdf): `timewarp
+ * install` does this. The cache is keyed on everything the answer depends on (PATH, the
+ * managers' variables, the binaries), so an agent started with another environment probes anew.
+ */
+export async function warmEnvFingerprint(root: string): Promise<void> {
+  const paths = workspacePaths(root);
+  await probeEnvFingerprint({ root: paths.root, cacheFile: envFingerprintCacheFile(paths.data) });
 }

@@ -5,6 +5,7 @@ import {
   type Clock,
   ErrorCode,
   faultPoint,
+  inPresent,
   TimewarpError,
   type WorkspacePaths,
 } from "../core/index.ts";
@@ -161,15 +162,7 @@ export function restorePresent(
       },
     );
   }
-  const present: State = {
-    ...state,
-    mode: "present",
-    current_snapshot_id: null,
-    backup_path: null,
-    entered_at: null,
-    guard_token: null,
-    transition: null,
-  };
+  const present = inPresent(state);
   writeState(ctx.paths, present, { durable: false });
   step(ctx, `${t.kind}:present`);
   return {

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
 
@@ -24,13 +25,22 @@ export function registerDoctorCommand(program: Command): void {
         "  { ok, root, path, agents: [{ agent, installed_at, last_session_at,",
         "    checks: [{ id, status, message, fix? }] }], daemon: {...}, recent_failures: [...] }",
         "",
-        "Example:",
-        "  $ timewarp install claude-code && timewarp doctor",
+        "A finding reads:",
         "  claude-code (installed 2025-01-01T10:00:00.000Z)",
         "    ok    program:/usr/lib/node_modules/timewarp/bin/timewarp-hook  … is an executable file",
         "    warn  session  no session yet from claude-code: …",
         "          fix: cd /work/app && claude",
       ].join("\n"),
+    )
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "check the wiring after installing for Claude Code",
+          "timewarp install claude-code && timewarp doctor",
+        ],
+        ["the same checks as one JSON document (exit 1 when one fails)", "timewarp doctor --json"],
+      ),
     )
     .action(
       action(async (ctx) => {

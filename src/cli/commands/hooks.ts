@@ -4,6 +4,7 @@ import { ErrorCode, TimewarpError } from "../../core/index.ts";
 // modules (no measurable difference in the CPU time of a bundled `timewarp --version`).
 import { HOOK_AGENTS, HOOK_EVENTS, INSTALL_AGENTS, type InstallAgent } from "../../hooks/index.ts";
 import { createCommandContext, type GlobalOptions } from "../context.ts";
+import { helpExamples } from "../help-examples.ts";
 import { printError, style } from "../output.ts";
 import { action } from "../run.ts";
 
@@ -78,6 +79,19 @@ export function registerHookCommands(program: Command): void {
   // "block this tool call". A hook called wrongly (a stale install, a newer agent) must pass.
   program
     .command("hook")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "what the Claude Code install runs at a session start (payload on stdin)",
+          'echo \'{"session_id":"s1","cwd":"."}\' | timewarp hook session-start --agent claude-code',
+        ],
+        [
+          "before a tool call, as Codex wires it",
+          "timewarp hook pre-tool-use --agent codex < payload.json",
+        ],
+      ),
+    )
     .description("run an agent hook: reads the hook payload (JSON) on stdin")
     .argument("[event]", HOOK_EVENTS.join(" | "))
     .option(
@@ -96,6 +110,16 @@ export function registerHookCommands(program: Command): void {
 
   program
     .command("install")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["wire timewarp into this project for Claude Code", "timewarp install claude-code"],
+        [
+          "show what an install for Codex would change, then take one back",
+          "timewarp install codex --dry-run && timewarp install gemini --uninstall",
+        ],
+      ),
+    )
     .description("wire timewarp into a project for an agent (hooks, MCP server, skill or plugin)")
     .argument("<agent>", INSTALL_AGENTS.join(" | "))
     .option("--dry-run", "show what would change, write nothing")

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from "commander";
 import { readInputFile } from "../../core/index.ts";
 import type { CommandContext } from "../context.ts";
+import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
 
@@ -9,6 +10,21 @@ import { action } from "../run.ts";
  * `revert`, `milestone create|list|propose|accept|signal|revert`. JSON output uses the v2
  * schemas' camelCase names.
  */
+const FORCE_HELP = "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway";
+
+/** What an edit command passes on from its flags (`--description`, `--dry-run`, `--force`). */
+function editFlags(o: { description?: string; dryRun?: boolean; force?: boolean }): {
+  description?: string;
+  dryRun: boolean;
+  force: boolean;
+} {
+  return {
+    ...(o.description === undefined ? {} : { description: o.description }),
+    dryRun: o.dryRun === true,
+    force: o.force === true,
+  };
+}
+
 export function registerLedgerCommands(program: Command): void {
   const collect = (value: string, previous: string[]) => [...previous, value];
   const int = (name: string) => (value: string) => {
@@ -24,6 +40,13 @@ export function registerLedgerCommands(program: Command): void {
 
   const edit = program
     .command("edit")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "replace one block, previewing first",
+        "timewarp edit block src/app.ts --search 'retries = 3' --replace 'retries = 5' --dry-run",
+      ]),
+    )
     .description("edit files through the ledger (each edit is recorded; --dry-run previews)");
   const editHuman = (r: {
     message: string;
@@ -42,6 +65,19 @@ export function registerLedgerCommands(program: Command): void {
 
   edit
     .command("block <file>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "replace one exact block of a file",
+          "timewarp edit block src/app.ts --search 'retries = 3' --replace 'retries = 5'",
+        ],
+        [
+          "take the blocks from files, and say why",
+          "timewarp edit block src/app.ts --search-file old.txt --replace-file new.txt --description 'raise retries'",
+        ],
+      ),
+    )
     .description("replace the one exact occurrence of a block (ApplyEditBlock)")
     .option("--search <text>", "the block to find (must match exactly once)")
     .option("--search-file <path>", "read the search block from a file")
@@ -49,7 +85,7 @@ export function registerLedgerCommands(program: Command): void {
     .option("--replace-file <path>", "read the replacement from a file")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview the diff, write nothing")
-    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
+    .option("--force", FORCE_HELP)
     .action(
       action(
         async (
@@ -85,9 +121,7 @@ export function registerLedgerCommands(program: Command): void {
             path: ctx.workspacePath(file),
             searchBlock,
             replaceBlock,
-            ...(o.description === undefined ? {} : { description: o.description }),
-            dryRun: o.dryRun === true,
-            force: o.force === true,
+            ...editFlags(o),
           });
           return { json: r, human: editHuman(r) };
         },
@@ -96,11 +130,24 @@ export function registerLedgerCommands(program: Command): void {
 
   edit
     .command("whole <file>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "write a file's whole content from another file",
+          "timewarp edit whole README.md --content-file draft.md",
+        ],
+        [
+          "from stdin, previewing the diff only",
+          "cat draft.md | timewarp edit whole README.md --content-file - --dry-run",
+        ],
+      ),
+    )
     .description("replace a file's whole content, or create it (ApplyWholeFileEdit)")
     .requiredOption("--content-file <path>", "the new content (bytes, binary allowed; - for stdin)")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview the diff, write nothing")
-    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
+    .option("--force", FORCE_HELP)
     .action(
       action(
         async (
@@ -112,9 +159,7 @@ export function registerLedgerCommands(program: Command): void {
           const r = await applyWholeFileEdit(lctx(ctx), {
             path: ctx.workspacePath(file),
             content: readInput(o.contentFile, "--content-file"),
-            ...(o.description === undefined ? {} : { description: o.description }),
-            dryRun: o.dryRun === true,
-            force: o.force === true,
+            ...editFlags(o),
           });
           return { json: r, human: editHuman(r) };
         },
@@ -123,13 +168,26 @@ export function registerLedgerCommands(program: Command): void {
 
   edit
     .command("range <file>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "replace lines 10 to 14 with the lines of a file",
+          "timewarp edit range src/app.ts --start 10 --end 14 --content-file lines.txt",
+        ],
+        [
+          "insert before line 10 (END is START-1)",
+          "timewarp edit range src/app.ts --start 10 --end 9 --content-file lines.txt",
+        ],
+      ),
+    )
     .description("replace lines START..END (1-based, inclusive) (ApplyRangedEdit)")
     .requiredOption("--start <n>", "first line", int("--start"))
     .requiredOption("--end <n>", "last line (START-1 inserts)", int("--end"))
     .requiredOption("--content-file <path>", "the replacement lines (- for stdin)")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview the diff, write nothing")
-    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
+    .option("--force", FORCE_HELP)
     .action(
       action(
         async (
@@ -150,9 +208,7 @@ export function registerLedgerCommands(program: Command): void {
             startLine: o.start,
             endLine: o.end,
             content: readInput(o.contentFile, "--content-file").toString("utf8"),
-            ...(o.description === undefined ? {} : { description: o.description }),
-            dryRun: o.dryRun === true,
-            force: o.force === true,
+            ...editFlags(o),
           });
           return { json: r, human: editHuman(r) };
         },
@@ -161,10 +217,20 @@ export function registerLedgerCommands(program: Command): void {
 
   edit
     .command("patch <patchFile>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "apply a git diff to several files, all or nothing",
+          "timewarp edit patch fix.diff --description 'fix the parser'",
+        ],
+        ["check that it applies, change nothing", "timewarp edit patch fix.diff --dry-run"],
+      ),
+    )
     .description("apply a unified or git diff, multi-file, all or nothing (ApplyUnifiedDiff)")
     .option("--description <text>", "what the edit does")
     .option("--dry-run", "preview, write nothing")
-    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
+    .option("--force", FORCE_HELP)
     .action(
       action(
         async (
@@ -175,9 +241,7 @@ export function registerLedgerCommands(program: Command): void {
           const { applyUnifiedDiff } = await ledger();
           const r = await applyUnifiedDiff(lctx(ctx), {
             diff: readInput(patchFile, "patch file").toString("utf8"),
-            ...(o.description === undefined ? {} : { description: o.description }),
-            dryRun: o.dryRun === true,
-            force: o.force === true,
+            ...editFlags(o),
           });
           return { json: r, human: editHuman(r) };
         },
@@ -186,16 +250,25 @@ export function registerLedgerCommands(program: Command): void {
 
   edit
     .command("delete <path>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "delete a file through the ledger (revert brings it back)",
+          "timewarp edit delete tmp/scratch.txt",
+        ],
+        ["preview deleting a whole directory", "timewarp edit delete build --dry-run"],
+      ),
+    )
     .description("delete a file or a directory with its contents (Delete)")
     .option("--dry-run", "preview, write nothing")
-    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
+    .option("--force", FORCE_HELP)
     .action(
       action(async (ctx, path: string, o: { dryRun?: boolean; force?: boolean }) => {
         const { deletePath } = await ledger();
         const r = await deletePath(lctx(ctx), {
           path: ctx.workspacePath(path),
-          dryRun: o.dryRun === true,
-          force: o.force === true,
+          ...editFlags(o),
         });
         return { json: r, human: editHuman(r) };
       }),
@@ -203,16 +276,19 @@ export function registerLedgerCommands(program: Command): void {
 
   edit
     .command("mkdir <path>")
+    .addHelpText(
+      "after",
+      helpExamples(["create a directory and its parents", "timewarp edit mkdir src/feature/parts"]),
+    )
     .description("create a directory and its parents (CreateDirectory)")
     .option("--dry-run", "preview, write nothing")
-    .option("--force", "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway")
+    .option("--force", FORCE_HELP)
     .action(
       action(async (ctx, path: string, o: { dryRun?: boolean; force?: boolean }) => {
         const { createDirectory } = await ledger();
         const r = await createDirectory(lctx(ctx), {
           path: ctx.workspacePath(path),
-          dryRun: o.dryRun === true,
-          force: o.force === true,
+          ...editFlags(o),
         });
         return { json: r, human: editHuman(r) };
       }),
@@ -220,6 +296,16 @@ export function registerLedgerCommands(program: Command): void {
 
   const history = program
     .command("history")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["the last 20 edits, newest first", "timewarp history"],
+        [
+          "the edits that touched TypeScript files since a time, with diffs",
+          "timewarp history --file '**/*.ts' --since 2025-01-01T10:00:00Z --include-diffs",
+        ],
+      ),
+    )
     .description("the edit history, newest first (GetEditHistory)")
     .option("--limit <n>", "operations per page, 1..100 (default 20)", int("--limit"))
     .option("--include-diffs", "include each operation's diff")
@@ -265,6 +351,13 @@ export function registerLedgerCommands(program: Command): void {
 
   history
     .command("show <id>")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "one operation's diff in git format",
+        "timewarp history show k3v9q2m1xa --format git",
+      ]),
+    )
     .description("one operation's diff (ReadSnapshotDiff)")
     .option("--format <format>", "unified | context | git", "unified")
     .action(
@@ -288,6 +381,13 @@ export function registerLedgerCommands(program: Command): void {
 
   history
     .command("prune")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "see what retention would drop, then drop it",
+        "timewarp history prune --max-age-days 30 --dry-run && timewarp history prune --max-age-days 30",
+      ]),
+    )
     .description(
       "retention: drop old operations by age and count (never one a milestone references)",
     )
@@ -319,6 +419,10 @@ export function registerLedgerCommands(program: Command): void {
 
   history
     .command("repair")
+    .addHelpText(
+      "after",
+      helpExamples(["re-index records whose index line was lost", "timewarp history repair"]),
+    )
     .description(
       "re-index records whose index line was lost, drop index lines whose record is gone",
     )
@@ -364,6 +468,16 @@ export function registerLedgerCommands(program: Command): void {
 
   program
     .command("revert <id>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["undo one operation", "timewarp revert k3v9q2m1xa"],
+        [
+          "undo everything recorded after an operation, previewing first",
+          "timewarp revert k3v9q2m1xa --to k3v9q2m1xa --dry-run",
+        ],
+      ),
+    )
     .description(
       "undo an operation (or a milestone) by the rollback ladder; conflicts change nothing (ReverseOp)",
     )
@@ -377,10 +491,24 @@ export function registerLedgerCommands(program: Command): void {
 
   const milestone = program
     .command("milestone")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "propose milestones, then accept the first",
+        "timewarp milestone propose && timewarp milestone accept p1",
+      ]),
+    )
     .description("milestones: named groups of operations");
 
   milestone
     .command("create")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "group two operations under a title",
+        "timewarp milestone create --title 'parser fix' --ops k3v9q2m1xa 7bq0c4d2ze --tag fix",
+      ]),
+    )
     .description("group operations under a title (CreateMilestone)")
     .requiredOption("--title <text>", "title")
     .option("--description <text>", "description", "")
@@ -407,6 +535,13 @@ export function registerLedgerCommands(program: Command): void {
 
   milestone
     .command("list")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "milestones tagged fix, with their combined diffs",
+        "timewarp milestone list --tag fix --include-diffs",
+      ]),
+    )
     .description("milestones, oldest first (GetMilestones)")
     .option("--include-diffs", "include each milestone's combined diff")
     .option("--tag <tag>", "only milestones with this tag (repeatable: any of them)", collect, [])
@@ -432,6 +567,13 @@ export function registerLedgerCommands(program: Command): void {
 
   milestone
     .command("propose")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "suggested milestones, with pauses of 10 minutes ending a group",
+        "timewarp milestone propose --pause-minutes 10",
+      ]),
+    )
     .description(
       "suggested milestones over operations not yet in one (tests passed, pauses, module switches, signals)",
     )
@@ -460,6 +602,13 @@ export function registerLedgerCommands(program: Command): void {
 
   milestone
     .command("accept <proposalId>")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "accept a proposal under your own title",
+        "timewarp milestone accept p1 --title 'parser fix'",
+      ]),
+    )
     .description("create the milestone a proposal suggests")
     .option("--title <text>", "title (default: the suggestion)")
     .option("--description <text>", "description")
@@ -488,6 +637,13 @@ export function registerLedgerCommands(program: Command): void {
 
   milestone
     .command("signal <kind>")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "mark that the tests just passed",
+        "timewarp milestone signal tests-passed --note 'npm test green'",
+      ]),
+    )
     .description("mark a boundary for proposals: tests-passed | explicit")
     .option("--note <text>", "what happened")
     .action(
@@ -511,6 +667,13 @@ export function registerLedgerCommands(program: Command): void {
 
   milestone
     .command("revert <milestoneId>")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "undo a milestone's operations, previewing first",
+        "timewarp milestone revert m_1a2b3c --dry-run",
+      ]),
+    )
     .description("undo every operation of a milestone, newest first, all or nothing")
     .option("--dry-run", "plan and show, write nothing")
     .option("--force", "overwrite later changes with the stored pre-images")

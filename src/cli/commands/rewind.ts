@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { ErrorCode, TimewarpError } from "../../core/index.ts";
+import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
 
@@ -29,6 +30,17 @@ function formatChanges(changes: PathChange[], count: number, room = 4): string {
 export function registerRewindCommand(program: Command): void {
   program
     .command("rewind")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["list the turns of the last session", "timewarp rewind"],
+        [
+          "preview putting the code back to before turn 3, then do it",
+          "timewarp rewind 3 --dry-run && timewarp rewind 3",
+        ],
+        ["take the last rewind back", "timewarp rewind --undo"],
+      ),
+    )
     .description(
       "list the turns (one checkpoint per user prompt), or put the code back to before turn N, shell edits included",
     )

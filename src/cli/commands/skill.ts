@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { assertInputDirectory, ErrorCode, TimewarpError } from "../../core/index.ts";
+import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
 
@@ -25,10 +26,30 @@ function parseSelect(value: string | undefined): number | undefined {
 export function registerSkillCommands(program: Command): void {
   const skill = program
     .command("skill")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "run the summary_health subskill on the design AAA",
+        "timewarp skill run summary_health --design AAA",
+      ]),
+    )
     .description("SkillPilot: evidence-first Tcl tool jobs (Innovus; tclsh by default)");
 
   skill
     .command("run <skill>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "run a subskill on the design AAA found under this directory",
+          "timewarp skill run summary_health --design AAA",
+        ],
+        [
+          "with Innovus instead of tclsh, choosing the second design found",
+          "timewarp skill run missing_report --design AAA --adapter innovus --select 2",
+        ],
+      ),
+    )
     .description("run a subskill on a design; the run directory is CWD/.skillpilot/runs/<job_id>/")
     .requiredOption(
       "--design <query>",
@@ -109,6 +130,13 @@ export function registerSkillCommands(program: Command): void {
 
   skill
     .command("check <dir>")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "validate a subskill's contract",
+        "timewarp skill check subskills/summary_health",
+      ]),
+    )
     .description("validate a subskill's contract.yaml (seed §7)")
     .action(
       action(async (ctx, dir: string) => {
@@ -146,6 +174,10 @@ export function registerSkillCommands(program: Command): void {
 
   skill
     .command("list")
+    .addHelpText(
+      "after",
+      helpExamples(["the subskills this directory can run", "timewarp skill list"]),
+    )
     .description("subskills found in subskills/, .skillpilot/subskills/ and the package examples")
     .action(
       action(async (ctx) => {
@@ -166,6 +198,10 @@ export function registerSkillCommands(program: Command): void {
 
   skill
     .command("runs")
+    .addHelpText(
+      "after",
+      helpExamples(["the jobs run here, as JSON", "timewarp skill runs --json"]),
+    )
     .description("jobs in CWD/.skillpilot/runs (stale RUNNING jobs are closed first)")
     .action(
       action(async (ctx) => {
@@ -186,6 +222,13 @@ export function registerSkillCommands(program: Command): void {
 
   skill
     .command("show <job_id>")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "a job's manifest and summary",
+        "timewarp skill show 20250101-100000-summary_health-1a2b",
+      ]),
+    )
     .description("a job's manifest and summary")
     .action(
       action(async (ctx, jobId: string) => {

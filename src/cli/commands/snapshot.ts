@@ -2,15 +2,32 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { CommandContext } from "../context.ts";
+import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
 
 /** `timewarp snapshot create | list | show ID | diff A [B] | export ID DIR` and `timewarp gc`. */
 export function registerSnapshotCommands(program: Command): void {
-  const snapshot = program.command("snapshot").description("content-addressed workspace snapshots");
+  const snapshot = program
+    .command("snapshot")
+    .description("content-addressed workspace snapshots")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "take a snapshot by hand, then list them all",
+        "timewarp snapshot create && timewarp snapshot list",
+      ]),
+    );
 
   snapshot
     .command("create")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["snapshot the workspace before a risky change", "timewarp snapshot create"],
+        ["attach it to an agent session", "timewarp snapshot create --session-id s1"],
+      ),
+    )
     .description(
       "snapshot the workspace by hand (kept until you delete it; re-reads only files whose stat data changed)",
     )
@@ -70,6 +87,13 @@ export function registerSnapshotCommands(program: Command): void {
 
   snapshot
     .command("list")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["every snapshot, oldest first", "timewarp snapshot list"],
+        ["the same as JSON", "timewarp snapshot list --json"],
+      ),
+    )
     .description("list snapshots, oldest first (and any whose record does not read)")
     .action(
       action(async (ctx) => {
@@ -114,6 +138,18 @@ export function registerSnapshotCommands(program: Command): void {
   for (const pinned of [true, false]) {
     snapshot
       .command(pinned ? "pin" : "unpin")
+      .addHelpText(
+        "after",
+        pinned
+          ? helpExamples([
+              "keep a snapshot through every cleanup",
+              "timewarp snapshot pin s_1a2b3c4d",
+            ])
+          : helpExamples([
+              "let cleanup treat it as usual again",
+              "timewarp snapshot unpin s_1a2b3c4d",
+            ]),
+      )
       .description(
         pinned
           ? "keep a snapshot: a session start's cleanup never deletes a pinned one"
@@ -134,6 +170,13 @@ export function registerSnapshotCommands(program: Command): void {
 
   snapshot
     .command("delete")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["delete a snapshot you took by hand", "timewarp snapshot delete s_1a2b3c4d"],
+        ["delete it even though it is pinned", "timewarp snapshot delete s_1a2b3c4d --force"],
+      ),
+    )
     .description(
       "delete a snapshot (its objects go at the next gc); refuses a pinned one, an issue's or the session's unless --force, and the one a travel is at",
     )
@@ -157,6 +200,13 @@ export function registerSnapshotCommands(program: Command): void {
 
   snapshot
     .command("show")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "a snapshot's record with its files",
+        "timewarp snapshot show s_1a2b3c4d --files",
+      ]),
+    )
     .description("show a snapshot record")
     .argument("<id>", "snapshot id")
     .option("--files", "include the manifest entries")
@@ -187,6 +237,13 @@ export function registerSnapshotCommands(program: Command): void {
 
   snapshot
     .command("diff")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["what changed since a snapshot", "timewarp snapshot diff s_1a2b3c4d"],
+        ["what changed between two snapshots", "timewarp snapshot diff s_1a2b3c4d s_5e6f7a8b"],
+      ),
+    )
     .description("what changed from snapshot A to snapshot B (default: the current workspace)")
     .argument("<a>", "snapshot id")
     .argument("[b]", "snapshot id (default: the workspace now)")
@@ -194,6 +251,13 @@ export function registerSnapshotCommands(program: Command): void {
 
   snapshot
     .command("export")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "write a snapshot out to a new directory",
+        "timewarp snapshot export s_1a2b3c4d /tmp/then",
+      ]),
+    )
     .description("write a snapshot out as snapshot.json + workspace/ in a new directory")
     .argument("<id>", "snapshot id")
     .argument("<dir>", "target directory (must not exist or be empty)")
@@ -221,6 +285,13 @@ export function registerSnapshotCommands(program: Command): void {
 
   program
     .command("fsck")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["check every object and record", "timewarp fsck"],
+        ["as JSON, for a script", "timewarp fsck --json"],
+      ),
+    )
     .description(
       "check the store and the ledger: re-hash every object, read every record and manifest, check every cache and index",
     )
@@ -245,6 +316,7 @@ export function registerSnapshotCommands(program: Command): void {
 
   program
     .command("gc")
+    .addHelpText("after", helpExamples(["drop objects nothing references any more", "timewarp gc"]))
     .description("drop objects no snapshot or backup references")
     .action(
       action(async (ctx) => {

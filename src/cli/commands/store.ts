@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
 
@@ -6,6 +7,13 @@ import { action } from "../run.ts";
 export function registerStoreCommands(program: Command): void {
   program
     .command("init")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["make the workspace at the nearest .git (or here)", "timewarp init"],
+        ["make one in this very directory, inside another workspace", "timewarp init --here"],
+      ),
+    )
     .description(
       "create .timewarp/ with a config.json holding the defaults (idempotent), at the workspace " +
         "root found from here (the nearest .timewarp/, else .git, else this directory)",
@@ -49,6 +57,13 @@ export function registerStoreCommands(program: Command): void {
     );
   program
     .command("status")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["mode, session, current snapshot and lock", "timewarp status"],
+        ["the same for another directory, as JSON", "timewarp -C ~/work/app status --json"],
+      ),
+    )
     .description("mode, session, current snapshot, lock")
     .action(
       action(async (ctx) => {

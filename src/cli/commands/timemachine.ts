@@ -1,5 +1,6 @@
 import { type Command, Option } from "commander";
 import { ErrorCode, TimewarpError } from "../../core/index.ts";
+import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
 
@@ -25,9 +26,34 @@ function parseWindow(
  * JSON results use the seed's field names (`snapshot_id`, `issue_id`, `backup_path`, …).
  */
 export function registerTimemachineCommands(program: Command): void {
-  const session = program.command("session").description("agent sessions (on_session_start)");
+  const session = program
+    .command("session")
+    .description("agent sessions (on_session_start)")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "start a session by hand (the hooks do this for agents)",
+          "timewarp session start --session-id s1",
+        ],
+        ["the sessions the workspace remembers", "timewarp session list"],
+      ),
+    );
   session
     .command("start")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "start a session with the user's goal, snapshotting the workspace",
+          "timewarp session start --session-id s1 --task-hint 'fix the login bug'",
+        ],
+        [
+          "remember its transcript for issue reports",
+          "timewarp session start --session-id s1 --transcript ~/.claude/projects/app/s1.jsonl",
+        ],
+      ),
+    )
     .description("on_session_start: snapshot the workspace, record the session, clean up")
     .option("--session-id <id>", "the agent's session id (default: a new sess_…)")
     .option("--task-hint <text>", "the user's goal at session start (initial_task_hint)")
@@ -39,9 +65,9 @@ export function registerTimemachineCommands(program: Command): void {
           root: ctx.root,
           clock: ctx.clock,
           random: ctx.random,
-          ...(opts.sessionId === undefined ? {} : { sessionId: opts.sessionId }),
-          ...(opts.taskHint === undefined ? {} : { taskHint: opts.taskHint }),
-          ...(opts.transcript === undefined ? {} : { transcriptPath: opts.transcript }),
+          sessionId: opts.sessionId,
+          taskHint: opts.taskHint,
+          transcriptPath: opts.transcript,
         });
         const c = r.cleanup;
         const lines = [
@@ -58,6 +84,10 @@ export function registerTimemachineCommands(program: Command): void {
     );
   session
     .command("list")
+    .addHelpText(
+      "after",
+      helpExamples(["the sessions the workspace remembers", "timewarp session list"]),
+    )
     .description("the sessions the workspace remembers: agent, live or ended, snapshot")
     .action(
       action(async (ctx) => {
@@ -76,6 +106,13 @@ export function registerTimemachineCommands(program: Command): void {
 
   program
     .command("travel")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "go back to an issue's snapshot (the present is backed up first)",
+        "timewarp travel s_1a2b3c4d",
+      ]),
+    )
     .description("go to the past: back up the present, then restore SNAPSHOT_ID")
     .argument("<snapshot_id>", "the snapshot to travel to (e.g. an issue's snapshot_id)")
     .action(
@@ -93,6 +130,16 @@ export function registerTimemachineCommands(program: Command): void {
 
   program
     .command("return")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["come back to the present", "timewarp return"],
+        [
+          "come back, keeping what you changed in the past as a patch in the issue",
+          "timewarp return --save-patch i_1a2b3c",
+        ],
+      ),
+    )
     .description("back to the present, verified against the backup")
     .option(
       "--save-patch <issue_id>",
@@ -121,6 +168,10 @@ export function registerTimemachineCommands(program: Command): void {
 
   program
     .command("recover")
+    .addHelpText(
+      "after",
+      helpExamples(["finish or undo what a crash interrupted", "timewarp recover"]),
+    )
     .description("finish or undo a travel/return or ledger edit that was interrupted")
     .action(
       action(async (ctx) => {
@@ -139,9 +190,31 @@ export function registerTimemachineCommands(program: Command): void {
       }),
     );
 
-  const issue = program.command("issue").description("friction issues tied to a session snapshot");
+  const issue = program
+    .command("issue")
+    .description("friction issues tied to a session snapshot")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "report a friction point, then list the open issues",
+        "timewarp issue report --task-context 'add login' --symptom 'tests hang' --success-criteria 'npm test passes' && timewarp issue list",
+      ]),
+    );
   issue
     .command("report")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "record a friction point with the session's snapshot and chat",
+          "timewarp issue report --task-context 'add login' --symptom 'tests hang' --success-criteria 'npm test passes'",
+        ],
+        [
+          "with a guess at the cause and the whole chat",
+          "timewarp issue report --task-context 'add login' --symptom 'tests hang' --success-criteria 'npm test passes' --suspected-cause 'a leaked timer' --chat-window all",
+        ],
+      ),
+    )
     .description("issue_report: record a friction point with its snapshot, chat and experiment log")
     .requiredOption("--task-context <text>", "what the user asked the agent to do")
     .requiredOption("--symptom <text>", "the friction observed")
@@ -190,6 +263,13 @@ export function registerTimemachineCommands(program: Command): void {
     );
   issue
     .command("list")
+    .addHelpText(
+      "after",
+      helpExamples(
+        ["the open issues", "timewarp issue list"],
+        ["every issue, fixed ones too", "timewarp issue list --status all"],
+      ),
+    )
     .description("timewarp_issue_list: open issues (or --status fixed|all)")
     .addOption(
       new Option("--status <status>", "which issues")
@@ -218,6 +298,10 @@ export function registerTimemachineCommands(program: Command): void {
     );
   issue
     .command("get")
+    .addHelpText(
+      "after",
+      helpExamples(["an issue's details and file paths", "timewarp issue get i_1a2b3c"]),
+    )
     .description("timewarp_issue_get: an issue's details and file paths")
     .argument("<issue_id>")
     .action(
@@ -240,6 +324,7 @@ export function registerTimemachineCommands(program: Command): void {
     );
   issue
     .command("fix")
+    .addHelpText("after", helpExamples(["mark an issue fixed", "timewarp issue fix i_1a2b3c"]))
     .description("mark an issue fixed (step 7 of the protocol)")
     .argument("<issue_id>")
     .action(

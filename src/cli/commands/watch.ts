@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ErrorCode, TimewarpError } from "../../core/index.ts";
+import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
 
@@ -9,11 +10,22 @@ import { action } from "../run.ts";
 export function registerWatchCommands(program: Command): void {
   const watch = program
     .command("watch")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "start the watcher, then see what it watches",
+        "timewarp watch start && timewarp watch status",
+      ]),
+    )
     .description(
       "the workspace's file watcher: scans visit only what it saw change instead of walking the tree",
     );
   watch
     .command("start")
+    .addHelpText(
+      "after",
+      helpExamples(["start the watch daemon in the background", "timewarp watch start"]),
+    )
     .description("start the watch daemon in the background (the session-start hook does this)")
     .action(
       action(async (ctx) => {
@@ -36,6 +48,10 @@ export function registerWatchCommands(program: Command): void {
     );
   watch
     .command("stop")
+    .addHelpText(
+      "after",
+      helpExamples(["stop it (scans walk the tree again)", "timewarp watch stop"]),
+    )
     .description("stop the watch daemon (scans walk the tree again)")
     .action(
       action(async (ctx) => {
@@ -49,6 +65,10 @@ export function registerWatchCommands(program: Command): void {
     );
   watch
     .command("status")
+    .addHelpText(
+      "after",
+      helpExamples(["is a daemon running, and over how many directories", "timewarp watch status"]),
+    )
     .description("is a watch daemon running, since when, over how many directories")
     .action(
       action(async (ctx) => {
@@ -93,6 +113,13 @@ export function registerWatchCommands(program: Command): void {
     );
   watch
     .command("run")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "run the daemon in the foreground, stopping after 10 idle minutes",
+        "timewarp watch run --idle-minutes 10",
+      ]),
+    )
     .description("run the watch daemon in the foreground until stopped (what `start` launches)")
     .option("--idle-minutes <n>", "stop after this long without a scan asking", "120")
     .action(

@@ -1,0 +1,174 @@
+import { existsSync, type FSWatcher, lstatSync, readdirSync, watch } from "node:fs";
+import { join } from "node:path";
+import { errnoCode } from "../core/index.ts";
+import type { WatchJournal } from "./watch-journal.ts";
+
+/** The inotify watches of a workspace: one per non-excluded directory, kept in step with it. */
+export interface TreeWatcher {
+  /** Watch `top` and every non-excluded directory below it. */
+  watchTree(top: string): void;
+  /** Stop watching `rel` and everything below it (`""`: everything). */
+  unwatchTree(rel: string): void;
+  /** How many directories are watched. */
+  readonly size: number;
+}
+
+export interface TreeWatcherOptions {
+  root: string;
+  excluded: (rel: string, name: string, isDir: boolean) => boolean;
+  /** Past this many watched directories, give up (`fail`): scans walk instead. */
+  maxWatches: number;
+  /** Events in one turn of the event loop past which the kernel's queue may have overflowed. */
+  overflowAt: number;
+  journal: WatchJournal;
+  /** The watcher cannot vouch for the journal any more: stop the daemon. */
+  fail: (reason: string) => void;
+}
+
+/**
+ * The kernel queues at most `max_queued_events` inotify events and, past that, drops the rest
+ * with one overflow notice that Node's fs.watch does not pass on. Events are read in one go
+ * per turn of the event loop, so a turn that delivers a large part of the queue's capacity
+ * may have lost some: say `F` (clients walk once) rather than trust the journal.
+ */
+function createBurstCounter(overflowAt: number, journal: WatchJournal): () => void {
+  let burst = 0;
+  let resetQueued = false;
+  let reported = false;
+  return () => {
+    burst++;
+    if (!resetQueued) {
+      resetQueued = true;
+      setImmediate(() => {
+        burst = 0;
+        resetQueued = false;
+        reported = false;
+      });
+    }
+    if (burst >= overflowAt && !reported) {
+      reported = true;
+      journal.unsure(`${burst} events in one burst: the inotify queue may have overflowed`);
+    }
+  };
+}
+
+export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
+  const { root, excluded, maxWatches, journal, fail } = options;
+  const watchers = new Map<string, { watcher: FSWatcher; ino: number }>();
+  const countEvent = createBurstCounter(options.overflowAt, journal);
+
+  const unwatchTree = (rel: string): void => {
+    for (const [dir, w] of watchers) {
+      if (dir === rel || (rel === "" ? true : dir.startsWith(`${rel}/`))) {
+        w.watcher.close();
+        watchers.delete(dir);
+      }
+    }
+  };
+
+  const onEvent = (dirRel: string, type: string, name: Buffer | string | null): void => {
+    countEvent();
+    if (name === null) {
+      if (dirRel === "") fail("an event on the workspace root without a name");
+      else journal.path(dirRel);
+      return;
+    }
+    const raw = typeof name === "string" ? Buffer.from(name, "utf8") : name;
+    const text = raw.toString("utf8");
+    // A name that is not UTF-8: report its directory (scans walk such trees byte-exactly).
+    if (!Buffer.from(text, "utf8").equals(raw)) {
+      if (dirRel === "") fail("a name that is not UTF-8 in the workspace root");
+      else journal.path(dirRel);
+      return;
+    }
+    if (dirRel === "" && text === ".timewarp") return;
+    const rel = dirRel === "" ? text : `${dirRel}/${text}`;
+    journal.path(rel);
+    if (type === "rename") syncWatches(rel, text);
+  };
+
+  /** After a create, delete or move of `rel`: watch it (and below) if it is now a directory. */
+  const syncWatches = (rel: string, name: string): void => {
+    let ino: number | undefined;
+    try {
+      const st = lstatSync(join(root, rel));
+      if (st.isDirectory() && !excluded(rel, name, true)) ino = st.ino;
+    } catch {
+      // gone
+    }
+    const have = watchers.get(rel);
+    if (have === undefined && ino === undefined) return; // a file: nothing was or is watched
+    if (have !== undefined && have.ino === ino) return;
+    if (have !== undefined) unwatchTree(rel);
+    if (ino !== undefined) watchTree(rel);
+  };
+
+  /** Watch one directory; its subdirectories to watch next, or null when it is not watched. */
+  const watchOne = (rel: string): string[] | null => {
+    const abs = rel === "" ? root : join(root, rel);
+    let watcher: FSWatcher;
+    let ino: number;
+    try {
+      ino = lstatSync(abs).ino;
+      watcher = watch(abs, { persistent: true, encoding: "buffer" }, (type, name) =>
+        onEvent(rel, type, name),
+      );
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === "ENOENT" || code === "ENOTDIR") return []; // gone meanwhile: its parent saw it
+      // Unreadable: a scan lists it as skipped and revisits it every time; nothing to watch.
+      if (code === "EACCES" || code === "EPERM") return [];
+      if (code === "ENOSPC") {
+        fail(
+          `the inotify watch limit is reached (${watchers.size} directories watched; raise fs.inotify.max_user_watches)`,
+        );
+      } else fail(`cannot watch ${rel === "" ? "the workspace root" : rel}: ${code ?? error}`);
+      return null;
+    }
+    watcher.on("error", (error) => {
+      // A watched directory removed under us reports an error on some kernels: its parent's
+      // event already said so; anything else leaves the watcher unsure.
+      if (existsSync(abs)) fail(`watcher error on ${rel || "."}: ${String(error)}`);
+    });
+    watchers.set(rel, { watcher, ino });
+    let names: string[];
+    try {
+      names = readdirSync(abs, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name);
+    } catch {
+      return [];
+    }
+    const children: string[] = [];
+    for (const name of names) {
+      if (rel === "" && name === ".timewarp") continue;
+      if (name.includes("\uFFFD")) continue; // scans walk such trees; see onEvent
+      const child = rel === "" ? name : `${rel}/${name}`;
+      if (!excluded(child, name, true)) children.push(child);
+    }
+    return children;
+  };
+
+  const watchTree = (top: string): void => {
+    const stack = [top];
+    while (stack.length > 0) {
+      if (watchers.size >= maxWatches) {
+        fail(
+          `the workspace has more directories than this daemon's share of inotify watches (${maxWatches}, a quarter of fs.inotify.max_user_watches); scans walk instead`,
+        );
+        return;
+      }
+      const children = watchOne(stack.pop() as string);
+      if (children === null) return;
+      stack.push(...children);
+    }
+  };
+
+  return {
+    watchTree,
+    unwatchTree,
+    get size() {
+      return watchers.size;
+    },
+  };
+}
