@@ -2,7 +2,8 @@ import { createReadStream } from "node:fs";
 import { isAbsolute, relative } from "node:path";
 import { fromSystemError } from "../core/index.ts";
 import type { DraftEvent } from "./phases.ts";
-import { parseTestOutput, testFramework } from "./test-output.ts";
+import { loadShellParser, testFramework } from "./shell-command.ts";
+import { testResultOf } from "./test-output.ts";
 
 export interface TranscriptExtraction {
   events: DraftEvent[];
@@ -64,6 +65,7 @@ export async function extractTranscriptEvents(
   path: string,
   options: { root?: string } = {},
 ): Promise<TranscriptExtraction> {
+  await loadShellParser();
   const events: (DraftEvent & { _drop?: boolean })[] = [];
   const pending = new Map<string, { event: DraftEvent & { _drop?: boolean }; tool: string }>();
   const warnings: string[] = [];
@@ -165,18 +167,12 @@ export async function extractTranscriptEvents(
             continue;
           }
           const exit = text.match(/Exit code (\d+)/)?.[1];
-          const parsed = parseTestOutput(text, testFramework(p.event.cmd ?? ""));
-          const exitCode =
-            exit !== undefined ? Number.parseInt(exit, 10) : isError ? 1 : parsed ? null : 0;
-          p.event.result = {
-            ...(parsed ?? {
-              framework: testFramework(p.event.cmd ?? "") ?? "unknown",
-              passed: 0,
-              failed: 0,
-              skipped: 0,
-            }),
-            exit_code: exitCode,
-          };
+          const result = testResultOf(
+            text,
+            testFramework(p.event.cmd ?? "") ?? "unknown",
+            exit !== undefined ? Number.parseInt(exit, 10) : isError ? 1 : null,
+          );
+          if (result !== undefined) p.event.result = result;
         }
       }
     };

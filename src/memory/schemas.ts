@@ -13,6 +13,7 @@ export const EVENT_SOURCES = [
   "git",
   "ledger",
   "bus",
+  "trajectory",
 ] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
@@ -54,6 +55,10 @@ export const MemoryEventSchema = z.object({
   result: TestResultSchema.optional(),
   /** The ledger operation that made this edit (for `timewarp revert`). */
   op_id: z.string().optional(),
+  /** The other sources that saw the same edit or test run (`source` is the most exact one). */
+  also: z.array(z.enum(EVENT_SOURCES)).optional(),
+  /** A prose claim of an edit that no fact of the run (steps, patch, git, ledger) shows: kept at low confidence. */
+  claim: z.boolean().optional(),
 });
 export type MemoryEvent = z.infer<typeof MemoryEventSchema>;
 
