@@ -139,13 +139,16 @@ function visit(
     case "redirected_statement": {
       const body = node.childForFieldName("body");
       let heredoc: string | undefined;
+      const files: Node[] = [];
       for (const r of node.namedChildren) {
         if (r === null || r === body) continue;
         if (r.type === "heredoc_redirect") heredoc = heredocBody(r);
         else if (r.type === "herestring_redirect") heredoc = wordValue(r.namedChildren[0] ?? null);
-        else if (r.type === "file_redirect") redirect(r, ctx, out);
+        else if (r.type === "file_redirect") files.push(r);
       }
       if (body !== null) visit(p, body, ctx, out, depth, heredoc ?? stdin);
+      // the grammar hangs `a && b > f` on the whole list: the file is b's, after a's `cd`
+      for (const r of files) redirect(r, ctx, out);
       return;
     }
     case "subshell": {
@@ -490,7 +493,7 @@ function judge(
     return i < args.length ? judge(p, args.slice(i), text, ctx, out, depth, undefined) : undefined;
   }
   if (READERS.has(name)) {
-    const valued = /^-[nc]$|^--(lines|bytes)$/;
+    const valued = name === "head" || name === "tail" ? /^-[nc]$|^--(lines|bytes)$/ : /^$/;
     out.reads.push(
       ...operands(args.filter((_, i) => !valued.test(args[i - 1] ?? ""))).map((f) => at(ctx, f)),
     );

@@ -140,7 +140,10 @@ export function parseTestOutput(output: string, hint?: string): TestResult | und
       continue;
     }
     // pytest: "==== 3 passed, 1 failed, 2 skipped in 0.12s ====" or "1 failed, 3 passed in 0.1s"
-    if (/\b\d+ (passed|failed|error|errors)\b.*\bin [\d.]+s\b/.test(l) && !/Tests?:/.test(l)) {
+    if (
+      /\b\d+ (passed|failed|error|errors)\b.*\bin [\d.]+s\b/.test(l) &&
+      !/Tests?:|test result:/.test(l)
+    ) {
       set({
         framework: "pytest",
         passed: num(l.match(/(\d+) passed/)?.[1]),
