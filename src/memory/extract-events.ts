@@ -248,6 +248,16 @@ function samePath(a: string, b: string): boolean {
   return x === y || x.endsWith(`/${y}`) || y.endsWith(`/${x}`);
 }
 
+/** `s` becomes the event's source; the one it had moves to `also`. */
+function promote(e: DraftEvent, s: EventSource | undefined): void {
+  if (s === undefined || s === e.source) return;
+  const old = e.source;
+  e.source = s;
+  e.also = (e.also ?? []).filter((x) => x !== s);
+  if (old !== undefined && !e.also.includes(old)) e.also.push(old);
+  if (e.also.length === 0) delete e.also;
+}
+
 function addAlso(e: DraftEvent, s: EventSource | undefined): void {
   if (s === undefined || s === e.source || e.also?.includes(s) === true) return;
   e.also = [...(e.also ?? []), s];
@@ -281,9 +291,7 @@ function mergeEdits(into: DraftEvent[], extra: readonly DraftEvent[]): void {
     for (const d of same) {
       const exactFirst = rank(e.source) < rank(d.source);
       if (exactFirst) {
-        addAlso(d, d.source);
-        if (e.source !== undefined) d.source = e.source;
-        d.also = d.also?.filter((s) => s !== d.source);
+        promote(d, e.source);
         if (e.evidence !== undefined) d.evidence = e.evidence;
         if (e.where !== undefined && !e.where.startsWith("/")) d.where = e.where;
       } else addAlso(d, e.source);
@@ -334,10 +342,8 @@ function mergeTests(into: DraftEvent[], term: readonly DraftEvent[]): void {
     used.add(same);
     if (same.source === "chat" || same.result === undefined) {
       if (t.result !== undefined) same.result = t.result;
-      addAlso(same, same.source);
-      same.source = "term";
+      promote(same, "term");
       same.confidence = Math.max(same.confidence ?? 0, t.confidence ?? 0);
-      same.also = same.also?.filter((s) => s !== "term");
     } else addAlso(same, "term");
   }
 }

@@ -493,7 +493,7 @@ function judge(
     return i < args.length ? judge(p, args.slice(i), text, ctx, out, depth, undefined) : undefined;
   }
   if (READERS.has(name)) {
-    const valued = name === "head" || name === "tail" ? /^-[nc]$|^--(lines|bytes)$/ : /^$/;
+    const valued = name === "head" || name === "tail" ? /^-[nc]$|^--(lines|bytes)$/ : /^(?!)/;
     out.reads.push(
       ...operands(args.filter((_, i) => !valued.test(args[i - 1] ?? ""))).map((f) => at(ctx, f)),
     );
