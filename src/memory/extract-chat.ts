@@ -255,7 +255,7 @@ export async function extractChatEvents(text: string): Promise<ChatExtraction> {
           for (const t of reading.tests)
             events.push({
               tool: "shell",
-              cmd: t.command,
+              cmd: t.statement,
               source: "chat",
               confidence: 0.8,
               ...(result ? { result } : {}),
@@ -322,7 +322,7 @@ export async function extractChatEvents(text: string): Promise<ChatExtraction> {
       const editAt = cueIndex(line, EDIT_EN, EDIT_ZH);
       const planAt = cueIndex(line, PLAN_EN, PLAN_ZH);
       const testCmd = inlineCode(line)
-        .map((c) => readShellCommand(c).tests[0]?.command)
+        .map((c) => readShellCommand(c).tests[0]?.statement)
         .find((c) => c !== undefined);
       if (
         testCmd !== undefined &&

@@ -317,34 +317,58 @@ function markClaims(drafts: DraftEvent[]): void {
 const normCmd = (c: string | undefined) => (c ?? "").replace(/\s+/g, " ").trim();
 
 /**
- * The terminal log's test runs: the same command in the timeline (its first run not yet matched,
- * in order) gets the log's result when it has none or only prose's, and records `term`; the
- * others are added at the end (runs outside the agent's session: the user's `npm test`, a CI log).
+ * The terminal log's test runs. When every one of them is a run the timeline already has (same
+ * command and counts, in order) the log is a copy of the steps and only adds provenance (`also`).
+ * Otherwise a timeline run of the same command with no result, or only prose's, takes the log's
+ * result (the log becomes its source); the other runs happened outside the agent's session (the
+ * user's `npm test`, a CI log) and are added at the end.
  */
 function mergeTests(into: DraftEvent[], term: readonly DraftEvent[]): void {
-  const used = new Set<DraftEvent>();
-  for (const t of term) {
-    if (t.tool !== "shell") continue;
-    const cmd = normCmd(t.cmd);
-    const same = into.find(
-      (d) =>
-        d.tool === "shell" &&
-        !used.has(d) &&
-        d.phase === undefined &&
-        (normCmd(d.cmd) === cmd ||
-          normCmd(d.cmd).endsWith(` ${cmd}`) ||
-          cmd.endsWith(` ${normCmd(d.cmd)}`)),
+  const runs = term.filter((t) => t.tool === "shell");
+  const timeline = into.filter((d) => d.tool === "shell" && d.phase === undefined);
+  const sameCmd = (d: DraftEvent, t: DraftEvent) => {
+    const a = normCmd(d.cmd);
+    const b = normCmd(t.cmd);
+    return a === b || a.endsWith(` ${b}`) || b.endsWith(` ${a}`);
+  };
+  const sameCounts = (d: DraftEvent, t: DraftEvent) =>
+    d.result !== undefined &&
+    t.result !== undefined &&
+    d.result.passed === t.result.passed &&
+    d.result.failed === t.result.failed &&
+    d.result.skipped === t.result.skipped;
+  const fill = (d: DraftEvent, t: DraftEvent) => {
+    if (d.result === undefined || d.source === "chat") {
+      if (t.result !== undefined) d.result = t.result;
+      promote(d, "term");
+      d.confidence = Math.max(d.confidence ?? 0, t.confidence ?? 0);
+    } else addAlso(d, "term");
+  };
+  const pairs: [DraftEvent, DraftEvent][] = [];
+  let from = 0;
+  for (const t of runs) {
+    const k = timeline.findIndex(
+      (d, i) => i >= from && sameCmd(d, t) && (d.result === undefined || sameCounts(d, t)),
     );
-    if (same === undefined) {
-      into.push({ ...t });
-      continue;
+    if (k < 0) break;
+    const d = timeline[k];
+    if (d !== undefined) pairs.push([d, t]);
+    from = k + 1;
+  }
+  if (runs.length > 0 && pairs.length === runs.length) {
+    for (const [d, t] of pairs) fill(d, t);
+    return;
+  }
+  const used = new Set<DraftEvent>();
+  for (const t of runs) {
+    const same = timeline.find(
+      (d) => !used.has(d) && sameCmd(d, t) && (d.result === undefined || d.source === "chat"),
+    );
+    if (same === undefined) into.push({ ...t });
+    else {
+      used.add(same);
+      fill(same, t);
     }
-    used.add(same);
-    if (same.source === "chat" || same.result === undefined) {
-      if (t.result !== undefined) same.result = t.result;
-      promote(same, "term");
-      same.confidence = Math.max(same.confidence ?? 0, t.confidence ?? 0);
-    } else addAlso(same, "term");
   }
 }
 

@@ -254,11 +254,12 @@ const CHAT = [
   "",
 ].join("\n");
 
+/** A terminal log made of the same runs (as converted SWE-bench runs have): it adds provenance, and the result a step lacked. */
 const TERM = [
   "$ python -m pytest astropy/modeling/tests/test_separable.py -q",
   "...............",
   "15 passed in 0.50s",
-  "$ python -m pytest astropy/modeling -q   # the whole suite, after the run",
+  "$ python -m pytest astropy/modeling/tests/ -q -x   # the modeling suite",
   "1 failed, 300 passed in 12.01s",
   "",
 ].join("\n");
@@ -303,12 +304,9 @@ describe("extractRunEvents combines the sources with provenance", () => {
         ["term"],
         0,
       ],
-      ["python -m pytest astropy/modeling/tests/ -q -x", "regress", "trajectory", [], undefined],
-      ["python -m pytest astropy/modeling -q", "regress", "term", [], 1],
+      // the step's output was lost: the log's run gives the result
+      ["python -m pytest astropy/modeling/tests/ -q -x", "regress", "term", ["trajectory"], 1],
     ]);
-    expect(r.events.find((e) => e.cmd === "python -m pytest astropy/modeling -q")?.why).toBe(
-      "the whole suite, after the run",
-    );
     // one source alone still works
     const only = await extractRunEvents(dir, { from: "trajectory", write: false });
     expect(only.sources).toEqual(["trajectory"]);

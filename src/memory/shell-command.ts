@@ -24,6 +24,8 @@ export interface ShellWrite {
 export interface ShellTest {
   framework: string;
   command: string;
+  /** The whole top-level statement it is part of (`pytest -q || true`, `cd x && pytest | tail`). */
+  statement: string;
 }
 
 export interface ShellReading {
@@ -106,6 +108,8 @@ export function testRunOf(reading: ShellReading): ShellTest | undefined {
 
 interface Ctx {
   cwd: string | undefined;
+  /** The top-level statement being read (for a test's `statement`). */
+  statement?: string;
 }
 
 const MAX_DEPTH = 4;
@@ -118,7 +122,13 @@ function readInto(p: Parser, text: string, ctx: Ctx, out: ShellReading, depth: n
   }
   try {
     if (tree.rootNode.hasError) out.error = true;
-    visit(p, tree.rootNode, ctx, out, depth, undefined);
+    if (depth > 0) visit(p, tree.rootNode, ctx, out, depth, undefined);
+    else
+      for (const top of tree.rootNode.namedChildren) {
+        if (top === null) continue;
+        ctx.statement = top.text.trim();
+        visit(p, top, ctx, out, depth, undefined);
+      }
   } finally {
     tree.delete();
   }
@@ -376,7 +386,7 @@ function judge(
   const name = base(argv[0]);
   const args = argv.slice(1);
   const test = (framework: string): undefined => {
-    out.tests.push({ framework, command: text.trim() });
+    out.tests.push({ framework, command: text.trim(), statement: ctx.statement ?? text.trim() });
     return undefined;
   };
   const write = (path: string, how: string, confidence: number, change?: ShellWrite["change"]) => {
@@ -621,7 +631,7 @@ function python(
   out: ShellReading,
 ): undefined {
   const test = (framework: string): undefined => {
-    out.tests.push({ framework, command: text.trim() });
+    out.tests.push({ framework, command: text.trim(), statement: ctx.statement ?? text.trim() });
     return undefined;
   };
   for (let i = 0; i < args.length; i++) {
