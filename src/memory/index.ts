@@ -16,6 +16,8 @@ export type { GuardVerdict } from "./edit-guard.ts";
 export { guardEdit } from "./edit-guard.ts";
 /** `memory eval`: drift precision/recall/ROC-AUC, card reuse rate, SWE-bench predictions. */
 export { evaluateRuns } from "./eval.ts";
+/** Stream `raw/trajectory.jsonl` (imported steps) into edit/test/plan events from facts. */
+export { extractTrajectoryEvents } from "./extract-trajectory.ts";
 /** Stream a Claude Code JSONL transcript into exact edit/test/plan events. */
 export { extractTranscriptEvents } from "./extract-transcript.ts";
 /** goal.json: validate (GOAL_INVALID naming the field), compile the glob lists once. */
@@ -47,4 +49,9 @@ export {
   viewCard,
 } from "./run-steps.ts";
 export type { GuardRecord, MemoryEvent, PatternCard } from "./schemas.ts";
+/** What a shell command line writes, reads and which test runner it runs (tree-sitter-bash). */
+export type { ShellReading } from "./shell-command.ts";
+export { readShell } from "./shell-command.ts";
+/** Pass/fail/skip counts from a test runner's output; the exit code when there is no summary. */
+export { parseTestOutput, testResultOf } from "./test-output.ts";
 export { renderView, routeView } from "./views.ts";
