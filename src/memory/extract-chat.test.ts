@@ -95,6 +95,49 @@ describe("extractChatEvents", () => {
     expect(bare.confidence).toBe(0.5);
   });
 
+  it("the issue's cases: a cat-ed file and its printed content are no edit; code that mentions pytest is no test", async () => {
+    const r = await extractChatEvents(
+      cursor([
+        "**User**\n\nFix the io reader.",
+        [
+          "**Cursor**",
+          "",
+          "I changed nothing yet; let me read the reader.",
+          "",
+          "```bash",
+          "cat pandas/io/reader.py | head -n 40",
+          "```",
+          "",
+          "```python:pandas/io/reader.py",
+          "import pytest",
+          "def read(path): ...",
+          "```",
+          "",
+          "```",
+          "import pytest",
+          'pd = pytest.importorskip("pandas")',
+          "with pytest.raises(ValueError):",
+          "    read('')",
+          "```",
+          "",
+          "I updated pandas/io/reader.py's caller in pandas/io/api.py.",
+          "",
+          "```bash",
+          "$ sed -i 's/read(/read_csv(/' pandas/io/api.py",
+          "$ python -m pytest pandas/tests/io/test_reader.py -q || true",
+          "2 passed in 0.31s",
+          "```",
+        ].join("\n"),
+      ]),
+    );
+    const facts = r.events.filter((e) => e.tool !== "plan");
+    expect(facts.map((e) => [e.tool, e.where ?? e.cmd, e.confidence])).toEqual([
+      ["edit", "pandas/io/api.py", 0.7],
+      ["shell", "python -m pytest pandas/tests/io/test_reader.py -q || true", 0.8],
+    ]);
+    expect(facts[1]?.result).toMatchObject({ framework: "pytest", passed: 2 });
+  });
+
   it("only assistant turns produce events", async () => {
     const r = await extractChatEvents(
       cursor(["**User**\n\nI updated README.md already, and I will run pytest."]),
