@@ -313,7 +313,7 @@ describe("extractRunEvents combines the sources with provenance", () => {
     expect(only.events.filter((e) => e.tool === "edit")).toHaveLength(2);
   });
 
-  it("a Claude Code run that edits through Bash: the transcript gives the tests, patch.diff the edits, term.log the later runs", async () => {
+  it("a Claude Code run that edits through Bash: the transcript's Bash gives the tests and the edit, patch.diff confirms it, term.log adds the later runs", async () => {
     const line = (v: unknown) => `${JSON.stringify(v)}\n`;
     const use = (id: string, command: string) =>
       line({
@@ -353,10 +353,16 @@ describe("extractRunEvents combines the sources with provenance", () => {
         "reproduce",
         "transcript",
       ],
-      ["edit", "src/slug.py:1", "modify", "patch"],
+      // the sed -i in Bash is the edit; the patch confirms it
+      ["edit", "src/slug.py", "modify", "transcript"],
       ["shell", "pytest -q tests/test_slug.py", "test", "transcript"],
       ["shell", "pytest -q", "regress", "term"],
     ]);
+    expect(r.events[1]).toMatchObject({
+      also: ["patch"],
+      confidence: 1,
+      stats: { added: 1, removed: 1 },
+    });
   });
 
   it("a chat-only run: a cat-ed file is no edit, term.log's results are kept although the chat names the command", async () => {
