@@ -35,6 +35,11 @@ describe("readShellCommand: what a command line writes", () => {
       ["src/a.py", "git checkout"],
       ["src/b.py", "git checkout"],
     ]);
+    expect(writes("git checkout astropy/units/core.py")).toEqual([
+      ["astropy/units/core.py", "git checkout"],
+    ]);
+    expect(writes("git checkout -b fix/issue-12")).toEqual([]);
+    expect(writes("sed -i '' 's/a/b/' mac.txt")).toEqual([["mac.txt", "sed -i"]]);
     expect(writes("git restore --staged requirements.txt")).toEqual([
       ["requirements.txt", "git restore"],
     ]);
@@ -147,6 +152,9 @@ describe("readShellCommand: which runner a command runs", () => {
       ["./tests/runtests.py --settings=test_sqlite --parallel 1 admin_views", "django"],
       ["timeout 600 python tests/runtests.py queries.test_q", "django"],
       ["python manage.py test polls", "django"],
+      ["./manage.py test polls", "django"],
+      ["bundle exec rspec spec/models", "rspec"],
+      ["dotnet test", "dotnet"],
       ["tox -e py311", "tox"],
       ["nox -s tests", "nox"],
       ["npx jest src/ --ci", "jest"],

@@ -360,6 +360,7 @@ function unwrap(argv: (string | undefined)[]): (string | undefined)[] {
         i += /^-p$|^--package$/.test(a[i] ?? "") ? 2 : 1;
       a = a.slice(i);
     } else if (b === "pnpm" && (a[1] === "exec" || a[1] === "dlx")) a = a.slice(2);
+    else if (b === "bundle" && a[1] === "exec") a = a.slice(2);
     else if (b === "coverage" && a[1] === "run") {
       const rest = a.slice(2).filter((x) => !x?.startsWith("--"));
       a = rest[0] === "-m" ? ["python", ...rest] : ["python", ...rest];
@@ -399,6 +400,9 @@ function judge(
   }
   // a script run directly (`./runtests.py`, `tests/runtests.py`)
   if (name === "runtests.py") return test("django");
+  if (name === "manage.py" && args[0] === "test") return test("django");
+  if (name === "phpunit" || name === "rspec") return test(name);
+  if (name === "dotnet" && args[0] === "test") return test("dotnet");
   if (name === "cd") {
     const d = args.find((a) => a !== undefined && !a.startsWith("-"));
     if (d !== undefined && d !== "-") ctx.cwd = d.startsWith("/") ? norm(d) : at(ctx, d);
@@ -692,17 +696,20 @@ function git(
   if (GIT_READS.has(sub)) return;
   if (sub === "checkout" || sub === "restore") {
     const dd = rest.indexOf("--");
+    const valued = /^(-s|--source|-b|-B)$/;
+    const named = operands(rest.filter((_, k) => !valued.test(rest[k - 1] ?? "")));
+    // `git checkout src/a.py` without `--`: an operand with a file extension is a file, not a branch
     const files =
       dd >= 0
         ? operands(rest.slice(dd + 1))
         : sub === "restore"
-          ? operands(rest.filter((_, k) => !/^(-s|--source)$/.test(rest[k - 1] ?? "")))
-          : [];
+          ? named
+          : named.filter((f) => /\.\w+$/.test(f) && !rest.includes("-b"));
     if (files.length === 0) {
       out.unknownWrite = true;
       return;
     }
-    for (const f of files) write(f, `git ${sub}`, 0.8);
+    for (const f of files) write(f, `git ${sub}`, dd >= 0 || sub === "restore" ? 0.8 : 0.7);
     return;
   }
   if (sub === "rm") {
@@ -772,6 +779,7 @@ function inPlace(
     const a = args[i];
     if (a === undefined) continue;
     if (a === "--in-place" || a.startsWith("--in-place=")) inplace = true;
+    else if (a === "" && how === "sed" && args[i - 1] === "-i") continue;
     else if (/^-[a-zA-Z]+/.test(a) && !a.startsWith("--")) {
       const flags = a.slice(1);
       if (how === "sed" && flags.startsWith("i")) inplace = true;
