@@ -215,6 +215,54 @@ describe("extractTrajectoryEvents", () => {
   });
 });
 
+describe("SWE-agent's own commands, run in its shell", () => {
+  it("open + edit N:M edits the open file (not when it was refused); create + run + rm is a reproduction, no edit", async () => {
+    const sh = (command: string, output = "") => ({
+      kind: "tool" as const,
+      tool: "bash",
+      call: "shell" as const,
+      command,
+      output,
+    });
+    const steps: Omit<TrajectoryStep, "i">[] = [
+      sh('find_file "separable.py"', "Found 1 matches"),
+      sh("create reproduce.py", "[File: /testbed/reproduce.py (1 lines total)]"),
+      sh(
+        "edit 1:1\nfrom astropy.modeling import models as m\nprint(m)\nend_of_edit",
+        "File updated.",
+      ),
+      sh("python reproduce.py", "[[ True  True]]"),
+      sh(
+        "open astropy/modeling/separable.py 242",
+        "[File: /testbed/astropy/modeling/separable.py (317 lines total)]",
+      ),
+      sh('search_file "_cstack"', "Found 2 matches"),
+      sh(
+        "edit 245:245\n        cright[-right.shape[0]:, -right.shape[1]:] = right\nend_of_edit",
+        "File updated.",
+      ),
+      sh(
+        "edit 250:250\n  bad indent\nend_of_edit",
+        "Your proposed edit has introduced new syntax error(s).",
+      ),
+      sh(
+        "str_replace_editor str_replace /testbed/astropy/modeling/core.py --old_str a --new_str b",
+        "The file has been edited.",
+      ),
+      sh("str_replace_editor view /testbed/astropy/modeling/mappings.py", "     1\t..."),
+      sh("rm reproduce.py"),
+      sh("submit"),
+    ];
+    const dir = writeRun({ "trajectory.jsonl": jsonl(steps) });
+    const r = await extractTrajectoryEvents(join(dir, "raw", "trajectory.jsonl"));
+    expect(r.events.map((e) => [e.tool, e.where ?? e.cmd, e.phase ?? ""])).toEqual([
+      ["shell", "python reproduce.py", "reproduce"],
+      ["edit", "astropy/modeling/separable.py", ""],
+      ["edit", "astropy/modeling/core.py", ""],
+    ]);
+  });
+});
+
 const PATCH = [
   "diff --git a/astropy/modeling/separable.py b/astropy/modeling/separable.py",
   "--- a/astropy/modeling/separable.py",

@@ -22,7 +22,7 @@ const CONTAINER_ROOTS = ["/testbed", "/repo", "/workspace", "/app", "/code"];
 
 /** An edit tool's output that says nothing was changed although the harness did not flag an error. */
 const EDIT_REFUSED =
-  /^(No replacement was performed|Error:|ERROR:|Invalid|The path \S+ does not exist|File already exists)/;
+  /^(No replacement was performed|Error:|ERROR:|Invalid|The path \S+ does not exist|File already exists|Your proposed edit has introduced new syntax error)/;
 
 interface Pending {
   event: DraftEvent;
@@ -117,6 +117,8 @@ export function stepsToEvents(
   /** Per path: was it created by the run, and its edit events, for scratch files. */
   const touched = new Map<string, { created: boolean; events: DraftEvent[]; deleted: boolean }>();
   const plans = new Set<string>();
+  /** SWE-agent's open file, which its `edit N:M` commands change. */
+  let openFile: string | undefined;
   const note = (p: Pending) => {
     const t = touched.get(p.path);
     if (t === undefined)
@@ -174,13 +176,35 @@ export function stepsToEvents(
     const cmd = clip(step.command.trim(), 1000);
     const exit = step.exit_code ?? (step.is_error === true ? 1 : null);
     const failed = exit !== null && exit !== 0;
+    if (
+      reading.editsOpenFile &&
+      openFile !== undefined &&
+      !failed &&
+      !EDIT_REFUSED.test((step.output ?? "").trimStart())
+    )
+      note({
+        path: openFile,
+        created: false,
+        event: {
+          tool: "edit",
+          where: openFile,
+          why: `edit of the open file (trajectory step ${step.i})`,
+          confidence: 0.9,
+          evidence: clip(step.command),
+          source: "trajectory",
+        },
+      });
+    const opened = reading.opened[reading.opened.length - 1];
+    if (opened !== undefined) openFile = rel(opened);
     // a lone command that failed (`sed -i` on a missing file) wrote nothing
     if (!(failed && reading.commands.length <= 1)) {
       for (const w of reading.writes) {
         const where = rel(w.path);
         note({
           path: where,
-          created: /^(>|&>|>\||tee|touch|cp|mv|git mv)$/.test(w.how) && w.change !== "deleted",
+          created:
+            w.change === "added" ||
+            (/^(>|&>|>\||tee|touch|cp|mv|git mv)$/.test(w.how) && w.change !== "deleted"),
           event: {
             tool: "edit",
             where,

@@ -41,6 +41,10 @@ export interface ShellReading {
   scripts: string[];
   /** The parser met a syntax error: the reading covers what it could parse. */
   error: boolean;
+  /** SWE-agent's `open f` / `create f`: the file its `edit N:M` commands then change. */
+  opened: string[];
+  /** SWE-agent's `edit N:M … end_of_edit`: an edit of the file last opened. */
+  editsOpenFile: boolean;
 }
 
 let parser: Parser | undefined;
@@ -96,6 +100,8 @@ export function readShellCommand(command: string): ShellReading {
     tests: [],
     scripts: [],
     error: false,
+    opened: [],
+    editsOpenFile: false,
   };
   readInto(parser, command, { cwd: undefined }, out, 0);
   return out;
@@ -487,6 +493,40 @@ function judge(
     return targets.some((t) => /^(test|tests|check)$/.test(t)) ? test("make") : undefined;
   }
   if (name === "git") return git(args, ctx, out, stdin, write);
+  // SWE-agent's commands (bash functions in its sandbox) and its editor tool run as a command
+  if (name === "str_replace_editor") {
+    const [sub, file] = args;
+    if (file === undefined || sub === undefined) return;
+    if (sub === "view") out.reads.push(at(ctx, file));
+    else if (sub === "create") write(file, "str_replace_editor create", 0.95, "added");
+    else if (sub === "str_replace" || sub === "insert" || sub === "undo_edit")
+      write(file, `str_replace_editor ${sub}`, 0.95);
+    return;
+  }
+  if (name === "open" || name === "create") {
+    const file = operands(args)[0];
+    if (file === undefined) return;
+    out.opened.push(at(ctx, file));
+    if (name === "create") write(file, "create", 0.9, "added");
+    else out.reads.push(at(ctx, file));
+    return;
+  }
+  if (name === "edit" && /^\d+:\d+$/.test(args[0] ?? "")) {
+    out.editsOpenFile = true;
+    return;
+  }
+  if (
+    [
+      "goto",
+      "scroll_up",
+      "scroll_down",
+      "search_file",
+      "search_dir",
+      "find_file",
+      "submit",
+    ].includes(name)
+  )
+    return;
   if (name === "apply_patch" || name === "applypatch") {
     // Codex's patch format: "*** Update File: path", "*** Add File: path", "*** Delete File: path"
     const body = stdin ?? args.find((a) => a?.includes("*** Begin Patch")) ?? "";
