@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { posix } from "node:path";
 import { fromSystemError } from "../core/index.ts";
 import type { DraftEvent } from "./phases.ts";
-import { loadShellParser, readShellCommand, type ShellReading } from "./shell-command.ts";
+import { loadShellParser, readShellCommand } from "./shell-command.ts";
 import { testResultOf } from "./test-output.ts";
 import { type TrajectoryStep, TrajectoryStepSchema } from "./trajectory.ts";
 
@@ -47,8 +47,8 @@ export async function extractTrajectoryEvents(
   options: { root?: string } = {},
 ): Promise<TrajectoryExtraction> {
   await loadShellParser();
-  const steps: { step: TrajectoryStep; line: number }[] = [];
   const warnings: string[] = [];
+  const reader = stepReader(options.root, warnings);
   let n = 0;
   const handle = (raw: string): void => {
     n++;
@@ -69,7 +69,7 @@ export async function extractTrajectoryEvents(
       return;
     }
     // messages are prose: nothing to keep but their place
-    if (r.data.kind === "tool") steps.push({ step: r.data, line: n });
+    if (r.data.kind === "tool") reader.add(r.data, n);
   };
   const stream = createReadStream(path, { encoding: "utf8", highWaterMark: 1 << 20 });
   let rest = "";
@@ -89,8 +89,7 @@ export async function extractTrajectoryEvents(
   } finally {
     stream.destroy();
   }
-  const events = stepsToEvents(steps, options.root, warnings);
-  return { ...events, warnings, steps: n };
+  return { ...reader.finish(), warnings, steps: n };
 }
 
 /** The steps' events (pure): see `extractTrajectoryEvents`. */
@@ -99,19 +98,35 @@ export function stepsToEvents(
   root: string | undefined,
   warnings: string[] = [],
 ): { events: DraftEvent[]; root?: string } {
-  const readings = new Map<number, ShellReading>();
-  for (const { step, line } of steps) {
-    if (step.call !== "shell" || step.command === undefined) continue;
-    const r = readShellCommand(step.command);
-    if (r.error && r.commands.length === 0)
-      warnings.push(`line ${line}: shell command does not parse, skipped`);
-    readings.set(line, r);
-  }
-  const base = root ?? guessRoot(steps, readings);
+  const reader = stepReader(root, warnings);
+  for (const { step, line } of steps) reader.add(step, line);
+  return reader.finish();
+}
+
+/**
+ * Read steps one at a time (a step's output is dropped once read). Absolute paths lose the
+ * repository's directory at once: `root` when given, else the `cd` targets seen so far and the
+ * sandbox roots; the root most paths sat under is reported at the end.
+ */
+function stepReader(
+  root: string | undefined,
+  warnings: string[],
+): {
+  add(step: TrajectoryStep, line: number): void;
+  finish(): { events: DraftEvent[]; root?: string };
+} {
+  const candidates = new Map<string, number>(
+    (root !== undefined ? [root.replace(/\/$/, "")] : CONTAINER_ROOTS).map((c) => [c, 0]),
+  );
   const rel = (p: string): string => {
     const clean = posix.normalize(p.replace(/\\/g, "/")).replace(/^\.\//, "");
-    if (base !== undefined && clean.startsWith(`${base}/`)) return clean.slice(base.length + 1);
-    return clean;
+    if (!clean.startsWith("/")) return clean;
+    let best: string | undefined;
+    for (const c of candidates.keys())
+      if (clean.startsWith(`${c}/`) && c.length > (best?.length ?? 0)) best = c;
+    if (best === undefined) return clean;
+    candidates.set(best, (candidates.get(best) ?? 0) + 1);
+    return clean.slice(best.length + 1);
   };
   const events: DraftEvent[] = [];
   /** Per path: was it created by the run, and its edit events, for scratch files. */
@@ -133,13 +148,20 @@ export function stepsToEvents(
     }
     events.push(p.event);
   };
-  for (const { step, line } of steps) {
+  const add = (step: TrajectoryStep, line: number): void => {
+    if (root === undefined && step.call === "shell") {
+      const cd = step.command?.match(/^\s*cd\s+(\/[^\s;&|]+)/)?.[1];
+      if (cd !== undefined) {
+        const dir = posix.normalize(cd).replace(/\/$/, "");
+        if (dir !== "" && !candidates.has(dir)) candidates.set(dir, 0);
+      }
+    }
     const tool = step.tool ?? step.call ?? "tool";
     if (step.call === "edit") {
       const input = step.input ?? {};
       const command = typeof input.command === "string" ? input.command : undefined;
-      if (command === "view" || command === "undo_edit") continue;
-      if (step.is_error === true || EDIT_REFUSED.test((step.output ?? "").trimStart())) continue;
+      if (command === "view" || command === "undo_edit") return;
+      if (step.is_error === true || EDIT_REFUSED.test((step.output ?? "").trimStart())) return;
       const paths = step.paths ?? [];
       if (paths.length === 0) warnings.push(`line ${line}: ${tool} edit names no file`);
       const created =
@@ -160,7 +182,7 @@ export function stepsToEvents(
           },
         });
       }
-      continue;
+      return;
     }
     if (step.call === "plan") {
       for (const text of planTexts(step)) {
@@ -168,11 +190,14 @@ export function stepsToEvents(
         plans.add(text);
         events.push({ tool: "plan", why: clip(text, 2000), source: "trajectory", confidence: 1 });
       }
-      continue;
+      return;
     }
-    if (step.call !== "shell" || step.command === undefined) continue;
-    const reading = readings.get(line);
-    if (reading === undefined) continue;
+    if (step.call !== "shell" || step.command === undefined) return;
+    const reading = readShellCommand(step.command);
+    if (reading.error && reading.commands.length === 0) {
+      warnings.push(`line ${line}: shell command does not parse, skipped`);
+      return;
+    }
     const cmd = clip(step.command.trim(), 1000);
     const exit = step.exit_code ?? (step.is_error === true ? 1 : null);
     const failed = exit !== null && exit !== 0;
@@ -227,7 +252,7 @@ export function stepsToEvents(
         confidence: 1,
         ...(result !== undefined ? { result } : {}),
       });
-      continue;
+      return;
     }
     const script = reading.scripts.map(rel).find((s) => touched.get(s)?.created === true);
     if (script !== undefined) {
@@ -251,42 +276,25 @@ export function stepsToEvents(
           : {}),
       });
     }
-  }
-  // a scratch file: created by the run and deleted again — never part of the change
-  const scratch = new Set<DraftEvent>();
-  for (const [, t] of touched) if (t.created && t.deleted) for (const e of t.events) scratch.add(e);
-  return {
-    events: events.filter((e) => !scratch.has(e)),
-    ...(base !== undefined ? { root: base } : {}),
   };
-}
-
-/** The repository's directory: the `cd` target or sandbox root most absolute paths sit under. */
-function guessRoot(
-  steps: readonly { step: TrajectoryStep; line: number }[],
-  readings: Map<number, ShellReading>,
-): string | undefined {
-  const absolute: string[] = [];
-  const candidates = new Set(CONTAINER_ROOTS);
-  for (const { step, line } of steps) {
-    for (const p of step.paths ?? []) if (p.startsWith("/")) absolute.push(p);
-    const r = readings.get(line);
-    if (r === undefined) continue;
-    for (const w of r.writes) if (w.path.startsWith("/")) absolute.push(w.path);
-    const cd = step.command?.match(/^\s*cd\s+(\/[^\s;&|]+)/)?.[1];
-    if (cd !== undefined) candidates.add(posix.normalize(cd).replace(/\/$/, ""));
-  }
-  if (absolute.length === 0) return undefined;
-  let best: string | undefined;
-  let bestCount = 0;
-  for (const c of candidates) {
-    const count = absolute.filter((p) => p.startsWith(`${c}/`)).length;
-    if (count > bestCount || (count === bestCount && count > 0 && c.length > (best?.length ?? 0))) {
-      best = c;
-      bestCount = count;
-    }
-  }
-  return best;
+  const finish = (): { events: DraftEvent[]; root?: string } => {
+    // a scratch file: created by the run and deleted again — never part of the change
+    const scratch = new Set<DraftEvent>();
+    for (const [, t] of touched)
+      if (t.created && t.deleted) for (const e of t.events) scratch.add(e);
+    let best: string | undefined;
+    let most = 0;
+    for (const [c, count] of candidates)
+      if (count > most) {
+        best = c;
+        most = count;
+      }
+    return {
+      events: events.filter((e) => !scratch.has(e)),
+      ...((root ?? best) !== undefined ? { root: root ?? best } : {}),
+    };
+  };
+  return { add, finish };
 }
 
 /** The items of a plan tool's input: todos (`content`, `description`), plan steps (`step`), or a plan text. */
