@@ -11,6 +11,12 @@ describe("readShellCommand: what a command line writes", () => {
       ["src/fix.py", ">"],
     ]);
     expect(writes("echo 'x' >> notes.txt 2>&1")).toEqual([["notes.txt", ">>"]]);
+    // mini-swe-agent's form: the redirect after the here-document's start, and a command after it
+    const after = readShellCommand(
+      "cat <<'EOF' >> tests/test_x.py && pytest -q tests/test_x.py\ndef test_y(): pass\nEOF",
+    );
+    expect(after.writes.map((w) => [w.path, w.how])).toEqual([["tests/test_x.py", ">>"]]);
+    expect(after.tests.map((t) => t.framework)).toEqual(["pytest"]);
     expect(writes("pytest -q > /dev/null 2>&1")).toEqual([]);
     expect(writes("echo hi | tee -a log.txt out.txt > /dev/null")).toEqual([
       ["log.txt", "tee"],

@@ -156,15 +156,25 @@ function visit(
       const body = node.childForFieldName("body");
       let heredoc: string | undefined;
       const files: Node[] = [];
+      /** `cat <<EOF > f && next`: the grammar hangs `> f` and `&& next` on the here-document */
+      const after: Node[] = [];
       for (const r of node.namedChildren) {
         if (r === null || r === body) continue;
-        if (r.type === "heredoc_redirect") heredoc = heredocBody(r);
-        else if (r.type === "herestring_redirect") heredoc = wordValue(r.namedChildren[0] ?? null);
+        if (r.type === "heredoc_redirect") {
+          heredoc = heredocBody(r);
+          for (const c of r.namedChildren) {
+            if (c === null || /^heredoc_(start|body|end)$/.test(c.type)) continue;
+            if (c.type === "file_redirect") files.push(c);
+            else after.push(c);
+          }
+        } else if (r.type === "herestring_redirect")
+          heredoc = wordValue(r.namedChildren[0] ?? null);
         else if (r.type === "file_redirect") files.push(r);
       }
       if (body !== null) visit(p, body, ctx, out, depth, heredoc ?? stdin);
       // the grammar hangs `a && b > f` on the whole list: the file is b's, after a's `cd`
       for (const r of files) redirect(r, ctx, out);
+      for (const c of after) visit(p, c, ctx, out, depth, undefined);
       return;
     }
     case "subshell": {
