@@ -126,10 +126,13 @@ export async function extractRunEvents(
     sources.push("transcript");
     return r.events;
   };
+  /** A messages-only trajectory's conversation, read as a chat when the run has no chat export. */
+  let stepsChat: string | undefined;
   const fromTrajectory = async (file: string) => {
     const r = await extractTrajectoryEvents(file, options.root ? { root: options.root } : {});
     warnings.push(...r.warnings.map((w) => `raw/trajectory.jsonl: ${w}`));
     sources.push("trajectory");
+    stepsChat = r.chat;
     return r.events;
   };
   const from = options.from;
@@ -173,8 +176,15 @@ export async function extractRunEvents(
         : raw.transcript !== undefined
           ? await fromTranscript(raw.transcript)
           : undefined;
-    const chat = raw.chat !== undefined ? await fromChat(raw.chat) : undefined;
-    if (steps !== undefined) drafts = steps;
+    let chat = raw.chat !== undefined ? await fromChat(raw.chat) : undefined;
+    if (chat === undefined && stepsChat !== undefined) {
+      chat = await extractChatEvents(stepsChat);
+      warnings.push(...chat.warnings.map((w) => `raw/trajectory.jsonl (as a chat): ${w}`));
+      chatConfidence = chat.confidence;
+      sources.push("chat");
+    }
+    // a run of messages only (a conversation imported as steps) has its chat as the timeline
+    if (steps !== undefined && (steps.length > 0 || chat === undefined)) drafts = steps;
     else if (chat !== undefined) {
       drafts = chat.events;
       const chatEdits = chat.events.filter((e) => e.tool === "edit").length;
@@ -204,10 +214,11 @@ export async function extractRunEvents(
       );
     }
     const stepEdits = steps?.some((e) => e.tool === "edit") === true;
+    const chatIsTimeline = drafts === chat?.events;
     const hasEditFacts = stepEdits || raw.patch !== undefined || changed.length > 0;
     mergeEdits(drafts, facts);
     // 3. the chat beside the steps: its edits are claims (its tests and plans the steps hold exactly)
-    if (steps !== undefined && chat !== undefined)
+    if (!chatIsTimeline && chat !== undefined)
       mergeEdits(
         drafts,
         chat.events.filter((e) => e.tool === "edit"),

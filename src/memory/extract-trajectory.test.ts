@@ -413,6 +413,23 @@ describe("extractRunEvents combines the sources with provenance", () => {
     });
   });
 
+  it("a conversation imported as messages only (Cursor, the lab) is read as a chat", async () => {
+    const steps: Omit<TrajectoryStep, "i">[] = [
+      { kind: "user", text: "Translate README.md into Chinese; do not touch the code." },
+      {
+        kind: "assistant",
+        text: "I have updated README.md:\n\n```markdown:README.md\n# 快速开始\n```\n\nI ran `pytest -q tests/test_docs.py` and 3 passed.",
+      },
+    ];
+    const dir = writeRun({ "trajectory.jsonl": jsonl(steps) });
+    const r = await extractRunEvents(dir, { write: false });
+    expect(r.sources).toEqual(["trajectory", "chat"]);
+    expect(r.events.map((e) => [e.tool, e.where ?? e.cmd, e.source, e.confidence])).toEqual([
+      ["edit", "README.md", "chat", 0.9],
+      ["shell", "pytest -q tests/test_docs.py", "chat", 0.6],
+    ]);
+  });
+
   it("a chat-only run: a cat-ed file is no edit, term.log's results are kept although the chat names the command", async () => {
     const chat = [
       "**User**",

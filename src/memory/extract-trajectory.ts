@@ -13,7 +13,17 @@ export interface TrajectoryExtraction {
   steps: number;
   /** The directory absolute paths were made relative to, when one was found. */
   root?: string;
+  /** How many tool calls the run holds. */
+  tools: number;
+  /**
+   * A run of messages only (a Cursor or lab conversation imported as steps): its user and
+   * assistant messages as a chat export, for the chat extractor. Absent once a tool call is seen.
+   */
+  chat?: string;
 }
+
+/** A messages-only run's chat is kept up to this many characters. */
+const CHAT_MAX = 4_000_000;
 
 const clip = (s: string, n = 4000) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
@@ -49,6 +59,8 @@ export async function extractTrajectoryEvents(
   await loadShellParser();
   const warnings: string[] = [];
   const reader = stepReader(options.root, warnings);
+  let tools = 0;
+  let chat: string | undefined = "";
   let n = 0;
   const handle = (raw: string): void => {
     n++;
@@ -69,7 +81,15 @@ export async function extractTrajectoryEvents(
       return;
     }
     // messages are prose: nothing to keep but their place
-    if (r.data.kind === "tool") reader.add(r.data, n);
+    if (r.data.kind === "tool") {
+      tools++;
+      chat = undefined;
+      reader.add(r.data, n);
+    } else if (tools === 0 && chat !== undefined && r.data.text !== undefined) {
+      const role = r.data.kind === "user" ? "**User**" : "**Cursor**";
+      chat += `---\n\n${role}\n\n${r.data.text.trim()}\n\n`;
+      if (chat.length > CHAT_MAX) chat = undefined;
+    }
   };
   const stream = createReadStream(path, { encoding: "utf8", highWaterMark: 1 << 20 });
   let rest = "";
@@ -89,7 +109,13 @@ export async function extractTrajectoryEvents(
   } finally {
     stream.destroy();
   }
-  return { ...reader.finish(), warnings, steps: n };
+  return {
+    ...reader.finish(),
+    warnings,
+    steps: n,
+    tools,
+    ...(tools === 0 && chat !== undefined && chat !== "" ? { chat } : {}),
+  };
 }
 
 /** The steps' events (pure): see `extractTrajectoryEvents`. */
