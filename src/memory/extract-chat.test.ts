@@ -138,6 +138,18 @@ describe("extractChatEvents", () => {
     expect(facts[1]?.result).toMatchObject({ framework: "pytest", passed: 2 });
   });
 
+  it("a scratch script written and removed in shell blocks is no edit", async () => {
+    const r = await extractChatEvents(
+      cursor([
+        "**User**\n\nfix it",
+        "**Cursor**\n\n```bash\ncat > reproduce.py <<'EOF'\nprint(1)\nEOF\npython reproduce.py\n```",
+        "**User**\n\ngo on",
+        "**Cursor**\n\n```bash\nsed -i 's/a/b/' src/a.py\nrm reproduce.py\n```",
+      ]),
+    );
+    expect(r.events.map((e) => [e.tool, e.where])).toEqual([["edit", "src/a.py"]]);
+  });
+
   it("only assistant turns produce events", async () => {
     const r = await extractChatEvents(
       cursor(["**User**\n\nI updated README.md already, and I will run pytest."]),

@@ -261,7 +261,7 @@ export async function extractChatEvents(text: string): Promise<ChatExtraction> {
               ...(result ? { result } : {}),
             });
           for (const w of reading.writes) {
-            if (edited.has(w.path)) continue;
+            if (edited.has(w.path) && w.change !== "deleted") continue;
             const ev: DraftEvent = {
               tool: "edit",
               where: w.path,
@@ -369,6 +369,26 @@ export async function extractChatEvents(text: string): Promise<ChatExtraction> {
       if (planAt >= 0)
         events.push({ tool: "plan", why: clip(line), source: "chat", confidence: 0.6 });
     }
+  }
+  // a scratch file: written by a shell command, then deleted by one — no edit at all
+  const byPath = new Map<string, DraftEvent[]>();
+  for (const e of events)
+    if (e.tool === "edit" && e.where !== undefined)
+      byPath.set(e.where, [...(byPath.get(e.where) ?? []), e]);
+  const scratch = new Set<DraftEvent>();
+  for (const [, list] of byPath) {
+    const first = list[0];
+    const last = list[list.length - 1];
+    if (
+      list.length > 1 &&
+      last?.change === "deleted" &&
+      /^(>|tee|touch|cp) in a shell command/.test(first?.why ?? "")
+    )
+      for (const e of list) scratch.add(e);
+  }
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e !== undefined && scratch.has(e)) events.splice(i, 1);
   }
   const edits = events.filter((e) => e.tool === "edit");
   const confidence =
