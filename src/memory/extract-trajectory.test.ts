@@ -237,10 +237,13 @@ describe("SWE-agent's own commands, run in its shell", () => {
         "[File: /testbed/astropy/modeling/separable.py (317 lines total)]",
       ),
       sh('search_file "_cstack"', "Found 2 matches"),
-      sh(
-        "edit 245:245\n        cright[-right.shape[0]:, -right.shape[1]:] = right\nend_of_edit",
-        "File updated.",
-      ),
+      {
+        ...sh(
+          "edit 245:245\n        cright[-right.shape[0]:, -right.shape[1]:] = right\nend_of_edit",
+          "File updated.",
+        ),
+        ts: "2026-01-01T00:00:05Z",
+      },
       sh(
         "edit 250:250\n  bad indent\nend_of_edit",
         "Your proposed edit has introduced new syntax error(s).",
@@ -260,6 +263,7 @@ describe("SWE-agent's own commands, run in its shell", () => {
       ["edit", "astropy/modeling/separable.py", ""],
       ["edit", "astropy/modeling/core.py", ""],
     ]);
+    expect(r.events[1]?.ts).toBe("2026-01-01T00:00:05Z");
   });
 });
 

@@ -160,6 +160,12 @@ function stepReader(
   const plans = new Set<string>();
   /** SWE-agent's open file, which its `edit N:M` commands change. */
   let openFile: string | undefined;
+  /** The step being read: its time goes on every event it gives. */
+  let stamp: string | undefined;
+  const push = (e: DraftEvent) => {
+    if (stamp !== undefined) e.ts = stamp;
+    events.push(e);
+  };
   const note = (p: Pending) => {
     const t = touched.get(p.path);
     if (t === undefined)
@@ -172,9 +178,10 @@ function stepReader(
       t.events.push(p.event);
       t.deleted = p.event.change === "deleted";
     }
-    events.push(p.event);
+    push(p.event);
   };
   const add = (step: TrajectoryStep, line: number): void => {
+    stamp = step.ts;
     if (root === undefined && step.call === "shell") {
       const cd = step.command?.match(/^\s*cd\s+(\/[^\s;&|]+)/)?.[1];
       if (cd !== undefined) {
@@ -214,7 +221,7 @@ function stepReader(
       for (const text of planTexts(step)) {
         if (plans.has(text)) continue;
         plans.add(text);
-        events.push({ tool: "plan", why: clip(text, 2000), source: "trajectory", confidence: 1 });
+        push({ tool: "plan", why: clip(text, 2000), source: "trajectory", confidence: 1 });
       }
       return;
     }
@@ -271,7 +278,7 @@ function stepReader(
     const test = reading.tests[0];
     if (test !== undefined) {
       const result = testResultOf(step.output, test.framework, exit);
-      events.push({
+      push({
         tool: "shell",
         cmd,
         source: "trajectory",
@@ -282,7 +289,7 @@ function stepReader(
     }
     const script = reading.scripts.map(rel).find((s) => touched.get(s)?.created === true);
     if (script !== undefined) {
-      events.push({
+      push({
         tool: "shell",
         cmd,
         why: `reproduction: runs ${script}, which the run created`,

@@ -55,6 +55,8 @@ export const MemoryEventSchema = z.object({
   result: TestResultSchema.optional(),
   /** The ledger operation that made this edit (for `timewarp revert`). */
   op_id: z.string().optional(),
+  /** ISO time of the event when its source records one (eval's recovery time in seconds). */
+  ts: z.string().optional(),
   /** The other sources that saw the same edit or test run (`source` is the most exact one). */
   also: z.array(z.enum(EVENT_SOURCES)).optional(),
   /** A prose claim of an edit that no fact of the run (steps, patch, git, ledger) shows: kept at low confidence. */
