@@ -45,7 +45,7 @@ describe("memory steps on disk (library API)", () => {
   it("each step alone: events (--from), guards, card, retrieve (counts uses), view routed by profile", async () => {
     const ws = workspace(cleanups);
     expect(await extractRun(ws, "r03-dependency-fix")).toMatchObject({
-      sources: ["transcript"],
+      sources: ["transcript", "patch"],
       fallback: false,
     });
     const patchOnly = await extractRun(ws, "r03-dependency-fix", { from: "patch" });

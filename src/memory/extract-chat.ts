@@ -1,5 +1,6 @@
 import type { DraftEvent } from "./phases.ts";
-import { parseTestOutput, TEST_CMD_IN_TEXT, testFramework } from "./test-output.ts";
+import { loadShellParser, readShellCommand, type ShellReading } from "./shell-command.ts";
+import { parseTestOutput } from "./test-output.ts";
 
 /** One turn of an exported chat; `line` is the 1-based line of its role header. */
 export interface ChatTurn {
@@ -176,10 +177,36 @@ function pathOfInfo(info: string): string | undefined {
   return bare;
 }
 
-const SHELL_INFO = /^(bash|sh|shell|console|zsh|terminal|cmd|powershell|ps1|)$/i;
+const SHELL_INFO = /^(bash|sh|shell|console|zsh|terminal|cmd|powershell|ps1)$/i;
+const PROMPT_LINE = /^\s*[$>]\s+/;
 
-function isShellBlock(info: string): boolean {
-  return SHELL_INFO.test(info) || /^(bash|sh|console)\b/.test(info);
+/**
+ * A fenced block read as shell: a `bash`/`console`/… block, or an untagged one that has prompt
+ * lines or whose commands (parsed) run tests or touch files. Only prompt lines are commands when
+ * there are any (the rest is their output); else the whole block is one script (here-documents
+ * included). Code (`import pytest`, `with pytest.raises(…)`) reads as nothing and is not shell.
+ */
+function readShellBlock(info: string): (text: string) => ShellReading | undefined {
+  return (text) => {
+    const tagged = SHELL_INFO.test(info) || /^(bash|sh|console)\b/.test(info);
+    if (!tagged && info !== "") return undefined;
+    const lines = text.split("\n");
+    const prompted = lines.some((l) => PROMPT_LINE.test(l));
+    const script = prompted
+      ? lines
+          .filter((l) => PROMPT_LINE.test(l))
+          .map((l) => l.replace(PROMPT_LINE, ""))
+          .join("\n")
+      : text;
+    const r = readShellCommand(script);
+    if (tagged || prompted) return r;
+    return r.tests.length + r.writes.length + r.reads.length > 0 && !r.error ? r : undefined;
+  };
+}
+
+/** Inline code spans of a prose line (`` `pytest -q` ``). */
+function inlineCode(line: string): string[] {
+  return [...line.matchAll(/`([^`\n]+)`/g)].map((m) => m[1] ?? "").filter((c) => c.trim() !== "");
 }
 
 export interface ChatExtraction {
@@ -198,9 +225,14 @@ const clip = (s: string, n = 240) => (s.length > n ? `${s.slice(0, n - 1)}…` :
  * rule: a fenced block naming a file, in a turn that says it edited (已修改/已翻译/updated …),
  * is an edit with that block as evidence. Only assistant turns produce events; each carries a
  * confidence (0.9 block + cue, 0.7 cue + path in prose, 0.5 block without a cue, 0.4 a
- * proposed block). Pure.
+ * proposed block). Shell blocks are read by the shell parser: the tests they run are test
+ * events, the files they write are edits (by how exact the write is), the files they only read
+ * (`cat`, `grep`, `sed -n` …) are never edits — not the block, not the output block after it,
+ * not a prose cue naming only such a file. A test named in prose counts only in an inline code
+ * span that parses as a test command. Pure but for loading the parser.
  */
-export function extractChatEvents(text: string): ChatExtraction {
+export async function extractChatEvents(text: string): Promise<ChatExtraction> {
+  await loadShellParser();
   const chat = parseChat(text);
   const events: DraftEvent[] = [];
   for (const turn of chat.turns) {
@@ -210,28 +242,42 @@ export function extractChatEvents(text: string): ChatExtraction {
       (b) => b.kind === "text" && cueIndex(b.text, EDIT_EN, EDIT_ZH) >= 0,
     );
     const edited = new Map<string, DraftEvent>();
+    const shell = bs.map((b) => (b.kind === "code" ? readShellBlock(b.info)(b.text) : undefined));
+    const written = new Set(shell.flatMap((r) => r?.writes.map((w) => w.path) ?? []));
+    const readOnly = new Set(shell.flatMap((r) => r?.reads ?? []).filter((f) => !written.has(f)));
     for (let bi = 0; bi < bs.length; bi++) {
       const b = bs[bi];
       if (b === undefined) continue;
       if (b.kind === "code") {
-        if (isShellBlock(b.info)) {
-          const cmds = b.text
-            .split("\n")
-            .map((l) => l.replace(/^\s*[$>#]\s+/, "").trim())
-            .filter((l) => testFramework(l) !== undefined && !/^(=|PASS|FAIL|ok\s)/.test(l));
-          if (cmds.length > 0) {
-            const result = parseTestOutput(b.text) ?? parseTestOutput(nextText(bs, bi));
-            for (const cmd of cmds)
-              events.push({
-                tool: "shell",
-                cmd,
-                source: "chat",
-                confidence: 0.8,
-                ...(result ? { result } : {}),
-              });
-            continue;
+        const reading = shell[bi];
+        if (reading !== undefined) {
+          const result = parseTestOutput(b.text) ?? parseTestOutput(nextText(bs, bi));
+          for (const t of reading.tests)
+            events.push({
+              tool: "shell",
+              cmd: t.statement,
+              source: "chat",
+              confidence: 0.8,
+              ...(result ? { result } : {}),
+            });
+          for (const w of reading.writes) {
+            if (edited.has(w.path) && w.change !== "deleted") continue;
+            const ev: DraftEvent = {
+              tool: "edit",
+              where: w.path,
+              why: clip(`${w.how} in a shell command`),
+              confidence: Math.min(0.9, w.confidence),
+              evidence: clip(b.text, 4000),
+              source: "chat",
+              ...(w.change !== undefined ? { change: w.change } : {}),
+            };
+            edited.set(w.path, ev);
+            events.push(ev);
           }
+          continue;
         }
+        // the block right after a shell block is its output (a file `cat` printed), not an edit
+        if (bi > 0 && shell[bi - 1] !== undefined) continue;
         const prevText = bi > 0 && bs[bi - 1]?.kind === "text" ? (bs[bi - 1]?.text ?? "") : "";
         const path = pathOfInfo(b.info) ?? findPaths(prevText)[0];
         if (path === undefined) continue;
@@ -275,7 +321,9 @@ export function extractChatEvents(text: string): ChatExtraction {
       const line = b.text;
       const editAt = cueIndex(line, EDIT_EN, EDIT_ZH);
       const planAt = cueIndex(line, PLAN_EN, PLAN_ZH);
-      const testCmd = line.match(TEST_CMD_IN_TEXT)?.[0];
+      const testCmd = inlineCode(line)
+        .map((c) => readShellCommand(c).tests[0]?.statement)
+        .find((c) => c !== undefined);
       if (
         testCmd !== undefined &&
         (planAt < 0 || /passed|failed|通过|失败|ran\b|运行了/.test(line))
@@ -291,7 +339,8 @@ export function extractChatEvents(text: string): ChatExtraction {
         });
         continue;
       }
-      const paths = findPaths(line);
+      // a file the turn only read (`cat`, `grep`, `sed -n`) is not edited because prose names it
+      const paths = findPaths(line).filter((f) => !readOnly.has(f));
       if (editAt >= 0 && (planAt < 0 || editAt <= planAt) && paths.length > 0) {
         const next = bs[bi + 1];
         for (const path of paths) {
@@ -299,7 +348,7 @@ export function extractChatEvents(text: string): ChatExtraction {
           if (existing) continue;
           const block =
             next?.kind === "code" &&
-            !isShellBlock(next.info) &&
+            shell[bi + 1] === undefined &&
             (pathOfInfo(next.info) ?? path) === path
               ? next
               : undefined;
@@ -314,12 +363,32 @@ export function extractChatEvents(text: string): ChatExtraction {
           edited.set(path, ev);
           events.push(ev);
         }
-        if (next?.kind === "code" && !isShellBlock(next.info) && paths.length === 1) bi++;
+        if (next?.kind === "code" && shell[bi + 1] === undefined && paths.length === 1) bi++;
         continue;
       }
       if (planAt >= 0)
         events.push({ tool: "plan", why: clip(line), source: "chat", confidence: 0.6 });
     }
+  }
+  // a scratch file: written by a shell command, then deleted by one — no edit at all
+  const byPath = new Map<string, DraftEvent[]>();
+  for (const e of events)
+    if (e.tool === "edit" && e.where !== undefined)
+      byPath.set(e.where, [...(byPath.get(e.where) ?? []), e]);
+  const scratch = new Set<DraftEvent>();
+  for (const [, list] of byPath) {
+    const first = list[0];
+    const last = list[list.length - 1];
+    if (
+      list.length > 1 &&
+      last?.change === "deleted" &&
+      /^(>|tee|touch|cp) in a shell command/.test(first?.why ?? "")
+    )
+      for (const e of list) scratch.add(e);
+  }
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e !== undefined && scratch.has(e)) events.splice(i, 1);
   }
   const edits = events.filter((e) => e.tool === "edit");
   const confidence =

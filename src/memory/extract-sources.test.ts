@@ -1,11 +1,14 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { extractPatchEvents } from "./extract-patch.ts";
 import { extractTermEvents } from "./extract-term.ts";
 import { extractTranscriptEvents } from "./extract-transcript.ts";
-import { parseTestOutput, testFramework } from "./test-output.ts";
+import { loadShellParser, testFramework } from "./shell-command.ts";
+import { parseTestOutput } from "./test-output.ts";
+
+beforeAll(() => loadShellParser());
 
 const line = (v: unknown) => `${JSON.stringify(v)}\n`;
 const use = (id: string, name: string, input: unknown) =>
@@ -68,7 +71,7 @@ describe("transcript (Claude Code JSONL)", () => {
 });
 
 describe("term.log", () => {
-  it("splits on prompts and parses counts for each framework", () => {
+  it("splits on prompts and parses counts for each framework", async () => {
     const log = [
       "dev@box:~/p$ pytest -q",
       "F..",
@@ -90,7 +93,7 @@ describe("term.log", () => {
       "$ make test",
       "exit code: 2",
     ].join("\n");
-    const r = extractTermEvents(log);
+    const r = await extractTermEvents(log);
     expect(
       r.events.map((e) => [
         e.cmd,
@@ -111,11 +114,13 @@ describe("term.log", () => {
     expect(r.events[6]?.result?.exit_code).toBe(2);
   });
 
-  it("a log without prompts is one run of the framework its output shows; no test at all is a warning", () => {
-    expect(extractTermEvents("=== 4 passed in 1.0s ===").events).toMatchObject([
+  it("a log without prompts is one run of the framework its output shows; no test at all is a warning", async () => {
+    expect((await extractTermEvents("=== 4 passed in 1.0s ===")).events).toMatchObject([
       { cmd: "pytest", result: { passed: 4 } },
     ]);
-    expect(extractTermEvents("$ ls\nfoo").warnings).toEqual(["term.log: no test command found"]);
+    expect((await extractTermEvents("$ ls\nfoo")).warnings).toEqual([
+      "term.log: no test command found",
+    ]);
     expect(testFramework("python -m pytest tests")).toBe("pytest");
     expect(testFramework("git status")).toBeUndefined();
     expect(parseTestOutput("  5 passing (1s)\n  1 failing")).toMatchObject({
@@ -127,7 +132,7 @@ describe("term.log", () => {
 });
 
 describe("patch.diff", () => {
-  it("one edit per file with the change kind, counts and first line", () => {
+  it("one edit per file with the change kind, counts and first line", async () => {
     const patch = [
       "diff --git a/README.md b/README.md",
       "index 1111111..2222222 100644",
@@ -163,7 +168,7 @@ describe("patch.diff", () => {
     expect(r.events.every((e) => e.source === "patch" && e.confidence === 1)).toBe(true);
   });
 
-  it("a patch that does not parse is a warning naming the line, and no events", () => {
+  it("a patch that does not parse is a warning naming the line, and no events", async () => {
     const r = extractPatchEvents("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n");
     expect(r.events).toEqual([]);
     expect(r.warnings[0]).toMatch(/line|hunk/i);
@@ -174,9 +179,9 @@ describe("node --test output (real runs of examples/demo-project)", () => {
   const fixture = (name: string) =>
     readFileSync(resolve(import.meta.dirname, "../../test/fixtures/memory", name), "utf8");
 
-  it("TAP: counts and each named test; the later of two runs wins; a `# label` is not the command", () => {
+  it("TAP: counts and each named test; the later of two runs wins; a `# label` is not the command", async () => {
     const log = fixture("runs/r08-node-test-slugify/raw/term.log");
-    const { events, warnings } = extractTermEvents(log);
+    const { events, warnings } = await extractTermEvents(log);
     expect(warnings).toEqual([]);
     expect(events.map((e) => [e.cmd, e.why])).toEqual([
       ["npm test", "after the agent's first attempt"],
@@ -196,7 +201,7 @@ describe("node --test output (real runs of examples/demo-project)", () => {
     });
   });
 
-  it("spec reporter: ✔/✖ lines and ℹ summary; the repeated failure list is not counted twice", () => {
+  it("spec reporter: ✔/✖ lines and ℹ summary; the repeated failure list is not counted twice", async () => {
     const r = parseTestOutput(fixture("node-test/spec-fail.log"));
     expect(r).toMatchObject({ framework: "node", passed: 2, failed: 1, skipped: 0 });
     expect(r?.tests).toEqual([
@@ -213,7 +218,7 @@ describe("node --test output (real runs of examples/demo-project)", () => {
     expect(testFramework("node server.js")).toBeUndefined();
   });
 
-  it("skips and todos count as skipped; no summary, no result", () => {
+  it("skips and todos count as skipped; no summary, no result", async () => {
     const r = parseTestOutput(
       "ok 1 - a\nok 2 - b # SKIP not on CI\nnot ok 3 - c # TODO later\n1..3\n# tests 3\n# pass 1\n# fail 0\n# skipped 1\n# todo 1\n",
     );

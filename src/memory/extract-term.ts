@@ -1,5 +1,6 @@
 import type { DraftEvent } from "./phases.ts";
-import { parseTestOutput, stripAnsi, testFramework } from "./test-output.ts";
+import { loadShellParser, readShellCommand } from "./shell-command.ts";
+import { parseTestOutput, stripAnsi, testResultOf } from "./test-output.ts";
 
 const PROMPT =
   /^(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^$#%]*)?\s*)?[$%❯]\s+(.+)$|^PS [^>]*>\s+(.+)$/;
@@ -12,12 +13,14 @@ export interface TermExtraction {
 
 /**
  * Test events from a terminal log: each prompt line (`$ cmd`, `user@host:~/x$ cmd`, `❯ cmd`)
- * starts a command (a trailing `# comment` is its label, kept as `why`); test commands (pytest,
- * npm/vitest/jest, node --test, go test, mvn, cargo test) become events with pass/fail counts —
- * and, for `node --test`, each named test's outcome — parsed from their output. A log without prompts is read as one
- * run of whichever framework its output shows. Pure.
+ * starts a command (a trailing `# comment` is its label, kept as `why`); the command is read by
+ * the shell parser (`shell-command.ts`), and one that runs a test runner becomes an event with
+ * pass/fail counts — and, for `node --test`, each named test's outcome — parsed from its output,
+ * else from its exit code (`exit code: 2`). A log without prompts is read as one run of
+ * whichever framework its output shows. Pure but for loading the parser.
  */
-export function extractTermEvents(text: string): TermExtraction {
+export async function extractTermEvents(text: string): Promise<TermExtraction> {
+  await loadShellParser();
   const lines = text.replace(/\r\n/g, "\n").split("\n");
   type Section = { cmd: string | undefined; line: number; output: string[]; label?: string };
   const sections: Section[] = [];
@@ -61,31 +64,19 @@ export function extractTermEvents(text: string): TermExtraction {
       }
       continue;
     }
-    const framework = testFramework(s.cmd);
+    const framework = readShellCommand(s.cmd).tests[0]?.framework;
     if (framework === undefined) continue;
-    const parsed = parseTestOutput(output, framework);
     const exit = lastExit(output);
-    if (parsed === undefined && exit === null)
+    const result = testResultOf(output, framework, exit);
+    if (result === undefined)
       warnings.push(`line ${s.line}: \`${s.cmd}\` has no test summary in its output`);
     events.push({
       tool: "shell",
       cmd: s.cmd,
       ...(s.label !== undefined ? { why: s.label } : {}),
       source: "term",
-      confidence: parsed !== undefined ? 1 : 0.7,
-      ...(parsed !== undefined || exit !== null
-        ? {
-            result: {
-              ...(parsed ?? {
-                framework,
-                passed: 0,
-                failed: exit !== null && exit !== 0 ? 1 : 0,
-                skipped: 0,
-              }),
-              exit_code: exit,
-            },
-          }
-        : {}),
+      confidence: parseTestOutput(output, framework) !== undefined ? 1 : 0.7,
+      ...(result !== undefined ? { result } : {}),
     });
   }
   if (events.length === 0) warnings.push("term.log: no test command found");

@@ -2,7 +2,8 @@ import { createReadStream } from "node:fs";
 import { isAbsolute, relative } from "node:path";
 import { fromSystemError } from "../core/index.ts";
 import type { DraftEvent } from "./phases.ts";
-import { parseTestOutput, testFramework } from "./test-output.ts";
+import { loadShellParser, readShellCommand, testFramework } from "./shell-command.ts";
+import { testResultOf } from "./test-output.ts";
 
 export interface TranscriptExtraction {
   events: DraftEvent[];
@@ -56,7 +57,8 @@ function resultText(content: unknown): string {
 /**
  * Events from a Claude Code transcript (JSONL), exactly: assistant `tool_use` blocks for
  * Edit/MultiEdit/Write/NotebookEdit become edits (dropped when their `tool_result` is an error),
- * Bash test commands become test events with counts from their result, TodoWrite/ExitPlanMode
+ * Bash commands are read by the shell parser — the files they write are edits (dropped when a
+ * lone command failed), a test runner is a test event with counts from its result — TodoWrite/ExitPlanMode
  * become plans. Assistant prose is ignored (no guessing). Streams in 1 MiB chunks, line by line: memory is bounded by
  * the chunk, the longest line and the number of events, not by the file size. A torn line is a warning with its number.
  */
@@ -64,8 +66,16 @@ export async function extractTranscriptEvents(
   path: string,
   options: { root?: string } = {},
 ): Promise<TranscriptExtraction> {
+  await loadShellParser();
   const events: (DraftEvent & { _drop?: boolean })[] = [];
-  const pending = new Map<string, { event: DraftEvent & { _drop?: boolean }; tool: string }>();
+  const pending = new Map<
+    string,
+    {
+      event: DraftEvent & { _drop?: boolean };
+      tool: string;
+      writes?: (DraftEvent & { _drop?: boolean })[];
+    }
+  >();
   const warnings: string[] = [];
   const plans = new Set<string>();
   let n = 0;
@@ -130,11 +140,25 @@ export async function extractTranscriptEvents(
             pending.set(id, { event: ev, tool: name });
           } else if (name === "Bash") {
             const cmd = str(input.command) ?? "";
-            if (testFramework(cmd) !== undefined) {
+            const reading = readShellCommand(cmd);
+            // files the command writes (`sed -i`, `cat > f <<EOF`, `>`): edits, as exact as the reading
+            const writes: DraftEvent[] = reading.writes.map((w) => ({
+              tool: "edit",
+              where: cwd !== undefined && isAbsolute(w.path) ? relative(cwd, w.path) : w.path,
+              why: `${w.how} in Bash (transcript line ${n})`,
+              confidence: w.confidence,
+              evidence: clip(cmd),
+              source: "transcript",
+              ...(w.change !== undefined ? { change: w.change } : {}),
+            }));
+            events.push(...writes);
+            const lone = reading.commands.length <= 1 ? writes : [];
+            if (reading.tests[0] !== undefined) {
               const ev: DraftEvent = { tool: "shell", cmd, source: "transcript", confidence: 1 };
               events.push(ev);
-              pending.set(id, { event: ev, tool: name });
-            }
+              pending.set(id, { event: ev, tool: name, writes: lone });
+            } else if (lone.length > 0)
+              pending.set(id, { event: lone[0] as DraftEvent, tool: name, writes: lone });
           } else if (name === "TodoWrite" && Array.isArray(input.todos)) {
             for (const t of input.todos) {
               const c = str(asRecord(t)?.content);
@@ -160,23 +184,19 @@ export async function extractTranscriptEvents(
           pending.delete(id);
           const text = resultText(block.content);
           const isError = block.is_error === true;
+          // a lone command that failed wrote nothing
+          if (isError) for (const w of p.writes ?? []) w._drop = true;
           if (p.event.tool === "edit") {
             if (isError) p.event._drop = true;
             continue;
           }
           const exit = text.match(/Exit code (\d+)/)?.[1];
-          const parsed = parseTestOutput(text, testFramework(p.event.cmd ?? ""));
-          const exitCode =
-            exit !== undefined ? Number.parseInt(exit, 10) : isError ? 1 : parsed ? null : 0;
-          p.event.result = {
-            ...(parsed ?? {
-              framework: testFramework(p.event.cmd ?? "") ?? "unknown",
-              passed: 0,
-              failed: 0,
-              skipped: 0,
-            }),
-            exit_code: exitCode,
-          };
+          const result = testResultOf(
+            text,
+            testFramework(p.event.cmd ?? "") ?? "unknown",
+            exit !== undefined ? Number.parseInt(exit, 10) : isError ? 1 : null,
+          );
+          if (result !== undefined) p.event.result = result;
         }
       }
     };

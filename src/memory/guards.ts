@@ -4,7 +4,7 @@ import type { Goal, GuardAction, GuardRecord, MemoryEvent, Weights } from "./sch
 import { runVerdict } from "./verdict.ts";
 
 /** Sources that record an edit exactly: the edit itself is its evidence. */
-const EXACT_SOURCES = new Set(["transcript", "patch", "ledger", "bus", "git"]);
+const EXACT_SOURCES = new Set(["transcript", "trajectory", "patch", "ledger", "bus", "git"]);
 
 /** Options for guard scoring; all optional. */
 export interface GuardOptions {
@@ -287,7 +287,9 @@ export function runGuards(
   }
   // Test runs from a terminal log beside a transcript happened outside the session it records:
   // an edit between two of them would not be seen, so a fail-then-pass there is not called flaky.
-  const termBesideTranscript = events.some((e) => e.source === "transcript");
+  const termBesideTranscript = events.some(
+    (e) => e.source === "transcript" || e.source === "trajectory",
+  );
   const laterPass = new Map<string, number[]>();
   events.forEach((e, i) => {
     if (e.tool === "shell" && failed(e) === false) {

@@ -22,6 +22,8 @@ export type { RunLabels } from "./eval.ts";
  */
 export { evaluateRuns, formatEvalReport, RunLabelsSchema } from "./eval.ts";
 export type { Estimate, EvalMetrics } from "./eval-metrics.ts";
+/** Stream `raw/trajectory.jsonl` (imported steps) into edit/test/plan events from facts. */
+export { extractTrajectoryEvents } from "./extract-trajectory.ts";
 /** Stream a Claude Code JSONL transcript into exact edit/test/plan events. */
 export { extractTranscriptEvents } from "./extract-transcript.ts";
 /** goal.json: validate (GOAL_INVALID naming the field), compile the glob lists once. */
@@ -68,6 +70,11 @@ export type { GuardRecord, MemoryEvent, PatternCard } from "./schemas.ts";
  * (≤ OFFER_BUDGET_BYTES, each card once per session; indexes kept open between calls).
  */
 export { OFFER_BUDGET_BYTES, offerMemory } from "./session-offer.ts";
+/** What a shell command line writes, reads and which test runner it runs (tree-sitter-bash). */
+export type { ShellReading } from "./shell-command.ts";
+export { readShell } from "./shell-command.ts";
+/** Pass/fail/skip counts from a test runner's output; the exit code when there is no summary. */
+export { parseTestOutput, testResultOf } from "./test-output.ts";
 /** A run's verdict from evidence: success, failure or unknown, high-value when caught drift was fixed. */
 export type { CaughtDrift, ExternalVerdict, RunVerdict } from "./verdict.ts";
 export { runVerdict } from "./verdict.ts";

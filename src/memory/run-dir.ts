@@ -75,6 +75,8 @@ export function resolveRunDir(root: string, ref: string): string {
 export function rawSources(paths: LabRunPaths): {
   chat?: string;
   transcript?: string;
+  /** `raw/trajectory.jsonl`, the steps `memory import` writes (src/memory/trajectory.ts). */
+  trajectory?: string;
   patch?: string;
   term?: string;
   changed?: string;
@@ -84,11 +86,13 @@ export function rawSources(paths: LabRunPaths): {
   const out: ReturnType<typeof rawSources> = {};
   const chat = pick("cursor.md", "chat.md", "specstory.md");
   const transcript = pick("transcript.jsonl");
+  const trajectory = pick("trajectory.jsonl");
   const patch = pick("patch.diff");
   const term = pick("term.log");
   const changed = pick("changed_files.txt");
   if (chat) out.chat = chat;
   if (transcript) out.transcript = transcript;
+  if (trajectory) out.trajectory = trajectory;
   if (patch) out.patch = patch;
   if (term) out.term = term;
   if (changed) out.changed = changed;

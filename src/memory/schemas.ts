@@ -13,6 +13,7 @@ export const EVENT_SOURCES = [
   "git",
   "ledger",
   "bus",
+  "trajectory",
 ] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
@@ -56,6 +57,10 @@ export const MemoryEventSchema = z.object({
   op_id: z.string().optional(),
   /** ISO time of the event when its source records one (eval's recovery time in seconds). */
   ts: z.string().optional(),
+  /** The other sources that saw the same edit or test run (`source` is the most exact one). */
+  also: z.array(z.enum(EVENT_SOURCES)).optional(),
+  /** A prose claim of an edit that no fact of the run (steps, patch, git, ledger) shows: kept at low confidence. */
+  claim: z.boolean().optional(),
 });
 export type MemoryEvent = z.infer<typeof MemoryEventSchema>;
 

@@ -1,19 +1,5 @@
 import type { TestResult } from "./schemas.ts";
 
-/** The test runners the extractors recognize in a command line, first match wins. */
-const RUNNERS: { re: RegExp; framework: string }[] = [
-  { re: /\b(python3?\s+-m\s+)?pytest\b|\bpy\.test\b|\btox\b/, framework: "pytest" },
-  { re: /\bvitest\b/, framework: "vitest" },
-  { re: /\bjest\b/, framework: "jest" },
-  { re: /\bnode\b[^|;&\n]*\s--test\b/, framework: "node" },
-  { re: /\b(npm|pnpm|yarn|bun)\s+(run\s+)?test\b|\bnpm\s+t\b/, framework: "npm" },
-  { re: /\bgo\s+test\b/, framework: "go" },
-  { re: /\b(mvn|mvnw|\.\/mvnw)\b[^|;&\n]*\b(test|verify)\b/, framework: "maven" },
-  { re: /\bgradlew?\b[^|;&\n]*\btest\b/, framework: "gradle" },
-  { re: /\bcargo\s+(test|nextest)\b/, framework: "cargo" },
-  { re: /\bmake\s+(test|check)\b/, framework: "make" },
-];
-
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
 
 /** Terminal colour codes removed, so summaries match in coloured logs too. */
@@ -21,22 +7,16 @@ export function stripAnsi(text: string): string {
   return text.replace(ANSI, "");
 }
 
-/** The framework a command runs tests with, or undefined when it is not a test command. */
-export function testFramework(cmd: string): string | undefined {
-  return RUNNERS.find((r) => r.re.test(cmd))?.framework;
-}
-
-/** A regex finding a test command inside prose (`run pytest -q tests/` → `pytest -q tests/`). */
-export const TEST_CMD_IN_TEXT =
-  /\b(?:python3?\s+-m\s+pytest|pytest|npx\s+(?:vitest|jest)|vitest|jest|node\s+--test|(?:npm|pnpm|yarn)\s+(?:run\s+)?test|go\s+test|mvn\s+(?:-\S+\s+)*(?:test|verify)|cargo\s+test|make\s+test)(?:\s+(?:-{1,2}[\w-]+(?:=\S+)?|[\w./:*-]+(?:::[\w.]+)?))*/;
-
 const num = (s: string | undefined) => (s === undefined ? 0 : Number.parseInt(s, 10));
 
 /**
- * Pass/fail counts from a test runner's output (pytest, jest, vitest, mocha, go test, maven,
- * cargo, `node --test` in its TAP and spec reporters). Returns undefined when no summary line is
- * found. When a log holds several summaries (a retry), the last one wins. `node --test` output
- * also yields the outcome of each named test (`tests`).
+ * Pass/fail counts from a test runner's output: pytest (`1 failed, 2 passed, 1 error in 0.1s`,
+ * `no tests ran`), unittest and Django (`Ran N tests` then `OK (skipped=k)` / `FAILED
+ * (failures=a, errors=b, skipped=c)`), jest, vitest, mocha, go test, maven surefire, gradle,
+ * cargo, ctest (`75% tests passed, 1 tests failed out of 4`), `node --test` in its TAP and spec
+ * reporters, and tox/nox session summaries around them. Returns undefined when no summary line
+ * is found. When a log holds several summaries (a retry), the last one wins. `node --test`
+ * output also yields the outcome of each named test (`tests`).
  */
 export function parseTestOutput(output: string, hint?: string): TestResult | undefined {
   let found: TestResult | undefined;
@@ -48,6 +28,8 @@ export function parseTestOutput(output: string, hint?: string): TestResult | und
   let named = new Map<string, "pass" | "fail" | "skip">();
   let repeating = false;
   let nodeRun: TestResult | undefined;
+  let unittestRan: number | undefined;
+  const sessions = { kind: "", ok: 0, failed: 0 };
   for (const line of output.split("\n")) {
     const l = stripAnsi(line);
     const nodeTest = parseNodeTestLine(l);
@@ -75,8 +57,93 @@ export function parseTestOutput(output: string, hint?: string): TestResult | und
       else if (key === "skipped" || key === "todo") nodeRun.skipped += num(n);
       continue;
     }
+    // pytest with nothing collected: "===== no tests ran in 0.01s =====" (pytest exits 5)
+    if (/\bno tests ran\b.*\bin [\d.]+s\b/.test(l)) {
+      found = { framework: "pytest", passed: 0, failed: 0, skipped: 0, exit_code: 5 };
+      continue;
+    }
+    // unittest / Django: "Ran 5 tests in 0.001s", then "OK (skipped=1)" or "FAILED (failures=1, errors=1)"
+    const ran = l.match(/^Ran (\d+) tests? in [\d.]+s\s*$/);
+    if (ran) {
+      unittestRan = num(ran[1]);
+      continue;
+    }
+    if (unittestRan !== undefined) {
+      const verdict = l.match(/^(OK|FAILED|NO TESTS RAN)\b(?:\s*\((.*)\))?\s*$/);
+      if (verdict) {
+        const detail = verdict[2] ?? "";
+        const count = (k: string) => num(detail.match(new RegExp(`\\b${k}=(\\d+)`))?.[1]);
+        const failed = count("failures") + count("errors") + count("unexpected successes");
+        const skipped = count("skipped");
+        const xfail = count("expected failures");
+        set({
+          framework: "unittest",
+          passed: Math.max(0, unittestRan - failed - skipped - xfail),
+          failed,
+          skipped: skipped + xfail,
+        });
+        if (verdict[1] === "NO TESTS RAN" && found !== undefined) found.exit_code = 5;
+        unittestRan = undefined;
+        continue;
+      }
+    }
+    // ctest: "75% tests passed, 1 tests failed out of 4"; skipped ones are listed after "did not run"
+    const ctest = l.match(/^\d+% tests passed, (\d+) tests? failed out of (\d+)/);
+    if (ctest) {
+      const failed = num(ctest[1]);
+      const skipped =
+        output.match(/^\s*\d+ - .+\((?:Skipped|Disabled|Not Run)\)\s*$/gm)?.length ?? 0;
+      set({
+        framework: "ctest",
+        passed: Math.max(0, num(ctest[2]) - failed - skipped),
+        failed,
+        skipped,
+      });
+      continue;
+    }
+    // gradle: "3 tests completed, 1 failed, 1 skipped"; a passing build prints only "BUILD SUCCESSFUL"
+    const gradle = l.match(/^(\d+) tests? completed(?:, (\d+) failed)?(?:, (\d+) skipped)?/);
+    if (gradle) {
+      const failed = num(gradle[2]);
+      const skipped = num(gradle[3]);
+      set({ framework: "gradle", passed: num(gradle[1]) - failed - skipped, failed, skipped });
+      continue;
+    }
+    if (hint === "gradle" && /^BUILD (SUCCESSFUL|FAILED)\b/.test(l)) {
+      const ok = l.includes("SUCCESSFUL");
+      if (found?.framework !== "gradle")
+        found = {
+          framework: "gradle",
+          passed: 0,
+          failed: ok ? 0 : 1,
+          skipped: 0,
+          exit_code: ok ? 0 : 1,
+        };
+      continue;
+    }
+    // tox 4 "  py311: OK (1.2 seconds)" / "  py39: FAIL code 1 (…)"; tox 3 "  py38: commands succeeded" / "ERROR:   py39: commands failed"
+    const tox = l.match(
+      /^(?:ERROR:)?\s+([\w.-]+): (OK|FAIL|commands succeeded|commands failed|SKIP|skipped)\b/,
+    );
+    if (tox && (hint === undefined || hint === "tox")) {
+      if (/OK|succeeded/.test(tox[2] ?? "")) sessions.ok++;
+      else if (/FAIL|failed/.test(tox[2] ?? "")) sessions.failed++;
+      sessions.kind = "tox";
+      continue;
+    }
+    // nox: "nox > Session tests-3.11 was successful in 2 seconds." / "nox > Session tests-3.10 failed."
+    const nox = l.match(/^nox > Session \S+ (was successful|failed|was skipped)/);
+    if (nox) {
+      if (nox[1] === "was successful") sessions.ok++;
+      else if (nox[1] === "failed") sessions.failed++;
+      sessions.kind = "nox";
+      continue;
+    }
     // pytest: "==== 3 passed, 1 failed, 2 skipped in 0.12s ====" or "1 failed, 3 passed in 0.1s"
-    if (/\b\d+ (passed|failed|error|errors)\b.*\bin [\d.]+s\b/.test(l) && !/Tests?:/.test(l)) {
+    if (
+      /\b\d+ (passed|failed|error|errors)\b.*\bin [\d.]+s\b/.test(l) &&
+      !/Tests?:|test result:/.test(l)
+    ) {
       set({
         framework: "pytest",
         passed: num(l.match(/(\d+) passed/)?.[1]),
@@ -141,14 +208,45 @@ export function parseTestOutput(output: string, hint?: string): TestResult | und
       set({ framework: "mocha", passed: num(m[1]), failed: 0, skipped: 0 });
       continue;
     }
+    const pending = l.match(/^\s*(\d+) pending\b/);
+    if (pending && found?.framework === "mocha") {
+      found.skipped = num(pending[1]);
+      continue;
+    }
     const failing = l.match(/^\s*(\d+) failing\b/);
     if (failing && found?.framework === "mocha") {
       const m = failing;
       found.failed = num(m[1]);
     }
   }
-  if (found !== undefined) return found;
-  return parseGoTest(output, hint);
+  const inner = found ?? parseGoTest(output, hint);
+  if (sessions.kind === "") return inner;
+  // tox/nox ran sessions: the runner inside gives the counts, a failed session is a failure
+  return {
+    framework: sessions.kind,
+    passed: inner?.passed ?? sessions.ok,
+    failed: Math.max(inner?.failed ?? 0, sessions.failed),
+    skipped: inner?.skipped ?? 0,
+    exit_code: null,
+    ...(inner?.tests ? { tests: inner.tests } : {}),
+  };
+}
+
+/**
+ * A test command's result from its output and exit code: the runner's summary when the output
+ * has one (with the exit code attached), else the exit code alone (0: passed, else one failure);
+ * undefined when neither is known — an unknown result is never a success.
+ */
+export function testResultOf(
+  output: string | undefined,
+  framework: string,
+  exitCode: number | null | undefined,
+): TestResult | undefined {
+  const parsed = output === undefined ? undefined : parseTestOutput(output, framework);
+  const exit = exitCode ?? null;
+  if (parsed !== undefined) return { ...parsed, exit_code: exit ?? parsed.exit_code };
+  if (exit === null) return undefined;
+  return { framework, passed: 0, failed: exit === 0 ? 0 : 1, skipped: 0, exit_code: exit };
 }
 
 const TAP_LINE = /^\s*(not )?ok \d+ - (.+?)(?:\s+#\s*(SKIP|TODO)\b.*)?$/i;

@@ -39,18 +39,30 @@ export function registerMemoryCommands(program: Command): void {
 
   group
     .command("events <run>")
-    .description("extract <run>/events.jsonl from raw/ (chat first, then the fallbacks)")
+    .description(
+      "extract <run>/events.jsonl from raw/ (every source combined, each event with its provenance)",
+    )
     .option(
       "--from <source>",
-      "one source only: chat|transcript|patch|term|ledger|bus",
-      oneOf("--from", ["chat", "transcript", "patch", "term", "ledger", "bus"] as const),
+      "one source only: chat|transcript|trajectory|patch|term|ledger|bus",
+      oneOf("--from", [
+        "chat",
+        "transcript",
+        "trajectory",
+        "patch",
+        "term",
+        "ledger",
+        "bus",
+      ] as const),
     )
     .action(
       action(
         async (
           ctx,
           run: string,
-          o: { from?: "chat" | "transcript" | "patch" | "term" | "ledger" | "bus" },
+          o: {
+            from?: "chat" | "transcript" | "trajectory" | "patch" | "term" | "ledger" | "bus";
+          },
         ) => {
           const { extractRun } = await memory();
           const r = await extractRun(lab(ctx), run, o.from !== undefined ? { from: o.from } : {});
