@@ -3,9 +3,6 @@ import { describe, expect, it } from "vitest";
 import { helpExamples } from "./help-examples.ts";
 import { createProgram } from "./main.ts";
 
-/** Groups whose examples live in a module another change is rewriting; the test skips them. */
-const NOT_YET = new Set(["memory"]);
-
 function commandsOf(program: Command): { path: string[]; command: Command }[] {
   const found: { path: string[]; command: Command }[] = [];
   const walk = (c: Command, path: string[]) => {
@@ -114,7 +111,6 @@ describe("--help examples", () => {
     const problems: string[] = [];
     let checked = 0;
     for (const { path, command } of commandsOf(program)) {
-      if (NOT_YET.has(path[0] as string)) continue;
       const name = path.join(" ");
       const examples = examplesIn(helpOf(command));
       if (examples.length === 0) problems.push(`${name}: no Examples block`);

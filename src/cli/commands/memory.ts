@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
 import { assertInputDirectory } from "../../core/index.ts";
 import type { CommandContext } from "../context.ts";
+import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
 
@@ -35,10 +36,36 @@ export function registerMemoryCommands(program: Command): void {
 
   const group = program
     .command("memory")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "import a Codex session, then run the whole chain on it",
+          "timewarp memory import ~/.codex/sessions/2026/11/26/rollout-1.jsonl --json",
+        ],
+        [
+          "events, guards, card and view of one run",
+          "timewarp memory e2e .timewarp/memory/runs/r1 --user alice",
+        ],
+      ),
+    )
     .description("agent memory lab: events, drift guards, pattern cards, views");
 
   group
     .command("events <run>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "extract a run's events from every raw source it has",
+          "timewarp memory events .timewarp/memory/runs/r1",
+        ],
+        [
+          "only what its imported steps show",
+          "timewarp memory events .timewarp/memory/runs/r1 --from trajectory",
+        ],
+      ),
+    )
     .description(
       "extract <run>/events.jsonl from raw/ (every source combined, each event with its provenance)",
     )
@@ -83,6 +110,19 @@ export function registerMemoryCommands(program: Command): void {
 
   group
     .command("import <file>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "a Claude Code session, format told from its content",
+          "timewarp memory import ~/.claude/projects/app/5ff3b38c.jsonl",
+        ],
+        [
+          "the original lab: one run per question, into a folder of your choice",
+          "timewarp memory import lab/data --out runs --json",
+        ],
+      ),
+    )
     .description(
       "an agent's own record of a run → run directories (raw/trajectory.jsonl): Claude Code session JSONL, Codex rollout, Gemini CLI chat, `opencode export` JSON, Cursor export, the original lab (one run per question)",
     )
@@ -114,6 +154,13 @@ export function registerMemoryCommands(program: Command): void {
 
   group
     .command("guards <run>")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "score every event of a run against its goal.json",
+        "timewarp memory guards .timewarp/memory/runs/r1",
+      ]),
+    )
     .description(
       "score events against goal.json: Scope/Plan/Test/Evidence → drift_score → ok|warn|rollback",
     )
@@ -139,6 +186,19 @@ export function registerMemoryCommands(program: Command): void {
 
   group
     .command("card <run>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "distill a card when the run's verdict allows it",
+          "timewarp memory card .timewarp/memory/runs/r1",
+        ],
+        [
+          "distill one although the verdict is unknown",
+          "timewarp memory card .timewarp/memory/runs/r1 --force",
+        ],
+      ),
+    )
     .description(
       "judge a run by its evidence and distill a pattern card from a successful or high-value one (reflection + card, saved to the library)",
     )
@@ -173,6 +233,19 @@ export function registerMemoryCommands(program: Command): void {
 
   group
     .command("retrieve <objective>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "the three cards that fit a task best",
+          'timewarp memory retrieve "slugify drops accented letters" --limit 3',
+        ],
+        [
+          "why each card matched, and why the nearest others did not",
+          'timewarp memory retrieve "slugify drops accented letters" --explain',
+        ],
+      ),
+    )
     .description(
       "pattern cards for a task (BM25 with a relevance threshold: none rather than unrelated)",
     )
@@ -216,6 +289,13 @@ export function registerMemoryCommands(program: Command): void {
 
   group
     .command("view <card-id>")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "a card as alice's profile routes it",
+        "timewarp memory view pc_doc_only_change --user alice",
+      ]),
+    )
     .description("render a card terse or guided, routed by the user's profile and the difficulty")
     .requiredOption("--user <user>", "profile .timewarp/memory/profiles/<user>.json")
     .option("--difficulty <level>", "low|high", oneOf("--difficulty", ["low", "high"] as const))
@@ -235,6 +315,13 @@ export function registerMemoryCommands(program: Command): void {
 
   group
     .command("e2e <run>")
+    .addHelpText(
+      "after",
+      helpExamples([
+        "the whole chain on one run, the view for alice",
+        "timewarp memory e2e .timewarp/memory/runs/r1 --user alice",
+      ]),
+    )
     .description("the whole chain: events → guards → reflection → card → view_preview.md")
     .option("--user <user>", "profile for the view (default: default)")
     .option(
@@ -272,6 +359,16 @@ export function registerMemoryCommands(program: Command): void {
 
   group
     .command("eval [runs-dir]")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "the seed's metrics with 95% intervals over a folder of runs",
+          "timewarp memory eval runs",
+        ],
+        ["the whole report as one JSON document", "timewarp memory eval runs --json"],
+      ),
+    )
     .description(
       "the seed's metrics over labelled runs (Q1 drift detection, false positives, recovery; Q2 reuse, first-try success, turns, time; Q3 view match) with bootstrap 95% intervals, and SWE-bench predictions.jsonl",
     )
