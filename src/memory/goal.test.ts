@@ -68,14 +68,14 @@ describe("goal.json", () => {
         allowed_paths: ["README.md", "docs/**"],
         forbidden_paths: ["requirements.txt"],
         required_tests: [],
-        run_id: "s_2025-10-26-11-24-28_cursor_q01",
+        run_id: "s_2026-01-05-09-12-40_cursor_q01",
         checkpoints: ["reproduce", "modify", "test", "regress"],
       }),
     );
     expect(readGoal(file).goal).toMatchObject({
       whitelist: ["README.md", "docs/**"],
       blacklist: ["requirements.txt"],
-      run_id: "s_2025-10-26-11-24-28_cursor_q01",
+      run_id: "s_2026-01-05-09-12-40_cursor_q01",
     });
     writeFileSync(
       file,

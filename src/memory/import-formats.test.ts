@@ -30,7 +30,7 @@ const SAMPLES: Record<Exclude<TrajectoryFormat, "swe-agent" | "mini-swe-agent">,
   codex: "codex/rollout-2026-11-26T20-42-44-01a21998-a744-7621-8006-a65cb53a56f1.jsonl",
   "gemini-cli": "gemini-cli/session-2026-11-26T20-44-49cddda1.jsonl",
   opencode: "opencode/session-export.json",
-  cursor: "cursor/s_2025-10-26-11-24-23_cursor.md",
+  cursor: "cursor/s_2026-01-06-14-03-11_cursor.md",
   lab: "lab",
 };
 const clock = createFixedClock(new Date("2026-11-26T21:00:00Z"));
@@ -240,7 +240,7 @@ describe("memory import: each agent's own format, from a real sample", () => {
   it("the original lab: one run per question, the conversation cut at each question, with its goal (lab field names accepted)", () => {
     const { runs, result } = importSample(join(FIXTURES, "lab"));
     expect(result.warnings).toEqual([]);
-    const session = "s_2025-10-26-11-24-28_cursor";
+    const session = "s_2026-01-05-09-12-40_cursor";
     expect(runs.map((r) => [r.run_id, r.source.question, r.source.session_id])).toEqual([
       [`${session}_q01`, "q01", session],
       [`${session}_q02`, "q02", session],
@@ -249,7 +249,7 @@ describe("memory import: each agent's own format, from a real sample", () => {
     expect(runs.map((r) => r.trajectory.find((s) => s.kind === "user")?.text)).toEqual([
       "what does this repo do?",
       "what would be next steps?",
-      "what do you think about the next steps? can you give me a p0/p1/p2 prioritization of to-do?",
+      "can you give me a p0/p1/p2 list of those? don't touch the code yet",
     ]);
     // each run's chat holds its question only, under the export's header
     const chat2 = readFileSync(join(runs[1]?.run_dir ?? "", "raw/cursor.md"), "utf8");
@@ -261,10 +261,10 @@ describe("memory import: each agent's own format, from a real sample", () => {
     const goal = JSON.parse(readFileSync(join(runs[2]?.run_dir ?? "", "goal.json"), "utf8"));
     expect(goal).toMatchObject({
       run_id: `${session}_q03`,
-      allowed_paths: expect.arrayContaining(["tools/run_q1_batch.py"]),
+      allowed_paths: expect.arrayContaining(["tests/test_core.py"]),
     });
     const parsed = parseGoal(goal);
-    expect(parsed.ok && parsed.value.goal.whitelist).toContain("tools/run_q1_batch.py");
+    expect(parsed.ok && parsed.value.goal.whitelist).toContain("tests/test_core.py");
     // the source names the session's conversation and its hash
     const conversation = join(FIXTURES, "lab/data/1_sessions", session, "raw/full_conversation.md");
     expect(runs[0]?.source.file).toBe(conversation);
