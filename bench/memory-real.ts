@@ -3,7 +3,8 @@
  *
  *   edits       the edit events found per run against the files of the run's final patch
  *               (recall: patch files found; precision: edit events that are patch files)
- *   tests       test events, and those with a known result (pass/fail counts or an exit code)
+ *   tests       test events (a runner's command; not a run of the run's own scratch script), and
+ *               those with a known result (pass/fail counts or an exit code)
  *   drift       runs whose final patch breaks the task's rules (labels.json from facts) and
  *               whether a guard fired (warn or rollback) on one of those files
  *   cards       the card verdict (summarizeGuards(...).successful, as `memory eval` decides it)
@@ -107,7 +108,8 @@ async function measure(
       alarm = true;
     }
   }
-  const tests = events.filter((e) => e.tool === "shell");
+  // a run of a script the run wrote itself is a reproduction, not a test (framework "script")
+  const tests = events.filter((e) => e.tool === "shell" && e.result?.framework !== "script");
   const known = tests.filter(
     (e) =>
       e.result !== undefined &&

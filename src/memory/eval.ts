@@ -24,7 +24,14 @@ import {
   ProfileSchema,
 } from "./schemas.ts";
 import { TrajectoryStepSchema } from "./trajectory.ts";
-import { cardEligible, findDriftFix, type Outcome, runVerdict, testStatus } from "./verdict.ts";
+import {
+  cardEligible,
+  findDriftFix,
+  isTestRun,
+  type Outcome,
+  runVerdict,
+  testStatus,
+} from "./verdict.ts";
 import { finalPatchFiles, readExternalVerdict } from "./verdict-file.ts";
 import { routeView } from "./views.ts";
 
@@ -162,7 +169,7 @@ function turnsAndTime(
 function firstTry(events: readonly MemoryEvent[]): boolean | null {
   const firstEdit = events.findIndex((e) => e.tool === "edit");
   if (firstEdit < 0) return null;
-  const test = events.slice(firstEdit + 1).find((e) => e.tool === "shell");
+  const test = events.slice(firstEdit + 1).find(isTestRun);
   if (test === undefined) return null;
   const s = testStatus(test);
   return s === "unknown" ? null : s === "pass";

@@ -86,6 +86,42 @@ const caughtDrift = (revert: "command" | "edit" | "final patch"): Draft[] => [
 ];
 
 describe("runVerdict", () => {
+  it("a scratch script the run wrote is a reproduction, not a test: its passing after the fix proves nothing", () => {
+    const script = { framework: "script", passed: 0, failed: 0, skipped: 0, exit_code: 0 };
+    const drafts: Draft[] = [
+      {
+        phase: "reproduce",
+        tool: "shell",
+        cmd: "python reproduce.py",
+        result: { ...script, exit_code: 1 },
+        source: "trajectory",
+      },
+      { phase: "modify", tool: "edit", where: "README.md", source: "trajectory" },
+      {
+        phase: "reproduce",
+        tool: "shell",
+        cmd: "python reproduce.py",
+        result: script,
+        source: "trajectory",
+      },
+    ];
+    const alone = judge(DOC_GOAL, drafts).verdict;
+    expect(alone.outcome).toBe("unknown");
+    expect(alone.reasons.join(" ")).toMatch(/no test ran after the last edit/);
+    // the project's tests after the fix do decide
+    const tested = judge(DOC_GOAL, [
+      ...drafts,
+      {
+        phase: "test",
+        tool: "shell",
+        cmd: "pytest -q",
+        result: pytest(3, 0, 0),
+        source: "trajectory",
+      },
+    ]).verdict;
+    expect(tested.outcome).toBe("success");
+  });
+
   it("an unknown test result stays unknown: never a success, whatever else the run did", () => {
     for (const result of [undefined, pytest(0, 0, null)]) {
       const { verdict, goal, events, guards } = judge(DOC_GOAL, [

@@ -77,6 +77,15 @@ function pathOfWhere(where: string | undefined): string | undefined {
 
 export type TestStatus = "pass" | "fail" | "unknown";
 
+/**
+ * A shell event that runs tests: a test runner's command (extraction names its framework), not a
+ * run of a scratch script the run wrote itself (framework `script`): a reproduction shows the bug
+ * or its absence, it is not the project's tests passing.
+ */
+export function isTestRun(e: MemoryEvent): boolean {
+  return e.tool === "shell" && e.result?.framework !== "script";
+}
+
 /** A test event's result: `pass` only on known counts (≥ 1 passed, none failed) or exit code 0; `unknown` without either. */
 export function testStatus(e: MemoryEvent): TestStatus {
   const r = e.result;
@@ -240,7 +249,7 @@ export function runVerdict(input: VerdictInput): RunVerdict {
   const reasons: string[] = [];
   const evidence: VerdictEvidence[] = [];
   const required: RunVerdict["required"] = [];
-  const tests = events.filter((e) => e.tool === "shell");
+  const tests = events.filter(isTestRun);
   const masked = (e: MemoryEvent) => (byStep.get(e.step)?.test_guard ?? 0) >= 1;
   const statusOf = (e: MemoryEvent): TestStatus => (masked(e) ? "unknown" : testStatus(e));
   let outcome: Outcome = "unknown";
@@ -302,7 +311,7 @@ export function runVerdict(input: VerdictInput): RunVerdict {
     events.forEach((e, i) => {
       if (e.tool === "edit") lastEdit = i;
     });
-    const after = events.filter((e, i) => i > lastEdit && e.tool === "shell");
+    const after = events.filter((e, i) => i > lastEdit && isTestRun(e));
     const last = after[after.length - 1];
     if (last === undefined) {
       outcome = "unknown";
