@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { ErrorCode, readInputFile, TimewarpError } from "../core/index.ts";
+import { SWE_AGENT_READ_COMMANDS } from "./swe-agent-commands.ts";
 import {
   type CallKind,
   clipOutput,
@@ -267,15 +268,7 @@ function stateOf(raw: unknown): SweState {
   return s;
 }
 
-const SWE_READ = new Set([
-  "open",
-  "goto",
-  "scroll_up",
-  "scroll_down",
-  "search_file",
-  "search_dir",
-  "find_file",
-]);
+const SWE_READ = new Set(SWE_AGENT_READ_COMMANDS);
 const SWE_EDIT = new Set(["edit", "create", "insert", "append"]);
 
 /** One SWE-agent action → the tool call's kind, paths and diff (from the tool's name and arguments). */
