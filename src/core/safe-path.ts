@@ -311,6 +311,31 @@ function withParent<T>(
   }
 }
 
+/** After a failed write: close the descriptor if still open, remove the temp file if it was made. */
+function abandonTemp(fd: number | undefined, created: boolean, temp: string | Buffer): void {
+  if (fd !== undefined) closeSync(fd);
+  if (created) unlinkQuietly(temp);
+}
+
+function unlinkQuietly(path: string | Buffer): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // never made, or renamed already
+  }
+}
+
+/** `make` a temp entry, then rename it over `dest`; on failure, no temp entry is left. */
+function renameIntoPlace(temp: string | Buffer, dest: string | Buffer, make: () => void): void {
+  try {
+    make();
+    renameSync(temp, dest);
+  } catch (error) {
+    unlinkQuietly(temp);
+    throw error;
+  }
+}
+
 function tempName(name: Segment): Segment {
   const mark = `.tw-tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
   // A long name plus the mark could pass NAME_MAX; the temp name need not contain it whole.
@@ -385,14 +410,7 @@ export function safeWriteFile(
         if (durable) fsyncDir(parent);
       }
     } catch (error) {
-      if (fd !== undefined) closeSync(fd);
-      if (created) {
-        try {
-          unlinkSync(path);
-        } catch {
-          // gone already
-        }
-      }
+      abandonTemp(fd, created, path);
       throw error;
     }
   });
@@ -440,14 +458,7 @@ export function safeWriteFileWith(
       fd = undefined;
       renameSync(temp, parent.child(name));
     } catch (error) {
-      if (fd !== undefined) closeSync(fd);
-      if (created) {
-        try {
-          unlinkSync(temp);
-        } catch {
-          // renamed already
-        }
-      }
+      abandonTemp(fd, created, temp);
       throw error;
     }
   });
@@ -461,17 +472,7 @@ export function safeLink(root: string, from: WorkspaceRelPath, rel: WorkspaceRel
   withParent(root, from, false, (source, sourceName) =>
     withParent(root, rel, false, (parent, name) => {
       const temp = parent.child(tempName(name));
-      try {
-        linkSync(source.child(sourceName), temp);
-        renameSync(temp, parent.child(name));
-      } catch (error) {
-        try {
-          unlinkSync(temp);
-        } catch {
-          // never created
-        }
-        throw error;
-      }
+      renameIntoPlace(temp, parent.child(name), () => linkSync(source.child(sourceName), temp));
     }),
   );
 }
@@ -485,17 +486,9 @@ export function safeSymlink(
 ): void {
   withParent(root, rel, options.createParents === true, (parent, name) => {
     const temp = parent.child(tempName(name));
-    try {
-      symlinkSync(typeof target === "string" ? target : Buffer.from(target), temp);
-      renameSync(temp, parent.child(name));
-    } catch (error) {
-      try {
-        unlinkSync(temp);
-      } catch {
-        // never created
-      }
-      throw error;
-    }
+    renameIntoPlace(temp, parent.child(name), () =>
+      symlinkSync(typeof target === "string" ? target : Buffer.from(target), temp),
+    );
   });
 }
 
