@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { ErrorCode, readInputFile, TimewarpError } from "../core/index.ts";
+import { ErrorCode, parseJsonText, readInputFile, TimewarpError } from "../core/index.ts";
 import { SWE_AGENT_READ_COMMANDS } from "./swe-agent-commands.ts";
 import {
   type CallKind,
@@ -111,16 +111,13 @@ function readJson(path: string, what: string): Record<string, unknown>;
 function readJson(path: string, what: string, arrays: true): Record<string, unknown> | unknown[];
 function readJson(path: string, what: string, arrays = false): Record<string, unknown> | unknown[] {
   const text = readInputFile(path, { what }).toString("utf8");
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new TimewarpError(
-      ErrorCode.INVALID_INPUT,
-      `${path}: not JSON (${error instanceof Error ? error.message : String(error)})`,
-      { data: { input: path } },
-    );
-  }
+  const value = parseJsonText(
+    text,
+    (reason) =>
+      new TimewarpError(ErrorCode.INVALID_INPUT, `${path}: not JSON (${reason})`, {
+        data: { input: path },
+      }),
+  );
   if (arrays && Array.isArray(value)) return value;
   const obj = asRecord(value);
   if (obj === undefined)
