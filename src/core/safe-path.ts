@@ -311,6 +311,15 @@ function withParent<T>(
   }
 }
 
+/** Open a file that must not exist yet (never through a symlink), private until its mode is set. */
+function openNew(path: string | Buffer): number {
+  return openSync(
+    path,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | sys().nofollow,
+    0o600,
+  );
+}
+
 /** After a failed write: close the descriptor if still open, remove the temp file if it was made. */
 function abandonTemp(fd: number | undefined, created: boolean, temp: string | Buffer): void {
   if (fd !== undefined) closeSync(fd);
@@ -393,11 +402,7 @@ export function safeWriteFile(
     let fd: number | undefined;
     let created = false;
     try {
-      fd = openSync(
-        path,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | sys().nofollow,
-        0o600,
-      );
+      fd = openNew(path);
       created = true;
       let off = 0;
       while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
@@ -439,11 +444,7 @@ export function safeWriteFileWith(
     let fd: number | undefined;
     let created = false;
     try {
-      fd = openSync(
-        temp,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | sys().nofollow,
-        0o600,
-      );
+      fd = openNew(temp);
       created = true;
       const at = fd;
       fill({
