@@ -18,13 +18,13 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { type ProcessSample, percentile, timeProcess } from "./time-process.ts";
 
 const REPO = resolve(import.meta.dirname, "..");
 const BIN = join(REPO, "bin", "timewarp.cjs");
 const SHELL_CLIENT = join(REPO, "bin", "timewarp-hook");
 const FILES = Number(process.argv[2] ?? process.env.HOOKS_BENCH_FILES ?? 10_000);
 const RUNS = Number(process.argv[3] ?? process.env.HOOKS_BENCH_RUNS ?? 20);
-const TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
 
 function ensureBuilt(): void {
   if (existsSync(join(REPO, "dist", "bin", "timewarp.cjs"))) return;
@@ -35,30 +35,6 @@ function ensureBuilt(): void {
     throw new Error("build failed: dist/bin/timewarp.cjs missing");
 }
 
-interface Sample {
-  ms: number;
-  rssKiB: number | null;
-}
-
-function run(
-  cmd: string,
-  args: string[],
-  options: { cwd: string; input?: string; env?: NodeJS.ProcessEnv },
-): Sample {
-  const argv = TIME ? ["-f", "%M", cmd, ...args] : args;
-  const t0 = performance.now();
-  const r = spawnSync(TIME ?? cmd, argv, {
-    cwd: options.cwd,
-    input: options.input ?? "",
-    encoding: "utf8",
-    env: { ...process.env, ...options.env },
-  });
-  const ms = performance.now() - t0;
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
-  const last = TIME ? r.stderr.trim().split("\n").pop() : undefined;
-  return { ms, rssKiB: last !== undefined && /^\d+$/.test(last) ? Number(last) : null };
-}
-
 function makeWorkspace(dir: string, files: number): void {
   for (let i = 0; i < files; i++) {
     const sub = join(dir, "src", `m${Math.floor(i / 100)}`);
@@ -66,11 +42,6 @@ function makeWorkspace(dir: string, files: number): void {
     writeFileSync(join(sub, `f${i}.ts`), `export const v${i} = ${i};\n// ${"x".repeat(120)}\n`);
   }
 }
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? Number.NaN;
-};
 
 async function main(): Promise<void> {
   ensureBuilt();
@@ -91,14 +62,14 @@ async function main(): Promise<void> {
       // watch: the product's default (the session-start hook starts the watch daemon);
       // walk: TIMEWARP_WATCH=0, every scan walks the tree.
       const env = mode === "walk" ? { TIMEWARP_WATCH: "0" } : { TIMEWARP_WATCH: "" };
-      if (mode === "walk") run("node", [BIN, "watch", "stop"], { cwd: dir });
+      if (mode === "walk") timeProcess("node", [BIN, "watch", "stop"], { cwd: dir });
       const rows = measure(mode, env);
       report(mode, rows);
       if (mode === "watch") reportDaemon();
     }
-    run("node", [BIN, "watch", "stop"], { cwd: dir });
+    timeProcess("node", [BIN, "watch", "stop"], { cwd: dir });
 
-    function measure(mode: string, env: NodeJS.ProcessEnv): Record<string, Sample[]> {
+    function measure(mode: string, env: NodeJS.ProcessEnv): Record<string, ProcessSample[]> {
       /** A hook as the agent runs it: the shell client, or with `node` the Node client. */
       const hook = (
         event: string,
@@ -106,7 +77,7 @@ async function main(): Promise<void> {
         extra: NodeJS.ProcessEnv = {},
         client: "shell" | "node" = "shell",
       ) =>
-        run(
+        timeProcess(
           client === "shell" ? SHELL_CLIENT : "node",
           [...(client === "shell" ? [] : [BIN, "hook"]), event, "--agent", "claude-code"],
           {
@@ -115,7 +86,7 @@ async function main(): Promise<void> {
             env: { ...env, ...extra },
           },
         );
-      const rows: Record<string, Sample[]> = {
+      const rows: Record<string, ProcessSample[]> = {
         "node -e 0": [],
         "sh -c true": [],
         "session-start": [],
@@ -154,8 +125,8 @@ async function main(): Promise<void> {
         hook("session-start", { source: "startup" });
       }
       for (let i = 0; i < RUNS; i++) {
-        rows["node -e 0"]?.push(run("node", ["-e", "0"], { cwd: dir }));
-        rows["sh -c true"]?.push(run("sh", ["-c", "true"], { cwd: dir }));
+        rows["node -e 0"]?.push(timeProcess("node", ["-e", "0"], { cwd: dir }));
+        rows["sh -c true"]?.push(timeProcess("sh", ["-c", "true"], { cwd: dir }));
         // Alternating which client goes first: the first session start after the edits below
         // snapshots them, the second finds nothing new.
         for (const client of i % 2 === 0
@@ -210,16 +181,18 @@ async function main(): Promise<void> {
         rows["user-prompt-submit (nothing changed)"]?.push(hook("user-prompt-submit", prompt));
         writeFileSync(join(dir, "src", "m0", "f3.ts"), `export const snap = ${i};\n`);
         rows["snapshot create (CLI)"]?.push(
-          run("node", [BIN, "snapshot", "create"], { cwd: dir, env }),
+          timeProcess("node", [BIN, "snapshot", "create"], { cwd: dir, env }),
         );
         rows["shadow git stash create"]?.push(
-          run("git", ["--git-dir", shadow, "--work-tree", dir, "stash", "create"], { cwd: dir }),
+          timeProcess("git", ["--git-dir", shadow, "--work-tree", dir, "stash", "create"], {
+            cwd: dir,
+          }),
         );
         // The session ends; the next round's session starts begin it again.
         rows["session-end"]?.push(hook("session-end", { reason: "other" }));
         writeFileSync(join(dir, "src", "m0", "f2.ts"), `export const git = ${i};\n`);
         rows["shadow git add -A && commit"]?.push(
-          run(
+          timeProcess(
             "sh",
             [
               "-c",
@@ -263,9 +236,9 @@ async function main(): Promise<void> {
       }
     }
 
-    function report(mode: string, rows: Record<string, Sample[]>): void {
-      const floor = pct(rows["node -e 0"]?.map((s) => s.ms) ?? [], 50);
-      const gitP50 = pct(rows["shadow git add -A && commit"]?.map((s) => s.ms) ?? [], 50);
+    function report(mode: string, rows: Record<string, ProcessSample[]>): void {
+      const floor = percentile(rows["node -e 0"]?.map((s) => s.ms) ?? [], 50);
+      const gitP50 = percentile(rows["shadow git add -A && commit"]?.map((s) => s.ms) ?? [], 50);
       console.log(
         `\n${mode === "watch" ? "with the watch daemon (default)" : "walking the tree (TIMEWARP_WATCH=0)"}`,
       );
@@ -276,9 +249,9 @@ async function main(): Promise<void> {
         if (samples.length === 0) continue;
         const ms = samples.map((s) => s.ms);
         const rss = Math.max(...samples.map((s) => s.rssKiB ?? 0));
-        const p50 = pct(ms, 50);
+        const p50 = percentile(ms, 50);
         console.log(
-          `${name.padEnd(38)} ${p50.toFixed(1).padStart(8)} ${pct(ms, 95).toFixed(1).padStart(8)} ${(p50 / floor).toFixed(2).padStart(7)} ${(p50 / gitP50).toFixed(2).padStart(6)} ${rss > 0 ? `${(rss / 1024).toFixed(0)} MiB`.padStart(10) : "n/a".padStart(10)}`,
+          `${name.padEnd(38)} ${p50.toFixed(1).padStart(8)} ${percentile(ms, 95).toFixed(1).padStart(8)} ${(p50 / floor).toFixed(2).padStart(7)} ${(p50 / gitP50).toFixed(2).padStart(6)} ${rss > 0 ? `${(rss / 1024).toFixed(0)} MiB`.padStart(10) : "n/a".padStart(10)}`,
         );
       }
     }

@@ -23,46 +23,12 @@ import { join, resolve } from "node:path";
 import { systemClock, systemRandom } from "../src/core/index.ts";
 import { runHook } from "../src/hooks/index.ts";
 import { offerMemory, openLibraryIndex } from "../src/memory/index.ts";
+import { type ProcessSample, percentile, timeProcess } from "./time-process.ts";
 
 const REPO = resolve(import.meta.dirname, "..");
 const BIN = join(REPO, "bin", "timewarp.cjs");
 const SHELL_CLIENT = join(REPO, "bin", "timewarp-hook");
 const RUNS = Number(process.argv[2] ?? process.env.MEMORY_REUSE_RUNS ?? 30);
-const TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
-
-interface Sample {
-  ms: number;
-  rssKiB: number | null;
-  stdout: string;
-}
-
-function run(
-  cmd: string,
-  args: string[],
-  options: { cwd: string; input?: string; env?: NodeJS.ProcessEnv },
-): Sample {
-  const argv = TIME ? ["-f", "%M", cmd, ...args] : args;
-  const t0 = performance.now();
-  const r = spawnSync(TIME ?? cmd, argv, {
-    cwd: options.cwd,
-    input: options.input ?? "",
-    encoding: "utf8",
-    env: { ...process.env, ...options.env },
-  });
-  const ms = performance.now() - t0;
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
-  const last = TIME ? r.stderr.trim().split("\n").pop() : undefined;
-  return {
-    ms,
-    rssKiB: last !== undefined && /^\d+$/.test(last) ? Number(last) : null,
-    stdout: r.stdout,
-  };
-}
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? Number.NaN;
-};
 
 // A small vocabulary, so cards share words as real libraries do and IDF matters.
 const AREAS = ["parser", "router", "cache", "logger", "config", "auth", "billing", "search"];
@@ -101,7 +67,7 @@ function workspace(cards: number): string {
   mkdirSync(join(dir, "src"), { recursive: true });
   for (let i = 0; i < 200; i++)
     writeFileSync(join(dir, "src", `f${i}.ts`), `export const v = ${i};\n`);
-  run("node", [BIN, "init", "--here"], { cwd: dir });
+  timeProcess("node", [BIN, "init", "--here"], { cwd: dir });
   const memory = join(dir, ".timewarp", "memory");
   mkdirSync(memory, { recursive: true });
   writeFileSync(
@@ -120,9 +86,9 @@ function workspace(cards: number): string {
 
 const PROMPT = "the parser drops the timezone offset, fix the timezone handling";
 
-function measure(cards: number): Record<string, Sample[]> {
+function measure(cards: number): Record<string, ProcessSample[]> {
   const dir = workspace(cards);
-  const rows: Record<string, Sample[]> = {
+  const rows: Record<string, ProcessSample[]> = {
     "session-start (shell client, daemon)": [],
     "user-prompt-submit (shell client, daemon)": [],
     "user-prompt-submit (own process, cold index)": [],
@@ -133,7 +99,7 @@ function measure(cards: number): Record<string, Sample[]> {
   let offered = 0;
   try {
     const hook = (event: string, session: string, payload: object, env: NodeJS.ProcessEnv = {}) =>
-      run(SHELL_CLIENT, [event, "--agent", "claude-code"], {
+      timeProcess(SHELL_CLIENT, [event, "--agent", "claude-code"], {
         cwd: dir,
         input: JSON.stringify({ session_id: session, cwd: dir, transcript_path: null, ...payload }),
         env: { TIMEWARP_WATCH: "", ...env },
@@ -183,7 +149,7 @@ function measure(cards: number): Record<string, Sample[]> {
     }
     return rows;
   } finally {
-    run("node", [BIN, "watch", "stop"], { cwd: dir });
+    timeProcess("node", [BIN, "watch", "stop"], { cwd: dir });
     console.log(`[${cards} cards] prompts answered with a card by the daemon: ${offered}/${RUNS}`);
     void rmLater.push(dir);
   }
@@ -191,7 +157,7 @@ function measure(cards: number): Record<string, Sample[]> {
 
 const rmLater: string[] = [];
 
-async function inProcessHooks(cards: number, rows: Record<string, Sample[]>): Promise<void> {
+async function inProcessHooks(cards: number, rows: Record<string, ProcessSample[]>): Promise<void> {
   const dir = workspace(cards);
   rmLater.push(dir);
   const once = (session: string) =>
@@ -230,7 +196,7 @@ async function main(): Promise<void> {
   if (!existsSync(join(REPO, "dist", "bin", "timewarp.cjs")))
     spawnSync("npm", ["run", "build"], { cwd: REPO, stdio: "inherit" });
   console.log(`${RUNS} samples per row, node ${process.version}`);
-  const results = new Map<number, Record<string, Sample[]>>();
+  const results = new Map<number, Record<string, ProcessSample[]>>();
   for (const cards of [0, 1000]) {
     const rows = measure(cards);
     await inProcessHooks(cards, rows);
@@ -238,10 +204,10 @@ async function main(): Promise<void> {
   }
   const zero = results.get(0) ?? {};
   const full = results.get(1000) ?? {};
-  const cell = (s: Sample[] | undefined) => {
+  const cell = (s: ProcessSample[] | undefined) => {
     const ms = (s ?? []).map((x) => x.ms);
     const rss = Math.max(0, ...(s ?? []).map((x) => x.rssKiB ?? 0));
-    return `${pct(ms, 50).toFixed(2).padStart(8)} ${pct(ms, 95).toFixed(2).padStart(8)} ${(rss > 0 ? `${(rss / 1024).toFixed(0)} MiB` : "—").padStart(8)}`;
+    return `${percentile(ms, 50).toFixed(2).padStart(8)} ${percentile(ms, 95).toFixed(2).padStart(8)} ${(rss > 0 ? `${(rss / 1024).toFixed(0)} MiB` : "—").padStart(8)}`;
   };
   console.log(
     `\n${"row".padEnd(46)} ${"0 cards: p50".padStart(12)} ${"p95".padStart(8)} ${"RSS".padStart(8)}   ${"1000: p50".padStart(9)} ${"p95".padStart(8)} ${"RSS".padStart(8)}`,

@@ -34,6 +34,27 @@ const snapshotDir = (root: string, id: string) => join(root, ".timewarp", "snaps
 const DEAD_PID = 2 ** 22 + 12345; // above Linux's pid_max default: never a live process
 
 describe("on_session_start", () => {
+  it("reports the first snapshot's scan as it goes (the CLI's progress line), and nothing on resume", async () => {
+    const root = workspace();
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 700; i++) files[`src/m${i % 7}/f${i}.ts`] = `export const v${i} = ${i};\n`;
+    writeFiles(root, files);
+    const seen: { entries: number; rehashed: number }[] = [];
+    await startSession({ root, sessionId: "sess_p", onProgress: (p) => seen.push(p) });
+    // 702 files: the fixture's two and these 700, every one read by a first snapshot
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.at(-1)?.entries).toBeGreaterThanOrEqual(702);
+    expect(seen.at(-1)?.rehashed).toBe(702);
+    const again: unknown[] = [];
+    const resumed = await startSession({
+      root,
+      sessionId: "sess_p",
+      onProgress: (p) => again.push(p),
+    });
+    expect(resumed.resumed).toBe(true);
+    expect(again).toEqual([]);
+  });
+
   it("writes snapshot.json with every seed field, the env fingerprint and the task hint", async () => {
     const root = workspace();
     const s = await startSession({ root, sessionId: "sess_1", taskHint: "fix the slug bug" });

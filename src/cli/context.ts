@@ -1,6 +1,7 @@
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { Clock, Random } from "../core/index.ts";
 import { resolveWorkspaceRoot, systemClock, systemRandom } from "../core/index.ts";
+import { createProgressLine } from "./progress.ts";
 
 /** What every command handler receives: where it works, how it prints, and the injected sources. */
 export interface CommandContext {
@@ -15,7 +16,10 @@ export interface CommandContext {
   json: boolean;
   clock: Clock;
   random: Random;
-  /** Progress for long work: stderr on a TTY without `--json`, silent otherwise. */
+  /**
+   * Progress for long work: one line on stderr on a TTY without `--json`, once the command has
+   * run ~1 s (`progress.ts`); silent otherwise. `""` clears it.
+   */
   progress: (message: string) => void;
   /**
    * A path the user typed, relative to `cwd` as a shell means it, made workspace-relative for
@@ -41,7 +45,11 @@ export function createCommandContext(options: GlobalOptions): CommandContext {
     json,
     clock: systemClock,
     random: systemRandom,
-    progress: showProgress ? (message) => process.stderr.write(`\r\x1b[2K${message}`) : () => {},
+    progress: createProgressLine({
+      enabled: showProgress,
+      write: (text) => process.stderr.write(text),
+      now: () => systemClock.now().getTime(),
+    }),
     workspacePath: (path) => toWorkspacePath(root, cwd, path),
   };
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { ErrorCode, errnoCode, fromSystemError, TimewarpError } from "./errors.ts";
-import { formatZodIssues } from "./schema.ts";
+import { formatZodIssues, parseJsonText } from "./schema.ts";
 
 /** The seed's default excludes (§4) plus nested `.git/` and the usual runtime artifacts. */
 export const DEFAULT_EXCLUDES: readonly string[] = [
@@ -128,15 +128,12 @@ export function readConfig(configPath: string): Config {
     if (errnoCode(error) === "ENOENT") return parseConfig({}, configPath);
     throw fromSystemError(error, `reading ${configPath}`);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new TimewarpError(
-      ErrorCode.CONFIG_INVALID,
-      `${configPath}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
-      { data: { file: configPath } },
-    );
-  }
+  const json = parseJsonText(
+    text,
+    (reason) =>
+      new TimewarpError(ErrorCode.CONFIG_INVALID, `${configPath}: not valid JSON (${reason})`, {
+        data: { file: configPath },
+      }),
+  );
   return parseConfig(json, configPath);
 }

@@ -85,6 +85,7 @@ export {
 export type { Result } from "./schema.ts";
 export {
   formatZodIssues,
+  parseJsonText,
   readEachFlagged,
   readJsonFile,
   readJsonValue,

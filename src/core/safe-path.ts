@@ -311,6 +311,40 @@ function withParent<T>(
   }
 }
 
+/** Open a file that must not exist yet (never through a symlink), private until its mode is set. */
+function openNew(path: string | Buffer): number {
+  return openSync(
+    path,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | sys().nofollow,
+    0o600,
+  );
+}
+
+/** After a failed write: close the descriptor if still open, remove the temp file if it was made. */
+function abandonTemp(fd: number | undefined, created: boolean, temp: string | Buffer): void {
+  if (fd !== undefined) closeSync(fd);
+  if (created) unlinkQuietly(temp);
+}
+
+function unlinkQuietly(path: string | Buffer): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // never made, or renamed already
+  }
+}
+
+/** `make` a temp entry, then rename it over `dest`; on failure, no temp entry is left. */
+function renameIntoPlace(temp: string | Buffer, dest: string | Buffer, make: () => void): void {
+  try {
+    make();
+    renameSync(temp, dest);
+  } catch (error) {
+    unlinkQuietly(temp);
+    throw error;
+  }
+}
+
 function tempName(name: Segment): Segment {
   const mark = `.tw-tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
   // A long name plus the mark could pass NAME_MAX; the temp name need not contain it whole.
@@ -368,11 +402,7 @@ export function safeWriteFile(
     let fd: number | undefined;
     let created = false;
     try {
-      fd = openSync(
-        path,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | sys().nofollow,
-        0o600,
-      );
+      fd = openNew(path);
       created = true;
       let off = 0;
       while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
@@ -385,14 +415,7 @@ export function safeWriteFile(
         if (durable) fsyncDir(parent);
       }
     } catch (error) {
-      if (fd !== undefined) closeSync(fd);
-      if (created) {
-        try {
-          unlinkSync(path);
-        } catch {
-          // gone already
-        }
-      }
+      abandonTemp(fd, created, path);
       throw error;
     }
   });
@@ -421,11 +444,7 @@ export function safeWriteFileWith(
     let fd: number | undefined;
     let created = false;
     try {
-      fd = openSync(
-        temp,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | sys().nofollow,
-        0o600,
-      );
+      fd = openNew(temp);
       created = true;
       const at = fd;
       fill({
@@ -440,14 +459,7 @@ export function safeWriteFileWith(
       fd = undefined;
       renameSync(temp, parent.child(name));
     } catch (error) {
-      if (fd !== undefined) closeSync(fd);
-      if (created) {
-        try {
-          unlinkSync(temp);
-        } catch {
-          // renamed already
-        }
-      }
+      abandonTemp(fd, created, temp);
       throw error;
     }
   });
@@ -461,17 +473,7 @@ export function safeLink(root: string, from: WorkspaceRelPath, rel: WorkspaceRel
   withParent(root, from, false, (source, sourceName) =>
     withParent(root, rel, false, (parent, name) => {
       const temp = parent.child(tempName(name));
-      try {
-        linkSync(source.child(sourceName), temp);
-        renameSync(temp, parent.child(name));
-      } catch (error) {
-        try {
-          unlinkSync(temp);
-        } catch {
-          // never created
-        }
-        throw error;
-      }
+      renameIntoPlace(temp, parent.child(name), () => linkSync(source.child(sourceName), temp));
     }),
   );
 }
@@ -485,17 +487,9 @@ export function safeSymlink(
 ): void {
   withParent(root, rel, options.createParents === true, (parent, name) => {
     const temp = parent.child(tempName(name));
-    try {
-      symlinkSync(typeof target === "string" ? target : Buffer.from(target), temp);
-      renameSync(temp, parent.child(name));
-    } catch (error) {
-      try {
-        unlinkSync(temp);
-      } catch {
-        // never created
-      }
-      throw error;
-    }
+    renameIntoPlace(temp, parent.child(name), () =>
+      symlinkSync(typeof target === "string" ? target : Buffer.from(target), temp),
+    );
   });
 }
 

@@ -26,6 +26,18 @@ export function validate<T>(schema: z.ZodType<T>, value: unknown): Result<T> {
 }
 
 /**
+ * `JSON.parse`, with the caller's coded error in place of a SyntaxError: `fail` gets the
+ * parser's reason and says what the text was and what to do.
+ */
+export function parseJsonText(text: string, fail: (reason: string) => TimewarpError): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw fail(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/**
  * Read a JSON file as an unchecked value. A missing file is NOT_FOUND and unreadable JSON is
  * CORRUPT_FILE, both naming the file, unless `code` names the one error of a kind of file (a
  * goal's GOAL_INVALID); `missing` says why the file is needed.
@@ -47,15 +59,15 @@ export function readJsonValue(
     }
     throw fromSystemError(error, `reading ${path}`);
   }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new TimewarpError(
-      options.code ?? ErrorCode.CORRUPT_FILE,
-      `${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
-      { data: { file: path } },
-    );
-  }
+  return parseJsonText(
+    text,
+    (reason) =>
+      new TimewarpError(
+        options.code ?? ErrorCode.CORRUPT_FILE,
+        `${path}: not valid JSON (${reason})`,
+        { data: { file: path } },
+      ),
+  );
 }
 
 /**

@@ -22,15 +22,16 @@ export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
   const { beginSession, rememberSession, startSession } = await import("../timemachine/index.ts");
   const transcript = ctx.payload.transcript_path ?? undefined;
   const pid = agentProcessOf(ctx.callerPid);
+  const session = {
+    root: ctx.root,
+    sessionId: ctx.payload.session_id,
+    ...(transcript !== undefined ? { transcriptPath: transcript } : {}),
+    pid,
+    agent: ctx.agent,
+    clock: ctx.clock,
+  };
   if (ctx.payload.source === "compact") {
-    rememberSession({
-      root: ctx.root,
-      sessionId: ctx.payload.session_id,
-      ...(transcript !== undefined ? { transcriptPath: transcript } : {}),
-      pid,
-      agent: ctx.agent,
-      clock: ctx.clock,
-    });
+    rememberSession(session);
     // the compacted conversation may have lost what was offered: offer the goal's cards again
     const context = await offerContext(ctx, null, { fresh: true });
     return {
@@ -39,15 +40,7 @@ export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
       ...(context === undefined ? {} : { context }),
     };
   }
-  const options = {
-    root: ctx.root,
-    sessionId: ctx.payload.session_id,
-    ...(transcript !== undefined ? { transcriptPath: transcript } : {}),
-    pid,
-    agent: ctx.agent,
-    clock: ctx.clock,
-    random: ctx.random,
-  };
+  const options = { ...session, random: ctx.random };
   let result: Omit<StartSessionResult, "cleanup">;
   if (ctx.answersFirst) {
     const begun = await beginSession(options);

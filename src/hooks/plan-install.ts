@@ -1,4 +1,4 @@
-import { ErrorCode, TimewarpError } from "../core/index.ts";
+import { ErrorCode, parseJsonText, TimewarpError } from "../core/index.ts";
 import { hooksFor, mcpServerFor } from "./agent-wiring.ts";
 import type { InstallAgent } from "./hook-events.ts";
 import {
@@ -33,16 +33,15 @@ const formatJson = (value: unknown): string => `${JSON.stringify(value, null, 2)
 
 function parseJsonSettings(path: string, text: string | null): JsonObject {
   if (text === null || text.trim() === "") return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new TimewarpError(
-      ErrorCode.INVALID_INPUT,
-      `${path} is not valid JSON (${error instanceof Error ? error.message : String(error)}); fix or move it, then run the install again — nothing was changed`,
-      { data: { file: path } },
-    );
-  }
+  const value = parseJsonText(
+    text,
+    (reason) =>
+      new TimewarpError(
+        ErrorCode.INVALID_INPUT,
+        `${path} is not valid JSON (${reason}); fix or move it, then run the install again — nothing was changed`,
+        { data: { file: path } },
+      ),
+  );
   if (!isJsonObject(value))
     throw new TimewarpError(
       ErrorCode.INVALID_INPUT,

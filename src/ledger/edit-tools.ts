@@ -204,6 +204,21 @@ function planTextEdit(
   };
 }
 
+/** What every edit tool takes besides its own input. */
+interface EditFlags {
+  description?: string;
+  dryRun?: boolean;
+  /** Write inside a version-control folder (`.git`, …) anyway. */
+  force?: boolean;
+}
+
+/** The workspace path an edit names, refused inside a version-control folder unless forced. */
+function editTarget(ctx: LedgerContext, params: { path: string; force?: boolean }) {
+  const target = resolveWorkspacePath(ctx.root, params.path);
+  assertNotVcsPath(target.rel, params.force === true);
+  return target;
+}
+
 /** ApplyEditBlock: replace the one exact occurrence of `searchBlock` in `path` by `replaceBlock`. */
 export async function applyEditBlock(
   ctx: LedgerContext,
@@ -211,14 +226,9 @@ export async function applyEditBlock(
     path: string;
     searchBlock: string;
     replaceBlock: string;
-    description?: string;
-    dryRun?: boolean;
-    /** Write inside a version-control folder (`.git`, …) anyway. */
-    force?: boolean;
-  },
+  } & EditFlags,
 ): Promise<EditResult> {
-  const target = resolveWorkspacePath(ctx.root, params.path);
-  assertNotVcsPath(target.rel, params.force === true);
+  const target = editTarget(ctx, params);
   return runEdit(ctx, {
     tool: "ApplyEditBlock",
     description: params.description ?? `Edit block in ${target.rel}`,
@@ -249,14 +259,9 @@ export async function applyWholeFileEdit(
   params: {
     path: string;
     content: string | Uint8Array;
-    description?: string;
-    dryRun?: boolean;
-    /** Write inside a version-control folder (`.git`, …) anyway. */
-    force?: boolean;
-  },
+  } & EditFlags,
 ): Promise<EditResult> {
-  const target = resolveWorkspacePath(ctx.root, params.path);
-  assertNotVcsPath(target.rel, params.force === true);
+  const target = editTarget(ctx, params);
   const bytes = toBytes(params.content);
   return runEdit(ctx, {
     tool: "ApplyWholeFileEdit",
@@ -294,14 +299,9 @@ export async function applyRangedEdit(
     startLine: number;
     endLine: number;
     content: string;
-    description?: string;
-    dryRun?: boolean;
-    /** Write inside a version-control folder (`.git`, …) anyway. */
-    force?: boolean;
-  },
+  } & EditFlags,
 ): Promise<EditResult> {
-  const target = resolveWorkspacePath(ctx.root, params.path);
-  assertNotVcsPath(target.rel, params.force === true);
+  const target = editTarget(ctx, params);
   return runEdit(ctx, {
     tool: "ApplyRangedEdit",
     description:
@@ -540,10 +540,9 @@ export async function deletePath(
 /** CreateDirectory: create a directory and any missing parents (recorded, so a revert removes them). */
 export async function createDirectory(
   ctx: LedgerContext,
-  params: { path: string; description?: string; dryRun?: boolean; force?: boolean },
+  params: { path: string } & EditFlags,
 ): Promise<EditResult> {
-  const target = resolveWorkspacePath(ctx.root, params.path);
-  assertNotVcsPath(target.rel, params.force === true);
+  const target = editTarget(ctx, params);
   return runEdit(ctx, {
     tool: "CreateDirectory",
     description: params.description ?? `Create directory ${target.rel}`,

@@ -24,15 +24,8 @@ import {
   ProfileSchema,
 } from "./schemas.ts";
 import { TrajectoryStepSchema } from "./trajectory.ts";
-import {
-  cardEligible,
-  findDriftFix,
-  isTestRun,
-  type Outcome,
-  runVerdict,
-  testStatus,
-} from "./verdict.ts";
-import { finalPatchFiles, readExternalVerdict } from "./verdict-file.ts";
+import { cardEligible, findDriftFix, isTestRun, type Outcome, testStatus } from "./verdict.ts";
+import { readRunVerdict } from "./verdict-file.ts";
 import { routeView } from "./views.ts";
 
 /**
@@ -318,16 +311,15 @@ export async function evaluateRuns(options: {
     const events = extracted.events;
     const records = runGuards(compileGoal(goal.goal), events, { gitWorkTree: true });
     const summary = summarizeGuards(goal.goal, events, records);
-    const external = readExternalVerdict(dir, goal.goal.instance_id ?? paths.run_id);
-    warnings.push(...external.warnings.map((w) => `${name}: ${w}`));
-    const finalFiles = finalPatchFiles(dir);
-    const verdict = runVerdict({
+    const read = readRunVerdict({
+      dir,
+      runId: paths.run_id,
       goal: goal.goal,
       events,
       guards: records,
-      external: external.verdict,
-      ...(finalFiles !== undefined ? { final_files: finalFiles } : {}),
     });
+    warnings.push(...read.warnings.map((w) => `${name}: ${w}`));
+    const { verdict, finalFiles } = read;
     outcomes[verdict.outcome][labels?.outcome ?? "unlabelled"]++;
     let positives = 0;
     const runPairs: RunFacts["pairs"] = [];

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import { readGeminiRecording } from "../timemachine/index.ts";
+import { geminiText, readGeminiRecording } from "../timemachine/index.ts";
 import {
   callKind,
   clipInput,
@@ -44,15 +44,6 @@ const TOOLS: Record<string, CallKind> = {
 };
 
 type Step = Omit<TrajectoryStep, "i">;
-
-function partsText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content
-    .map((p) => (isRecord(p) ? (str(p.text) ?? "") : ""))
-    .filter((t) => t !== "")
-    .join("\n");
-}
 
 /** The result the model got: each function response's output, or its error. */
 function callResult(call: Record<string, unknown>): { text: string; error: boolean } {
@@ -100,7 +91,7 @@ export const geminiCliImporter: TrajectoryImporter = {
     for (const m of recording.messages) {
       const ts = str(m.timestamp);
       const at = ts ? { ts } : {};
-      const text = partsText(m.content);
+      const text = geminiText(m.content);
       if (m.type === "user") {
         // the setup context the CLI sends first, and function responses, are not prompts
         if (text.trim() !== "" && !/^\s*<session_context>/.test(text))

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { ErrorCode, readInputFile, TimewarpError } from "../core/index.ts";
+import { ErrorCode, parseJsonText, readInputFile, TimewarpError } from "../core/index.ts";
+import { SWE_AGENT_READ_COMMANDS } from "./swe-agent-commands.ts";
 import {
   type CallKind,
   clipOutput,
@@ -110,16 +111,13 @@ function readJson(path: string, what: string): Record<string, unknown>;
 function readJson(path: string, what: string, arrays: true): Record<string, unknown> | unknown[];
 function readJson(path: string, what: string, arrays = false): Record<string, unknown> | unknown[] {
   const text = readInputFile(path, { what }).toString("utf8");
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new TimewarpError(
-      ErrorCode.INVALID_INPUT,
-      `${path}: not JSON (${error instanceof Error ? error.message : String(error)})`,
-      { data: { input: path } },
-    );
-  }
+  const value = parseJsonText(
+    text,
+    (reason) =>
+      new TimewarpError(ErrorCode.INVALID_INPUT, `${path}: not JSON (${reason})`, {
+        data: { input: path },
+      }),
+  );
   if (arrays && Array.isArray(value)) return value;
   const obj = asRecord(value);
   if (obj === undefined)
@@ -267,15 +265,7 @@ function stateOf(raw: unknown): SweState {
   return s;
 }
 
-const SWE_READ = new Set([
-  "open",
-  "goto",
-  "scroll_up",
-  "scroll_down",
-  "search_file",
-  "search_dir",
-  "find_file",
-]);
+const SWE_READ = new Set(SWE_AGENT_READ_COMMANDS);
 const SWE_EDIT = new Set(["edit", "create", "insert", "append"]);
 
 /** One SWE-agent action → the tool call's kind, paths and diff (from the tool's name and arguments). */

@@ -22,6 +22,8 @@ export type { RunLabels } from "./eval.ts";
  */
 export { evaluateRuns, formatEvalReport, RunLabelsSchema } from "./eval.ts";
 export type { Estimate, EvalMetrics } from "./eval-metrics.ts";
+/** The sources `memory events --from` names (one event source each). */
+export { EXTRACT_SOURCES } from "./extract-events.ts";
 /** Stream `raw/trajectory.jsonl` (imported steps) into edit/test/plan events from facts. */
 export { extractTrajectoryEvents } from "./extract-trajectory.ts";
 /** Stream a Claude Code JSONL transcript into exact edit/test/plan events. */

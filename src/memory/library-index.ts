@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { errnoCode, fromSystemError, writeFileAtomic, writeJsonAtomic } from "../core/index.ts";
-import { loadLibrary, type StoredCard } from "./library.ts";
+import { writeFileAtomic, writeJsonAtomic } from "../core/index.ts";
+import { listCardFiles, loadLibrary, type StoredCard } from "./library.ts";
 import {
   type CardExplanation,
   type CardIndex,
@@ -58,15 +58,8 @@ interface Listing {
 }
 
 function list(dir: string): Listing | undefined {
-  let names: string[];
-  try {
-    names = readdirSync(dir)
-      .filter((n) => /^pc_.*\.json$/.test(n))
-      .sort();
-  } catch (error) {
-    if (errnoCode(error) === "ENOENT") return undefined;
-    throw fromSystemError(error, `listing ${dir}`);
-  }
+  const names = listCardFiles(dir);
+  if (names === undefined) return undefined;
   const lines = new Map<string, string>();
   for (const n of names) lines.set(n, statLine(join(dir, n), n));
   return { names, lines };

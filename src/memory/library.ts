@@ -22,6 +22,18 @@ export interface Library {
   warnings: string[];
 }
 
+/** The card files (`pc_*.json`) of a library directory, sorted; undefined when it does not exist. */
+export function listCardFiles(dir: string): string[] | undefined {
+  try {
+    return readdirSync(dir)
+      .filter((n) => /^pc_.*\.json$/.test(n))
+      .sort();
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return undefined;
+    throw fromSystemError(error, `listing ${dir}`);
+  }
+}
+
 /**
  * Load `pc_*.json` from each directory in order (project library first, then the user-level
  * one); an id already loaded from an earlier directory shadows later ones. A missing directory
@@ -32,15 +44,8 @@ export function loadLibrary(dirs: readonly string[]): Library {
   const warnings: string[] = [];
   const seen = new Set<string>();
   for (const dir of dirs) {
-    let names: string[];
-    try {
-      names = readdirSync(dir)
-        .filter((n) => /^pc_.*\.json$/.test(n))
-        .sort();
-    } catch (error) {
-      if (errnoCode(error) === "ENOENT") continue;
-      throw fromSystemError(error, `listing ${dir}`);
-    }
+    const names = listCardFiles(dir);
+    if (names === undefined) continue;
     for (const name of names) {
       const file = join(dir, name);
       const parsed = parseCardFile(file);

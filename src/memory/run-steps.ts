@@ -37,8 +37,8 @@ import {
   MemoryEventSchema,
   type PatternCard,
 } from "./schemas.ts";
-import { cardEligible, type RunVerdict, runVerdict } from "./verdict.ts";
-import { finalPatchFiles, readExternalVerdict } from "./verdict-file.ts";
+import { cardEligible, type RunVerdict } from "./verdict.ts";
+import { readRunVerdict } from "./verdict-file.ts";
 import { formatViewPreview, renderView, routeView, type ViewRoute } from "./views.ts";
 
 /** What every on-disk step needs: the workspace, the clock, the config (read from the workspace when absent). */
@@ -177,16 +177,15 @@ export function distillRun(
     warnings.push(...r.warnings);
   } else records = guardRun(ctx, dir).records;
   const summary = summarizeGuards(goal.goal, events, records);
-  const external = readExternalVerdict(dir, goal.goal.instance_id ?? paths.run_id);
-  warnings.push(...external.warnings);
-  const finalFiles = finalPatchFiles(dir);
-  const verdict = runVerdict({
+  const judged = readRunVerdict({
+    dir,
+    runId: paths.run_id,
     goal: goal.goal,
     events,
     guards: records,
-    external: external.verdict,
-    ...(finalFiles !== undefined ? { final_files: finalFiles } : {}),
   });
+  warnings.push(...judged.warnings);
+  const verdict = judged.verdict;
   let reflection = formatReflection({
     run_id: paths.run_id,
     goal: goal.goal,

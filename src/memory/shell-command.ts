@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { posix } from "node:path";
 import { Language, type Node, Parser } from "web-tree-sitter";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
+import { SWE_AGENT_READ_COMMANDS } from "./swe-agent-commands.ts";
 
 /**
  * What a shell command line does to files and whether it runs tests, read from its syntax tree
@@ -525,18 +526,7 @@ function judge(
     out.editsOpenFile = true;
     return;
   }
-  if (
-    [
-      "goto",
-      "scroll_up",
-      "scroll_down",
-      "search_file",
-      "search_dir",
-      "find_file",
-      "submit",
-    ].includes(name)
-  )
-    return;
+  if (name === "submit" || SWE_AGENT_READ_COMMANDS.includes(name)) return;
   if (name === "apply_patch" || name === "applypatch") {
     // Codex's patch format: "*** Update File: path", "*** Add File: path", "*** Delete File: path"
     const body = stdin ?? args.find((a) => a?.includes("*** Begin Patch")) ?? "";

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import type { ExternalVerdict } from "./verdict.ts";
+import type { Goal, GuardRecord, MemoryEvent } from "./schemas.ts";
+import { type ExternalVerdict, type RunVerdict, runVerdict } from "./verdict.ts";
 
 /**
  * External verdicts a run directory may hold, in this order (the first that names the run
@@ -116,6 +117,32 @@ export function readExternalVerdict(
     if (v !== null) return { verdict: v, warnings };
   }
   return { verdict: null, warnings };
+}
+
+/**
+ * The verdict of the run in `dir` from its events and guards plus what the directory holds: the
+ * external verdict (its instance id is goal.instance_id, else `runId`) and the final patch's files
+ * (returned too).
+ * One path for `memory card` and `memory eval`, so both judge a run alike.
+ */
+export function readRunVerdict(input: {
+  dir: string;
+  runId: string;
+  goal: Goal;
+  events: readonly MemoryEvent[];
+  guards: readonly GuardRecord[];
+}): { verdict: RunVerdict; warnings: string[]; finalFiles: string[] | undefined } {
+  const { dir, goal, events, guards } = input;
+  const external = readExternalVerdict(dir, goal.instance_id ?? input.runId);
+  const finalFiles = finalPatchFiles(dir);
+  const verdict = runVerdict({
+    goal,
+    events,
+    guards,
+    external: external.verdict,
+    ...(finalFiles !== undefined ? { final_files: finalFiles } : {}),
+  });
+  return { verdict, warnings: external.warnings, finalFiles };
 }
 
 /** The files `raw/patch.diff` changes (new paths, the old one for a delete), or undefined without a patch. */

@@ -108,13 +108,7 @@ export function collectGarbage(root: string, options: GcOptions): GcResult {
       if (errnoCode(error) !== "ENOENT") throw error;
     }
   }
-  if (removed.size > 0) pruneStatCache(paths.statCache, removed);
-  appendEvent(
-    paths.events,
-    "gc.completed",
-    { removed_objects: removed.size, freed_bytes: freed },
-    options.clock ?? systemClock,
-  );
+  recordRemoval(paths, removed, freed, options.clock ?? systemClock);
   try {
     writeFileSync(
       lastGcFile(root),
@@ -129,6 +123,22 @@ export function collectGarbage(root: string, options: GcOptions): GcResult {
     kept_objects: kept,
     removed_temp: removedTemp,
   };
+}
+
+/** After a gc: forget the removed objects in the stat cache and say what went (`gc.completed`). */
+function recordRemoval(
+  paths: WorkspacePaths,
+  removed: ReadonlySet<string>,
+  freed: number,
+  clock: Clock,
+): void {
+  if (removed.size > 0) pruneStatCache(paths.statCache, removed);
+  appendEvent(
+    paths.events,
+    "gc.completed",
+    { removed_objects: removed.size, freed_bytes: freed },
+    clock,
+  );
 }
 
 function lastGcFile(root: string): string {
@@ -201,13 +211,7 @@ export function collectDroppedObjects(
     if (size > 0) gone.add(oid);
     freed += size;
   }
-  if (gone.size > 0) pruneStatCache(paths.statCache, gone);
-  appendEvent(
-    paths.events,
-    "gc.completed",
-    { removed_objects: gone.size, freed_bytes: freed },
-    options.clock ?? systemClock,
-  );
+  recordRemoval(paths, gone, freed, options.clock ?? systemClock);
   return { removed_objects: gone.size, freed_bytes: freed };
 }
 

@@ -26,7 +26,7 @@ export { endSession, listSessionStatus, listSessions, rememberSession } from "./
 export type { State, Transition } from "./state.ts";
 export { initialState, StateSchema } from "./state.ts";
 export { readStatus } from "./status.ts";
-export { parseTranscript, readGeminiRecording } from "./transcript.ts";
+export { geminiText, parseTranscript, readGeminiRecording } from "./transcript.ts";
 export { travel } from "./travel.ts";
 export { listTurns } from "./turn-list.ts";
 export { checkpointTurn } from "./turns.ts";

@@ -70,6 +70,11 @@ export interface StartSessionOptions {
   agent?: string;
   clock?: Clock;
   random?: Random;
+  /**
+   * The first snapshot's scan, as it goes (entries seen, files read): for the CLI's progress
+   * line. The hooks pass none (the agent reads their output).
+   */
+  onProgress?: (progress: { entries: number; rehashed: number }) => void;
 }
 
 export interface CleanupReport {
@@ -244,6 +249,7 @@ async function openSession<T>(
       origin: "session",
       envFingerprint: env,
       initialTaskHint: options.taskHint,
+      onProgress: options.onProgress,
       ...snapshotOptions,
       clock,
       random,

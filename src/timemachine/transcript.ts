@@ -185,7 +185,7 @@ function isGeminiMessage(value: unknown): value is Record<string, unknown> & { i
 }
 
 /** Text of Gemini content: a string, or parts of which the `text` ones count. */
-function geminiText(content: unknown): string {
+export function geminiText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content

@@ -12,8 +12,14 @@ import { action } from "../run.ts";
  */
 const FORCE_HELP = "write inside a version-control folder (.git, .hg, .svn, .jj, .bzr) anyway";
 
+interface EditFlagOptions {
+  description?: string;
+  dryRun?: boolean;
+  force?: boolean;
+}
+
 /** What an edit command passes on from its flags (`--description`, `--dry-run`, `--force`). */
-function editFlags(o: { description?: string; dryRun?: boolean; force?: boolean }): {
+function editFlags(o: EditFlagOptions): {
   description?: string;
   dryRun: boolean;
   force: boolean;
@@ -48,6 +54,12 @@ export function registerLedgerCommands(program: Command): void {
       ]),
     )
     .description("edit files through the ledger (each edit is recorded; --dry-run previews)");
+  /** `edit <name>` with the flags `editFlags` reads (`described: false`: no --description). */
+  const editCommand = (name: string, options: { described?: boolean } = {}) => {
+    const cmd = edit.command(name);
+    if (options.described !== false) cmd.option("--description <text>", "what the edit does");
+    return cmd.option("--dry-run", "preview the diff, write nothing").option("--force", FORCE_HELP);
+  };
   const editHuman = (r: {
     message: string;
     snapshotId?: string;
@@ -63,8 +75,7 @@ export function registerLedgerCommands(program: Command): void {
       .filter((s) => s !== "")
       .join("\n");
 
-  edit
-    .command("block <file>")
+  editCommand("block <file>")
     .addHelpText(
       "after",
       helpExamples(
@@ -83,9 +94,6 @@ export function registerLedgerCommands(program: Command): void {
     .option("--search-file <path>", "read the search block from a file")
     .option("--replace <text>", "the replacement")
     .option("--replace-file <path>", "read the replacement from a file")
-    .option("--description <text>", "what the edit does")
-    .option("--dry-run", "preview the diff, write nothing")
-    .option("--force", FORCE_HELP)
     .action(
       action(
         async (
@@ -96,10 +104,7 @@ export function registerLedgerCommands(program: Command): void {
             searchFile?: string;
             replace?: string;
             replaceFile?: string;
-            description?: string;
-            dryRun?: boolean;
-            force?: boolean;
-          },
+          } & EditFlagOptions,
         ) => {
           const { applyEditBlock } = await ledger();
           const searchBlock =
@@ -128,8 +133,7 @@ export function registerLedgerCommands(program: Command): void {
       ),
     );
 
-  edit
-    .command("whole <file>")
+  editCommand("whole <file>")
     .addHelpText(
       "after",
       helpExamples(
@@ -145,29 +149,19 @@ export function registerLedgerCommands(program: Command): void {
     )
     .description("replace a file's whole content, or create it (ApplyWholeFileEdit)")
     .requiredOption("--content-file <path>", "the new content (bytes, binary allowed; - for stdin)")
-    .option("--description <text>", "what the edit does")
-    .option("--dry-run", "preview the diff, write nothing")
-    .option("--force", FORCE_HELP)
     .action(
-      action(
-        async (
-          ctx,
-          file: string,
-          o: { contentFile: string; description?: string; dryRun?: boolean; force?: boolean },
-        ) => {
-          const { applyWholeFileEdit } = await ledger();
-          const r = await applyWholeFileEdit(lctx(ctx), {
-            path: ctx.workspacePath(file),
-            content: readInput(o.contentFile, "--content-file"),
-            ...editFlags(o),
-          });
-          return { json: r, human: editHuman(r) };
-        },
-      ),
+      action(async (ctx, file: string, o: { contentFile: string } & EditFlagOptions) => {
+        const { applyWholeFileEdit } = await ledger();
+        const r = await applyWholeFileEdit(lctx(ctx), {
+          path: ctx.workspacePath(file),
+          content: readInput(o.contentFile, "--content-file"),
+          ...editFlags(o),
+        });
+        return { json: r, human: editHuman(r) };
+      }),
     );
 
-  edit
-    .command("range <file>")
+  editCommand("range <file>")
     .addHelpText(
       "after",
       helpExamples(
@@ -185,9 +179,6 @@ export function registerLedgerCommands(program: Command): void {
     .requiredOption("--start <n>", "first line", int("--start"))
     .requiredOption("--end <n>", "last line (START-1 inserts)", int("--end"))
     .requiredOption("--content-file <path>", "the replacement lines (- for stdin)")
-    .option("--description <text>", "what the edit does")
-    .option("--dry-run", "preview the diff, write nothing")
-    .option("--force", FORCE_HELP)
     .action(
       action(
         async (
@@ -197,10 +188,7 @@ export function registerLedgerCommands(program: Command): void {
             start: number;
             end: number;
             contentFile: string;
-            description?: string;
-            dryRun?: boolean;
-            force?: boolean;
-          },
+          } & EditFlagOptions,
         ) => {
           const { applyRangedEdit } = await ledger();
           const r = await applyRangedEdit(lctx(ctx), {
@@ -215,8 +203,7 @@ export function registerLedgerCommands(program: Command): void {
       ),
     );
 
-  edit
-    .command("patch <patchFile>")
+  editCommand("patch <patchFile>")
     .addHelpText(
       "after",
       helpExamples(
@@ -228,28 +215,18 @@ export function registerLedgerCommands(program: Command): void {
       ),
     )
     .description("apply a unified or git diff, multi-file, all or nothing (ApplyUnifiedDiff)")
-    .option("--description <text>", "what the edit does")
-    .option("--dry-run", "preview, write nothing")
-    .option("--force", FORCE_HELP)
     .action(
-      action(
-        async (
-          ctx,
-          patchFile: string,
-          o: { description?: string; dryRun?: boolean; force?: boolean },
-        ) => {
-          const { applyUnifiedDiff } = await ledger();
-          const r = await applyUnifiedDiff(lctx(ctx), {
-            diff: readInput(patchFile, "patch file").toString("utf8"),
-            ...editFlags(o),
-          });
-          return { json: r, human: editHuman(r) };
-        },
-      ),
+      action(async (ctx, patchFile: string, o: EditFlagOptions) => {
+        const { applyUnifiedDiff } = await ledger();
+        const r = await applyUnifiedDiff(lctx(ctx), {
+          diff: readInput(patchFile, "patch file").toString("utf8"),
+          ...editFlags(o),
+        });
+        return { json: r, human: editHuman(r) };
+      }),
     );
 
-  edit
-    .command("delete <path>")
+  editCommand("delete <path>", { described: false })
     .addHelpText(
       "after",
       helpExamples(
@@ -261,10 +238,8 @@ export function registerLedgerCommands(program: Command): void {
       ),
     )
     .description("delete a file or a directory with its contents (Delete)")
-    .option("--dry-run", "preview, write nothing")
-    .option("--force", FORCE_HELP)
     .action(
-      action(async (ctx, path: string, o: { dryRun?: boolean; force?: boolean }) => {
+      action(async (ctx, path: string, o: EditFlagOptions) => {
         const { deletePath } = await ledger();
         const r = await deletePath(lctx(ctx), {
           path: ctx.workspacePath(path),
@@ -274,17 +249,14 @@ export function registerLedgerCommands(program: Command): void {
       }),
     );
 
-  edit
-    .command("mkdir <path>")
+  editCommand("mkdir <path>", { described: false })
     .addHelpText(
       "after",
       helpExamples(["create a directory and its parents", "timewarp edit mkdir src/feature/parts"]),
     )
     .description("create a directory and its parents (CreateDirectory)")
-    .option("--dry-run", "preview, write nothing")
-    .option("--force", FORCE_HELP)
     .action(
-      action(async (ctx, path: string, o: { dryRun?: boolean; force?: boolean }) => {
+      action(async (ctx, path: string, o: EditFlagOptions) => {
         const { createDirectory } = await ledger();
         const r = await createDirectory(lctx(ctx), {
           path: ctx.workspacePath(path),
@@ -677,9 +649,5 @@ export function registerLedgerCommands(program: Command): void {
     .description("undo every operation of a milestone, newest first, all or nothing")
     .option("--dry-run", "plan and show, write nothing")
     .option("--force", "overwrite later changes with the stored pre-images")
-    .action(
-      action(async (ctx, id: string, o: { dryRun?: boolean; force?: boolean }) =>
-        revertAction(ctx, id, o),
-      ),
-    );
+    .action(action(async (ctx, id: string, o: EditFlagOptions) => revertAction(ctx, id, o)));
 }

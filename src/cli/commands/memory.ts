@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
-import { assertInputDirectory } from "../../core/index.ts";
+import { assertInputDirectory, ErrorCode, TimewarpError } from "../../core/index.ts";
 import type { CommandContext } from "../context.ts";
 import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
@@ -69,43 +69,31 @@ export function registerMemoryCommands(program: Command): void {
     .description(
       "extract <run>/events.jsonl from raw/ (every source combined, each event with its provenance)",
     )
-    .option(
-      "--from <source>",
-      "one source only: chat|transcript|trajectory|patch|term|ledger|bus",
-      oneOf("--from", [
-        "chat",
-        "transcript",
-        "trajectory",
-        "patch",
-        "term",
-        "ledger",
-        "bus",
-      ] as const),
-    )
+    .option("--from <source>", "one source only: chat|transcript|trajectory|patch|term|ledger|bus")
     .action(
-      action(
-        async (
-          ctx,
-          run: string,
-          o: {
-            from?: "chat" | "transcript" | "trajectory" | "patch" | "term" | "ledger" | "bus";
-          },
-        ) => {
-          const { extractRun } = await memory();
-          const r = await extractRun(lab(ctx), run, o.from !== undefined ? { from: o.from } : {});
-          const counts = ["edit", "plan", "shell"]
-            .map((t) => `${r.events.filter((e) => e.tool === t).length} ${t}`)
-            .join(", ");
-          return {
-            json: r,
-            human: [
-              `${style.bold(r.run_id)}: ${r.events.length} events (${counts}) from ${r.sources.join(" + ") || "nothing"}${r.fallback ? style.dim(" (fallback used)") : ""}`,
-              ...warn(r.warnings),
-              style.dim(r.path),
-            ].join("\n"),
-          };
-        },
-      ),
+      action(async (ctx, run: string, o: { from?: string }) => {
+        // The list of sources lives in memory, which loads only here (start-up time).
+        const { extractRun, EXTRACT_SOURCES } = await memory();
+        const from = o.from === undefined ? undefined : EXTRACT_SOURCES.find((s) => s === o.from);
+        if (o.from !== undefined && from === undefined) {
+          throw new TimewarpError(
+            ErrorCode.INVALID_INPUT,
+            `--from must be one of ${EXTRACT_SOURCES.join(", ")}, got ${JSON.stringify(o.from)}`,
+          );
+        }
+        const r = await extractRun(lab(ctx), run, from !== undefined ? { from } : {});
+        const counts = ["edit", "plan", "shell"]
+          .map((t) => `${r.events.filter((e) => e.tool === t).length} ${t}`)
+          .join(", ");
+        return {
+          json: r,
+          human: [
+            `${style.bold(r.run_id)}: ${r.events.length} events (${counts}) from ${r.sources.join(" + ") || "nothing"}${r.fallback ? style.dim(" (fallback used)") : ""}`,
+            ...warn(r.warnings),
+            style.dim(r.path),
+          ].join("\n"),
+        };
+      }),
     );
 
   group

@@ -61,14 +61,20 @@ export function registerTimemachineCommands(program: Command): void {
     .action(
       action(async (ctx, opts: { sessionId?: string; taskHint?: string; transcript?: string }) => {
         const { startSession } = await lazy();
-        const r = await startSession({
-          root: ctx.root,
-          clock: ctx.clock,
-          random: ctx.random,
-          sessionId: opts.sessionId,
-          taskHint: opts.taskHint,
-          transcriptPath: opts.transcript,
-        });
+        let r: Awaited<ReturnType<typeof startSession>>;
+        try {
+          r = await startSession({
+            root: ctx.root,
+            clock: ctx.clock,
+            random: ctx.random,
+            sessionId: opts.sessionId,
+            taskHint: opts.taskHint,
+            transcriptPath: opts.transcript,
+            onProgress: (p) => ctx.progress(`scanned ${p.entries} entries, read ${p.rehashed}`),
+          });
+        } finally {
+          ctx.progress("");
+        }
         const c = r.cleanup;
         const lines = [
           `${style.bold("snapshot")} ${r.snapshot_id}  ${r.files} files, ${r.bytes} bytes${r.partial ? style.yellow(` (partial: ${r.skipped.length} skipped)`) : ""}`,
