@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from "commander";
-import { readInputFile } from "../../core/index.ts";
+import { ErrorCode, readInputFile, TimewarpError } from "../../core/index.ts";
 import type { CommandContext } from "../context.ts";
 import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
@@ -111,7 +111,6 @@ export function registerLedgerCommands(program: Command): void {
               ? readInput(o.replaceFile, "--replace-file").toString("utf8")
               : o.replace;
           if (searchBlock === undefined || replaceBlock === undefined) {
-            const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
             throw new TimewarpError(
               ErrorCode.INVALID_INPUT,
               "edit block needs --search (or --search-file) and --replace (or --replace-file)",
@@ -364,7 +363,6 @@ export function registerLedgerCommands(program: Command): void {
       action(async (ctx, id: string, o: { format: string }) => {
         const { readSnapshotDiff } = await ledger();
         if (o.format !== "unified" && o.format !== "context" && o.format !== "git") {
-          const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
           throw new TimewarpError(
             ErrorCode.INVALID_INPUT,
             `--format must be unified, context or git, got ${JSON.stringify(o.format)}`,
@@ -447,7 +445,6 @@ export function registerLedgerCommands(program: Command): void {
       force: o.force === true,
     });
     if (!r.success) {
-      const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
       throw new TimewarpError(
         ErrorCode.REVERT_CONFLICT,
         `${r.message}:\n  ${(r.conflicts ?? []).join("\n  ")}`,
@@ -651,7 +648,6 @@ export function registerLedgerCommands(program: Command): void {
         const { recordMilestoneSignal } = await ledger();
         const k = kind.replace("-", "_");
         if (k !== "tests_passed" && k !== "explicit") {
-          const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
           throw new TimewarpError(
             ErrorCode.INVALID_INPUT,
             `signal kind must be tests-passed or explicit, got ${JSON.stringify(kind)}`,

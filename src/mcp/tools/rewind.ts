@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ErrorCode, TimewarpError } from "../../core/index.ts";
 import { defineTool, type ToolDefinition } from "../define-tool.ts";
 
 const lazy = () => import("../../timemachine/index.ts");
@@ -101,7 +102,6 @@ export function defineRewindTools(): ToolDefinition[] {
         const tm = await lazy();
         if (input.undo === true) {
           if (input.turn !== undefined) {
-            const { ErrorCode, TimewarpError } = await import("../../core/index.ts");
             throw new TimewarpError(
               ErrorCode.INVALID_INPUT,
               "undo takes no turn: it takes the last rewind back",
@@ -116,7 +116,6 @@ export function defineRewindTools(): ToolDefinition[] {
           });
         }
         if (input.turn === undefined) {
-          const { ErrorCode, TimewarpError } = await import("../../core/index.ts");
           throw new TimewarpError(
             ErrorCode.INVALID_INPUT,
             "turn is required (a number from timewarp_turn_list, or a turn id), or undo: true",
