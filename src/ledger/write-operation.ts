@@ -41,10 +41,10 @@ export function writeOperation(
     directories: options.directories,
     timeline: options.timeline,
     executionTimeMs: Math.round((performance.now() - options.started) * 100) / 100,
-    ...(options.reverts === undefined ? {} : { reverts: options.reverts }),
-    ...(ctx.sessionId === undefined ? {} : { sessionId: ctx.sessionId }),
-    ...(ctx.clock === undefined ? {} : { clock: ctx.clock }),
-    ...(ctx.random === undefined ? {} : { random: ctx.random }),
+    reverts: options.reverts,
+    sessionId: ctx.sessionId,
+    clock: ctx.clock,
+    random: ctx.random,
   });
   applyOperation({
     paths,

@@ -19,7 +19,7 @@ function editFlags(o: { description?: string; dryRun?: boolean; force?: boolean 
   force: boolean;
 } {
   return {
-    ...(o.description === undefined ? {} : { description: o.description }),
+    description: o.description,
     dryRun: o.dryRun === true,
     force: o.force === true,
   };
@@ -329,13 +329,13 @@ export function registerLedgerCommands(program: Command): void {
         ) => {
           const { getEditHistory } = await ledger();
           const r = getEditHistory(lctx(ctx), {
-            ...(o.limit === undefined ? {} : { limit: o.limit }),
+            limit: o.limit,
             includeDiffs: o.includeDiffs === true,
-            ...(o.since === undefined ? {} : { since: o.since }),
-            ...(o.until === undefined ? {} : { until: o.until }),
+            since: o.since,
+            until: o.until,
             ...(o.tool.length === 0 ? {} : { toolFilter: o.tool }),
-            ...(o.file === undefined ? {} : { fileFilter: o.file }),
-            ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
+            fileFilter: o.file,
+            cursor: o.cursor,
           });
           const rows = r.history.map(
             (h) =>
@@ -404,8 +404,8 @@ export function registerLedgerCommands(program: Command): void {
       action(async (ctx, o: { maxAgeDays?: number; maxOperations?: number; dryRun?: boolean }) => {
         const { applyRetention } = await ledger();
         const r = await applyRetention(lctx(ctx), {
-          ...(o.maxAgeDays === undefined ? {} : { maxAgeDays: o.maxAgeDays }),
-          ...(o.maxOperations === undefined ? {} : { maxOperations: o.maxOperations }),
+          maxAgeDays: o.maxAgeDays,
+          maxOperations: o.maxOperations,
           dryRun: o.dryRun === true,
         });
         return {
@@ -440,7 +440,7 @@ export function registerLedgerCommands(program: Command): void {
     const { reverseOp } = await ledger();
     const r = await reverseOp(lctx(ctx), {
       snapshotId: id,
-      ...(o.to === undefined ? {} : { targetSnapshot: o.to }),
+      targetSnapshot: o.to,
       dryRun: o.dryRun === true,
       force: o.force === true,
     });
@@ -620,8 +620,8 @@ export function registerLedgerCommands(program: Command): void {
           const { acceptMilestoneProposal } = await ledger();
           const r = await acceptMilestoneProposal(lctx(ctx), {
             proposalId,
-            ...(o.title === undefined ? {} : { title: o.title }),
-            ...(o.description === undefined ? {} : { description: o.description }),
+            title: o.title,
+            description: o.description,
             ...(o.tag.length === 0 ? {} : { tags: o.tag }),
           });
           return {
@@ -655,7 +655,7 @@ export function registerLedgerCommands(program: Command): void {
         }
         recordMilestoneSignal(lctx(ctx), {
           kind: k,
-          ...(o.note === undefined ? {} : { note: o.note }),
+          note: o.note,
         });
         return { json: { success: true, kind: k }, human: `signal ${k} recorded` };
       }),

@@ -52,7 +52,7 @@ export function defineRewindTools(): ToolDefinition[] {
         const { listTurns } = await lazy();
         return listTurns({
           root: ctx.root,
-          ...(input.session_id === undefined ? {} : { sessionId: input.session_id }),
+          sessionId: input.session_id,
         });
       },
     }),
@@ -124,7 +124,7 @@ export function defineRewindTools(): ToolDefinition[] {
         return tm.rewind({
           root: ctx.root,
           turn: String(input.turn),
-          ...(input.session_id === undefined ? {} : { sessionId: input.session_id }),
+          sessionId: input.session_id,
           dryRun: input.dry_run === true,
           clock: ctx.clock,
           random: ctx.random,
