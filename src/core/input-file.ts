@@ -17,7 +17,7 @@ export interface InputPathOptions {
 export function inputPathError(error: unknown, path: string, what: string): TimewarpError {
   if (error instanceof TimewarpError) return error;
   const errno = errnoCode(error);
-  const data = { input: path, what, ...(errno === undefined ? {} : { errno }) };
+  const data = { input: path, what, errno };
   const fail = (code: ErrorCode, why: string) =>
     new TimewarpError(code, `${what} ${JSON.stringify(path)}: ${why}`, { data, cause: error });
   switch (errno) {

@@ -126,7 +126,7 @@ export function acquireLock(path: string, options: AcquireLockOptions = {}): Loc
     pid: process.pid,
     host: hostname(),
     started_at: now().toISOString(),
-    ...(options.command === undefined ? {} : { command: options.command }),
+    command: options.command,
     ...(threadId === 0 ? {} : { thread: threadId }),
     ...(ownStart === null ? {} : { process_start: ownStart }),
   };

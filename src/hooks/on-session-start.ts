@@ -37,7 +37,7 @@ export async function onSessionStart(ctx: HookContext): Promise<HookOutcome> {
     return {
       kind: "ok",
       summary: `session ${ctx.payload.session_id} refreshed (compact)`,
-      ...(context === undefined ? {} : { context }),
+      context,
     };
   }
   const options = { ...session, random: ctx.random };

@@ -29,7 +29,7 @@ const start = (root: string, sessionId: string, deferAfterAnswer?: boolean) =>
       source: "startup",
     }),
     agent: "claude-code",
-    ...(deferAfterAnswer === undefined ? {} : { deferAfterAnswer }),
+    deferAfterAnswer,
     clock: systemClock,
     random: systemRandom,
   });

@@ -1,31 +1,19 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import {
-  ErrorCode,
-  isTimewarpError,
-  pathTextOf,
-  systemClock,
-  TimewarpError,
-  toFsPath,
-} from "../core/index.ts";
+import { ErrorCode, isTimewarpError, pathTextOf, TimewarpError, toFsPath } from "../core/index.ts";
 import { applyFilePatch, parsePatch } from "../diff/index.ts";
-import { applyOperation } from "./apply-operation.ts";
 import { withLedgerWriter } from "./complete-pending-operation.ts";
 import type { EditResult, LedgerContext } from "./ledger-context.ts";
 import { ledgerPaths } from "./ledger-paths.ts";
 import { applyEditBlockToText } from "./match-edit-block.ts";
 import { applyRangedEditToText } from "./plan-ranged-edit.ts";
 import { assertWritable, withCreatedParents } from "./plan-workspace-writes.ts";
-import {
-  buildOperationRecord,
-  diffOfEdits,
-  type FileEdit,
-  isRealChange,
-} from "./record-operation.ts";
+import { diffOfEdits, type FileEdit, isRealChange } from "./record-operation.ts";
 import { resolveWorkspacePath } from "./safe-path.ts";
 import type { DirectoryChange } from "./schema.ts";
 import { type FileState, isDirectory, readFileState } from "./workspace-files.ts";
 import { assertLedgerWritable, assertNotVcsPath, VCS_DIRS } from "./write-guard.ts";
+import { writeOperation } from "./write-operation.ts";
 
 /** What a tool plans from the current tree, before anything is written. */
 interface EditPlan {
@@ -45,7 +33,7 @@ interface RunEditOptions {
 /**
  * The one path every edit tool takes: plan from the current tree (under the ledger lock, so two
  * writers never interleave a read-modify-write), check that every write can succeed, then —
- * unless dryRun — apply and record it as one write-ahead operation (`applyOperation`: all of
+ * unless dryRun — apply and record it as one write-ahead operation (`writeOperation`: all of
  * it, or nothing and a coded error). dryRun runs the same plan and checks, takes no lock and
  * creates nothing, not even `.timewarp/`.
  */
@@ -85,25 +73,14 @@ async function runEdit(ctx: LedgerContext, options: RunEditOptions): Promise<Edi
         dryRun: false,
       };
     }
-    const record = buildOperationRecord({
-      root: paths.root,
+    const record = writeOperation(ctx, paths, {
       tool: options.tool,
       description: options.description,
       toolParams: options.toolParams,
       edits,
       directories,
-      executionTimeMs: Math.round((performance.now() - started) * 100) / 100,
       timeline,
-      ...(ctx.sessionId === undefined ? {} : { sessionId: ctx.sessionId }),
-      ...(ctx.clock === undefined ? {} : { clock: ctx.clock }),
-      ...(ctx.random === undefined ? {} : { random: ctx.random }),
-    });
-    applyOperation({
-      paths,
-      record,
-      edits,
       event: "edit.applied",
-      clock: ctx.clock ?? systemClock,
       started,
     });
     return {

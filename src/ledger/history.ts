@@ -76,12 +76,12 @@ export function getEditHistory(ctx: LedgerContext, params: GetEditHistoryParams 
   const page = queryHistoryIndex(
     index,
     {
-      ...(sinceMs === undefined ? {} : { sinceMs }),
-      ...(untilMs === undefined ? {} : { untilMs }),
-      ...(params.toolFilter === undefined ? {} : { tools: params.toolFilter }),
-      ...(params.fileFilter === undefined ? {} : { fileGlob: params.fileFilter }),
+      sinceMs,
+      untilMs,
+      tools: params.toolFilter,
+      fileGlob: params.fileFilter,
     },
-    { limit, ...(params.cursor === undefined ? {} : { cursor: params.cursor }) },
+    { limit, cursor: params.cursor },
   );
   const history = page.positions.map((i): HistoryItem => {
     const id = idAt(index, i);
@@ -110,8 +110,8 @@ export function getEditHistory(ctx: LedgerContext, params: GetEditHistoryParams 
         linesChanged: r.metadata.linesChanged,
         executionTimeMs: r.metadata.executionTimeMs,
       },
-      ...(r.timeline === undefined ? {} : { timeline: r.timeline }),
-      ...(r.travel === undefined ? {} : { travel: r.travel }),
+      timeline: r.timeline,
+      travel: r.travel,
     };
   });
   return {
@@ -120,7 +120,7 @@ export function getEditHistory(ctx: LedgerContext, params: GetEditHistoryParams 
     pagination: {
       total: page.total,
       hasMore: page.hasMore,
-      ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
+      nextCursor: page.nextCursor,
     },
   };
 }

@@ -86,7 +86,7 @@ function allPages(root: string): unknown[] {
     let pages = 0;
     forgetLoadedIndexes();
     do {
-      const page = getEditHistory({ root }, { ...q, ...(cursor === undefined ? {} : { cursor }) });
+      const page = getEditHistory({ root }, { ...q, cursor });
       out.push(page);
       cursor = page.pagination.nextCursor;
     } while (cursor !== undefined && ++pages < 2);

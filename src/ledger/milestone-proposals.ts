@@ -20,7 +20,7 @@ export function recordMilestoneSignal(
   appendEvent(
     ledgerPaths(ctx.root).events,
     "milestone.signal",
-    { kind: signal.kind, ...(signal.note === undefined ? {} : { note: signal.note }) },
+    { kind: signal.kind, note: signal.note },
     ctx.clock ?? systemClock,
   );
 }
@@ -47,7 +47,7 @@ export function listMilestoneProposals(
     signals.push({
       kind,
       ts: Date.parse(e.ts),
-      ...(e.data.note === undefined ? {} : { note: e.data.note }),
+      note: e.data.note,
     });
   }
   return proposeMilestones(ops, signals, options);

@@ -74,8 +74,8 @@ export async function recordEdit(options: RecordEditOptions): Promise<RecordEdit
     file,
     before,
     after,
-    ...(beforeMode === undefined ? {} : { beforeMode }),
-    ...(afterMode === undefined ? {} : { afterMode }),
+    beforeMode,
+    afterMode,
   };
   const r = await recordFiles({ ...rest, files: [one] }, "throw");
   return { snapshotId: r.snapshotId, affectedFiles: r.affectedFiles, diff: r.diff };
@@ -135,9 +135,9 @@ async function recordFiles(
       ...timelineNow(options.root),
       executionTimeMs:
         options.executionTimeMs ?? Math.round((performance.now() - started) * 100) / 100,
-      ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
-      ...(options.clock === undefined ? {} : { clock: options.clock }),
-      ...(options.random === undefined ? {} : { random: options.random }),
+      sessionId: options.sessionId,
+      clock: options.clock,
+      random: options.random,
     });
     persistOperation(paths, record, edits, {
       clock: options.clock ?? systemClock,

@@ -126,7 +126,7 @@ export function buildOperationRecord(options: BuildOperationOptions): OperationR
     diff,
     reverseDiff,
     context: {
-      ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
+      sessionId: options.sessionId,
       workspacePath: options.root,
       toolParams: options.toolParams,
     },
@@ -139,7 +139,7 @@ export function buildOperationRecord(options: BuildOperationOptions): OperationR
     },
     files,
     directories,
-    ...(options.reverts === undefined ? {} : { reverts: options.reverts }),
+    reverts: options.reverts,
     ...(options.timeline === undefined ? {} : timelineFields(options.timeline)),
   };
 }

@@ -1,22 +1,17 @@
 import { join } from "node:path";
 import { assertSafeToRead, systemClock } from "../core/index.ts";
 import { createObjectStore } from "../store/index.ts";
-import { applyOperation } from "./apply-operation.ts";
 import { completePendingOperation } from "./complete-pending-operation.ts";
 import { idAt, loadIndex, toolAt } from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
 import { ledgerPaths } from "./ledger-paths.ts";
 import { readOperation } from "./operation-store.ts";
 import { assertWritable, withCreatedParents } from "./plan-workspace-writes.ts";
-import {
-  buildOperationRecord,
-  diffOfEdits,
-  type FileEdit,
-  isRealChange,
-} from "./record-operation.ts";
+import { diffOfEdits, type FileEdit, isRealChange } from "./record-operation.ts";
 import type { DirectoryChange } from "./schema.ts";
 import { type FileState, isDirectory, readFileState } from "./workspace-files.ts";
 import { assertLedgerWritable } from "./write-guard.ts";
+import { writeOperation } from "./write-operation.ts";
 
 /**
  * One path and what it is to hold: a file whose bytes are a stored blob (with its git mode), a
@@ -105,20 +100,16 @@ export function restoreImages(
     return { operationId: null, diff: diffOfEdits(edits), affectedFiles: affected, dryRun };
   }
   const timeline = assertLedgerWritable(ctx.root);
-  const record = buildOperationRecord({
-    root: paths.root,
+  const record = writeOperation(ctx, paths, {
     tool: params.tool,
     description: params.description,
     toolParams: params.toolParams,
     edits,
     directories,
     timeline,
-    executionTimeMs: 0,
-    ...(ctx.sessionId === undefined ? {} : { sessionId: ctx.sessionId }),
-    ...(ctx.clock === undefined ? {} : { clock: ctx.clock }),
-    ...(ctx.random === undefined ? {} : { random: ctx.random }),
+    event: "edit.applied",
+    started,
   });
-  applyOperation({ paths, record, edits, event: "edit.applied", clock, started });
   return { operationId: record.id, diff: record.diff, affectedFiles: record.affectedFiles, dryRun };
 }
 

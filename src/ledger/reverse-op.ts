@@ -6,13 +6,11 @@ import {
   ErrorCode,
   isTimewarpError,
   pathTextOf,
-  systemClock,
   TimewarpError,
   toFsPath,
 } from "../core/index.ts";
 import { applyFilePatch, type FilePatch, parsePatch } from "../diff/index.ts";
 import { createObjectStore, type ObjectStore } from "../store/index.ts";
-import { applyOperation } from "./apply-operation.ts";
 import { withLedgerWriter } from "./complete-pending-operation.ts";
 import { idAt, loadIndex, positionOf } from "./history-index.ts";
 import type { LedgerContext } from "./ledger-context.ts";
@@ -20,13 +18,7 @@ import { type LedgerPaths, ledgerPaths } from "./ledger-paths.ts";
 import { readMilestone } from "./milestone-store.ts";
 import { readOperation } from "./operation-store.ts";
 import { assertWritable, withCreatedParents } from "./plan-workspace-writes.ts";
-import {
-  buildOperationRecord,
-  diffOfEdits,
-  type FileEdit,
-  isRealChange,
-  oidOf,
-} from "./record-operation.ts";
+import { diffOfEdits, type FileEdit, isRealChange, oidOf } from "./record-operation.ts";
 import {
   type DirectoryChange,
   type FileChange,
@@ -35,6 +27,7 @@ import {
 } from "./schema.ts";
 import { type FileState, isDirectory, readFileState } from "./workspace-files.ts";
 import { assertLedgerWritable } from "./write-guard.ts";
+import { writeOperation } from "./write-operation.ts";
 
 export interface ReverseOpParams {
   /** The operation to revert, or a milestone id (`milestone_001`) to revert all its operations. */
@@ -421,8 +414,7 @@ export async function reverseOp(
       };
     }
     const timeline = assertLedgerWritable(ctx.root); // under the lock: a travel may have begun
-    const record = buildOperationRecord({
-      root: paths.root,
+    const record = writeOperation(ctx, paths, {
       tool: "ReverseOp",
       description: `Revert ${ids.length === 1 ? `operation ${ids[0]}` : `${ids.length} operations (${ids.join(", ")})`}`,
       toolParams: { ...params },
@@ -430,17 +422,7 @@ export async function reverseOp(
       directories: dirs,
       reverts: ids,
       timeline,
-      executionTimeMs: Math.round((performance.now() - started) * 100) / 100,
-      ...(ctx.sessionId === undefined ? {} : { sessionId: ctx.sessionId }),
-      ...(ctx.clock === undefined ? {} : { clock: ctx.clock }),
-      ...(ctx.random === undefined ? {} : { random: ctx.random }),
-    });
-    applyOperation({
-      paths,
-      record,
-      edits,
       event: "edit.reverted",
-      clock: ctx.clock ?? systemClock,
       started,
     });
     return {

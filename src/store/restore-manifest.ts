@@ -146,10 +146,10 @@ export function restoreManifest(
     options.current ??
     scanWorkspace(root, {
       excludes: options.excludes,
-      ...(options.statCache === undefined ? {} : { statCache: options.statCache }),
-      ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
+      statCache: options.statCache,
+      maxFileBytes: options.maxFileBytes,
       ...(options.useWatcher === true ? { useWatcher: true } : {}),
-      ...(options.skipped === undefined ? {} : { leaveAlone: options.skipped }),
+      leaveAlone: options.skipped,
     });
   const files = new Set<string>();
   for (const e of target.kept) if (e.type === "file") files.add(e.path);

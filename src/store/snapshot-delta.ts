@@ -110,7 +110,7 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
   }
   const fallback = (why: string): DeltaFallback => ({
     fallback: why,
-    ...(watched === undefined ? {} : { watched }),
+    watched,
   });
   if (changed === undefined) return fallback(watched?.reason ?? "no change list");
   if (index.scope !== scope) return fallback("the index has other excludes");
@@ -127,13 +127,13 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
   }
   const scan = scanWorkspace(root, {
     excludes: options.excludes,
-    ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
+    maxFileBytes: options.maxFileBytes,
     statCache: { scanStartMs: table.scanStartMs, entries: slice, index },
-    ...(options.store === undefined ? {} : { store: options.store }),
+    store: options.store,
     changed,
-    ...(options.clockDir === undefined ? {} : { clockDir: options.clockDir }),
-    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-    ...(options.beforeRead === undefined ? {} : { beforeRead: options.beforeRead }),
+    clockDir: options.clockDir,
+    onProgress: options.onProgress,
+    beforeRead: options.beforeRead,
   });
   // It could not go incremental after all (cannot happen after the checks above): its result
   // saw only the slice's cache, so the caller scans again with the whole one.

@@ -230,9 +230,9 @@ export function createSnapshot(
   const scanned = scanForSnapshot(paths, {
     excludes,
     maxFileBytes,
-    ...(options.changed === undefined ? {} : { changed: options.changed }),
-    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-    ...(options.beforeRead === undefined ? {} : { beforeRead: options.beforeRead }),
+    changed: options.changed,
+    onProgress: options.onProgress,
+    beforeRead: options.beforeRead,
   });
   const reuse = options.reuse;
   if (reuse !== undefined && holdsTheSame(reuse, kind, scanned, excludes)) {
@@ -471,8 +471,8 @@ function scanForSnapshot(
   // one file per object. Flushed below, before any record can refer to them.
   const store = batchObjectWrites(createObjectStore(paths.objects));
   const hooks = {
-    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-    ...(options.beforeRead === undefined ? {} : { beforeRead: options.beforeRead }),
+    onProgress: options.onProgress,
+    beforeRead: options.beforeRead,
   };
   const delta = deltaScan(paths.root, {
     excludes: options.excludes,
@@ -481,7 +481,7 @@ function scanForSnapshot(
     statCachePath: paths.statCache,
     dataDir: paths.data,
     clockDir: paths.tmp,
-    ...(options.changed === undefined ? {} : { changed: options.changed }),
+    changed: options.changed,
     ...hooks,
   });
   if (!("fallback" in delta)) {
@@ -519,7 +519,7 @@ function scanForSnapshot(
     store,
     clockDir: paths.tmp,
     ...(options.changed === undefined
-      ? { useWatcher: true, ...(delta.watched === undefined ? {} : { watched: delta.watched }) }
+      ? { useWatcher: true, watched: delta.watched }
       : { changed: options.changed }),
     ...hooks,
   });
@@ -546,7 +546,7 @@ function scanForSnapshot(
     objects_written: scan.objects_written,
     hash: encoded?.hash ?? (known?.hash as string),
     entries: scan.manifest.entries.length,
-    ...(known === undefined ? {} : { known }),
+    known,
     stored: () => encoded?.bytes ?? encodeManifest(scan.manifest).bytes,
     manifest: () => scan.manifest,
     text: () => manifestBytes(scan.manifest),

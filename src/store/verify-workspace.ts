@@ -59,9 +59,9 @@ export function verifyWorkspace(
   const expected = filterExcluded(manifest, createExcludeMatcher(options.excludes)).kept;
   const scan = scanWorkspace(root, {
     excludes: options.excludes,
-    ...(options.statCache === undefined ? {} : { statCache: options.statCache }),
+    statCache: options.statCache,
     ...(options.useWatcher === true ? { useWatcher: true } : {}),
-    ...(options.skipped === undefined ? {} : { leaveAlone: options.skipped }),
+    leaveAlone: options.skipped,
   });
   return compare(expected, scan.manifest.entries, scan.skipped, options.skipped ?? [], 0);
 }

@@ -91,7 +91,7 @@ export function createManualSnapshot(options: ManualSnapshotOptions): CreateSnap
       maxFileBytes: config.max_file_bytes,
       clock: options.clock ?? systemClock,
       random: options.random ?? systemRandom,
-      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+      onProgress: options.onProgress,
     });
   } finally {
     lock.release();

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from "commander";
-import { readInputFile } from "../../core/index.ts";
+import { ErrorCode, readInputFile, TimewarpError } from "../../core/index.ts";
 import type { CommandContext } from "../context.ts";
 import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
@@ -25,7 +25,7 @@ function editFlags(o: EditFlagOptions): {
   force: boolean;
 } {
   return {
-    ...(o.description === undefined ? {} : { description: o.description }),
+    description: o.description,
     dryRun: o.dryRun === true,
     force: o.force === true,
   };
@@ -116,7 +116,6 @@ export function registerLedgerCommands(program: Command): void {
               ? readInput(o.replaceFile, "--replace-file").toString("utf8")
               : o.replace;
           if (searchBlock === undefined || replaceBlock === undefined) {
-            const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
             throw new TimewarpError(
               ErrorCode.INVALID_INPUT,
               "edit block needs --search (or --search-file) and --replace (or --replace-file)",
@@ -302,13 +301,13 @@ export function registerLedgerCommands(program: Command): void {
         ) => {
           const { getEditHistory } = await ledger();
           const r = getEditHistory(lctx(ctx), {
-            ...(o.limit === undefined ? {} : { limit: o.limit }),
+            limit: o.limit,
             includeDiffs: o.includeDiffs === true,
-            ...(o.since === undefined ? {} : { since: o.since }),
-            ...(o.until === undefined ? {} : { until: o.until }),
+            since: o.since,
+            until: o.until,
             ...(o.tool.length === 0 ? {} : { toolFilter: o.tool }),
-            ...(o.file === undefined ? {} : { fileFilter: o.file }),
-            ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
+            fileFilter: o.file,
+            cursor: o.cursor,
           });
           const rows = r.history.map(
             (h) =>
@@ -336,7 +335,6 @@ export function registerLedgerCommands(program: Command): void {
       action(async (ctx, id: string, o: { format: string }) => {
         const { readSnapshotDiff } = await ledger();
         if (o.format !== "unified" && o.format !== "context" && o.format !== "git") {
-          const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
           throw new TimewarpError(
             ErrorCode.INVALID_INPUT,
             `--format must be unified, context or git, got ${JSON.stringify(o.format)}`,
@@ -378,8 +376,8 @@ export function registerLedgerCommands(program: Command): void {
       action(async (ctx, o: { maxAgeDays?: number; maxOperations?: number; dryRun?: boolean }) => {
         const { applyRetention } = await ledger();
         const r = await applyRetention(lctx(ctx), {
-          ...(o.maxAgeDays === undefined ? {} : { maxAgeDays: o.maxAgeDays }),
-          ...(o.maxOperations === undefined ? {} : { maxOperations: o.maxOperations }),
+          maxAgeDays: o.maxAgeDays,
+          maxOperations: o.maxOperations,
           dryRun: o.dryRun === true,
         });
         return {
@@ -414,12 +412,11 @@ export function registerLedgerCommands(program: Command): void {
     const { reverseOp } = await ledger();
     const r = await reverseOp(lctx(ctx), {
       snapshotId: id,
-      ...(o.to === undefined ? {} : { targetSnapshot: o.to }),
+      targetSnapshot: o.to,
       dryRun: o.dryRun === true,
       force: o.force === true,
     });
     if (!r.success) {
-      const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
       throw new TimewarpError(
         ErrorCode.REVERT_CONFLICT,
         `${r.message}:\n  ${(r.conflicts ?? []).join("\n  ")}`,
@@ -595,8 +592,8 @@ export function registerLedgerCommands(program: Command): void {
           const { acceptMilestoneProposal } = await ledger();
           const r = await acceptMilestoneProposal(lctx(ctx), {
             proposalId,
-            ...(o.title === undefined ? {} : { title: o.title }),
-            ...(o.description === undefined ? {} : { description: o.description }),
+            title: o.title,
+            description: o.description,
             ...(o.tag.length === 0 ? {} : { tags: o.tag }),
           });
           return {
@@ -623,7 +620,6 @@ export function registerLedgerCommands(program: Command): void {
         const { recordMilestoneSignal } = await ledger();
         const k = kind.replace("-", "_");
         if (k !== "tests_passed" && k !== "explicit") {
-          const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
           throw new TimewarpError(
             ErrorCode.INVALID_INPUT,
             `signal kind must be tests-passed or explicit, got ${JSON.stringify(kind)}`,
@@ -631,7 +627,7 @@ export function registerLedgerCommands(program: Command): void {
         }
         recordMilestoneSignal(lctx(ctx), {
           kind: k,
-          ...(o.note === undefined ? {} : { note: o.note }),
+          note: o.note,
         });
         return { json: { success: true, kind: k }, human: `signal ${k} recorded` };
       }),

@@ -85,7 +85,7 @@ export function registerRewindCommand(program: Command): void {
           if (turn === undefined) {
             const l = tm.listTurns({
               root: ctx.root,
-              ...(opts.session === undefined ? {} : { sessionId: opts.session }),
+              sessionId: opts.session,
             });
             if (l.session_id === null) {
               return {
@@ -113,7 +113,7 @@ export function registerRewindCommand(program: Command): void {
           const r = tm.rewind({
             root: ctx.root,
             turn,
-            ...(opts.session === undefined ? {} : { sessionId: opts.session }),
+            sessionId: opts.session,
             dryRun: opts.dryRun === true,
             clock: ctx.clock,
             random: ctx.random,

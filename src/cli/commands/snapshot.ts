@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import { acquireLock, effectiveExcludes, readConfig, workspacePaths } from "../../core/index.ts";
 import type { CommandContext } from "../context.ts";
 import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
@@ -98,7 +99,6 @@ export function registerSnapshotCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         const { listSnapshotsChecked } = await import("../../store/index.ts");
-        const { workspacePaths } = await import("../../core/index.ts");
         const { isManualSnapshot, readPinnedIds } = await import("../../timemachine/index.ts");
         // One damaged record is flagged, not a reason to hide the others (issue 16).
         const { records, corrupt } = listSnapshotsChecked(ctx.root);
@@ -320,7 +320,6 @@ export function registerSnapshotCommands(program: Command): void {
     .description("drop objects no snapshot or backup references")
     .action(
       action(async (ctx) => {
-        const { acquireLock, workspacePaths } = await import("../../core/index.ts");
         const { collectGarbage, collectReferencedOids } = await import("../../store/index.ts");
         const paths = workspacePaths(ctx.root);
         if (!existsSync(paths.data)) {
@@ -348,7 +347,6 @@ export function registerSnapshotCommands(program: Command): void {
 }
 
 async function diffCommand(ctx: CommandContext, a: string, b: string | undefined) {
-  const { effectiveExcludes, readConfig, workspacePaths } = await import("../../core/index.ts");
   const { diffManifests, readManifest, readSnapshot, readStatCache, scanWorkspace } = await import(
     "../../store/index.ts"
   );

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { DATA_DIR, ErrorCode, TimewarpError } from "../../core/index.ts";
 import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
@@ -27,7 +28,6 @@ export function registerStoreCommands(program: Command): void {
         // not a directory: initWorkspace says NOT_A_DIRECTORY about it, whatever lies above
         const root = opts.here === true || !isDir ? ctx.cwd : ctx.root;
         if (root !== ctx.cwd) {
-          const { DATA_DIR, ErrorCode, TimewarpError } = await import("../../core/index.ts");
           const { existsSync } = await import("node:fs");
           const { join } = await import("node:path");
           // Never a nested store by accident: two `.timewarp/` would split the history.

@@ -157,7 +157,7 @@ export function registerTimemachineCommands(program: Command): void {
         const r = returnToPresent({
           root: ctx.root,
           clock: ctx.clock,
-          ...(opts.savePatch === undefined ? {} : { savePatch: opts.savePatch }),
+          savePatch: opts.savePatch,
         });
         return {
           json: r,
@@ -254,11 +254,11 @@ export function registerTimemachineCommands(program: Command): void {
             task_context: opts.taskContext,
             symptom: opts.symptom,
             success_criteria: opts.successCriteria,
-            ...(opts.suspectedCause === undefined ? {} : { suspected_cause: opts.suspectedCause }),
-            ...(opts.chatSummary === undefined ? {} : { chat_summary: opts.chatSummary }),
-            ...(opts.transcript === undefined ? {} : { transcriptPath: opts.transcript }),
-            ...(opts.sessionId === undefined ? {} : { sessionId: opts.sessionId }),
-            ...(chatWindow === undefined ? {} : { chatWindow }),
+            suspected_cause: opts.suspectedCause,
+            chat_summary: opts.chatSummary,
+            transcriptPath: opts.transcript,
+            sessionId: opts.sessionId,
+            chatWindow,
           });
           return {
             json: r,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ErrorCode, TimewarpError } from "../../core/index.ts";
 import type { LedgerContext } from "../../ledger/index.ts";
 import { defineTool, type ToolContext, type ToolDefinition } from "../define-tool.ts";
 
@@ -103,7 +104,6 @@ export function defineLedgerTools(): ToolDefinition[] {
       handler: async (input, ctx) => {
         const { applyWholeFileEdit } = await ledger();
         if ((input.content === undefined) === (input.contentBase64 === undefined)) {
-          const { TimewarpError, ErrorCode } = await import("../../core/index.ts");
           throw new TimewarpError(
             ErrorCode.INVALID_INPUT,
             "give exactly one of content or contentBase64",

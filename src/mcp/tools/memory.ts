@@ -140,7 +140,7 @@ export function defineMemoryTools(): ToolDefinition[] {
           })),
           library_size: r.library_size,
           warnings: r.warnings,
-          ...(r.explain === undefined ? {} : { explain: r.explain }),
+          explain: r.explain,
         };
       },
     }),

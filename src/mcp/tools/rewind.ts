@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ErrorCode, TimewarpError } from "../../core/index.ts";
 import { defineTool, type ToolDefinition } from "../define-tool.ts";
 
 const lazy = () => import("../../timemachine/index.ts");
@@ -51,7 +52,7 @@ export function defineRewindTools(): ToolDefinition[] {
         const { listTurns } = await lazy();
         return listTurns({
           root: ctx.root,
-          ...(input.session_id === undefined ? {} : { sessionId: input.session_id }),
+          sessionId: input.session_id,
         });
       },
     }),
@@ -101,7 +102,6 @@ export function defineRewindTools(): ToolDefinition[] {
         const tm = await lazy();
         if (input.undo === true) {
           if (input.turn !== undefined) {
-            const { ErrorCode, TimewarpError } = await import("../../core/index.ts");
             throw new TimewarpError(
               ErrorCode.INVALID_INPUT,
               "undo takes no turn: it takes the last rewind back",
@@ -116,7 +116,6 @@ export function defineRewindTools(): ToolDefinition[] {
           });
         }
         if (input.turn === undefined) {
-          const { ErrorCode, TimewarpError } = await import("../../core/index.ts");
           throw new TimewarpError(
             ErrorCode.INVALID_INPUT,
             "turn is required (a number from timewarp_turn_list, or a turn id), or undo: true",
@@ -125,7 +124,7 @@ export function defineRewindTools(): ToolDefinition[] {
         return tm.rewind({
           root: ctx.root,
           turn: String(input.turn),
-          ...(input.session_id === undefined ? {} : { sessionId: input.session_id }),
+          sessionId: input.session_id,
           dryRun: input.dry_run === true,
           clock: ctx.clock,
           random: ctx.random,

@@ -75,7 +75,7 @@ export function defineTimemachineTools(): ToolDefinition[] {
           clock: ctx.clock,
           random: ctx.random,
           ...fields,
-          ...(session_id === undefined ? {} : { sessionId: session_id }),
+          sessionId: session_id,
         });
         return {
           ok: true as const,
@@ -200,7 +200,7 @@ export function defineTimemachineTools(): ToolDefinition[] {
         return returnToPresent({
           root: ctx.root,
           clock: ctx.clock,
-          ...(input.save_patch === undefined ? {} : { savePatch: input.save_patch }),
+          savePatch: input.save_patch,
         });
       },
     }),
