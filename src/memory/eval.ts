@@ -18,6 +18,7 @@ import { createCardIndex } from "./retrieve.ts";
 import { labRunPaths, rawSources, readJsonl, writeJsonl } from "./run-dir.ts";
 import {
   type Goal,
+  type GuardRecord,
   type MemoryEvent,
   type PatternCard,
   type Profile,
@@ -241,7 +242,15 @@ export const EVAL_SEED = 18;
  * (eval-metrics.ts); export SWE-bench predictions (`instance_id`, `model_name_or_path`,
  * `model_patch`) from runs with `raw/patch.diff`.
  */
-export async function evaluateRuns(options: {
+export async function evaluateRuns(options: EvalOptions): Promise<EvalReport> {
+  const tally = emptyTally();
+  for (const name of listRuns(options.runsDir))
+    await evaluateRun(join(options.runsDir, name), name, tally, options);
+  const written = writePredictions(options.predictionsPath, tally.predictions);
+  return evalReport(options, tally, written);
+}
+
+interface EvalOptions {
   runsDir: string;
   clock: Clock;
   /** Where predictions.jsonl goes; null: do not write. */
@@ -252,8 +261,51 @@ export async function evaluateRuns(options: {
   /** Bootstrap resamples (default 1000) and the seed of its random source (default 18). */
   resamples?: number;
   seed?: number;
-}): Promise<EvalReport> {
-  const { runsDir, clock } = options;
+}
+
+/** One guard decision against its label: drifted (`y`), flagged (`p`), rolled back, and its score. */
+interface DetectionPair {
+  y: boolean;
+  p: boolean;
+  rb: boolean;
+  score: number;
+}
+
+interface Prediction {
+  instance_id: string;
+  model_name_or_path: string;
+  model_patch: string;
+}
+
+/** What `evaluateRuns` gathers run by run, in name order. */
+interface EvalTally {
+  warnings: string[];
+  pairs: DetectionPair[];
+  /** The in-memory card library, grown from the runs read so far. */
+  library: PatternCard[];
+  runs: EvalReport["runs"];
+  facts: RunFacts[];
+  outcomes: EvalReport["outcomes"];
+  predictions: Prediction[];
+  reuse: { reused: number; eligible: number; correct: number; judged: number };
+}
+
+function emptyTally(): EvalTally {
+  const none = () => ({ resolved: 0, unresolved: 0, unknown: 0, unlabelled: 0 });
+  return {
+    warnings: [],
+    pairs: [],
+    library: [],
+    runs: [],
+    facts: [],
+    outcomes: { success: none(), failure: none(), unknown: none() },
+    predictions: [],
+    reuse: { reused: 0, eligible: 0, correct: 0, judged: 0 },
+  };
+}
+
+/** The run directories (a folder with goal.json) in `runsDir`, sorted; RUN_INVALID when none. */
+function listRuns(runsDir: string): string[] {
   let names: string[];
   try {
     names = readdirSync(runsDir)
@@ -272,171 +324,216 @@ export async function evaluateRuns(options: {
       { data: { runs_dir: runsDir } },
     );
   }
-  const warnings: string[] = [];
-  const pairs: { y: boolean; p: boolean; rb: boolean; score: number }[] = [];
-  const library: PatternCard[] = [];
-  const runs: EvalReport["runs"] = [];
-  const facts: RunFacts[] = [];
-  const outcomes: EvalReport["outcomes"] = {
-    success: { resolved: 0, unresolved: 0, unknown: 0, unlabelled: 0 },
-    failure: { resolved: 0, unresolved: 0, unknown: 0, unlabelled: 0 },
-    unknown: { resolved: 0, unresolved: 0, unknown: 0, unlabelled: 0 },
-  };
-  const predictions: { instance_id: string; model_name_or_path: string; model_patch: string }[] =
-    [];
-  let reused = 0;
-  let eligible = 0;
-  let correct = 0;
-  let judged = 0;
-  for (const name of names) {
-    const dir = join(runsDir, name);
-    const paths = labRunPaths(dir);
-    let labels: RunLabels | undefined;
-    let goal: ReturnType<typeof readGoal>;
-    let extracted: Awaited<ReturnType<typeof extractRunEvents>>;
-    try {
-      if (existsSync(join(dir, "labels.json")))
-        labels = readJsonFile(join(dir, "labels.json"), RunLabelsSchema);
-      const read = readGoal(paths.goal);
-      goal = { ...read, goal: withRunBaseline(dir, read.goal).goal };
-      extracted = await extractRunEvents(dir, { write: false });
-    } catch (error) {
-      warnings.push(`${name}: ${error instanceof Error ? error.message : String(error)} (skipped)`);
-      continue;
+  return names;
+}
+
+/** A run's labels, goal and events; undefined (with a warning) when one cannot be read. */
+async function readEvalRun(
+  dir: string,
+  name: string,
+  goalPath: string,
+  warnings: string[],
+): Promise<
+  | {
+      labels: RunLabels | undefined;
+      goal: ReturnType<typeof readGoal>;
+      events: MemoryEvent[];
     }
-    warnings.push(
-      ...goal.warnings.map((w) => `${name}: ${w}`),
-      ...extracted.warnings.map((w) => `${name}: ${w}`),
-    );
-    const events = extracted.events;
-    const records = runGuards(compileGoal(goal.goal), events, { gitWorkTree: true });
-    const summary = summarizeGuards(goal.goal, events, records);
-    const read = readRunVerdict({
-      dir,
-      runId: paths.run_id,
-      goal: goal.goal,
-      events,
-      guards: records,
-    });
-    warnings.push(...read.warnings.map((w) => `${name}: ${w}`));
-    const { verdict, finalFiles } = read;
-    outcomes[verdict.outcome][labels?.outcome ?? "unlabelled"]++;
-    let positives = 0;
-    const runPairs: RunFacts["pairs"] = [];
-    if (labels !== undefined) {
-      const driftFiles = new Set(labels.drift_files);
-      for (const r of records) {
-        if (r.tool === "plan") continue;
-        const e = events[r.step];
-        const y =
-          r.tool === "edit"
-            ? driftFiles.has(pathOfWhere(e?.where) ?? "")
-            : labels.drift_cmds.some((c) => (r.cmd ?? "").includes(c));
-        if (y) positives++;
-        pairs.push({ y, p: r.action !== "ok", rb: r.action === "rollback", score: r.drift_score });
-        runPairs.push({ y, p: r.action !== "ok" });
-      }
-    }
-    // reuse: what would retrieval have offered this run from the earlier runs' cards?
-    const hits =
-      library.length > 0 ? createCardIndex(library).search(goal.goal.objective, { limit: 3 }) : [];
-    let rightCard: boolean | null = null;
-    const hadLibrary = library.length > 0;
-    if (hadLibrary) {
-      eligible++;
-      if (hits.length > 0) reused++;
-      if (labels?.related_runs !== undefined) {
-        judged++;
-        const top = hits[0];
-        const related = labels.related_runs;
-        rightCard =
-          related.length === 0
-            ? top === undefined
-            : top?.card.provenance.source_runs.some((r) => related.includes(r)) === true;
-        if (rightCard) correct++;
-      }
-    }
-    let cardId: string | null = null;
-    if (cardEligible(verdict)) {
-      const card = distillCard({
-        run_id: paths.run_id,
-        goal: goal.goal,
-        events,
-        guards: records,
-        clock,
-        verdict,
-      });
-      const twin = library.findIndex(
-        (c) => c.pattern_id === card.pattern_id || cardSimilarity(c, card) >= NEAR_DUPLICATE,
-      );
-      const existing = twin >= 0 ? library[twin] : undefined;
-      if (existing !== undefined) library[twin] = mergeCards(existing, card, clock.now());
-      else library.push(card);
-      cardId = existing?.pattern_id ?? card.pattern_id;
-    }
-    const patch = rawSources(paths).patch;
-    if (patch !== undefined) {
-      predictions.push({
-        instance_id: goal.goal.instance_id ?? paths.run_id,
-        model_name_or_path: options.model ?? "timewarp-memory",
-        model_patch: readFileSync(patch, "utf8"),
-      });
-    }
-    const time = turnsAndTime(dir, events);
-    facts.push({
-      run_id: paths.run_id,
-      pairs: runPairs,
-      recoveries: labels !== undefined ? recoveries(events, labels, finalFiles) : [],
-      eligible: hadLibrary,
-      with_card: hits.length > 0,
-      right_card: rightCard,
-      first_try: firstTry(events),
-      turns: time.turns,
-      seconds: time.seconds,
-      view: viewMatch(labels, options.profilesDir, goal.goal, warnings),
-    });
-    runs.push({
-      run_id: paths.run_id,
-      labelled: labels !== undefined,
-      events: events.length,
-      warn: summary.warn,
-      rollback: summary.rollback,
-      successful: summary.successful,
-      outcome: verdict.outcome,
-      high_value: verdict.high_value,
-      positives,
-      card: cardId,
-      retrieved: hits.map((h) => h.card.pattern_id),
+  | undefined
+> {
+  let labels: RunLabels | undefined;
+  let goal: ReturnType<typeof readGoal>;
+  let extracted: Awaited<ReturnType<typeof extractRunEvents>>;
+  try {
+    if (existsSync(join(dir, "labels.json")))
+      labels = readJsonFile(join(dir, "labels.json"), RunLabelsSchema);
+    const read = readGoal(goalPath);
+    goal = { ...read, goal: withRunBaseline(dir, read.goal).goal };
+    extracted = await extractRunEvents(dir, { write: false });
+  } catch (error) {
+    warnings.push(`${name}: ${error instanceof Error ? error.message : String(error)} (skipped)`);
+    return undefined;
+  }
+  warnings.push(
+    ...goal.warnings.map((w) => `${name}: ${w}`),
+    ...extracted.warnings.map((w) => `${name}: ${w}`),
+  );
+  return { labels, goal, events: extracted.events };
+}
+
+/** One run: guards, verdict, detection against its labels, card reuse, its card, its prediction. */
+async function evaluateRun(
+  dir: string,
+  name: string,
+  tally: EvalTally,
+  options: EvalOptions,
+): Promise<void> {
+  const paths = labRunPaths(dir);
+  const input = await readEvalRun(dir, name, paths.goal, tally.warnings);
+  if (input === undefined) return;
+  const { labels, goal, events } = input;
+  const records = runGuards(compileGoal(goal.goal), events, { gitWorkTree: true });
+  const summary = summarizeGuards(goal.goal, events, records);
+  const read = readRunVerdict({
+    dir,
+    runId: paths.run_id,
+    goal: goal.goal,
+    events,
+    guards: records,
+  });
+  tally.warnings.push(...read.warnings.map((w) => `${name}: ${w}`));
+  const { verdict, finalFiles } = read;
+  tally.outcomes[verdict.outcome][labels?.outcome ?? "unlabelled"]++;
+  const detection = detectionPairs(records, events, labels);
+  tally.pairs.push(...detection.pairs);
+  const offer = offerCards(tally.library, goal.goal.objective, labels, tally.reuse);
+  const cardId = cardEligible(verdict)
+    ? addCard(
+        tally.library,
+        distillCard({
+          run_id: paths.run_id,
+          goal: goal.goal,
+          events,
+          guards: records,
+          clock: options.clock,
+          verdict,
+        }),
+        options.clock,
+      )
+    : null;
+  const patch = rawSources(paths).patch;
+  if (patch !== undefined) {
+    tally.predictions.push({
+      instance_id: goal.goal.instance_id ?? paths.run_id,
+      model_name_or_path: options.model ?? "timewarp-memory",
+      model_patch: readFileSync(patch, "utf8"),
     });
   }
-  if (options.predictionsPath !== null && predictions.length > 0) {
-    mkdirSync(dirname(options.predictionsPath), { recursive: true });
-    writeJsonl(options.predictionsPath, predictions);
+  const time = turnsAndTime(dir, events);
+  tally.facts.push({
+    run_id: paths.run_id,
+    pairs: detection.runPairs,
+    recoveries: labels !== undefined ? recoveries(events, labels, finalFiles) : [],
+    eligible: offer.hadLibrary,
+    with_card: offer.hits.length > 0,
+    right_card: offer.rightCard,
+    first_try: firstTry(events),
+    turns: time.turns,
+    seconds: time.seconds,
+    view: viewMatch(labels, options.profilesDir, goal.goal, tally.warnings),
+  });
+  tally.runs.push({
+    run_id: paths.run_id,
+    labelled: labels !== undefined,
+    events: events.length,
+    warn: summary.warn,
+    rollback: summary.rollback,
+    successful: summary.successful,
+    outcome: verdict.outcome,
+    high_value: verdict.high_value,
+    positives: detection.positives,
+    card: cardId,
+    retrieved: offer.hits.map((h) => h.card.pattern_id),
+  });
+}
+
+/** Each guard decision (plans aside) against the labels' drift files and commands; none unlabelled. */
+function detectionPairs(
+  records: readonly GuardRecord[],
+  events: readonly MemoryEvent[],
+  labels: RunLabels | undefined,
+): { pairs: DetectionPair[]; runPairs: RunFacts["pairs"]; positives: number } {
+  const pairs: DetectionPair[] = [];
+  const runPairs: RunFacts["pairs"] = [];
+  let positives = 0;
+  if (labels === undefined) return { pairs, runPairs, positives };
+  const driftFiles = new Set(labels.drift_files);
+  for (const r of records) {
+    if (r.tool === "plan") continue;
+    const e = events[r.step];
+    const y =
+      r.tool === "edit"
+        ? driftFiles.has(pathOfWhere(e?.where) ?? "")
+        : labels.drift_cmds.some((c) => (r.cmd ?? "").includes(c));
+    if (y) positives++;
+    pairs.push({ y, p: r.action !== "ok", rb: r.action === "rollback", score: r.drift_score });
+    runPairs.push({ y, p: r.action !== "ok" });
   }
+  return { pairs, runPairs, positives };
+}
+
+/**
+ * Reuse: what retrieval would have offered this run from the earlier runs' cards, and whether
+ * its top card came from a run the labels call related. Counts into `reuse`.
+ */
+function offerCards(
+  library: PatternCard[],
+  objective: string,
+  labels: RunLabels | undefined,
+  reuse: EvalTally["reuse"],
+): {
+  hits: ReturnType<ReturnType<typeof createCardIndex>["search"]>;
+  rightCard: boolean | null;
+  hadLibrary: boolean;
+} {
+  const hadLibrary = library.length > 0;
+  const hits = hadLibrary ? createCardIndex(library).search(objective, { limit: 3 }) : [];
+  let rightCard: boolean | null = null;
+  if (hadLibrary) {
+    reuse.eligible++;
+    if (hits.length > 0) reuse.reused++;
+    if (labels?.related_runs !== undefined) {
+      reuse.judged++;
+      const top = hits[0];
+      const related = labels.related_runs;
+      rightCard =
+        related.length === 0
+          ? top === undefined
+          : top?.card.provenance.source_runs.some((r) => related.includes(r)) === true;
+      if (rightCard) reuse.correct++;
+    }
+  }
+  return { hits, rightCard, hadLibrary };
+}
+
+/** A run's card into the library, merged into its near-duplicate when there is one; the card's id. */
+function addCard(library: PatternCard[], card: PatternCard, clock: Clock): string {
+  const twin = library.findIndex(
+    (c) => c.pattern_id === card.pattern_id || cardSimilarity(c, card) >= NEAR_DUPLICATE,
+  );
+  const existing = twin >= 0 ? library[twin] : undefined;
+  if (existing !== undefined) library[twin] = mergeCards(existing, card, clock.now());
+  else library.push(card);
+  return existing?.pattern_id ?? card.pattern_id;
+}
+
+/** predictions.jsonl written when asked and there are any; where it went, else null. */
+function writePredictions(path: string | null, predictions: Prediction[]): string | null {
+  if (path === null || predictions.length === 0) return null;
+  mkdirSync(dirname(path), { recursive: true });
+  writeJsonl(path, predictions);
+  return path;
+}
+
+function evalReport(options: EvalOptions, tally: EvalTally, written: string | null): EvalReport {
+  const { pairs, reuse } = tally;
   const resamples = options.resamples ?? EVAL_RESAMPLES;
   const seed = options.seed ?? EVAL_SEED;
   return {
-    runs_dir: runsDir,
-    runs,
-    metrics: computeMetrics(facts, { resamples, seed }),
+    runs_dir: options.runsDir,
+    runs: tally.runs,
+    metrics: computeMetrics(tally.facts, { resamples, seed }),
     bootstrap: { resamples, seed },
-    outcomes,
+    outcomes: tally.outcomes,
     detection: metrics(pairs),
     detection_rollback: metrics(pairs.map((x) => ({ y: x.y, p: x.rb }))),
     roc_auc: rocAuc(pairs.map((x) => ({ y: x.y, score: x.score }))),
     reuse: {
-      rate: eligible === 0 ? null : Math.round((reused / eligible) * 1000) / 1000,
-      reused,
-      eligible,
-      correct,
-      judged,
+      rate: reuse.eligible === 0 ? null : Math.round((reuse.reused / reuse.eligible) * 1000) / 1000,
+      ...reuse,
     },
-    predictions: {
-      path:
-        options.predictionsPath !== null && predictions.length > 0 ? options.predictionsPath : null,
-      count: predictions.length,
-    },
-    warnings,
+    predictions: { path: written, count: tally.predictions.length },
+    warnings: tally.warnings,
   };
 }
 

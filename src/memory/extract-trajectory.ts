@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { posix } from "node:path";
 import { fromSystemError } from "../core/index.ts";
 import type { DraftEvent } from "./phases.ts";
-import { loadShellParser, readShellCommand } from "./shell-command.ts";
+import { loadShellParser, readShellCommand, type ShellReading } from "./shell-command.ts";
 import { testResultOf } from "./test-output.ts";
 import { type TrajectoryStep, TrajectoryStepSchema } from "./trajectory.ts";
 
@@ -58,7 +58,7 @@ export async function extractTrajectoryEvents(
 ): Promise<TrajectoryExtraction> {
   await loadShellParser();
   const warnings: string[] = [];
-  const reader = stepReader(options.root, warnings);
+  const reader = new StepReader(options.root, warnings);
   let tools = 0;
   let chat: string | undefined = "";
   let n = 0;
@@ -124,7 +124,7 @@ export function stepsToEvents(
   root: string | undefined,
   warnings: string[] = [],
 ): { events: DraftEvent[]; root?: string } {
-  const reader = stepReader(root, warnings);
+  const reader = new StepReader(root, warnings);
   for (const { step, line } of steps) reader.add(step, line);
   return reader.finish();
 }
@@ -132,44 +132,92 @@ export function stepsToEvents(
 /**
  * Read steps one at a time (a step's output is dropped once read). Absolute paths lose the
  * repository's directory at once: `root` when given, else the `cd` targets seen so far and the
- * sandbox roots; the root most paths sat under is reported at the end.
+ * sandbox roots; the root most paths sat under is reported at the end. Each kind of step has its
+ * own reader: `addEdit`, `addPlan`, `addShell`.
  */
-function stepReader(
-  root: string | undefined,
-  warnings: string[],
-): {
-  add(step: TrajectoryStep, line: number): void;
-  finish(): { events: DraftEvent[]; root?: string };
-} {
-  const candidates = new Map<string, number>(
-    (root !== undefined ? [root.replace(/\/$/, "")] : CONTAINER_ROOTS).map((c) => [c, 0]),
-  );
-  const rel = (p: string): string => {
+class StepReader {
+  private readonly root: string | undefined;
+  private readonly warnings: string[];
+  /** Directories paths may sit under, with how many paths did. */
+  private readonly candidates: Map<string, number>;
+  private readonly events: DraftEvent[] = [];
+  /** Per path: was it created by the run, and its edit events, for scratch files. */
+  private readonly touched = new Map<
+    string,
+    { created: boolean; events: DraftEvent[]; deleted: boolean }
+  >();
+  private readonly plans = new Set<string>();
+  /** SWE-agent's open file, which its `edit N:M` commands change. */
+  private openFile: string | undefined;
+  /** The step being read: its time goes on every event it gives. */
+  private stamp: string | undefined;
+
+  constructor(root: string | undefined, warnings: string[]) {
+    this.root = root;
+    this.warnings = warnings;
+    this.candidates = new Map(
+      (root !== undefined ? [root.replace(/\/$/, "")] : CONTAINER_ROOTS).map((c) => [c, 0]),
+    );
+  }
+
+  add(step: TrajectoryStep, line: number): void {
+    this.stamp = step.ts;
+    if (this.root === undefined && step.call === "shell") this.learnRoot(step.command);
+    if (step.call === "edit") this.addEdit(step, line);
+    else if (step.call === "plan") this.addPlan(step);
+    else if (step.call === "shell" && step.command !== undefined)
+      this.addShell(step, step.command, line);
+  }
+
+  finish(): { events: DraftEvent[]; root?: string } {
+    // a scratch file: created by the run and deleted again — never part of the change
+    const scratch = new Set<DraftEvent>();
+    for (const [, t] of this.touched)
+      if (t.created && t.deleted) for (const e of t.events) scratch.add(e);
+    let best: string | undefined;
+    let most = 0;
+    for (const [c, count] of this.candidates)
+      if (count > most) {
+        best = c;
+        most = count;
+      }
+    const root = this.root ?? best;
+    return {
+      events: this.events.filter((e) => !scratch.has(e)),
+      ...(root !== undefined ? { root } : {}),
+    };
+  }
+
+  /** `cd /abs/dir` at the start of a command: a directory paths may sit under. */
+  private learnRoot(command: string | undefined): void {
+    const cd = command?.match(/^\s*cd\s+(\/[^\s;&|]+)/)?.[1];
+    if (cd === undefined) return;
+    const dir = posix.normalize(cd).replace(/\/$/, "");
+    if (dir !== "" && !this.candidates.has(dir)) this.candidates.set(dir, 0);
+  }
+
+  /** A path relative to the repository: the longest candidate directory it sits under comes off. */
+  private rel(p: string): string {
     const clean = posix.normalize(p.replace(/\\/g, "/")).replace(/^\.\//, "");
     if (!clean.startsWith("/")) return clean;
     let best: string | undefined;
-    for (const c of candidates.keys())
+    for (const c of this.candidates.keys())
       if (clean.startsWith(`${c}/`) && c.length > (best?.length ?? 0)) best = c;
     if (best === undefined) return clean;
-    candidates.set(best, (candidates.get(best) ?? 0) + 1);
+    this.candidates.set(best, (this.candidates.get(best) ?? 0) + 1);
     return clean.slice(best.length + 1);
-  };
-  const events: DraftEvent[] = [];
-  /** Per path: was it created by the run, and its edit events, for scratch files. */
-  const touched = new Map<string, { created: boolean; events: DraftEvent[]; deleted: boolean }>();
-  const plans = new Set<string>();
-  /** SWE-agent's open file, which its `edit N:M` commands change. */
-  let openFile: string | undefined;
-  /** The step being read: its time goes on every event it gives. */
-  let stamp: string | undefined;
-  const push = (e: DraftEvent) => {
-    if (stamp !== undefined) e.ts = stamp;
-    events.push(e);
-  };
-  const note = (p: Pending) => {
-    const t = touched.get(p.path);
+  }
+
+  private push(e: DraftEvent): void {
+    if (this.stamp !== undefined) e.ts = this.stamp;
+    this.events.push(e);
+  }
+
+  /** An edit event, remembered per path so scratch files can be dropped at the end. */
+  private note(p: Pending): void {
+    const t = this.touched.get(p.path);
     if (t === undefined)
-      touched.set(p.path, {
+      this.touched.set(p.path, {
         created: p.created,
         events: [p.event],
         deleted: p.event.change === "deleted",
@@ -178,107 +226,62 @@ function stepReader(
       t.events.push(p.event);
       t.deleted = p.event.change === "deleted";
     }
-    push(p.event);
-  };
-  const add = (step: TrajectoryStep, line: number): void => {
-    stamp = step.ts;
-    if (root === undefined && step.call === "shell") {
-      const cd = step.command?.match(/^\s*cd\s+(\/[^\s;&|]+)/)?.[1];
-      if (cd !== undefined) {
-        const dir = posix.normalize(cd).replace(/\/$/, "");
-        if (dir !== "" && !candidates.has(dir)) candidates.set(dir, 0);
-      }
-    }
+    this.push(p.event);
+  }
+
+  /** An edit tool's step: one edit event per path, unless it only viewed or was refused. */
+  private addEdit(step: TrajectoryStep, line: number): void {
     const tool = step.tool ?? step.call ?? "tool";
-    if (step.call === "edit") {
-      const input = step.input ?? {};
-      const command = typeof input.command === "string" ? input.command : undefined;
-      if (command === "view" || command === "undo_edit") return;
-      if (step.is_error === true || EDIT_REFUSED.test((step.output ?? "").trimStart())) return;
-      const paths = step.paths ?? [];
-      if (paths.length === 0) warnings.push(`line ${line}: ${tool} edit names no file`);
-      const created =
-        command === "create" || /^(Write|write_file|write|create)$/i.test(step.tool ?? "");
-      for (const p of paths) {
-        const where = rel(p);
-        note({
-          path: where,
-          created,
-          event: {
-            tool: "edit",
-            where,
-            why: `${tool}${command ? ` ${command}` : ""} (trajectory step ${step.i})`,
-            confidence: 1,
-            ...(step.diff !== undefined ? { evidence: clip(step.diff) } : {}),
-            source: "trajectory",
-            ...(command === "create" ? { change: "added" as const } : {}),
-          },
-        });
-      }
-      return;
-    }
-    if (step.call === "plan") {
-      for (const text of planTexts(step)) {
-        if (plans.has(text)) continue;
-        plans.add(text);
-        push({ tool: "plan", why: clip(text, 2000), source: "trajectory", confidence: 1 });
-      }
-      return;
-    }
-    if (step.call !== "shell" || step.command === undefined) return;
-    const reading = readShellCommand(step.command);
-    if (reading.error && reading.commands.length === 0) {
-      warnings.push(`line ${line}: shell command does not parse, skipped`);
-      return;
-    }
-    const cmd = clip(step.command.trim(), 1000);
-    const exit = step.exit_code ?? (step.is_error === true ? 1 : null);
-    const failed = exit !== null && exit !== 0;
-    if (
-      reading.editsOpenFile &&
-      openFile !== undefined &&
-      !failed &&
-      !EDIT_REFUSED.test((step.output ?? "").trimStart())
-    )
-      note({
-        path: openFile,
-        created: false,
+    const input = step.input ?? {};
+    const command = typeof input.command === "string" ? input.command : undefined;
+    if (command === "view" || command === "undo_edit") return;
+    if (step.is_error === true || EDIT_REFUSED.test((step.output ?? "").trimStart())) return;
+    const paths = step.paths ?? [];
+    if (paths.length === 0) this.warnings.push(`line ${line}: ${tool} edit names no file`);
+    const created =
+      command === "create" || /^(Write|write_file|write|create)$/i.test(step.tool ?? "");
+    for (const p of paths) {
+      const where = this.rel(p);
+      this.note({
+        path: where,
+        created,
         event: {
           tool: "edit",
-          where: openFile,
-          why: `edit of the open file (trajectory step ${step.i})`,
-          confidence: 0.9,
-          evidence: clip(step.command),
+          where,
+          why: `${tool}${command ? ` ${command}` : ""} (trajectory step ${step.i})`,
+          confidence: 1,
+          ...(step.diff !== undefined ? { evidence: clip(step.diff) } : {}),
           source: "trajectory",
+          ...(command === "create" ? { change: "added" as const } : {}),
         },
       });
-    const opened = reading.opened[reading.opened.length - 1];
-    if (opened !== undefined) openFile = rel(opened);
-    // a lone command that failed (`sed -i` on a missing file) wrote nothing
-    if (!(failed && reading.commands.length <= 1)) {
-      for (const w of reading.writes) {
-        const where = rel(w.path);
-        note({
-          path: where,
-          created:
-            w.change === "added" ||
-            (/^(>|&>|>\||tee|touch|cp|mv|git mv)$/.test(w.how) && w.change !== "deleted"),
-          event: {
-            tool: "edit",
-            where,
-            why: `${w.how} in \`${clip(cmd, 200)}\` (trajectory step ${step.i})`,
-            confidence: w.confidence,
-            evidence: clip(step.command),
-            source: "trajectory",
-            ...(w.change !== undefined ? { change: w.change } : {}),
-          },
-        });
-      }
     }
+  }
+
+  /** A plan tool's step: each plan item not seen before. */
+  private addPlan(step: TrajectoryStep): void {
+    for (const text of planTexts(step)) {
+      if (this.plans.has(text)) continue;
+      this.plans.add(text);
+      this.push({ tool: "plan", why: clip(text, 2000), source: "trajectory", confidence: 1 });
+    }
+  }
+
+  /** A shell step: the files it writes, then the test it runs or the reproduction script. */
+  private addShell(step: TrajectoryStep, command: string, line: number): void {
+    const reading = readShellCommand(command);
+    if (reading.error && reading.commands.length === 0) {
+      this.warnings.push(`line ${line}: shell command does not parse, skipped`);
+      return;
+    }
+    const cmd = clip(command.trim(), 1000);
+    const exit = step.exit_code ?? (step.is_error === true ? 1 : null);
+    const failed = exit !== null && exit !== 0;
+    this.shellEdits(step, command, reading, cmd, failed);
     const test = reading.tests[0];
     if (test !== undefined) {
       const result = testResultOf(step.output, test.framework, exit);
-      push({
+      this.push({
         tool: "shell",
         cmd,
         source: "trajectory",
@@ -287,47 +290,85 @@ function stepReader(
       });
       return;
     }
-    const script = reading.scripts.map(rel).find((s) => touched.get(s)?.created === true);
-    if (script !== undefined) {
-      push({
-        tool: "shell",
-        cmd,
-        why: `reproduction: runs ${script}, which the run created`,
-        source: "trajectory",
-        confidence: 0.9,
-        phase: "reproduce",
-        ...(exit !== null
-          ? {
-              result: {
-                framework: "script",
-                passed: failed ? 0 : 1,
-                failed: failed ? 1 : 0,
-                skipped: 0,
-                exit_code: exit,
-              },
-            }
-          : {}),
+    const script = reading.scripts
+      .map((s) => this.rel(s))
+      .find((s) => this.touched.get(s)?.created === true);
+    if (script !== undefined) this.push(reproduction(cmd, script, exit));
+  }
+
+  /** The edits a shell step makes: SWE-agent's `edit N:M` of the open file, then the files it writes. */
+  private shellEdits(
+    step: TrajectoryStep,
+    command: string,
+    reading: ShellReading,
+    cmd: string,
+    failed: boolean,
+  ): void {
+    if (
+      reading.editsOpenFile &&
+      this.openFile !== undefined &&
+      !failed &&
+      !EDIT_REFUSED.test((step.output ?? "").trimStart())
+    )
+      this.note({
+        path: this.openFile,
+        created: false,
+        event: {
+          tool: "edit",
+          where: this.openFile,
+          why: `edit of the open file (trajectory step ${step.i})`,
+          confidence: 0.9,
+          evidence: clip(command),
+          source: "trajectory",
+        },
+      });
+    const opened = reading.opened[reading.opened.length - 1];
+    if (opened !== undefined) this.openFile = this.rel(opened);
+    // a lone command that failed (`sed -i` on a missing file) wrote nothing
+    if (failed && reading.commands.length <= 1) return;
+    for (const w of reading.writes) {
+      const where = this.rel(w.path);
+      this.note({
+        path: where,
+        created:
+          w.change === "added" ||
+          (/^(>|&>|>\||tee|touch|cp|mv|git mv)$/.test(w.how) && w.change !== "deleted"),
+        event: {
+          tool: "edit",
+          where,
+          why: `${w.how} in \`${clip(cmd, 200)}\` (trajectory step ${step.i})`,
+          confidence: w.confidence,
+          evidence: clip(command),
+          source: "trajectory",
+          ...(w.change !== undefined ? { change: w.change } : {}),
+        },
       });
     }
+  }
+}
+
+/** The event for running a script the run created: a reproduction, passed when it exited 0. */
+function reproduction(cmd: string, script: string, exit: number | null): DraftEvent {
+  const failed = exit !== null && exit !== 0;
+  return {
+    tool: "shell",
+    cmd,
+    why: `reproduction: runs ${script}, which the run created`,
+    source: "trajectory",
+    confidence: 0.9,
+    phase: "reproduce",
+    ...(exit !== null
+      ? {
+          result: {
+            framework: "script",
+            passed: failed ? 0 : 1,
+            failed: failed ? 1 : 0,
+            skipped: 0,
+            exit_code: exit,
+          },
+        }
+      : {}),
   };
-  const finish = (): { events: DraftEvent[]; root?: string } => {
-    // a scratch file: created by the run and deleted again — never part of the change
-    const scratch = new Set<DraftEvent>();
-    for (const [, t] of touched)
-      if (t.created && t.deleted) for (const e of t.events) scratch.add(e);
-    let best: string | undefined;
-    let most = 0;
-    for (const [c, count] of candidates)
-      if (count > most) {
-        best = c;
-        most = count;
-      }
-    return {
-      events: events.filter((e) => !scratch.has(e)),
-      ...((root ?? best) !== undefined ? { root: root ?? best } : {}),
-    };
-  };
-  return { add, finish };
 }
 
 /** The items of a plan tool's input: todos (`content`, `description`), plan steps (`step`), or a plan text. */

@@ -390,6 +390,71 @@ function base(word: string | undefined): string {
   return word === undefined ? "" : (word.split("/").pop() ?? word);
 }
 
+/** One simple command, unwrapped, with what reading it needs: the families below judge it. */
+interface Simple {
+  p: Parser;
+  name: string;
+  args: (string | undefined)[];
+  text: string;
+  ctx: Ctx;
+  out: ShellReading;
+  depth: number;
+  stdin: string | undefined;
+  write: Write;
+}
+
+type Write = (path: string, how: string, confidence: number, change?: ShellWrite["change"]) => void;
+
+/** A family of commands: true when it knows `name` and has judged it, false to pass it on. */
+type Family = (s: Simple) => boolean;
+
+/** Commands that neither write files nor run tests. */
+const QUIET = new Set([
+  "echo",
+  "printf",
+  "true",
+  "false",
+  "pwd",
+  "which",
+  "type",
+  "export",
+  "source",
+  ".",
+  "set",
+  "unset",
+  "sleep",
+  "date",
+  "whoami",
+  "env",
+  "mkdir",
+  "pip",
+  "pip3",
+  "chmod",
+  "test",
+  "[",
+  "exit",
+  "history",
+  "clear",
+  "submit",
+]);
+
+/** The families in the order they are asked: the first that knows a command judges it. */
+const FAMILIES: readonly Family[] = [
+  testScript,
+  changeDirectory,
+  shell,
+  interpreter,
+  testRunner,
+  gitCommand,
+  sweAgentCommand,
+  xargs,
+  reader,
+  fileWriter,
+  formatter,
+  ({ name }) => QUIET.has(name),
+];
+
+/** What one simple command does: asks each family in turn. */
 function judge(
   p: Parser,
   argv0: (string | undefined)[],
@@ -401,73 +466,98 @@ function judge(
 ): undefined {
   const argv = unwrap(argv0);
   if (argv.length === 0) return;
-  const name = base(argv[0]);
-  const args = argv.slice(1);
-  const test = (framework: string): undefined => {
-    out.tests.push({ framework, command: text.trim(), statement: ctx.statement ?? text.trim() });
-    return undefined;
-  };
-  const write = (path: string, how: string, confidence: number, change?: ShellWrite["change"]) => {
-    if (isGlob(path)) out.unknownWrite = true;
-    else out.writes.push({ path: at(ctx, path), how, confidence, ...(change ? { change } : {}) });
-  };
   if (argv[0] === undefined) {
     out.unknownWrite = true;
     return;
   }
-  // a script run directly (`./runtests.py`, `tests/runtests.py`)
-  if (name === "runtests.py") return test("django");
-  if (name === "manage.py" && args[0] === "test") return test("django");
-  if (name === "phpunit" || name === "rspec") return test(name);
-  if (name === "dotnet" && args[0] === "test") return test("dotnet");
-  if (name === "cd") {
-    const d = args.find((a) => a !== undefined && !a.startsWith("-"));
-    if (d !== undefined && d !== "-") ctx.cwd = d.startsWith("/") ? norm(d) : at(ctx, d);
-    return;
+  const write: Write = (path, how, confidence, change) => {
+    if (isGlob(path)) out.unknownWrite = true;
+    else out.writes.push({ path: at(ctx, path), how, confidence, ...(change ? { change } : {}) });
+  };
+  const name = base(argv[0]);
+  const s: Simple = { p, name, args: argv.slice(1), text, ctx, out, depth, stdin, write };
+  for (const family of FAMILIES) if (family(s)) return;
+  // anything else (an editor, a build tool, a project script) may write what it likes
+  out.unknownWrite = true;
+}
+
+function recordTest(s: Pick<Simple, "text" | "ctx" | "out">, framework: string): true {
+  s.out.tests.push({
+    framework,
+    command: s.text.trim(),
+    statement: s.ctx.statement ?? s.text.trim(),
+  });
+  return true;
+}
+
+/** A test script run directly (`./runtests.py`, `manage.py test`) or a runner named for its language. */
+function testScript(s: Simple): boolean {
+  const { name, args } = s;
+  if (name === "runtests.py") return recordTest(s, "django");
+  if (name === "manage.py" && args[0] === "test") return recordTest(s, "django");
+  if (name === "phpunit" || name === "rspec") return recordTest(s, name);
+  if (name === "dotnet" && args[0] === "test") return recordTest(s, "dotnet");
+  return false;
+}
+
+/** `cd dir`: later commands' relative paths are read from there. */
+function changeDirectory({ name, args, ctx }: Simple): boolean {
+  if (name !== "cd") return false;
+  const d = args.find((a) => a !== undefined && !a.startsWith("-"));
+  if (d !== undefined && d !== "-") ctx.cwd = d.startsWith("/") ? norm(d) : at(ctx, d);
+  return true;
+}
+
+/** `bash -c '…'` is read in turn; `bash x.sh` runs a script; `bash <<<'…'` reads stdin. */
+function shell({ p, name, args, ctx, out, depth, stdin }: Simple): boolean {
+  if (!SHELLS.has(name)) return false;
+  const c = args.findIndex((a) => a !== undefined && /^-[a-z]*c[a-z]*$/.test(a));
+  if (c >= 0) {
+    const script = args[c + 1];
+    if (script === undefined || depth >= MAX_DEPTH) out.unknownWrite = true;
+    else readInto(p, script, { ...ctx }, out, depth + 1);
+    return true;
   }
-  if (SHELLS.has(name)) {
-    const c = args.findIndex((a) => a !== undefined && /^-[a-z]*c[a-z]*$/.test(a));
-    if (c >= 0) {
-      const script = args[c + 1];
-      if (script === undefined || depth >= MAX_DEPTH) out.unknownWrite = true;
-      else readInto(p, script, { ...ctx }, out, depth + 1);
-      return;
-    }
-    const file = operands(args)[0];
-    if (file !== undefined) {
-      out.scripts.push(at(ctx, file));
-      out.unknownWrite = true;
-    } else if (stdin !== undefined && depth < MAX_DEPTH)
-      readInto(p, stdin, { ...ctx }, out, depth + 1);
-    return;
-  }
-  if (PYTHON.test(name)) return python(args, text, ctx, out);
-  if (
-    name === "node" ||
-    name === "deno" ||
-    name === "bun" ||
-    name === "ts-node" ||
-    name === "tsx"
-  ) {
-    if (
-      args.includes("--test") ||
-      (name === "bun" && args[0] === "test") ||
-      (name === "deno" && args[0] === "test")
-    )
-      return test(name === "node" ? "node" : name);
-    const file = operands(args)[0];
-    if (file !== undefined && !args.includes("-e") && !args.includes("--eval")) {
-      out.scripts.push(at(ctx, file));
-    }
+  const file = operands(args)[0];
+  if (file !== undefined) {
+    out.scripts.push(at(ctx, file));
     out.unknownWrite = true;
-    return;
+  } else if (stdin !== undefined && depth < MAX_DEPTH)
+    readInto(p, stdin, { ...ctx }, out, depth + 1);
+  return true;
+}
+
+/** Python and the JavaScript runtimes: a test run, or a script that may write anything. */
+function interpreter(s: Simple): boolean {
+  const { name, args, text, ctx, out } = s;
+  if (PYTHON.test(name)) {
+    python(args, text, ctx, out);
+    return true;
   }
-  if (name === "pytest" || name === "py.test") return test("pytest");
-  if (name === "nosetests") return test("nose");
+  if (!["node", "deno", "bun", "ts-node", "tsx"].includes(name)) return false;
+  if (
+    args.includes("--test") ||
+    (name === "bun" && args[0] === "test") ||
+    (name === "deno" && args[0] === "test")
+  )
+    return recordTest(s, name === "node" ? "node" : name);
+  const file = operands(args)[0];
+  if (file !== undefined && !args.includes("-e") && !args.includes("--eval")) {
+    out.scripts.push(at(ctx, file));
+  }
+  out.unknownWrite = true;
+  return true;
+}
+
+/** Test runners and the build tools' test targets (`npm test`, `go test`, `mvn verify`, `make check`). */
+function testRunner(s: Simple): boolean {
+  const { name, args } = s;
+  if (name === "pytest" || name === "py.test") return recordTest(s, "pytest");
+  if (name === "nosetests") return recordTest(s, "nose");
   if (name === "tox" || name === "nox" || name === "jest" || name === "mocha" || name === "ctest")
-    return test(name);
-  if (name === "vitest") return args.includes("--version") ? undefined : test("vitest");
-  if (name === "django-admin" && args.includes("test")) return test("django");
+    return recordTest(s, name);
+  if (name === "vitest") return args.includes("--version") || recordTest(s, "vitest");
+  if (name === "django-admin" && args.includes("test")) return recordTest(s, "django");
   if (name === "npm" || name === "pnpm" || name === "yarn" || name === "bun") {
     const sub = operands(args);
     const s0 = sub[0] ?? "";
@@ -476,23 +566,21 @@ function judge(
       s0 === "t" ||
       ((s0 === "run" || s0 === "run-script") && /^test\b/.test(sub[1] ?? ""))
     )
-      return test("npm");
-    if (name === "yarn" && ["jest", "vitest", "mocha"].includes(s0)) return test(s0);
-    return;
+      return recordTest(s, "npm");
+    if (name === "yarn" && ["jest", "vitest", "mocha"].includes(s0)) return recordTest(s, s0);
+    return true;
   }
-  if (name === "go") return operands(args)[0] === "test" ? test("go") : undefined;
+  if (name === "go") return operands(args)[0] !== "test" || recordTest(s, "go");
   if (name === "cargo") {
     const s0 = operands(args)[0];
-    return s0 === "test" || s0 === "nextest" ? test("cargo") : undefined;
+    return (s0 !== "test" && s0 !== "nextest") || recordTest(s, "cargo");
   }
-  if (name === "mvn" || name === "mvnw") {
-    return operands(args).some((a) => /^(test|verify|surefire:test)$/.test(a))
-      ? test("maven")
-      : undefined;
-  }
-  if (name === "gradle" || name === "gradlew") {
-    return operands(args).some((a) => /(^|:)(test|check)$/.test(a)) ? test("gradle") : undefined;
-  }
+  if (name === "mvn" || name === "mvnw")
+    return (
+      !operands(args).some((a) => /^(test|verify|surefire:test)$/.test(a)) || recordTest(s, "maven")
+    );
+  if (name === "gradle" || name === "gradlew")
+    return !operands(args).some((a) => /(^|:)(test|check)$/.test(a)) || recordTest(s, "gradle");
   if (name === "make" || name === "gmake") {
     const targets: string[] = [];
     for (let i = 0; i < args.length; i++) {
@@ -501,32 +589,44 @@ function judge(
       if (/^-[CfIoW]$/.test(a)) i++;
       else if (!a.startsWith("-") && !a.includes("=")) targets.push(a);
     }
-    return targets.some((t) => /^(test|tests|check)$/.test(t)) ? test("make") : undefined;
+    return !targets.some((t) => /^(test|tests|check)$/.test(t)) || recordTest(s, "make");
   }
-  if (name === "git") return git(args, ctx, out, stdin, write);
-  // SWE-agent's commands (bash functions in its sandbox) and its editor tool run as a command
+  return false;
+}
+
+function gitCommand({ name, args, ctx, out, stdin, write }: Simple): boolean {
+  if (name !== "git") return false;
+  git(args, ctx, out, stdin, write);
+  return true;
+}
+
+/**
+ * SWE-agent's commands (bash functions in its sandbox), its editor tool run as a command, and
+ * Codex's `apply_patch`.
+ */
+function sweAgentCommand({ name, args, ctx, out, stdin, write }: Simple): boolean {
   if (name === "str_replace_editor") {
     const [sub, file] = args;
-    if (file === undefined || sub === undefined) return;
+    if (file === undefined || sub === undefined) return true;
     if (sub === "view") out.reads.push(at(ctx, file));
     else if (sub === "create") write(file, "str_replace_editor create", 0.95, "added");
     else if (sub === "str_replace" || sub === "insert" || sub === "undo_edit")
       write(file, `str_replace_editor ${sub}`, 0.95);
-    return;
+    return true;
   }
   if (name === "open" || name === "create") {
     const file = operands(args)[0];
-    if (file === undefined) return;
+    if (file === undefined) return true;
     out.opened.push(at(ctx, file));
     if (name === "create") write(file, "create", 0.9, "added");
     else out.reads.push(at(ctx, file));
-    return;
+    return true;
   }
   if (name === "edit" && /^\d+:\d+$/.test(args[0] ?? "")) {
     out.editsOpenFile = true;
-    return;
+    return true;
   }
-  if (name === "submit" || SWE_AGENT_READ_COMMANDS.includes(name)) return;
+  if (name === "submit" || SWE_AGENT_READ_COMMANDS.includes(name)) return true;
   if (name === "apply_patch" || name === "applypatch") {
     // Codex's patch format: "*** Update File: path", "*** Add File: path", "*** Delete File: path"
     const body = stdin ?? args.find((a) => a?.includes("*** Begin Patch")) ?? "";
@@ -538,25 +638,34 @@ function judge(
     }
     for (const m of body.matchAll(/^\*\*\* Move to: (.+)$/gm))
       write((m[1] ?? "").trim(), "apply_patch", 0.95, "added");
-    return;
+    return true;
   }
-  if (name === "xargs") {
-    let i = 0;
-    while (i < args.length && args[i]?.startsWith("-"))
-      i += /^-[InLPdE]$/.test(args[i] ?? "") ? 2 : 1;
-    return i < args.length ? judge(p, args.slice(i), text, ctx, out, depth, undefined) : undefined;
-  }
+  return false;
+}
+
+/** `xargs [opts] cmd …`: judged as `cmd …` (its input is not known). */
+function xargs({ p, name, args, text, ctx, out, depth }: Simple): boolean {
+  if (name !== "xargs") return false;
+  let i = 0;
+  while (i < args.length && args[i]?.startsWith("-"))
+    i += /^-[InLPdE]$/.test(args[i] ?? "") ? 2 : 1;
+  if (i < args.length) judge(p, args.slice(i), text, ctx, out, depth, undefined);
+  return true;
+}
+
+/** Commands that only read their file operands (`cat`, `grep pattern f`), and `find`. */
+function reader({ name, args, ctx, out }: Simple): boolean {
   if (READERS.has(name)) {
     const valued = name === "head" || name === "tail" ? /^-[nc]$|^--(lines|bytes)$/ : /^(?!)/;
     out.reads.push(
       ...operands(args.filter((_, i) => !valued.test(args[i - 1] ?? ""))).map((f) => at(ctx, f)),
     );
-    return;
+    return true;
   }
   if (PATTERN_READERS.has(name)) {
     if ((name === "awk" || name === "gawk") && args.some((a) => a === "inplace")) {
       out.unknownWrite = true;
-      return;
+      return true;
     }
     const hasE = args.some((a) => a === "-e" || a === "-f" || a?.startsWith("--regexp"));
     out.reads.push(
@@ -564,108 +673,99 @@ function judge(
         .slice(hasE ? 0 : 1)
         .map((f) => at(ctx, f)),
     );
-    return;
+    return true;
   }
   if (name === "find") {
     if (args.some((a) => a === "-delete" || a === "-exec" || a === "-execdir")) {
       const i = args.findIndex((a) => a === "-exec" || a === "-execdir");
-      if (i >= 0 && ["cat", "grep", "head", "ls", "wc", "file"].includes(base(args[i + 1]))) return;
+      if (i >= 0 && ["cat", "grep", "head", "ls", "wc", "file"].includes(base(args[i + 1])))
+        return true;
       out.unknownWrite = true;
     }
-    return;
+    return true;
   }
-  if (name === "sed")
-    return inPlace(args, "sed", ["-e", "-f", "--expression", "--file"], out, write, ctx);
-  if (name === "perl") return inPlace(args, "perl", ["-e", "-E", "-M", "-I"], out, write, ctx);
+  return false;
+}
+
+/** Commands that write their file operands: `sed -i`, `tee`, `cp`, `mv`, `rm`, `touch`, `patch`… */
+function fileWriter({ name, args, ctx, out, stdin, write }: Simple): boolean {
+  if (name === "sed") {
+    inPlace(args, "sed", ["-e", "-f", "--expression", "--file"], out, write, ctx);
+    return true;
+  }
+  if (name === "perl") {
+    inPlace(args, "perl", ["-e", "-E", "-M", "-I"], out, write, ctx);
+    return true;
+  }
   if (name === "tee") {
     for (const f of operands(args)) if (!f.startsWith("/dev/")) write(f, "tee", 0.9);
-    return;
+    return true;
   }
   if (name === "cp" || name === "mv" || name === "install") {
-    const ops = operands(
-      args.filter((a, i) => !/^-[tS]$/.test(args[i - 1] ?? "") || a === undefined),
-    );
-    const tIdx = args.indexOf("-t");
-    const target = tIdx >= 0 ? args[tIdx + 1] : ops[ops.length - 1];
-    const sources = tIdx >= 0 ? ops.filter((o) => o !== target) : ops.slice(0, -1);
-    if (target === undefined || sources.length === 0) return;
-    if (name === "install" && args.includes("-d")) return;
-    const intoDir = tIdx >= 0 || target.endsWith("/") || sources.length > 1;
-    for (const s of sources) {
-      const dest = intoDir ? posix.join(target, base(s)) : target;
-      write(dest, name, 0.8);
-      if (name === "mv") write(s, "mv", 0.8, "deleted");
-      else out.reads.push(at(ctx, s));
-    }
-    return;
+    copyOrMove(name, args, ctx, out, write);
+    return true;
   }
   if (name === "rm" || name === "unlink") {
     for (const f of operands(args)) write(f, "rm", 0.8, "deleted");
-    return;
+    return true;
   }
   if (name === "touch") {
     for (const f of operands(args)) write(f, "touch", 0.6);
-    return;
+    return true;
   }
   if (name === "truncate") {
     const ops = operands(args.filter((_, i) => !/^-[sr]$/.test(args[i - 1] ?? "")));
     for (const f of ops) write(f, "truncate", 0.8);
-    return;
+    return true;
   }
-  if (name === "patch") return diffApply(args, "patch", ctx, out, stdin, write);
-  if (
-    name === "black" ||
-    name === "isort" ||
-    name === "autopep8" ||
-    name === "gofmt" ||
-    name === "prettier" ||
-    name === "ruff"
-  ) {
-    const writes =
-      name === "black" || name === "isort"
-        ? !args.includes("--check") && !args.includes("--diff")
-        : name === "ruff"
-          ? args.includes("--fix") || operands(args)[0] === "format"
-          : args.some((a) => a === "-i" || a === "-w" || a === "--in-place" || a === "--write");
-    if (!writes) return;
-    const files = operands(args).filter((f) => f !== "format" && f !== "check" && /\.\w+$/.test(f));
-    if (files.length === 0) out.unknownWrite = true;
-    for (const f of files) write(f, name, 0.7);
-    return;
+  if (name === "patch") {
+    diffApply(args, "patch", ctx, out, stdin, write);
+    return true;
   }
-  if (
-    [
-      "echo",
-      "printf",
-      "true",
-      "false",
-      "pwd",
-      "which",
-      "type",
-      "export",
-      "source",
-      ".",
-      "set",
-      "unset",
-      "sleep",
-      "date",
-      "whoami",
-      "env",
-      "mkdir",
-      "pip",
-      "pip3",
-      "chmod",
-      "test",
-      "[",
-      "exit",
-      "history",
-      "clear",
-      "submit",
-    ].includes(name)
-  )
-    return;
-  // anything else (an editor, a build tool, a project script) may write what it likes
-  out.unknownWrite = true;
+  return false;
+}
+
+/** `cp`/`mv`/`install SRC… DEST` or `-t DIR SRC…`: each destination written; `mv` deletes its sources. */
+function copyOrMove(
+  name: string,
+  args: (string | undefined)[],
+  ctx: Ctx,
+  out: ShellReading,
+  write: Write,
+): void {
+  const ops = operands(
+    args.filter((a, i) => !/^-[tS]$/.test(args[i - 1] ?? "") || a === undefined),
+  );
+  const tIdx = args.indexOf("-t");
+  const target = tIdx >= 0 ? args[tIdx + 1] : ops[ops.length - 1];
+  const sources = tIdx >= 0 ? ops.filter((o) => o !== target) : ops.slice(0, -1);
+  if (target === undefined || sources.length === 0) return;
+  if (name === "install" && args.includes("-d")) return;
+  const intoDir = tIdx >= 0 || target.endsWith("/") || sources.length > 1;
+  for (const src of sources) {
+    const dest = intoDir ? posix.join(target, base(src)) : target;
+    write(dest, name, 0.8);
+    if (name === "mv") write(src, "mv", 0.8, "deleted");
+    else out.reads.push(at(ctx, src));
+  }
+}
+
+const FORMATTERS = new Set(["black", "isort", "autopep8", "gofmt", "prettier", "ruff"]);
+
+/** Code formatters, which rewrite the files they name unless told only to check. */
+function formatter({ name, args, out, write }: Simple): boolean {
+  if (!FORMATTERS.has(name)) return false;
+  const writes =
+    name === "black" || name === "isort"
+      ? !args.includes("--check") && !args.includes("--diff")
+      : name === "ruff"
+        ? args.includes("--fix") || operands(args)[0] === "format"
+        : args.some((a) => a === "-i" || a === "-w" || a === "--in-place" || a === "--write");
+  if (!writes) return true;
+  const files = operands(args).filter((f) => f !== "format" && f !== "check" && /\.\w+$/.test(f));
+  if (files.length === 0) out.unknownWrite = true;
+  for (const f of files) write(f, name, 0.7);
+  return true;
 }
 
 function python(
