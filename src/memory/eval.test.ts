@@ -179,7 +179,14 @@ describe("evaluateRuns", () => {
     expect(m.q2.reuse_rate.n).toBe(8);
     const ci = m.q2.first_try_success.all.ci95;
     expect(ci?.[0]).toBeLessThanOrEqual(m.q2.first_try_success.all.value ?? -1);
-    expect((await evaluateRuns(options)).metrics).toEqual(m);
+    // a second evaluation, with progress: one call per run, in order, before it is judged
+    const seen: string[] = [];
+    const again = await evaluateRuns({
+      ...options,
+      onProgress: (p) => seen.push(`${p.done}/${p.total} ${p.run}`),
+    });
+    expect(again.metrics).toEqual(m);
+    expect(seen).toEqual(r.runs.map((x, i) => `${i}/${r.runs.length} ${x.run_id}`));
     const text = formatEvalReport(r).join("\n");
     expect(text).toContain("drift detection rate   1 [1, 1] (n 4)");
     expect(text).toContain("view match             1 [1, 1] (n 1)");

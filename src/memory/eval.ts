@@ -244,8 +244,11 @@ export const EVAL_SEED = 18;
  */
 export async function evaluateRuns(options: EvalOptions): Promise<EvalReport> {
   const tally = emptyTally();
-  for (const name of listRuns(options.runsDir))
+  const names = listRuns(options.runsDir);
+  for (const [i, name] of names.entries()) {
+    options.onProgress?.({ done: i, total: names.length, run: name });
     await evaluateRun(join(options.runsDir, name), name, tally, options);
+  }
   const written = writePredictions(options.predictionsPath, tally.predictions);
   return evalReport(options, tally, written);
 }
@@ -261,6 +264,8 @@ interface EvalOptions {
   /** Bootstrap resamples (default 1000) and the seed of its random source (default 18). */
   resamples?: number;
   seed?: number;
+  /** Called before each run is evaluated (a CLI progress line; hundreds of runs take minutes). */
+  onProgress?: (p: { done: number; total: number; run: string }) => void;
 }
 
 /** One guard decision against its label: drifted (`y`), flagged (`p`), rolled back, and its score. */

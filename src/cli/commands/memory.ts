@@ -372,16 +372,22 @@ export function registerMemoryCommands(program: Command): void {
           runsDir !== undefined
             ? assertInputDirectory(runsDir, { what: "RUNS_DIR" })
             : memoryPaths(ctx.root).runs;
-        const r = await evaluateRuns({
-          runsDir: dir,
-          clock: ctx.clock,
-          predictionsPath:
-            o.out !== undefined
-              ? resolve(o.out)
-              : `${memoryPaths(ctx.root).eval}/predictions.jsonl`,
-          ...(o.model !== undefined ? { model: o.model } : {}),
-          profilesDir: memoryPaths(ctx.root).profiles,
-        });
+        let r: Awaited<ReturnType<typeof evaluateRuns>>;
+        try {
+          r = await evaluateRuns({
+            runsDir: dir,
+            clock: ctx.clock,
+            predictionsPath:
+              o.out !== undefined
+                ? resolve(o.out)
+                : `${memoryPaths(ctx.root).eval}/predictions.jsonl`,
+            ...(o.model !== undefined ? { model: o.model } : {}),
+            profilesDir: memoryPaths(ctx.root).profiles,
+            onProgress: (p) => ctx.progress(`evaluated ${p.done}/${p.total} runs (${p.run})`),
+          });
+        } finally {
+          ctx.progress("");
+        }
         return {
           json: r,
           human: [...formatEvalReport(r), ...warn(r.warnings)].join("\n"),
