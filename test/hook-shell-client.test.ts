@@ -421,9 +421,12 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
       return stdoutOf(child);
     });
     const outs = await Promise.all(runs);
-    expect(outs.map((o) => JSON.parse(o).input)).toEqual(
-      Array.from({ length: 8 }, (_, i) => `payload ${i}`),
-    );
+    // every served call gets its own payload back; a call the server did not take in time on a
+    // loaded machine falls back to the CLI (recorded by the fake bin) — never lost, never crossed
+    const served = outs.flatMap((o, i) => (o === "" ? [] : [[i, o] as const]));
+    for (const [i, o] of served) expect(JSON.parse(o).input).toBe(`payload ${i}`);
+    expect(served.length).toBeGreaterThan(0);
+    expect(bin.calls()).toHaveLength(outs.length - served.length);
     expect(leftovers(root)).toEqual([]);
   });
 });
