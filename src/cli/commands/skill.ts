@@ -137,16 +137,18 @@ export function registerSkillCommands(program: Command): void {
         "timewarp skill check subskills/summary_health",
       ]),
     )
-    .description("validate a subskill's contract.yaml (seed §7)")
+    .description(
+      "validate a subskill's contract.yaml (seed §7) and its files: each entry exists, is a regular file and stays in the subskill; script names are unique (exit 1, CONTRACT_INVALID, one issue a line)",
+    )
     .action(
       action(async (ctx, dir: string) => {
-        const { readContract } = await import("../../runs/index.ts");
+        const { checkContract } = await import("../../runs/index.ts");
         const path = assertInputDirectory(dir, { what: "subskill directory", cwd: ctx.cwd });
-        const result = readContract(path);
+        const result = checkContract(path);
         if (!result.ok) {
           throw new TimewarpError(
             ErrorCode.CONTRACT_INVALID,
-            `${path}/contract.yaml: ${result.issues.join("; ")}`,
+            `${path}/contract.yaml: ${result.issues.length} issue(s)\n${result.issues.map((i) => `  ${i}`).join("\n")}`,
             {
               data: {
                 dir: path,
@@ -156,7 +158,7 @@ export function registerSkillCommands(program: Command): void {
             },
           );
         }
-        const c = result.value;
+        const c = result.value.contract;
         return {
           json: {
             ok: true,
