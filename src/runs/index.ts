@@ -4,6 +4,9 @@
  * as the single source of truth (seed: skillpilot-protocols.zh.md). See README.md.
  */
 
+export type { ComparedJob, CompareResult, MetricChange, MetricDiff } from "./compare.ts";
+/** `skill compare JOB1 JOB2`: metric differences across two jobs of one skill. */
+export { compareJobs, diffMetrics, flattenMetrics, formatCompare } from "./compare.ts";
 /**
  * Parse/validate contract.yaml (§7) — `readContract(dir)` checks the text, `checkContract(dir)`
  * the text and the files (entries exist, stay in the subskill; unique script names); results, not throws.

@@ -22,7 +22,7 @@ function parseSelect(value: string | undefined): number | undefined {
   return n;
 }
 
-/** `timewarp skill run | check | list | runs | show` (SkillPilot). */
+/** `timewarp skill run | check | list | runs | compare | show` (SkillPilot). */
 export function registerSkillCommands(program: Command): void {
   const skill = program
     .command("skill")
@@ -219,6 +219,39 @@ export function registerSkillCommands(program: Command): void {
                 )
                 .join("\n");
         return { json: { jobs }, human };
+      }),
+    );
+
+  skill
+    .command("compare <job1> <job2>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "how the metrics moved between two jobs of one skill",
+          "timewarp skill compare 20250101_100000_4242_a1b2 20250102_090000_4343_c3d4",
+        ],
+        [
+          "the same as one JSON document, even across two skills",
+          "timewarp skill compare 20250101_100000_4242_a1b2 20250102_090000_4343_c3d4 --force --json",
+        ],
+      ),
+    )
+    .description(
+      "metric differences of two jobs of one skill (summary.json metrics, dotted keys): values, delta, relative change, added/removed",
+    )
+    .option("--force", "compare jobs of different skills (otherwise SKILL_MISMATCH)")
+    .action(
+      action(async (ctx, jobA: string, jobB: string, flags: { force?: boolean }) => {
+        const { compareJobs, formatCompare } = await import("../../runs/index.ts");
+        const result = await compareJobs({
+          cwd: ctx.cwd,
+          jobA,
+          jobB,
+          force: flags.force === true,
+          clock: ctx.clock,
+        });
+        return { json: result, human: formatCompare(result) };
       }),
     );
 
