@@ -213,6 +213,12 @@ function kindOf(st: Stats): string {
   return "not a file";
 }
 
+/** Issues in the order of the scripts they name (stable: an entry's issue before its name's). */
+function byScriptIndex(a: string, b: string): number {
+  const index = (s: string) => Number(/^scripts\.(\d+)\./.exec(s)?.[1] ?? -1);
+  return index(a) - index(b);
+}
+
 /**
  * The contract as `skill check` and a job's LOAD_CONTRACT see it: the text (readContract), then
  * the files — every `scripts[].entry` exists, is a regular file once symlinks are resolved, and
@@ -230,14 +236,15 @@ export function checkContract(dir: string): Result<CheckedContract> {
   } catch (error) {
     return { ok: false, issues: [`(dir): ${fromSystemError(error, `resolving ${dir}`).message}`] };
   }
-  const issues = duplicateScriptIssues(contract);
+  const issues: string[] = [];
   const scripts: CheckedScript[] = [];
   contract.scripts.forEach((_, i) => {
     const r = checkEntry(realDir, dir, contract, i);
     if ("issue" in r) issues.push(r.issue);
     else scripts.push(r.script);
   });
-  if (issues.length > 0) return { ok: false, issues };
+  issues.push(...duplicateScriptIssues(contract));
+  if (issues.length > 0) return { ok: false, issues: issues.sort(byScriptIndex) };
   return { ok: true, value: { contract, realDir, scripts } };
 }
 
