@@ -7,7 +7,7 @@ import {
   type RunSkillOptions,
   runSkill,
 } from "../src/runs/index.ts";
-import { makeTempDir } from "./helpers/cli.ts";
+import { makeTempDir, runCli } from "./helpers/cli.ts";
 import {
   assertJobInvariants,
   copyDesign,
@@ -154,6 +154,43 @@ describe("LOAD_CONTRACT checks the files before any session starts", () => {
     expect(readFileSync(join(runDir, "scripts", "staged__run.tcl"), "utf8")).toContain(
       "puts $f ok",
     );
+  });
+});
+
+describe("timewarp skill check looks at the files too", () => {
+  it("prints each issue with its field, exits 1 with CONTRACT_INVALID; --json lists them", () => {
+    const outside = join(tmp.dir, "outside.tcl");
+    writeFileSync(outside, "puts hi\n");
+    const dir = writeSkill(cwd, "several", {
+      script: "set x 1\n",
+      contract: contract("several", [
+        "  - name: run",
+        "    entry: templates/run.tcl",
+        "  - name: evil",
+        "    entry: templates/evil.tcl",
+        "  - name: run",
+        "    entry: templates/gone.tcl",
+      ]),
+    });
+    symlinkSync(outside, join(dir, "templates", "evil.tcl"));
+    const human = runCli(["skill", "check", dir], { cwd });
+    expect(human.status).toBe(1);
+    const lines = human.stderr.trim().split("\n");
+    expect(lines[0]).toMatch(/^error CONTRACT_INVALID: .*contract\.yaml: 3 issue\(s\)$/);
+    expect(lines.slice(1).map((l) => l.trim().split(":")[0])).toEqual([
+      "scripts.1.entry",
+      "scripts.2.entry",
+      "scripts.2.name",
+    ]);
+    const json = runCli(["skill", "check", dir, "--json"], { cwd });
+    expect(json.status).toBe(1);
+    const body = json.json() as {
+      error: { code: string; data: { field: string; issues: string[] } };
+    };
+    expect(body.error.code).toBe("CONTRACT_INVALID");
+    expect(body.error.data.field).toBe("scripts.1.entry");
+    expect(body.error.data.issues).toHaveLength(3);
+    expect(body.error.data.issues[0]).toContain("outside the subskill");
   });
 });
 
