@@ -62,7 +62,7 @@ const NEXT_ACTIONS: Record<JobFailure["error_type"], string[]> = {
     "raise skillpilot.heartbeat_stale_ms if the host is overloaded",
   ],
   QUEUE_TIMEOUT: [
-    "the script did not return in time: check it for an endless loop or raise timeout / request_timeout_ms",
+    "the script did not return in time: check it for an endless loop, or raise its timeout_s in the contract (or skillpilot.request_timeout_ms)",
   ],
   RESTORE_FAIL: [
     "read the restore ack (pointers.last_fail_ack)",

@@ -166,6 +166,12 @@ export function registerSkillCommands(program: Command): void {
             name: c.name,
             version: c.version,
             scripts: c.scripts,
+            // what a job would stage: the real file behind each entry, and its scripts/ name
+            resolved: result.value.scripts.map((s) => ({
+              name: s.name,
+              real_path: s.realPath,
+              staged_as: `scripts/${s.file}`,
+            })),
             outputs: c.outputs,
             debug_hints: c.debug_hints,
           },
