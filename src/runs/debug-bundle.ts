@@ -116,6 +116,35 @@ function copyErrorInfos(
   return mine !== undefined && names.includes(mine) ? `session/errors/${mine}` : null;
 }
 
+/** The tails of the session's logs and its state, when a session was started; else null. */
+function copySessionLogs(paths: RunPaths, temp: string, io: ProtocolIo): string | null {
+  if (!existsSync(paths.boot)) return null;
+  mkdirSync(join(temp, "session"), { recursive: true });
+  const logs: [string, string][] = [
+    [paths.supervisorLog, "supervisor.log.tail"],
+    [join(paths.session, "processor.log"), "processor.log.tail"],
+    [paths.toolStdout, "innovus.stdout.tail"],
+    [paths.toolStderr, "innovus.stderr.tail"],
+  ];
+  for (const [src, name] of logs) {
+    const t = tailOf(src, 8000);
+    if (t !== undefined) io.writeFile(join(temp, "session", name), t);
+  }
+  io.writeFile(
+    join(temp, "session", "state.json"),
+    `${JSON.stringify(
+      {
+        schema_version: SCHEMA_VERSION,
+        last_heartbeat: tailOf(paths.heartbeat, 200)?.trim() ?? null,
+        ready: tailOf(paths.ready, 2000) ? JSON.parse(readFileSync(paths.ready, "utf8")) : null,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  return "session";
+}
+
 /**
  * debug_bundle/ (seed §11): built in a temp folder beside the run's files and renamed in whole,
  * so a reader never sees half a bundle.
@@ -142,33 +171,7 @@ export function writeDebugBundle(options: {
         copyFileSync(join(paths.ack, name), join(temp, "ack", name));
     }
     const fail = lastFailAck(paths);
-    let sessionLogs: string | null = null;
-    if (existsSync(paths.boot)) {
-      sessionLogs = "session";
-      mkdirSync(join(temp, "session"), { recursive: true });
-      const logs: [string, string][] = [
-        [paths.supervisorLog, "supervisor.log.tail"],
-        [join(paths.session, "processor.log"), "processor.log.tail"],
-        [paths.toolStdout, "innovus.stdout.tail"],
-        [paths.toolStderr, "innovus.stderr.tail"],
-      ];
-      for (const [src, name] of logs) {
-        const t = tailOf(src, 8000);
-        if (t !== undefined) io.writeFile(join(temp, "session", name), t);
-      }
-      io.writeFile(
-        join(temp, "session", "state.json"),
-        `${JSON.stringify(
-          {
-            schema_version: SCHEMA_VERSION,
-            last_heartbeat: tailOf(paths.heartbeat, 200)?.trim() ?? null,
-            ready: tailOf(paths.ready, 2000) ? JSON.parse(readFileSync(paths.ready, "utf8")) : null,
-          },
-          null,
-          2,
-        )}\n`,
-      );
-    }
+    const sessionLogs = copySessionLogs(paths, temp, io);
     const errorInfo = copyErrorInfos(paths, temp, fail?.ack.request_id);
     io.writeFile(
       join(temp, "reports_inventory.json"),
