@@ -1,4 +1,11 @@
-import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -153,6 +160,40 @@ describe("LOAD_CONTRACT checks the files before any session starts", () => {
     });
     expect(readFileSync(join(runDir, "scripts", "staged__run.tcl"), "utf8")).toContain(
       "puts $f ok",
+    );
+  });
+});
+
+describe("what runs is the copy staged at LOAD_CONTRACT", () => {
+  it("a subskill file rewritten (or swapped for a symlink leading out) mid-job does not change what runs", async () => {
+    const outside = join(tmp.dir, "outside.tcl");
+    writeFileSync(outside, "error {the outside file ran}\n");
+    const dir = writeSkill(cwd, "frozen", {
+      script: "",
+      contract: contract("frozen", [
+        "  - name: first",
+        "    entry: templates/first.tcl",
+        "  - name: second",
+        "    entry: templates/second.tcl",
+      ]),
+    });
+    const tpl = join(dir, "templates");
+    // first swaps second.tcl for a symlink to a file outside the subskill, while the job runs
+    writeFileSync(
+      join(tpl, "first.tcl"),
+      `file delete ${join(tpl, "second.tcl")}\nfile link -symbolic ${join(tpl, "second.tcl")} ${outside}\n`,
+    );
+    writeFileSync(
+      join(tpl, "second.tcl"),
+      "set f [open reports/out.rpt w]; puts $f original; close $f\n",
+    );
+    const { summary, runDir } = await run({ skill: "frozen" });
+    expect(summary).toMatchObject({ status: "PASS", error_type: "OK" });
+    // the swap did happen: the subskill now leads out, yet the job ran the checked file
+    expect(lstatSync(join(tpl, "second.tcl")).isSymbolicLink()).toBe(true);
+    expect(readFileSync(join(runDir, "reports", "out.rpt"), "utf8")).toBe("original\n");
+    expect(readFileSync(join(runDir, "scripts", "frozen__second.tcl"), "utf8")).toContain(
+      "original",
     );
   });
 });
