@@ -104,6 +104,7 @@ let stateBytes = "";
 const op: Record<string, string> = {};
 let proposal: { id: string; snapshotIds: string[] } | undefined;
 let jobId = "";
+let failedJobId = "";
 
 const file = (rel: string) => join(ws, rel);
 const read = (rel: string) => readFileSync(file(rel), "utf8");
@@ -958,6 +959,7 @@ const FLOW: Row[] = [
     check: (b) => {
       expect(b).toMatchObject({ status: "FAIL", error_type: "OUTPUT_MISSING" });
       expect(existsSync(String((b.evidence as Body).debug_bundle_dir))).toBe(true);
+      failedJobId = String(b.job_id);
     },
   },
   {
@@ -977,6 +979,44 @@ const FLOW: Row[] = [
     why: "an unknown job",
     expect: { code: "JOB_NOT_FOUND" },
     args: () => ({ job_id: "nope" }),
+  },
+  {
+    tool: "skill_compare",
+    why: "a job against itself: every metric the same, with a zero delta",
+    expect: "ok",
+    args: () => ({ job_a: jobId, job_b: jobId }),
+    check: (b) => {
+      expect(b).toMatchObject({ skill: "summary_health", forced: false });
+      expect(b.metrics).toEqual(
+        expect.arrayContaining([
+          { key: "cells", a: 1842, b: 1842, change: "same", delta: 0, relative: 0 },
+        ]),
+      );
+      expect((b.counts as Body).changed).toBe(0);
+    },
+  },
+  {
+    tool: "skill_compare",
+    why: "jobs of two skills are refused without force",
+    expect: { code: "SKILL_MISMATCH" },
+    args: () => ({ job_a: jobId, job_b: failedJobId }),
+  },
+  {
+    tool: "skill_compare",
+    why: "forced across two skills: the failed job has no metrics, so each is removed",
+    expect: "ok",
+    args: () => ({ job_a: jobId, job_b: failedJobId, force: true }),
+    check: (b) => {
+      expect(b.forced).toBe(true);
+      expect((b.jobs as Body[]).map((j) => j.error_type)).toEqual(["OK", "OUTPUT_MISSING"]);
+      expect((b.counts as Body).removed).toBeGreaterThan(0);
+    },
+  },
+  {
+    tool: "skill_compare",
+    why: "an unknown job",
+    expect: { code: "JOB_NOT_FOUND" },
+    args: () => ({ job_a: jobId, job_b: "20200101_000000_1_abcd" }),
   },
   // ── turns and rewind ────────────────────────────────────────────────────────────────────────
   {

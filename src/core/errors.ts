@@ -127,6 +127,11 @@ export const ErrorCode = {
   JOB_FAILED: "JOB_FAILED",
   /** A SkillPilot request id was used already in that run directory; request files are never overwritten. */
   REQUEST_DUPLICATE: "REQUEST_DUPLICATE",
+  /**
+   * `skill compare` of two jobs of different skills: their metrics do not compare.
+   * `data.skills` names both; `--force` (`force: true`) compares them anyway.
+   */
+  SKILL_MISMATCH: "SKILL_MISMATCH",
 
   // ── memory ───────────────────────────────────────────────────────────────
   /** goal.json fails its schema; the message names the field. */

@@ -6,6 +6,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import { fromSystemError, tempPathFor } from "../core/index.ts";
@@ -61,13 +62,13 @@ const NEXT_ACTIONS: Record<JobFailure["error_type"], string[]> = {
     "raise skillpilot.heartbeat_stale_ms if the host is overloaded",
   ],
   QUEUE_TIMEOUT: [
-    "the script did not return in time: check it for an endless loop or raise timeout / request_timeout_ms",
+    "the script did not return in time: check it for an endless loop, or raise its timeout_s in the contract (or skillpilot.request_timeout_ms)",
   ],
   RESTORE_FAIL: [
-    "read the restore ack and session/errors/<request_id>.txt",
+    "read the restore ack (pointers.last_fail_ack)",
     "check that the .enc restores in a fresh tool session",
   ],
-  CMD_FAIL: ["read the last FAIL ack (message, detail_code) and session/errors/<request_id>.txt"],
+  CMD_FAIL: ["read the last FAIL ack (pointers.last_fail_ack: message, detail_code)"],
   CONTRACT_INVALID: ["run `timewarp skill check <subskill dir>` and fix the field it names"],
   OUTPUT_MISSING: [
     "compare reports_inventory.json with the contract's outputs.required",
@@ -76,6 +77,73 @@ const NEXT_ACTIONS: Record<JobFailure["error_type"], string[]> = {
   OUTPUT_EMPTY: ["the listed outputs exist but are empty: see the contract's debug_hints"],
   INTERNAL_ERROR: ["read session/supervisor.log and notes.txt; report it if it repeats"],
 };
+
+/** Beyond this, an errorInfo file is cut in its middle (its head and tail kept). */
+const ERROR_INFO_MAX_BYTES = 256 * 1024;
+
+/**
+ * Copy session/errors/*.txt (the Tcl errorInfo the queue processor writes on TCL_ERROR and
+ * SCRIPT_EXIT) into the bundle at the same relative path, so the ack's pointer works in both.
+ * Returns the bundle path of the failing request's errorInfo, or null when it has none.
+ */
+function copyErrorInfos(
+  paths: RunPaths,
+  temp: string,
+  failedId: string | undefined,
+): string | null {
+  const from = join(paths.session, "errors");
+  let names: string[];
+  try {
+    names = readdirSync(from).filter((n) => n.endsWith(".txt") && !n.includes(".tw-tmp-"));
+  } catch {
+    return null;
+  }
+  if (names.length === 0) return null;
+  mkdirSync(join(temp, "session", "errors"), { recursive: true });
+  for (const name of names) {
+    const text = readFileSync(join(from, name));
+    const kept =
+      text.length <= ERROR_INFO_MAX_BYTES
+        ? text
+        : Buffer.concat([
+            text.subarray(0, ERROR_INFO_MAX_BYTES / 2),
+            Buffer.from(`\n… ${text.length - ERROR_INFO_MAX_BYTES} bytes cut …\n`),
+            text.subarray(text.length - ERROR_INFO_MAX_BYTES / 2),
+          ]);
+    writeFileSync(join(temp, "session", "errors", name), kept);
+  }
+  const mine = failedId !== undefined ? `${failedId}.txt` : undefined;
+  return mine !== undefined && names.includes(mine) ? `session/errors/${mine}` : null;
+}
+
+/** The tails of the session's logs and its state, when a session was started; else null. */
+function copySessionLogs(paths: RunPaths, temp: string, io: ProtocolIo): string | null {
+  if (!existsSync(paths.boot)) return null;
+  mkdirSync(join(temp, "session"), { recursive: true });
+  const logs: [string, string][] = [
+    [paths.supervisorLog, "supervisor.log.tail"],
+    [join(paths.session, "processor.log"), "processor.log.tail"],
+    [paths.toolStdout, "innovus.stdout.tail"],
+    [paths.toolStderr, "innovus.stderr.tail"],
+  ];
+  for (const [src, name] of logs) {
+    const t = tailOf(src, 8000);
+    if (t !== undefined) io.writeFile(join(temp, "session", name), t);
+  }
+  io.writeFile(
+    join(temp, "session", "state.json"),
+    `${JSON.stringify(
+      {
+        schema_version: SCHEMA_VERSION,
+        last_heartbeat: tailOf(paths.heartbeat, 200)?.trim() ?? null,
+        ready: tailOf(paths.ready, 2000) ? JSON.parse(readFileSync(paths.ready, "utf8")) : null,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  return "session";
+}
 
 /**
  * debug_bundle/ (seed §11): built in a temp folder beside the run's files and renamed in whole,
@@ -103,33 +171,8 @@ export function writeDebugBundle(options: {
         copyFileSync(join(paths.ack, name), join(temp, "ack", name));
     }
     const fail = lastFailAck(paths);
-    let sessionLogs: string | null = null;
-    if (existsSync(paths.boot)) {
-      sessionLogs = "session";
-      mkdirSync(join(temp, "session"));
-      const logs: [string, string][] = [
-        [paths.supervisorLog, "supervisor.log.tail"],
-        [join(paths.session, "processor.log"), "processor.log.tail"],
-        [paths.toolStdout, "innovus.stdout.tail"],
-        [paths.toolStderr, "innovus.stderr.tail"],
-      ];
-      for (const [src, name] of logs) {
-        const t = tailOf(src, 8000);
-        if (t !== undefined) io.writeFile(join(temp, "session", name), t);
-      }
-      io.writeFile(
-        join(temp, "session", "state.json"),
-        `${JSON.stringify(
-          {
-            schema_version: SCHEMA_VERSION,
-            last_heartbeat: tailOf(paths.heartbeat, 200)?.trim() ?? null,
-            ready: tailOf(paths.ready, 2000) ? JSON.parse(readFileSync(paths.ready, "utf8")) : null,
-          },
-          null,
-          2,
-        )}\n`,
-      );
-    }
+    const sessionLogs = copySessionLogs(paths, temp, io);
+    const errorInfo = copyErrorInfos(paths, temp, fail?.ack.request_id);
     io.writeFile(
       join(temp, "reports_inventory.json"),
       `${JSON.stringify({ schema_version: SCHEMA_VERSION, files: inventoryReports(paths.runDir) }, null, 2)}\n`,
@@ -159,8 +202,12 @@ export function writeDebugBundle(options: {
         session_logs: sessionLogs,
         reports_inventory: "reports_inventory.json",
         contract,
+        error_info: errorInfo,
       },
       next_actions: [
+        ...(errorInfo
+          ? [`read ${errorInfo} in this bundle: the failing request's Tcl errorInfo, every frame`]
+          : []),
         ...NEXT_ACTIONS[failure.error_type],
         ...(options.contractHints ?? []).map((h) => `hint: ${h}`),
       ],

@@ -4,8 +4,15 @@
  * as the single source of truth (seed: skillpilot-protocols.zh.md). See README.md.
  */
 
-/** Parse/validate contract.yaml (§7) — `readContract(dir)` reads `<dir>/contract.yaml`; results, not throws. */
-export { readContract } from "./contract.ts";
+export type { ComparedJob, CompareResult, MetricChange, MetricDiff } from "./compare.ts";
+/** `skill compare JOB1 JOB2`: metric differences across two jobs of one skill. */
+export { compareJobs, diffMetrics, flattenMetrics, formatCompare } from "./compare.ts";
+/**
+ * Parse/validate contract.yaml (§7) — `readContract(dir)` checks the text, `checkContract(dir)`
+ * the text and the files (entries exist, stay in the subskill; unique script names); results, not throws.
+ */
+export type { CheckedContract, CheckedScript } from "./contract.ts";
+export { checkContract, readContract } from "./contract.ts";
 export type { RunSkillOptions, SkillPilotSettings } from "./job.ts";
 /** Run a skill as a job; tool faults are the job's FAIL, never an exception. */
 export { runSkill } from "./job.ts";

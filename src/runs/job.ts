@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import { join, relative } from "node:path";
 import type { Clock, Config, Random } from "../core/index.ts";
@@ -9,8 +9,15 @@ import {
   systemRandom,
   TIMEWARP_VERSION,
   workspacePaths,
+  writeFileAtomic,
 } from "../core/index.ts";
-import { type Contract, readContract } from "./contract.ts";
+import {
+  type CheckedContract,
+  type Contract,
+  checkContract,
+  readCheckedEntry,
+  scriptFileName,
+} from "./contract.ts";
 import { writeDebugBundle } from "./debug-bundle.ts";
 import { createJobRecord, type JobRecord } from "./job-record.ts";
 import { tclQuote } from "./launch.ts";
@@ -320,14 +327,15 @@ function initialManifest(o: {
 
 function loadContract(job: Job): PhaseResult<Contract> {
   const { record, skillDir } = job;
-  const c = readContract(skillDir);
+  // the text and the files, before any session starts or any design is restored
+  const c = checkContract(skillDir);
   if (!c.ok) {
     throw jobFailed({
       error_type: "CONTRACT_INVALID",
       message: `${join(skillDir, "contract.yaml")}: ${c.issues.join("; ")}`,
     });
   }
-  const contract = c.value;
+  const { contract } = c.value;
   record.manifest.skill = {
     name: contract.name,
     version: contract.version,
@@ -335,7 +343,35 @@ function loadContract(job: Job): PhaseResult<Contract> {
   };
   if (record.manifest.versions) record.manifest.versions.subskill = contract.version;
   record.save();
+  stageScripts(job, c.value);
   return { value: contract, exit: { name: contract.name, version: contract.version } };
+}
+
+/**
+ * Copy every checked entry into scripts/ now, from the very file that was checked (its
+ * descriptor, same device and inode): what runs later is this copy, whatever happens to the
+ * subskill meanwhile.
+ */
+function stageScripts(job: Job, checked: CheckedContract): void {
+  for (const s of checked.scripts) {
+    const bytes = readCheckedEntry(checked, s);
+    if (!bytes.ok) {
+      throw jobFailed({
+        error_type: "CONTRACT_INVALID",
+        detail_code: "ENTRY_CHANGED",
+        message: `${join(job.skillDir, "contract.yaml")}: ${bytes.issues.join("; ")}`,
+      });
+    }
+    writeFileAtomic(join(job.paths.scripts, s.file), bytes.value, { durable: false });
+    job.record.act("stage_script", {
+      name: s.name,
+      entry: s.entry,
+      real_entry: relative(checked.realDir, s.realPath),
+      script: `scripts/${s.file}`,
+      bytes: bytes.value.length,
+      ...(s.timeout_s !== undefined ? { timeout_s: s.timeout_s } : {}),
+    });
+  }
 }
 
 type LocatedDesign = NonNullable<ReturnType<typeof locateDesign>["selected"]>;
@@ -397,14 +433,22 @@ async function startSession(job: Job): Promise<PhaseResult<ToolSession>> {
 }
 
 /** Send one script as the job's next request, recording it in the manifest and the timeline. */
-async function submit(job: Job, name: string, script: string): Promise<Ack> {
+async function submit(job: Job, name: string, script: string, timeoutMs?: number): Promise<Ack> {
   const { record } = job;
   const manifest = record.manifest;
   const requestId = `${job.jobId}_${String((manifest.requests?.length ?? 0) + 1).padStart(4, "0")}_${name}`;
   manifest.requests?.push({ request_id: requestId, script });
-  record.act("submit_request", { request_id: requestId, script });
+  record.act("submit_request", {
+    request_id: requestId,
+    script,
+    ...(timeoutMs !== undefined ? { timeout_ms: timeoutMs } : {}),
+  });
   if (!job.session) throw jobFailed({ error_type: "INTERNAL_ERROR", message: "no session" });
-  const ack = await job.session.request({ requestId, script });
+  const ack = await job.session.request({
+    requestId,
+    script,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+  });
   record.act("receive_ack", {
     request_id: requestId,
     status: ack.status,
@@ -458,11 +502,17 @@ async function restoreDesign(job: Job, design: LocatedDesign): Promise<PhaseResu
 
 async function runScripts(job: Job, contract: Contract): Promise<PhaseResult<undefined>> {
   for (const s of contract.scripts) {
-    const target = join(job.paths.scripts, `${contract.name}__${s.name}.tcl`);
-    copyFileSync(join(job.skillDir, s.entry), target);
-    const ack = await submit(job, s.name, `scripts/${contract.name}__${s.name}.tcl`);
+    // staged at LOAD_CONTRACT; a script's own timeout_s replaces request_timeout_ms
+    const script = `scripts/${scriptFileName(contract.name, s.name)}`;
+    const timeoutMs = s.timeout_s !== undefined ? Math.round(s.timeout_s * 1000) : undefined;
+    const ack = await submit(job, s.name, script, timeoutMs);
     job.record.save();
-    if (ack.status !== "PASS") throw jobFailed(ackFailure(ack));
+    if (ack.status !== "PASS") {
+      const failure = ackFailure(ack);
+      if (ack.error_type === "QUEUE_TIMEOUT" && s.timeout_s !== undefined)
+        failure.message += ` (script ${s.name}: the contract's timeout_s is ${s.timeout_s} s)`;
+      throw jobFailed(failure);
+    }
     job.checkAbort();
   }
   return { value: undefined };

@@ -203,6 +203,8 @@ export const DebugIndexSchema = z.object({
     session_logs: z.string().nullable(),
     reports_inventory: z.string(),
     contract: z.string().nullable(),
+    /** The failing request's Tcl errorInfo, copied from session/errors/<request_id>.txt. */
+    error_info: z.string().nullable().optional(),
   }),
   next_actions: z.array(z.string()),
 });

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
-import { readContract } from "./contract.ts";
+import { checkContract } from "./contract.ts";
 import { exampleSkillsDir } from "./package-paths.ts";
 
 /** Where subskills are looked up, first match wins: the workspace's, then the package's examples. */
@@ -25,16 +25,16 @@ export interface SkillEntry {
 }
 
 function describe(name: string, dir: string, source: SkillEntry["source"]): SkillEntry {
-  const c = readContract(dir);
+  const c = checkContract(dir);
   return c.ok
     ? {
         name,
         dir,
         source,
-        version: c.value.version,
+        version: c.value.contract.version,
         valid: true,
         issues: [],
-        description: c.value.description ?? null,
+        description: c.value.contract.description ?? null,
       }
     : { name, dir, source, version: null, valid: false, issues: c.issues, description: null };
 }

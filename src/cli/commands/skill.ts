@@ -22,7 +22,7 @@ function parseSelect(value: string | undefined): number | undefined {
   return n;
 }
 
-/** `timewarp skill run | check | list | runs | show` (SkillPilot). */
+/** `timewarp skill run | check | list | runs | compare | show` (SkillPilot). */
 export function registerSkillCommands(program: Command): void {
   const skill = program
     .command("skill")
@@ -137,16 +137,18 @@ export function registerSkillCommands(program: Command): void {
         "timewarp skill check subskills/summary_health",
       ]),
     )
-    .description("validate a subskill's contract.yaml (seed §7)")
+    .description(
+      "validate a subskill's contract.yaml (seed §7) and its files: each entry exists, is a regular file and stays in the subskill; script names are unique (exit 1, CONTRACT_INVALID, one issue a line)",
+    )
     .action(
       action(async (ctx, dir: string) => {
-        const { readContract } = await import("../../runs/index.ts");
+        const { checkContract } = await import("../../runs/index.ts");
         const path = assertInputDirectory(dir, { what: "subskill directory", cwd: ctx.cwd });
-        const result = readContract(path);
+        const result = checkContract(path);
         if (!result.ok) {
           throw new TimewarpError(
             ErrorCode.CONTRACT_INVALID,
-            `${path}/contract.yaml: ${result.issues.join("; ")}`,
+            `${path}/contract.yaml: ${result.issues.length} issue(s)\n${result.issues.map((i) => `  ${i}`).join("\n")}`,
             {
               data: {
                 dir: path,
@@ -156,7 +158,7 @@ export function registerSkillCommands(program: Command): void {
             },
           );
         }
-        const c = result.value;
+        const c = result.value.contract;
         return {
           json: {
             ok: true,
@@ -164,6 +166,12 @@ export function registerSkillCommands(program: Command): void {
             name: c.name,
             version: c.version,
             scripts: c.scripts,
+            // what a job would stage: the real file behind each entry, and its scripts/ name
+            resolved: result.value.scripts.map((s) => ({
+              name: s.name,
+              real_path: s.realPath,
+              staged_as: `scripts/${s.file}`,
+            })),
             outputs: c.outputs,
             debug_hints: c.debug_hints,
           },
@@ -217,6 +225,39 @@ export function registerSkillCommands(program: Command): void {
                 )
                 .join("\n");
         return { json: { jobs }, human };
+      }),
+    );
+
+  skill
+    .command("compare <job1> <job2>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "how the metrics moved between two jobs of one skill",
+          "timewarp skill compare 20250101_100000_4242_a1b2 20250102_090000_4343_c3d4",
+        ],
+        [
+          "the same as one JSON document, even across two skills",
+          "timewarp skill compare 20250101_100000_4242_a1b2 20250102_090000_4343_c3d4 --force --json",
+        ],
+      ),
+    )
+    .description(
+      "metric differences of two jobs of one skill (summary.json metrics, dotted keys): values, delta, relative change, added/removed",
+    )
+    .option("--force", "compare jobs of different skills (otherwise SKILL_MISMATCH)")
+    .action(
+      action(async (ctx, jobA: string, jobB: string, flags: { force?: boolean }) => {
+        const { compareJobs, formatCompare } = await import("../../runs/index.ts");
+        const result = await compareJobs({
+          cwd: ctx.cwd,
+          jobA,
+          jobB,
+          force: flags.force === true,
+          clock: ctx.clock,
+        });
+        return { json: result, human: formatCompare(result) };
       }),
     );
 

@@ -21,7 +21,7 @@ const SummaryOut = z
   })
   .passthrough();
 
-/** SkillPilot tools: run a skill, list subskills, show a job. */
+/** SkillPilot tools: run a skill, list subskills, show a job, compare two jobs. */
 export function defineSkillTools(): ToolDefinition[] {
   return [
     defineTool({
@@ -80,6 +80,62 @@ export function defineSkillTools(): ToolDefinition[] {
       handler: async (_input, ctx) => {
         const { listSkills } = await import("../../runs/index.ts");
         return { skills: listSkills(ctx.root) };
+      },
+    }),
+    defineTool({
+      name: "skill_compare",
+      title: "Compare two SkillPilot jobs",
+      description:
+        "The metric differences of two jobs of one skill (job ids from skill_run): every metric of their summary.json, flattened with dotted keys, " +
+        "with both values, the delta and relative change for numbers, changed/same for others, added/removed; and each job's status and error_type. " +
+        "SKILL_MISMATCH for jobs of different skills (force: true compares them anyway), JOB_NOT_FOUND for an unknown id.",
+      inputSchema: z.object({
+        job_a: z.string().min(1).describe("the first job id (the baseline)"),
+        job_b: z.string().min(1).describe("the second job id"),
+        force: z.boolean().optional().describe("compare jobs of different skills"),
+      }),
+      outputSchema: z.object({
+        skill: z.string(),
+        forced: z.boolean(),
+        jobs: z.array(
+          z.object({
+            job_id: z.string(),
+            status: z.string(),
+            error_type: z.string().nullable(),
+            detail_code: z.string().nullable(),
+            skill: z.string(),
+            version: z.string(),
+            run_dir: z.string(),
+            has_summary: z.boolean(),
+          }),
+        ),
+        metrics: z.array(
+          z.object({
+            key: z.string(),
+            a: z.unknown(),
+            b: z.unknown(),
+            change: z.enum(["same", "changed", "added", "removed"]),
+            delta: z.number().optional(),
+            relative: z.number().nullable().optional(),
+          }),
+        ),
+        counts: z.object({
+          same: z.number(),
+          changed: z.number(),
+          added: z.number(),
+          removed: z.number(),
+        }),
+      }),
+      annotations: { readOnlyHint: true },
+      handler: async (input, ctx) => {
+        const { compareJobs } = await import("../../runs/index.ts");
+        return compareJobs({
+          cwd: ctx.root,
+          jobA: input.job_a,
+          jobB: input.job_b,
+          force: input.force === true,
+          clock: ctx.clock,
+        });
       },
     }),
     defineTool({
