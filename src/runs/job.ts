@@ -382,6 +382,7 @@ async function startSession(job: Job): Promise<PhaseResult<ToolSession>> {
     io: job.io,
     ...(options.env ? { env: options.env } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
+    heartbeatMode: job.settings.heartbeat_mode,
   });
   // Known to the job before anything else can fail: whatever happens next, it is stopped.
   job.session = session;
