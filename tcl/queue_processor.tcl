@@ -626,10 +626,12 @@ proc ::skillpilot::publish_ack {id content} {
 # ── audit of source, exec and open "|…" (what a script does) ────────────────────────────────
 
 # Tcl's own library directories, as they are at start: `package require` sources pkgIndex.tcl
-# files from there. A script that extends auto_path later does not widen this.
+# files and .tm modules from there. A script that extends auto_path later does not widen this.
 proc ::skillpilot::audit_roots_init {} {
     variable audit_roots {}
-    foreach d [concat [list [info library]] $::auto_path] {
+    set tm {}
+    catch {set tm [::tcl::tm::path list]}
+    foreach d [concat [list [info library]] $::auto_path $tm] {
         if {[file pathtype $d] eq "absolute" && [file isdirectory $d]} {
             lappend audit_roots [realpath $d]
         }

@@ -10,6 +10,7 @@ import {
   TIMEWARP_VERSION,
   workspacePaths,
 } from "../core/index.ts";
+import { type AuditTrail, auditPath, createAuditTrail, requestPolicyFor } from "./audit.ts";
 import { type Contract, readContract } from "./contract.ts";
 import { writeDebugBundle } from "./debug-bundle.ts";
 import { createJobRecord, type JobRecord } from "./job-record.ts";
@@ -160,6 +161,7 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
     timings: timingsFrom(settings, options.timings),
     clock,
     record,
+    audit: createAuditTrail({ path: auditPath(paths), append: (e) => timeline.append(e) }),
     skillDir: skillRef.dir,
     session: undefined,
     contract: undefined,
@@ -214,6 +216,8 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
     await phase("RUN_SCRIPTS", () => runScripts(job, job.contract as Contract));
     await phase("VALIDATE_OUTPUTS", () => validate(job, job.contract as Contract));
   } catch (error) {
+    // what the failing script did is in the timeline before the failure
+    job.audit.collect();
     failure = toFailure(error);
     if (job.interruptedBy !== undefined) {
       if (failure.detail_code !== "INTERRUPTED")
@@ -258,6 +262,8 @@ interface Job {
   timings: SessionTimings;
   clock: Clock;
   record: JobRecord;
+  /** session/audit.jsonl → AUDIT events in the timeline. */
+  audit: AuditTrail;
   skillDir: string;
   session: ToolSession | undefined;
   contract: Contract | undefined;
@@ -397,6 +403,8 @@ async function startSession(job: Job): Promise<PhaseResult<ToolSession>> {
   return { value: session, exit: { pgid: session.pgid, tool_pid: session.ready.pid } };
 }
 
+const RESTORE_WRAPPER = "scripts/restore_wrapper.tcl";
+
 /** Send one script as the job's next request, recording it in the manifest and the timeline. */
 async function submit(job: Job, name: string, script: string): Promise<Ack> {
   const { record } = job;
@@ -405,7 +413,13 @@ async function submit(job: Job, name: string, script: string): Promise<Ack> {
   manifest.requests?.push({ request_id: requestId, script });
   record.act("submit_request", { request_id: requestId, script });
   if (!job.session) throw jobFailed({ error_type: "INTERNAL_ERROR", message: "no session" });
-  const ack = await job.session.request({ requestId, script });
+  const policy = requestPolicyFor({
+    contractPolicy: job.contract?.policy,
+    encPath: manifest.design.enc_path,
+    isRestore: script === RESTORE_WRAPPER,
+  });
+  const ack = await job.session.request({ requestId, script, ...(policy ? { policy } : {}) });
+  job.audit.collect();
   record.act("receive_ack", {
     request_id: requestId,
     status: ack.status,
