@@ -39,6 +39,7 @@ namespace eval ::skillpilot {
     # the beat in force: thread | sidecar | loop (see start_beat)
     variable beat_mode loop
     variable sidecar_pid ""
+    variable sidecar_restarts 0
     variable here [file dirname [file normalize [info script]]]
     # requests are < 1 KB; anything larger is refused by its size, never read
     variable max_request_bytes 65536
@@ -325,7 +326,7 @@ proc ::skillpilot::beat {} {
     variable last_beat; variable runner_pid; variable runner_host; variable beat_mode
     set last_beat [clock milliseconds]
     # in thread and sidecar modes another writer owns session/heartbeat
-    if {$beat_mode eq "loop"} { write_heartbeat }
+    if {$beat_mode eq "loop"} { write_heartbeat } elseif {$beat_mode eq "sidecar"} { keep_sidecar }
     # An orphaned session (its runner killed -9) ends itself instead of idling forever.
     # Only on the runner's own host: under a farm launcher the tool may run elsewhere.
     if {$runner_pid ne "" && $runner_host eq [info hostname] && [file isdirectory /proc/self]
@@ -419,6 +420,24 @@ proc ::skillpilot::start_sidecar_beat {} {
         return 0
     }
     return 1
+}
+
+# A sidecar killed by someone else is started again (three times at most, then the heartbeat
+# goes stale and the runtime says HEARTBEAT_LOST, with session/sidecar.log as evidence).
+proc ::skillpilot::keep_sidecar {} {
+    variable sidecar_pid; variable sidecar_restarts
+    if {$sidecar_pid eq "" || ![file isdirectory /proc/self]} { return }
+    set state X
+    catch {
+        set f [open /proc/$sidecar_pid/stat r]
+        set stat [read $f]
+        close $f
+        set state [lindex [string range $stat [expr {[string last ")" $stat] + 2}] end] 0]
+    }
+    if {$state ni {Z X x}} { return }
+    if {[incr sidecar_restarts] > 3} { set sidecar_pid ""; return }
+    log "heartbeat sidecar $sidecar_pid is gone; starting it again ($sidecar_restarts of 3)"
+    start_sidecar_beat
 }
 
 proc ::skillpilot::scan_queue {} {
@@ -683,7 +702,8 @@ proc ::skillpilot::audit_source {cmd op} {
         return
     }
     set file [lindex $cmd end]
-    set real [realpath [file join [pwd] $file]]
+    # normalize expands a leading ~ as source does; realpath then resolves every link
+    set real [realpath [file normalize [file join [pwd] $file]]]
     set where [audit_where $real]
     set exception ""
     if {$audit_script eq "scripts/restore_wrapper.tcl" && [string match *.enc $real]} {

@@ -141,6 +141,21 @@ describe("the sh sidecar", () => {
     expect(await waitFor(() => !isProcessAlive(pid as number))).toBe(true);
   });
 
+  it("killed by someone else, is started again by the processor and the session stays healthy", async () => {
+    const { session, runDir } = await start("sidecar");
+    process.kill(session.ready.heartbeat_pid as number, "SIGKILL");
+    const log = join(runDir, "session", "processor.log");
+    expect(
+      await waitFor(() => readFileSync(log, "utf8").includes("starting it again (1 of 3)")),
+    ).toBe(true);
+    const ack = await session.request({
+      requestId: "after",
+      script: writeScript(runDir, "after.tcl", "after 1500\n"),
+    });
+    expect(ack).toMatchObject({ status: "PASS", error_type: "OK" });
+    expect(session.checkHealth()).toBeUndefined();
+  });
+
   it("ends by itself when the tool is gone, even if its group was not ended", async () => {
     const { session } = await start("sidecar");
     const pid = session.ready.heartbeat_pid as number;

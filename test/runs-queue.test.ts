@@ -4,6 +4,7 @@ import {
   lstatSync,
   readdirSync,
   readFileSync,
+  renameSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -105,7 +106,9 @@ describe("request size cap", () => {
     const { session, runDir } = await start();
     // a valid request padded to 20 MB: reading and parsing it took seconds before the cap
     const big = `${requestText("a_big", "scripts/ok.tcl").slice(0, -1)}, "pad": "${"x".repeat(20 * 1024 * 1024)}"}`;
-    writeFileSync(join(runDir, "queue", "a_big.json"), big);
+    // published whole, as every request is (temp name, then rename)
+    writeFileSync(join(runDir, "queue", ".a_big.tmp"), big);
+    renameSync(join(runDir, "queue", ".a_big.tmp"), join(runDir, "queue", "a_big.json"));
     const next = await session.request({
       requestId: "b_next",
       script: writeScript(runDir, "ok.tcl", "set ok 1\n"),
