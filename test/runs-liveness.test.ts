@@ -3,8 +3,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isProcessAlive } from "../src/core/index.ts";
-import { type Ack, processGroupAlive, type ToolSession } from "../src/runs/index.ts";
+import { type Ack, processGroupAlive, runSkill, type ToolSession } from "../src/runs/index.ts";
 import { makeTempDir } from "./helpers/cli.ts";
+import { assertJobInvariants, copyDesign, FAST, settings, writeSkill } from "./runs-helpers.ts";
 import { openTclshSession, waitFor, writeScript } from "./runs-session-open.ts";
 
 /**
@@ -66,11 +67,14 @@ const BUSY_3S =
 for (const mode of ["sidecar", "thread"] as const) {
   const skip = mode === "thread" && !threadAvailable;
   describe(`heartbeat mode ${mode}${skip ? " (skipped: this tclsh has no Thread package; apt-get install tcl-thread)" : ""}`, () => {
-    it.skipIf(skip)(
-      "a tool stopped (SIGSTOP) during a long request is HEARTBEAT_LOST, not the request's timeout",
-      async () => {
+    it.skipIf(skip).each([
+      ["sleeps", "after 60000\n"],
+      ["busy-loops", "while 1 {}\n"],
+    ])(
+      "a tool stopped (SIGSTOP) while its script %s is HEARTBEAT_LOST, not the request's timeout",
+      async (_label, body) => {
         const { session, runDir } = await start(mode);
-        const pending = await startLong(session, runDir, "after 60000\n");
+        const pending = await startLong(session, runDir, body);
         process.kill(session.ready.pid, "SIGSTOP");
         const ack = await pending.ack;
         expect(ack).toMatchObject({
@@ -130,6 +134,33 @@ for (const mode of ["sidecar", "thread"] as const) {
     });
   });
 }
+
+describe("a job whose tool freezes mid-script", () => {
+  it("ends FAIL / HEARTBEAT_LOST with the session ended and every invariant kept", async () => {
+    const cwd = join(tmp.dir, "design");
+    copyDesign(cwd);
+    // the script stops its own process: the Tcl side can never answer again
+    writeSkill(cwd, "freezes", { script: "exec kill -STOP [pid]\n" });
+    const result = await runSkill({
+      cwd,
+      skill: "freezes",
+      design: "AAA",
+      settings: settings({ heartbeat_mode: "sidecar" }),
+      timings: { ...FAST, ...TIMINGS },
+    });
+    const { manifest, summary } = assertJobInvariants(result.runDir);
+    expect(summary).toMatchObject({
+      status: "FAIL",
+      error_type: "HEARTBEAT_LOST",
+      detail_code: "HEARTBEAT_STALE",
+    });
+    expect(manifest.requests?.at(-1)).toMatchObject({ error_type: "HEARTBEAT_LOST" });
+    // what the script did before it froze is in the timeline (the audit is read on failure too)
+    const timeline = readFileSync(join(result.runDir, "job_timeline.jsonl"), "utf8");
+    expect(timeline).toContain('"event":"AUDIT"');
+    expect(timeline).toContain('"argv":["kill","-STOP"');
+  });
+});
 
 describe("the sh sidecar", () => {
   it("is gone after the session ends", async () => {
