@@ -266,6 +266,36 @@ function exitText(tool: LaunchedTool): string {
   return exit ? `code ${exit.code}, signal ${exit.signal}` : "pid gone";
 }
 
+/** The supervisor's FAIL for a fault seen before or during a request (pure). */
+function faultFailure(
+  fault: "INNOVUS_CRASH" | "HEARTBEAT_LOST" | "QUEUE_TIMEOUT",
+  request: { requestId: string; script: string; timeout: number; inFlight: boolean },
+  facts: { staleMs: number; mode: string; exit: string },
+): SupervisorFailure {
+  const when = request.inFlight
+    ? `while running ${request.script}`
+    : `before request ${request.requestId}`;
+  if (fault === "HEARTBEAT_LOST") {
+    return {
+      error_type: fault,
+      detail_code: "HEARTBEAT_STALE",
+      message: `no heartbeat for more than ${facts.staleMs} ms ${when} (heartbeat mode ${facts.mode}: the tool is frozen, stopped or its host unreachable); the session was ended`,
+    };
+  }
+  if (fault === "QUEUE_TIMEOUT") {
+    return {
+      error_type: fault,
+      detail_code: "NO_ACK_BEFORE_DEADLINE",
+      message: `no ack for ${request.script} within ${request.timeout} ms; the session was ended`,
+    };
+  }
+  return {
+    error_type: fault,
+    detail_code: "TOOL_EXITED",
+    message: `the tool exited (${facts.exit}) ${when}${request.inFlight ? "; see session/tool.stderr.log" : ""}`,
+  };
+}
+
 function superviseSession(
   tool: LaunchedTool,
   ready: Ready,
@@ -309,36 +339,7 @@ function superviseSession(
     heartbeat.observe();
     return heartbeat.silentForMs() > staleMs;
   };
-
-  /** The supervisor's FAIL for a fault seen before or during a request. */
-  const faultFailure = (
-    fault: "INNOVUS_CRASH" | "HEARTBEAT_LOST" | "QUEUE_TIMEOUT",
-    request: { requestId: string; script: string; timeout: number; inFlight: boolean },
-  ): SupervisorFailure => {
-    const when = request.inFlight
-      ? `while running ${request.script}`
-      : `before request ${request.requestId}`;
-    if (fault === "HEARTBEAT_LOST") {
-      const mode = ready.heartbeat_mode ?? "loop";
-      return {
-        error_type: fault,
-        detail_code: "HEARTBEAT_STALE",
-        message: `no heartbeat for more than ${staleMs} ms ${when} (heartbeat mode ${mode}: the tool is frozen, stopped or its host unreachable); the session was ended`,
-      };
-    }
-    if (fault === "QUEUE_TIMEOUT") {
-      return {
-        error_type: fault,
-        detail_code: "NO_ACK_BEFORE_DEADLINE",
-        message: `no ack for ${request.script} within ${request.timeout} ms; the session was ended`,
-      };
-    }
-    return {
-      error_type: fault,
-      detail_code: "TOOL_EXITED",
-      message: `the tool exited (${exitText(tool)}) ${when}${request.inFlight ? "; see session/tool.stderr.log" : ""}`,
-    };
-  };
+  const facts = () => ({ staleMs, mode: ready.heartbeat_mode ?? "loop", exit: exitText(tool) });
 
   /** Wait for the request's ack while watching the tool, its heartbeat and the deadline. */
   const awaitAck = async (
@@ -377,7 +378,11 @@ function superviseSession(
         const late = readAck(ackPath);
         if (late) return late;
         log(`${verdict} during ${requestId}`);
-        return endWith(requestId, startedAt, faultFailure(verdict, { ...request, inFlight: true }));
+        return endWith(
+          requestId,
+          startedAt,
+          faultFailure(verdict, { ...request, inFlight: true }, facts()),
+        );
       }
       await waker.nap(Math.min(timings.ackPollMs, Math.max(1, deadline - performance.now())));
     }
@@ -408,7 +413,7 @@ function superviseSession(
       return endWith(
         requestId,
         startedAt,
-        faultFailure(health, { requestId, script, timeout, inFlight: false }),
+        faultFailure(health, { requestId, script, timeout, inFlight: false }, facts()),
       );
     }
     return awaitAck(
