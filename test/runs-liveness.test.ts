@@ -197,6 +197,25 @@ describe("the sh sidecar", () => {
 });
 
 describe("heartbeat mode loop (the old rule)", () => {
+  it("is chosen by the setting skillpilot.heartbeat_mode, which reaches the tool", async () => {
+    const cwd = join(tmp.dir, "design");
+    copyDesign(cwd);
+    writeSkill(cwd, "plain", {
+      script: "set f [open reports/out.rpt w]; puts $f ok; close $f\n",
+    });
+    const result = await runSkill({
+      cwd,
+      skill: "plain",
+      design: "AAA",
+      settings: settings({ heartbeat_mode: "loop" }),
+      timings: FAST,
+    });
+    expect(assertJobInvariants(result.runDir).summary.status).toBe("PASS");
+    const ready = JSON.parse(readFileSync(join(result.runDir, "session", "ready.json"), "utf8"));
+    expect(ready).toMatchObject({ heartbeat_mode: "loop" });
+    expect(ready.heartbeat_pid).toBeUndefined();
+  });
+
   it("a stopped tool during a request is not judged by its heartbeat: the deadline answers", async () => {
     const opened = await openTclshSession(tmp.dir, {
       timings: { ...TIMINGS, heartbeatStaleMs: 300, requestTimeoutMs: 2_500 },
