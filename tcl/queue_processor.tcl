@@ -425,8 +425,9 @@ proc ::skillpilot::start_sidecar_beat {} {
 # A sidecar killed by someone else is started again (three times at most, then the heartbeat
 # goes stale and the runtime says HEARTBEAT_LOST, with session/sidecar.log as evidence).
 proc ::skillpilot::keep_sidecar {} {
-    variable sidecar_pid; variable sidecar_restarts
-    if {$sidecar_pid eq "" || ![file isdirectory /proc/self]} { return }
+    variable sidecar_pid; variable sidecar_restarts; variable busy
+    # never while a script runs (it may call update): its exec would be audited as the script's
+    if {$busy || $sidecar_pid eq "" || ![file isdirectory /proc/self]} { return }
     set state X
     catch {
         set f [open /proc/$sidecar_pid/stat r]
