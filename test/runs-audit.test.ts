@@ -99,6 +99,8 @@ describe("the audit of source, exec and open |", () => {
         decision: "allowed",
       },
     });
+    // the processor's own source of each request's script is not the script's doing
+    expect(audits.filter((e) => String(e.data?.resolved).includes("/scripts/"))).toEqual([]);
     // the durable record is the Tcl side's, one JSON line per command
     const lines = readFileSync(join(runDir, "session", "audit.jsonl"), "utf8")
       .trim()
