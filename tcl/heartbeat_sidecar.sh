@@ -5,18 +5,21 @@
 # event loop no longer looks like a lost heartbeat, while a frozen tool still does. It exits as
 # soon as the tool is gone (or its pid was reused by another process).
 #
-# usage: heartbeat_sidecar.sh TOOL_PID HEARTBEAT_FILE INTERVAL_SECONDS [START_COUNT]
+# usage: heartbeat_sidecar.sh TOOL_PID HEARTBEAT_FILE INTERVAL_SECONDS [START_COUNT [DATE_EVERY]]
 #
-# Only shell built-ins run per beat, besides date, mv and sleep; the heartbeat is written to a
-# temp name (with the runtime's .tw-tmp- marker) and renamed, like every protocol file.
+# Only shell built-ins run per beat, besides mv and sleep (and date every DATE_EVERY beats, about
+# once a second: the time in the line is for people, the counter is what the runtime reads); the
+# heartbeat is written to a temp name (with the runtime's .tw-tmp- marker) and renamed, like
+# every protocol file.
 
 set -f
 pid=$1
 file=$2
 interval=$3
 n=${4:-0}
+date_every=${5:-1}
 if [ -z "$pid" ] || [ -z "$file" ] || [ -z "$interval" ]; then
-  echo "usage: $0 TOOL_PID HEARTBEAT_FILE INTERVAL_SECONDS [START_COUNT]" >&2
+  echo "usage: $0 TOOL_PID HEARTBEAT_FILE INTERVAL_SECONDS [START_COUNT [DATE_EVERY]]" >&2
   exit 2
 fi
 dir=${file%/*}
@@ -47,6 +50,7 @@ probe() {
 
 probe || exit 0
 first=$born
+now=
 while :; do
   probe || exit 0
   [ "$born" = "$first" ] || exit 0
@@ -56,7 +60,10 @@ while :; do
   T | t) ;; # stopped: no beat, so the runner sees the freeze
   *)
     n=$((n + 1))
-    printf '%s %s %s sidecar\n' "$n" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$pid" >"$tmp" &&
+    if [ -z "$now" ] || [ $((n % date_every)) -eq 0 ]; then
+      now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    fi
+    printf '%s %s %s sidecar\n' "$n" "$now" "$pid" >"$tmp" &&
       mv -f "$tmp" "$file"
     ;;
   esac

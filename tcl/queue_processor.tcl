@@ -411,9 +411,10 @@ proc ::skillpilot::start_sidecar_beat {} {
     if {$sh eq "" || ![file readable $script]} { return 0 }
     if {![file readable /proc/[pid]/stat] && [auto_execok ps] eq ""} { return 0 }
     set secs [format %.3f [expr {$heartbeat_ms / 1000.0}]]
+    set date_every [expr {max(1, 1000 / max(1, $heartbeat_ms))}]
     set errlog [file join $run_dir session sidecar.log]
     if {[catch {
-        set sidecar_pid [exec $sh $script [pid] [file join $run_dir session heartbeat] $secs $beats \
+        set sidecar_pid [exec $sh $script [pid] [file join $run_dir session heartbeat] $secs $beats $date_every \
             </dev/null >/dev/null 2>>$errlog &]
     } err]} {
         log "heartbeat sidecar could not start: $err"
