@@ -11,18 +11,45 @@
 #  - user scripts cannot end the session (`exit` is trapped) nor re-enter the processor (busy flag
 #    against scripts that call `update`), and the working directory is restored after each script
 #    (restore_wrapper.tcl cds into the design directory, seed §6.2);
-#  - session/heartbeat holds a counter bumped on a timer of the Tcl event loop. A long command
-#    blocks that loop, so the runtime never judges the heartbeat while a request is in flight.
+#  - session/heartbeat holds a counter bumped by a beat that survives a busy Tcl loop when it
+#    can: a Tcl thread (package Thread), else heartbeat_sidecar.sh (a POSIX-sh process on this
+#    host that beats while this pid exists and is not stopped). Only in the last resort, `loop`
+#    mode, is it bumped on a timer of the event loop, which a long command blocks; ready.json
+#    says which mode is in force, and the runtime judges the heartbeat during requests only when
+#    it is not `loop`;
+#  - while a request's script runs, execution traces on `source`, `exec` and `open "|…"` append
+#    one record each to session/audit.jsonl (append-only; the runtime copies them into the
+#    timeline) and, under the request's optional `policy`, refuse what it does not allow. This
+#    is an audit, not a sandbox: a child interp, `interp alias`, a renamed command or a loaded
+#    extension are not traced;
+#  - queue/ entries that are not regular files (symlinks, FIFOs) are never opened, and requests
+#    larger than max_request_bytes are never read: both are answered FAIL by their name alone.
 #
 # The boot script sets ::skillpilot::run_dir (and optionally poll_ms, heartbeat_ms, runner_pid,
-# runner_host)
-# before sourcing this file, then calls ::skillpilot::main, which never returns.
+# runner_host, heartbeat_mode) before sourcing this file, then calls ::skillpilot::main, which
+# never returns.
 
 namespace eval ::skillpilot {
     variable schema_version 1.0
-    foreach {name default} {run_dir "" poll_ms 10 heartbeat_ms 200 runner_pid "" runner_host ""} {
+    foreach {name default} {
+        run_dir "" poll_ms 10 heartbeat_ms 200 runner_pid "" runner_host "" heartbeat_mode auto
+    } {
         if {![info exists ::skillpilot::$name]} { variable $name $default }
     }
+    # the beat in force: thread | sidecar | loop (see start_beat)
+    variable beat_mode loop
+    variable sidecar_pid ""
+    variable sidecar_restarts 0
+    variable here [file dirname [file normalize [info script]]]
+    # requests are < 1 KB; anything larger is refused by its size, never read
+    variable max_request_bytes 65536
+    # the audit of the running request (see audit_on)
+    variable audit_id ""
+    variable audit_script ""
+    variable audit_policy {}
+    variable audit_self ""
+    variable audit_refused ""
+    variable audit_roots {}
     variable busy 0
     variable beats 0
     variable last_beat 0
@@ -289,11 +316,17 @@ proc ::skillpilot::runner_alive {pid} {
     return [expr {$state ni {Z X}}]
 }
 
-proc ::skillpilot::beat {} {
-    variable run_dir; variable beats; variable last_beat; variable runner_pid; variable runner_host
+proc ::skillpilot::write_heartbeat {} {
+    variable run_dir; variable beats; variable beat_mode
     incr beats
+    write_atomic [file join $run_dir session heartbeat] "$beats [now_iso] [pid] $beat_mode\n"
+}
+
+proc ::skillpilot::beat {} {
+    variable last_beat; variable runner_pid; variable runner_host; variable beat_mode
     set last_beat [clock milliseconds]
-    write_atomic [file join $run_dir session heartbeat] "$beats [now_iso] [pid]\n"
+    # in thread and sidecar modes another writer owns session/heartbeat
+    if {$beat_mode eq "loop"} { write_heartbeat } elseif {$beat_mode eq "sidecar"} { keep_sidecar }
     # An orphaned session (its runner killed -9) ends itself instead of idling forever.
     # Only on the runner's own host: under a farm launcher the tool may run elsewhere.
     if {$runner_pid ne "" && $runner_host eq [info hostname] && [file isdirectory /proc/self]
@@ -316,10 +349,104 @@ proc ::skillpilot::tick {} {
     }
 }
 
+# ── a beat that survives a busy loop ─────────────────────────────────────────────────────────
+
+# Choose the beat: `auto` tries a thread, then the sidecar, then the loop; `thread` and `sidecar`
+# fall back down the same chain when unavailable; `loop` is the old event-loop beat.
+proc ::skillpilot::start_beat {} {
+    variable heartbeat_mode; variable beat_mode
+    set chain [dict get {auto {thread sidecar loop} thread {thread sidecar loop}
+        sidecar {sidecar loop} loop {loop}} \
+        [expr {$heartbeat_mode in {auto thread sidecar loop} ? $heartbeat_mode : "auto"}]]
+    foreach mode $chain {
+        if {$mode eq "loop" || [start_${mode}_beat]} { break }
+    }
+    set beat_mode $mode
+    if {$heartbeat_mode ne "auto" && $heartbeat_mode ne $mode} {
+        log "heartbeat mode $heartbeat_mode unavailable; using $mode"
+    }
+}
+
+# A thread of this process writes the heartbeat on its own event loop, so a busy main interp does
+# not stop it, while a stopped or dead process does.
+proc ::skillpilot::start_thread_beat {} {
+    variable run_dir; variable heartbeat_ms; variable beats
+    if {[catch {package require Thread}]} { return 0 }
+    set body {
+        set ::n @N@
+        set ::file @FILE@
+        set ::seq 0
+        proc beat {} {
+            set ms [clock milliseconds]
+            set ts [clock format [expr {$ms / 1000}] -format {%Y-%m-%dT%H:%M:%S} -gmt 1]
+            append ts . [format %03d [expr {$ms % 1000}]] Z
+            set tmp [file join [file dirname $::file] ".[file tail $::file].tw-tmp-[pid]-t[incr ::seq]"]
+            if {[catch {
+                set f [open $tmp {WRONLY CREAT EXCL}]
+                puts -nonewline $f "[incr ::n] $ts [pid] thread\n"
+                close $f
+                file rename -force $tmp $::file
+            }]} { catch {file delete $tmp} }
+            after @MS@ beat
+        }
+        beat
+        thread::wait
+    }
+    set file [file join $run_dir session heartbeat]
+    if {[catch {
+        thread::create [string map [list @N@ $beats @FILE@ [list $file] @MS@ $heartbeat_ms] $body]
+    } err]} {
+        log "heartbeat thread could not start: $err"
+        return 0
+    }
+    return 1
+}
+
+# heartbeat_sidecar.sh beside this file, started on this host with this process's pid; it ends
+# when this process is gone. Needs sh and either /proc or ps.
+proc ::skillpilot::start_sidecar_beat {} {
+    variable run_dir; variable heartbeat_ms; variable beats; variable here; variable sidecar_pid
+    set script [file join $here heartbeat_sidecar.sh]
+    set sh [lindex [auto_execok sh] 0]
+    if {$sh eq "" || ![file readable $script]} { return 0 }
+    if {![file readable /proc/[pid]/stat] && [auto_execok ps] eq ""} { return 0 }
+    set secs [format %.3f [expr {$heartbeat_ms / 1000.0}]]
+    set date_every [expr {max(1, 1000 / max(1, $heartbeat_ms))}]
+    set errlog [file join $run_dir session sidecar.log]
+    if {[catch {
+        set sidecar_pid [exec $sh $script [pid] [file join $run_dir session heartbeat] $secs $beats $date_every \
+            </dev/null >/dev/null 2>>$errlog &]
+    } err]} {
+        log "heartbeat sidecar could not start: $err"
+        return 0
+    }
+    return 1
+}
+
+# A sidecar killed by someone else is started again (three times at most, then the heartbeat
+# goes stale and the runtime says HEARTBEAT_LOST, with session/sidecar.log as evidence).
+proc ::skillpilot::keep_sidecar {} {
+    variable sidecar_pid; variable sidecar_restarts; variable busy
+    # never while a script runs (it may call update): its exec would be audited as the script's
+    if {$busy || $sidecar_pid eq "" || ![file isdirectory /proc/self]} { return }
+    set state X
+    catch {
+        set f [open /proc/$sidecar_pid/stat r]
+        set stat [read $f]
+        close $f
+        set state [lindex [string range $stat [expr {[string last ")" $stat] + 2}] end] 0]
+    }
+    if {$state ni {Z X x}} { return }
+    if {[incr sidecar_restarts] > 3} { set sidecar_pid ""; return }
+    log "heartbeat sidecar $sidecar_pid is gone; starting it again ($sidecar_restarts of 3)"
+    start_sidecar_beat
+}
+
 proc ::skillpilot::scan_queue {} {
     variable run_dir
     set queue [file join $run_dir queue]
-    foreach name [lsort [glob -nocomplain -directory $queue -tails -types f *.json]] {
+    # every entry, whatever its type: a symlink or a FIFO named *.json is answered, never opened
+    foreach name [lsort [glob -nocomplain -directory $queue -tails *.json]] {
         set id [string range $name 0 end-5]
         set src [file join $queue $name]
         set claimed [file join $queue "$name.claimed"]
@@ -331,8 +458,17 @@ proc ::skillpilot::scan_queue {} {
             log "duplicate request id $id refused (moved to [file tail $dup])"
             continue
         }
-        # Claim before running: a request that cannot be renamed was claimed already.
+        # Claim before running: a request that cannot be renamed was claimed already. rename(2)
+        # moves a symlink itself, never its target.
         if {[catch {file rename $src $claimed}]} { continue }
+        set refusal [entry_refusal $claimed $name]
+        if {[llength $refusal] > 0} {
+            catch {file rename $claimed "$claimed.refused"}
+            log "request $id refused: [lindex $refusal 1]"
+            publish_ack $id [ack_text [dict create id $id detail [lindex $refusal 0] \
+                message [lindex $refusal 1]]]
+            continue
+        }
         if {[catch {process $id $claimed} err]} {
             # never leave the processor busy forever; the runtime's deadline will answer this one
             variable busy 0
@@ -340,6 +476,47 @@ proc ::skillpilot::scan_queue {} {
         }
         catch {file rename $claimed "$claimed.done"}
     }
+}
+
+# {} for a claimed entry that may be read, else {<detail_code> <message>}: judged by lstat
+# alone, so a symlink, a FIFO or a huge file is never opened.
+proc ::skillpilot::entry_refusal {path name} {
+    variable max_request_bytes
+    if {[catch {file lstat $path st} err]} {
+        return [list REQUEST_UNREADABLE "request queue/$name could not be examined: $err"]
+    }
+    if {$st(type) ne "file"} {
+        return [list REQUEST_NOT_REGULAR "security violation: queue/$name is a $st(type), not a regular file; it was not followed nor read (moved aside as $name.claimed.refused)"]
+    }
+    if {$st(size) > $max_request_bytes} {
+        return [list REQUEST_TOO_LARGE "request queue/$name is $st(size) bytes, over the limit of $max_request_bytes; it was not read (moved aside as $name.claimed.refused)"]
+    }
+    return {}
+}
+
+# The ack's JSON from a dict: id, and optionally job_id, status (FAIL), etype (INTERNAL_ERROR),
+# detail, message, script, started, finished, duration, evidence.
+proc ::skillpilot::ack_text {a} {
+    set now [now_iso]
+    set a [dict merge [dict create job_id "" status FAIL etype INTERNAL_ERROR detail "" message "" \
+        script "" started $now finished $now duration 0 evidence {}] $a]
+    set ack "\{\n"
+    append ack "  \"schema_version\": \"1.0\",\n"
+    append ack "  \"request_id\": [json::quote [dict get $a id]],\n"
+    append ack "  \"job_id\": [json::quote [dict get $a job_id]],\n"
+    append ack "  \"status\": \"[dict get $a status]\",\n"
+    append ack "  \"error_type\": \"[dict get $a etype]\",\n"
+    if {[dict get $a detail] ne ""} { append ack "  \"detail_code\": \"[dict get $a detail]\",\n" }
+    append ack "  \"message\": [json::quote [dict get $a message]],\n"
+    append ack "  \"script\": [json::quote [dict get $a script]],\n"
+    append ack "  \"started_at\": \"[dict get $a started]\",\n"
+    append ack "  \"finished_at\": \"[dict get $a finished]\",\n"
+    append ack "  \"duration_ms\": [dict get $a duration],\n"
+    set ev {}
+    foreach e [dict get $a evidence] { lappend ev [json::quote $e] }
+    append ack "  \"evidence_paths\": \[[join $ev {, }]\],\n"
+    append ack "  \"by\": \"queue_processor\"\n\}\n"
+    return $ack
 }
 
 # ── one request ───────────────────────────────────────────────────────────────────────────────
@@ -359,7 +536,7 @@ proc ::skillpilot::process {id claimed} {
     if {[catch {
         set f [open $claimed r]
         fconfigure $f -encoding utf-8
-        set text [read $f]
+        set text [read $f [expr {$::skillpilot::max_request_bytes + 1}]]
         close $f
     } err]} {
         set detail REQUEST_UNREADABLE
@@ -374,6 +551,11 @@ proc ::skillpilot::process {id claimed} {
                 set message "malformed request queue/$id.json: missing field $key"
                 break
             }
+        }
+        if {$detail eq "" && [dict exists $req policy] && (![string is list [dict get $req policy]]
+                || [llength [dict get $req policy]] % 2 != 0)} {
+            set detail REQUEST_MALFORMED
+            set message "malformed request queue/$id.json: policy is not an object"
         }
         if {$detail eq ""} {
             set job_id [dict get $req job_id]
@@ -392,53 +574,50 @@ proc ::skillpilot::process {id claimed} {
                     set detail [lindex $verdict 1]
                     set message [lindex $verdict 2]
                 } else {
-                    lassign [run_script $id $script [lindex $verdict 1]] status etype detail message evidence
+                    set policy [expr {[dict exists $req policy] ? [dict get $req policy] : {}}]
+                    lassign [run_script $id $script [lindex $verdict 1] $policy] \
+                        status etype detail message evidence
                 }
             }
         }
     }
-    set finished [now_iso]
     set duration [expr {[clock milliseconds] - $t0}]
-    set ack "\{\n"
-    append ack "  \"schema_version\": \"1.0\",\n"
-    append ack "  \"request_id\": [json::quote $id],\n"
-    append ack "  \"job_id\": [json::quote $job_id],\n"
-    append ack "  \"status\": \"$status\",\n"
-    append ack "  \"error_type\": \"$etype\",\n"
-    if {$detail ne ""} { append ack "  \"detail_code\": \"$detail\",\n" }
-    append ack "  \"message\": [json::quote $message],\n"
-    append ack "  \"script\": [json::quote $script],\n"
-    append ack "  \"started_at\": \"$started\",\n"
-    append ack "  \"finished_at\": \"$finished\",\n"
-    append ack "  \"duration_ms\": $duration,\n"
-    set ev {}
-    foreach e $evidence { lappend ev [json::quote $e] }
-    append ack "  \"evidence_paths\": \[[join $ev {, }]\],\n"
-    append ack "  \"by\": \"queue_processor\"\n\}\n"
+    set ack [ack_text [dict create id $id job_id $job_id status $status etype $etype detail $detail \
+        message $message script $script started $started finished [now_iso] duration $duration \
+        evidence $evidence]]
     publish_ack $id $ack
     set busy 0
 }
 
-proc ::skillpilot::run_script {id script real} {
+proc ::skillpilot::run_script {id script real policy} {
     variable run_dir
     set is_restore [expr {$script eq "scripts/restore_wrapper.tcl"}]
     set fail_type [expr {$is_restore ? "RESTORE_FAIL" : "CMD_FAIL"}]
     set here [pwd]
     cd $run_dir
     log "request $id: source $script"
+    audit_on $id $script $real $policy
     set rc [catch {uplevel #0 [list source $real]} result opts]
+    set refused [audit_off]
     # restore_wrapper.tcl cds into the design directory (seed §6.2); every script gets the run
     # directory back so relative paths in the next one mean the same thing.
     catch {cd $run_dir}
-    if {$rc == 0 || $rc == 2} {
+    if {($rc == 0 || $rc == 2) && $refused eq ""} {
         return [list PASS OK "" "sourced $script" {}]
     }
     set info [expr {[dict exists $opts -errorinfo] ? [dict get $opts -errorinfo] : $result}]
     set code [expr {[dict exists $opts -errorcode] ? [dict get $opts -errorcode] : "NONE"}]
     set errfile [file join session errors "$id.txt"]
-    catch {
-        file mkdir [file join $run_dir session errors]
-        write_atomic [file join $run_dir $errfile] "$info\n"
+    if {$rc == 1} {
+        catch {
+            file mkdir [file join $run_dir session errors]
+            write_atomic [file join $run_dir $errfile] "$info\n"
+        }
+    }
+    # a refusal fails the request even when the script caught the error it raised
+    if {$refused ne ""} {
+        return [list FAIL $fail_type POLICY_REFUSED "policy refused in $script: $refused (see session/audit.jsonl)" \
+            [concat session/audit.jsonl [expr {$rc == 1 ? [list $errfile] : {}}]]]
     }
     if {[lindex $code 0] eq "SKILLPILOT" && [lindex $code 1] eq "EXIT"} {
         return [list FAIL $fail_type SCRIPT_EXIT "$script called exit [lindex $code 2]; the session stays up (see $errfile)" [list $errfile]]
@@ -465,6 +644,180 @@ proc ::skillpilot::publish_ack {id content} {
     return 1
 }
 
+# ── audit of source, exec and open "|…" (what a script does) ────────────────────────────────
+
+# Tcl's own library directories, as they are at start: `package require` sources pkgIndex.tcl
+# files and .tm modules from there. A script that extends auto_path later does not widen this.
+proc ::skillpilot::audit_roots_init {} {
+    variable audit_roots {}
+    set tm {}
+    catch {set tm [::tcl::tm::path list]}
+    foreach d [concat [list [info library]] $::auto_path $tm] {
+        if {[file pathtype $d] eq "absolute" && [file isdirectory $d]} {
+            lappend audit_roots [realpath $d]
+        }
+    }
+    set audit_roots [lsort -unique $audit_roots]
+}
+
+# Arm the traces for one request; `policy` is the request's optional policy (a dict).
+proc ::skillpilot::audit_on {id script real policy} {
+    variable audit_id $id audit_script $script audit_policy $policy audit_self $real audit_refused ""
+    foreach cmd {source exec open} {
+        catch {trace add execution ::$cmd enter ::skillpilot::audit_$cmd}
+    }
+}
+
+# Disarm them; returns the first refusal of the request ("" when none).
+proc ::skillpilot::audit_off {} {
+    variable audit_id ""; variable audit_refused
+    foreach cmd {source exec open} {
+        catch {trace remove execution ::$cmd enter ::skillpilot::audit_$cmd}
+    }
+    return $audit_refused
+}
+
+proc ::skillpilot::policy_flag {name} {
+    variable audit_policy
+    return [expr {[dict exists $audit_policy $name] && [string is true -strict [dict get $audit_policy $name]]}]
+}
+
+# Where a real path lies: run_dir | design | tcl_library | outside.
+proc ::skillpilot::audit_where {real} {
+    variable run_dir; variable audit_policy; variable audit_roots
+    set dirs [list run_dir [realpath $run_dir]]
+    if {[dict exists $audit_policy allowed_dirs]} {
+        foreach d [dict get $audit_policy allowed_dirs] { lappend dirs design [realpath $d] }
+    }
+    foreach d $audit_roots { lappend dirs tcl_library $d }
+    foreach {where d} $dirs {
+        if {[string first "[string trimright $d /]/" $real] == 0} { return $where }
+    }
+    return outside
+}
+
+proc ::skillpilot::audit_source {cmd op} {
+    variable audit_self; variable audit_script
+    # the processor's own source of the request's script
+    if {$audit_self ne "" && [llength $cmd] == 2 && [lindex $cmd 1] eq $audit_self} {
+        set audit_self ""
+        return
+    }
+    set file [lindex $cmd end]
+    # normalize expands a leading ~ as source does; realpath then resolves every link
+    set real [realpath [file normalize [file join [pwd] $file]]]
+    set where [audit_where $real]
+    set exception ""
+    if {$audit_script eq "scripts/restore_wrapper.tcl" && [string match *.enc $real]} {
+        set exception "restore (seed 6.2)"
+    }
+    set refused ""
+    if {$where eq "outside" && $exception eq "" && [policy_flag confine_paths]} {
+        set refused "source of $real, outside the run directory and the design's directory (policy confine_paths)"
+    }
+    audit_record source [list path $file resolved $real where $where] $refused $exception
+}
+
+proc ::skillpilot::audit_exec {cmd op} {
+    set words [lrange $cmd 1 end]
+    while {[string match -* [lindex $words 0]]} {
+        set w [lindex $words 0]
+        set words [lrange $words 1 end]
+        if {$w eq "--"} { break }
+    }
+    audit_command exec $words
+}
+
+proc ::skillpilot::audit_open {cmd op} {
+    set name [lindex $cmd 1]
+    if {[string index $name 0] ne "|"} { return }
+    if {[catch {lrange [string range $name 1 end] 0 end} words]} {
+        set words [list [string range $name 1 end]]
+    }
+    audit_command open $words
+}
+
+# The programs of an exec-style pipeline: the first word of each stage, redirections skipped.
+proc ::skillpilot::pipeline_programs {words} {
+    set out {}
+    set head 1
+    set skip 0
+    foreach w $words {
+        if {$skip} { set skip 0; continue }
+        if {$w in {| |&}} { set head 1; continue }
+        if {$w eq "&"} { continue }
+        set redirect 0
+        foreach op {2>@1 >>& >&@ 2>> 2>@ << <@ >> >& >@ 2> < >} {
+            if {[string first $op $w] == 0} {
+                set redirect 1
+                if {$w eq $op && $op ne "2>@1"} { set skip 1 }
+                break
+            }
+        }
+        if {$redirect} { continue }
+        if {$head} { lappend out $w; set head 0 }
+    }
+    return $out
+}
+
+# With the policy's allow_exec present, a program is allowed when listed: a bare name matches a
+# bare command found on PATH, an entry with a / matches that real file.
+proc ::skillpilot::exec_allowed {prog path} {
+    variable audit_policy
+    if {![dict exists $audit_policy allow_exec]} { return 1 }
+    foreach a [dict get $audit_policy allow_exec] {
+        if {[string first / $a] >= 0} {
+            if {$path ne "" && [realpath [file join [pwd] $path]] eq [realpath $a]} { return 1 }
+        } elseif {[string first / $prog] < 0 && $prog eq $a} {
+            return 1
+        }
+    }
+    return 0
+}
+
+proc ::skillpilot::audit_command {kind words} {
+    set resolved {}
+    set refused ""
+    foreach prog [pipeline_programs $words] {
+        set path [lindex [auto_execok $prog] 0]
+        lappend resolved [expr {$path eq "" ? $prog : $path}]
+        if {$refused eq "" && ![exec_allowed $prog $path]} {
+            set refused "$kind of '$prog' (not in the policy's allow_exec)"
+        }
+    }
+    audit_record $kind [list argv $words programs $resolved] $refused ""
+}
+
+# One line of session/audit.jsonl (one append per line); a refusal is raised into the script.
+proc ::skillpilot::audit_record {command fields refused exception} {
+    variable run_dir; variable audit_id; variable audit_script; variable audit_refused
+    set line "\{\"schema_version\": \"1.0\", \"ts\": \"[now_iso]\", \"request_id\": [json::quote $audit_id],"
+    append line " \"script\": [json::quote $audit_script], \"command\": \"$command\""
+    dict for {k v} $fields {
+        if {$k in {argv programs}} {
+            set items {}
+            foreach x $v { lappend items [json::quote $x] }
+            append line ", \"$k\": \[[join $items {, }]\]"
+        } else {
+            append line ", \"$k\": [json::quote $v]"
+        }
+    }
+    append line ", \"decision\": \"[expr {$refused eq "" ? "allowed" : "refused"}]\""
+    if {$refused ne ""} { append line ", \"reason\": [json::quote $refused]" }
+    if {$exception ne ""} { append line ", \"exception\": [json::quote $exception]" }
+    append line "\}"
+    if {[catch {
+        set f [open [file join $run_dir session audit.jsonl] {WRONLY CREAT APPEND}]
+        fconfigure $f -translation lf -encoding utf-8 -buffering full
+        puts $f $line
+        close $f
+    } err]} { log "audit record lost: $err" }
+    if {$refused ne ""} {
+        if {$audit_refused eq ""} { set audit_refused $refused }
+        return -code error -errorcode [list SKILLPILOT POLICY_REFUSED] "policy refused: $refused"
+    }
+}
+
 # ── start ─────────────────────────────────────────────────────────────────────────────────────
 
 proc ::skillpilot::main {} {
@@ -482,12 +835,18 @@ proc ::skillpilot::main {} {
             return -code error -errorcode [list SKILLPILOT EXIT $code] "exit $code called by a script (trapped)"
         }
     }
+    audit_roots_init
+    write_heartbeat
+    start_beat
     beat
+    variable beat_mode; variable sidecar_pid
     set ready "\{\"schema_version\": \"1.0\", \"pid\": [pid], \"host\": [json::quote [info hostname]],"
     append ready " \"tcl_version\": \"[info patchlevel]\", \"stubbed\": [expr {$stubbed ? "true" : "false"}],"
+    append ready " \"heartbeat_mode\": \"$beat_mode\","
+    if {$sidecar_pid ne ""} { append ready " \"heartbeat_pid\": $sidecar_pid," }
     append ready " \"started_at\": \"[now_iso]\"\}\n"
     write_atomic [file join $run_dir session ready.json] $ready
-    log "queue processor ready (pid [pid], Tcl [info patchlevel])"
+    log "queue processor ready (pid [pid], Tcl [info patchlevel], heartbeat $beat_mode)"
     after 0 ::skillpilot::tick
     vwait ::skillpilot::forever
 }

@@ -398,7 +398,7 @@ describe("security boundary (§6.1): only scripts/ is sourced, symlinks resolved
 });
 
 describe("supervisor faults", () => {
-  it("a script blocking longer than the heartbeat threshold still PASSes (heartbeat not judged in flight)", async () => {
+  it("a script blocking the Tcl loop longer than the heartbeat threshold still PASSes", async () => {
     const { session, runDir } = await open(undefined, {
       heartbeatStaleMs: 150,
       heartbeatIntervalMs: 20,

@@ -79,6 +79,8 @@ export const ConfigSchema = z
         poll_ms: z.number().int().positive().default(10),
         /** How often the in-tool queue processor bumps session/heartbeat. */
         heartbeat_interval_ms: z.number().int().positive().default(1_000),
+        /** Who bumps it: `auto` (a Tcl thread, else the sh sidecar, else the event loop) or one of them. */
+        heartbeat_mode: z.enum(["auto", "thread", "sidecar", "loop"]).default("auto"),
       })
       .prefault({}),
     memory: z

@@ -26,6 +26,26 @@ function isEntryPath(path: string): boolean {
   return path.split("/").every((p) => p !== "" && p !== "." && p !== "..") && path.endsWith(".tcl");
 }
 
+/**
+ * The contract's optional `policy`: what the queue processor refuses while the subskill's scripts
+ * run (the restore wrapper is the runtime's own and never confined). Every `source`, `exec` and
+ * `open "|…"` is audited either way; this only adds refusals (CMD_FAIL / POLICY_REFUSED).
+ */
+export const ContractPolicySchema = z
+  .object({
+    /** Refuse a `source` of a file outside the run directory, the design's directory and Tcl's library. */
+    confine_paths: z.boolean().default(false),
+    /**
+     * When present, the only programs `exec` and `open "|…"` may start: a bare name matches a
+     * command found on PATH, an absolute path that file. `[]` refuses every program.
+     */
+    allow_exec: z
+      .array(z.string().regex(/^[^\s]+$/, "one program: a name or an absolute path, no spaces"))
+      .optional(),
+  })
+  .strict();
+export type ContractPolicy = z.infer<typeof ContractPolicySchema>;
+
 /** subskills/<name>/contract.yaml (seed §7.2, §7.3). */
 export const ContractSchema = z.object({
   schema_version: z.string().min(1),
@@ -59,6 +79,7 @@ export const ContractSchema = z.object({
       .min(1),
   }),
   debug_hints: z.array(z.string().min(1)).min(2),
+  policy: ContractPolicySchema.optional(),
 });
 export type Contract = z.infer<typeof ContractSchema>;
 

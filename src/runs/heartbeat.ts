@@ -40,3 +40,24 @@ export function watchHeartbeat(path: string): HeartbeatWatch {
     silentForMs: () => performance.now() - seenAt,
   };
 }
+
+/**
+ * How long the counter may stand still before the session is HEARTBEAT_LOST: the setting
+ * `heartbeat_stale_ms` (default 30 s, which also rides out a shared file system's attribute
+ * cache), but never less than three beat intervals — one or two late beats on a loaded host are
+ * not a lost tool.
+ */
+export function heartbeatThresholdMs(timings: {
+  heartbeatStaleMs: number;
+  heartbeatIntervalMs: number;
+}): number {
+  return Math.max(timings.heartbeatStaleMs, 3 * timings.heartbeatIntervalMs);
+}
+
+/**
+ * Whether the heartbeat can be judged while a request runs: only when something other than the
+ * Tcl event loop beats (a thread or the sidecar), since a long command blocks that loop.
+ */
+export function beatSurvivesBusyLoop(mode: string | undefined): boolean {
+  return mode === "thread" || mode === "sidecar";
+}

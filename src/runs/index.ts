@@ -20,7 +20,7 @@ export { runSkill } from "./job.ts";
 export { closeStaleJobs, listJobs, showJob } from "./jobs.ts";
 export { exampleDesignDir } from "./package-paths.ts";
 export { processGroupAlive } from "./process-group.ts";
-export type { AdapterName, Manifest } from "./protocol.ts";
+export type { Ack, AdapterName, HeartbeatMode, Manifest, RequestPolicy } from "./protocol.ts";
 export {
   AckSchema,
   ADAPTERS,

@@ -11,6 +11,7 @@ import {
   workspacePaths,
   writeFileAtomic,
 } from "../core/index.ts";
+import { type AuditTrail, auditPath, createAuditTrail, requestPolicyFor } from "./audit.ts";
 import {
   type CheckedContract,
   type Contract,
@@ -167,6 +168,7 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
     timings: timingsFrom(settings, options.timings),
     clock,
     record,
+    audit: createAuditTrail({ path: auditPath(paths), append: (e) => timeline.append(e) }),
     skillDir: skillRef.dir,
     session: undefined,
     contract: undefined,
@@ -221,6 +223,8 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
     await phase("RUN_SCRIPTS", () => runScripts(job, job.contract as Contract));
     await phase("VALIDATE_OUTPUTS", () => validate(job, job.contract as Contract));
   } catch (error) {
+    // what the failing script did is in the timeline before the failure
+    job.audit.collect();
     failure = toFailure(error);
     if (job.interruptedBy !== undefined) {
       if (failure.detail_code !== "INTERRUPTED")
@@ -265,6 +269,8 @@ interface Job {
   timings: SessionTimings;
   clock: Clock;
   record: JobRecord;
+  /** session/audit.jsonl → AUDIT events in the timeline. */
+  audit: AuditTrail;
   skillDir: string;
   session: ToolSession | undefined;
   contract: Contract | undefined;
@@ -418,6 +424,7 @@ async function startSession(job: Job): Promise<PhaseResult<ToolSession>> {
     io: job.io,
     ...(options.env ? { env: options.env } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
+    heartbeatMode: job.settings.heartbeat_mode,
   });
   // Known to the job before anything else can fail: whatever happens next, it is stopped.
   job.session = session;
@@ -432,6 +439,8 @@ async function startSession(job: Job): Promise<PhaseResult<ToolSession>> {
   return { value: session, exit: { pgid: session.pgid, tool_pid: session.ready.pid } };
 }
 
+const RESTORE_WRAPPER = "scripts/restore_wrapper.tcl";
+
 /** Send one script as the job's next request, recording it in the manifest and the timeline. */
 async function submit(job: Job, name: string, script: string, timeoutMs?: number): Promise<Ack> {
   const { record } = job;
@@ -444,11 +453,18 @@ async function submit(job: Job, name: string, script: string, timeoutMs?: number
     ...(timeoutMs !== undefined ? { timeout_ms: timeoutMs } : {}),
   });
   if (!job.session) throw jobFailed({ error_type: "INTERNAL_ERROR", message: "no session" });
+  const policy = requestPolicyFor({
+    contractPolicy: job.contract?.policy,
+    encPath: manifest.design.enc_path,
+    isRestore: script === RESTORE_WRAPPER,
+  });
   const ack = await job.session.request({
     requestId,
     script,
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(policy ? { policy } : {}),
   });
+  job.audit.collect();
   record.act("receive_ack", {
     request_id: requestId,
     status: ack.status,

@@ -112,6 +112,8 @@ export function formatBootScript(options: {
   heartbeatMs: number;
   runnerPid: number;
   runnerHost: string;
+  /** thread | sidecar | loop, or auto (the default): see queue_processor.tcl start_beat. */
+  heartbeatMode?: string;
 }): string {
   return [
     "# Written by the SkillPilot runtime; started as the session's boot script.",
@@ -121,6 +123,7 @@ export function formatBootScript(options: {
     `set ::skillpilot::heartbeat_ms ${Math.max(1, Math.round(options.heartbeatMs))}`,
     `set ::skillpilot::runner_pid ${options.runnerPid}`,
     `set ::skillpilot::runner_host ${tclQuote(options.runnerHost)}`,
+    `set ::skillpilot::heartbeat_mode ${tclQuote(options.heartbeatMode ?? "auto")}`,
     "# A real Innovus defines restoreDesign; a plain tclsh gets the stub of the few commands used.",
     `if {[info commands restoreDesign] eq ""} { source ${tclQuote(options.stubPath)} }`,
     `source ${tclQuote(options.processorPath)}`,

@@ -38,6 +38,18 @@ export const JOB_STATES = [
 ] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
+/**
+ * A request's optional `policy` (an extra field, which §5.1 does not forbid): what the queue
+ * processor refuses while the script runs. `allowed_dirs` (the design's directory) is added by
+ * the runtime; the rest comes from the contract's `policy`.
+ */
+export const RequestPolicySchema = z.object({
+  confine_paths: z.boolean(),
+  allow_exec: z.array(z.string()).optional(),
+  allowed_dirs: z.array(z.string()),
+});
+export type RequestPolicy = z.infer<typeof RequestPolicySchema>;
+
 /** queue/<request_id>.json (§5.1). */
 export const RequestSchema = z.object({
   schema_version: z.string(),
@@ -47,6 +59,7 @@ export const RequestSchema = z.object({
   script: z.string().startsWith("scripts/"),
   timeout_s: z.number().positive().optional(),
   created_at: z.string(),
+  policy: RequestPolicySchema.optional(),
 });
 
 /** ack/<request_id>.json (§5.2), plus `detail_code` and `by` (who published it). */
@@ -210,6 +223,14 @@ export const DebugIndexSchema = z.object({
 });
 export type DebugIndex = z.infer<typeof DebugIndexSchema>;
 
+/**
+ * Who bumps session/heartbeat: a Tcl thread, the POSIX-sh sidecar (both beat while the main
+ * interp is busy, so the runtime judges them during requests), or the event loop (judged only
+ * while idle). `auto` (the setting) picks the first that works in that order.
+ */
+export const HEARTBEAT_MODES = ["thread", "sidecar", "loop"] as const;
+export type HeartbeatMode = (typeof HEARTBEAT_MODES)[number];
+
 /** session/ready.json, written by the queue processor once it listens. */
 export const ReadySchema = z.object({
   schema_version: z.string(),
@@ -218,5 +239,9 @@ export const ReadySchema = z.object({
   tcl_version: z.string(),
   stubbed: z.boolean(),
   started_at: z.string(),
+  /** Absent from processors before the mode existed: those beat on the loop. */
+  heartbeat_mode: z.enum(HEARTBEAT_MODES).optional(),
+  /** The sidecar's pid (on the tool's host), in `sidecar` mode. */
+  heartbeat_pid: z.number().optional(),
 });
 export type Ready = z.infer<typeof ReadySchema>;

@@ -15,7 +15,7 @@ import {
 import { join } from "node:path";
 import type { Clock } from "../core/index.ts";
 import { ErrorCode, errnoCode, isTempName, TimewarpError, tempPathFor } from "../core/index.ts";
-import { type Ack, AckSchema, SCHEMA_VERSION } from "./protocol.ts";
+import { type Ack, AckSchema, type RequestPolicy, SCHEMA_VERSION } from "./protocol.ts";
 import type { ProtocolIo, RunPaths } from "./run-dir.ts";
 
 /** ack/<id>.json when present and valid (an ack is published whole, so a bad one is foreign). */
@@ -62,6 +62,8 @@ export interface RequestFile {
   script: string;
   timeoutMs: number;
   createdAt: string;
+  /** Optional: what the queue processor refuses while the script runs. */
+  policy?: RequestPolicy;
 }
 
 /**
@@ -92,6 +94,7 @@ export function submitRequest(
     script: request.script,
     timeout_s: request.timeoutMs / 1000,
     created_at: request.createdAt,
+    ...(request.policy ? { policy: request.policy } : {}),
   };
   if (!publishOnce(io, queuePath, `${JSON.stringify(body, null, 2)}\n`)) {
     throw new TimewarpError(ErrorCode.REQUEST_DUPLICATE, `${queuePath} exists already`, {

@@ -4,11 +4,18 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Clock } from "../core/index.ts";
 import { ErrorCode, isProcessAlive, TimewarpError } from "../core/index.ts";
-import { watchHeartbeat } from "./heartbeat.ts";
+import { beatSurvivesBusyLoop, heartbeatThresholdMs, watchHeartbeat } from "./heartbeat.ts";
 import { formatBootScript, type LaunchSettings, planLaunch } from "./launch.ts";
 import { tclDir } from "./package-paths.ts";
 import { endProcessGroup, processGroupAlive } from "./process-group.ts";
-import { type Ack, type AdapterName, type Ready, ReadySchema } from "./protocol.ts";
+import {
+  type Ack,
+  type AdapterName,
+  type HeartbeatMode,
+  type Ready,
+  ReadySchema,
+  type RequestPolicy,
+} from "./protocol.ts";
 import {
   ackWaker,
   publishSupervisorAck,
@@ -47,6 +54,8 @@ export interface StartSessionOptions {
   env?: NodeJS.ProcessEnv;
   /** Stop waiting for ready.json (a farm queue can take minutes) when the job is interrupted. */
   signal?: AbortSignal;
+  /** Who beats (setting `heartbeat_mode`); default auto: a Tcl thread, else the sidecar, else the loop. */
+  heartbeatMode?: "auto" | HeartbeatMode;
 }
 
 /** One request to run: a script under scripts/. */
@@ -54,6 +63,8 @@ export interface RequestOptions {
   requestId: string;
   script: string;
   timeoutMs?: number;
+  /** What the queue processor refuses while the script runs (the contract's `policy`). */
+  policy?: RequestPolicy;
 }
 
 /**
@@ -67,7 +78,10 @@ export interface ToolSession {
   readonly pgid: number;
   readonly ready: Ready;
   request(options: RequestOptions): Promise<Ack>;
-  /** HEARTBEAT_LOST when the counter has not moved for too long while idle; undefined when healthy. */
+  /**
+   * Between requests: INNOVUS_CRASH when the tool is gone, HEARTBEAT_LOST when the counter has
+   * not moved for the threshold; undefined when healthy. (During a request `request` watches.)
+   */
   checkHealth(): "HEARTBEAT_LOST" | "INNOVUS_CRASH" | undefined;
   /** Whether the tool (or its launcher) is still running. */
   alive(): boolean;
@@ -134,6 +148,7 @@ function launchTool(options: StartSessionOptions, paths: RunPaths, log: Log): La
       heartbeatMs: timings.heartbeatIntervalMs,
       runnerPid: process.pid,
       runnerHost: hostname(),
+      heartbeatMode: options.heartbeatMode ?? "auto",
     }),
   );
   const command = planLaunch({
@@ -240,7 +255,7 @@ export async function startToolSession(options: StartSessionOptions): Promise<To
   const tool = launchTool(options, paths, log);
   const { ready, pgid } = await waitForReady(tool, options, paths, log);
   log(
-    `ready: tool pid ${ready.pid} on ${ready.host}, Tcl ${ready.tcl_version}, stubbed ${ready.stubbed}`,
+    `ready: tool pid ${ready.pid} on ${ready.host}, Tcl ${ready.tcl_version}, stubbed ${ready.stubbed}, heartbeat ${ready.heartbeat_mode ?? "loop"}`,
   );
   return superviseSession(tool, ready, pgid, options, paths, log);
 }
@@ -249,6 +264,36 @@ export async function startToolSession(options: StartSessionOptions): Promise<To
 function exitText(tool: LaunchedTool): string {
   const exit = tool.exit();
   return exit ? `code ${exit.code}, signal ${exit.signal}` : "pid gone";
+}
+
+/** The supervisor's FAIL for a fault seen before or during a request (pure). */
+function faultFailure(
+  fault: "INNOVUS_CRASH" | "HEARTBEAT_LOST" | "QUEUE_TIMEOUT",
+  request: { requestId: string; script: string; timeout: number; inFlight: boolean },
+  facts: { staleMs: number; mode: string; exit: string },
+): SupervisorFailure {
+  const when = request.inFlight
+    ? `while running ${request.script}`
+    : `before request ${request.requestId}`;
+  if (fault === "HEARTBEAT_LOST") {
+    return {
+      error_type: fault,
+      detail_code: "HEARTBEAT_STALE",
+      message: `no heartbeat for more than ${facts.staleMs} ms ${when} (heartbeat mode ${facts.mode}: the tool is frozen, stopped or its host unreachable); the session was ended`,
+    };
+  }
+  if (fault === "QUEUE_TIMEOUT") {
+    return {
+      error_type: fault,
+      detail_code: "NO_ACK_BEFORE_DEADLINE",
+      message: `no ack for ${request.script} within ${request.timeout} ms; the session was ended`,
+    };
+  }
+  return {
+    error_type: fault,
+    detail_code: "TOOL_EXITED",
+    message: `the tool exited (${facts.exit}) ${when}${request.inFlight ? "; see session/tool.stderr.log" : ""}`,
+  };
 }
 
 function superviseSession(
@@ -288,40 +333,21 @@ function superviseSession(
     );
   };
 
-  const runRequest = async ({ requestId, script, timeoutMs }: RequestOptions): Promise<Ack> => {
-    const startedAt = options.clock.now().toISOString();
-    const ackPath = join(paths.ack, `${requestId}.json`);
-    const timeout = timeoutMs ?? timings.requestTimeoutMs;
-    // Judged while idle, before the request exists; acted on after it is written, so that every
-    // request in queue/ has its one ack even when the session is already gone.
-    const health = stopped ? "INNOVUS_CRASH" : session.checkHealth();
-    submitRequest(paths, options.io, usedIds, {
-      requestId,
-      jobId: options.jobId,
-      script,
-      timeoutMs: timeout,
-      createdAt: startedAt,
-    });
-    log(`submitted ${requestId}: ${script}`);
-    if (health) {
-      log(`${health} before request ${requestId}`);
-      return endWith(
-        requestId,
-        startedAt,
-        health === "HEARTBEAT_LOST"
-          ? {
-              error_type: health,
-              detail_code: "HEARTBEAT_STALE",
-              message: `no heartbeat for more than ${timings.heartbeatStaleMs} ms while idle; the session was ended`,
-            }
-          : {
-              error_type: health,
-              detail_code: "TOOL_EXITED",
-              message: `the tool exited (${exitText(tool)}) before request ${requestId}`,
-            },
-      );
-    }
-    const deadline = performance.now() + timeout;
+  const staleMs = heartbeatThresholdMs(timings);
+  const judgedInFlight = beatSurvivesBusyLoop(ready.heartbeat_mode);
+  const heartbeatStale = () => {
+    heartbeat.observe();
+    return heartbeat.silentForMs() > staleMs;
+  };
+  const facts = () => ({ staleMs, mode: ready.heartbeat_mode ?? "loop", exit: exitText(tool) });
+
+  /** Wait for the request's ack while watching the tool, its heartbeat and the deadline. */
+  const awaitAck = async (
+    request: { requestId: string; script: string; timeout: number; startedAt: string },
+    ackPath: string,
+  ): Promise<Ack> => {
+    const { requestId, script, startedAt } = request;
+    const deadline = performance.now() + request.timeout;
     for (;;) {
       if (interrupted !== undefined) {
         log(`interrupted during ${requestId}: ${interrupted}`);
@@ -336,8 +362,9 @@ function superviseSession(
         ackPresent: ack !== undefined,
         toolExited: !toolAlive(),
         deadlinePassed: performance.now() > deadline,
-        heartbeatStale: false,
+        heartbeatStale: judgedInFlight && heartbeatStale(),
         requestInFlight: true,
+        beatSurvivesBusyLoop: judgedInFlight,
       });
       if (verdict === "ACK" && ack) {
         // the loop was free a moment ago: restart the heartbeat's clock from here
@@ -345,28 +372,54 @@ function superviseSession(
         log(`ack ${requestId}: ${ack.status} ${ack.error_type}`);
         return ack;
       }
-      if (verdict === "INNOVUS_CRASH") {
-        // the ack may have landed just before the exit
+      if (verdict !== "HEALTHY" && verdict !== "ACK") {
+        // an ack may have landed just before the fault was seen: it stands
         await sleep(20);
         const late = readAck(ackPath);
         if (late) return late;
-        log(`INNOVUS_CRASH during ${requestId}`);
-        return endWith(requestId, startedAt, {
-          error_type: "INNOVUS_CRASH",
-          detail_code: "TOOL_EXITED",
-          message: `the tool exited (${exitText(tool)}) while running ${script}; see session/tool.stderr.log`,
-        });
-      }
-      if (verdict === "QUEUE_TIMEOUT") {
-        log(`QUEUE_TIMEOUT for ${requestId} after ${timeout} ms`);
-        return endWith(requestId, startedAt, {
-          error_type: "QUEUE_TIMEOUT",
-          detail_code: "NO_ACK_BEFORE_DEADLINE",
-          message: `no ack for ${script} within ${timeout} ms; the session was ended`,
-        });
+        log(`${verdict} during ${requestId}`);
+        return endWith(
+          requestId,
+          startedAt,
+          faultFailure(verdict, { ...request, inFlight: true }, facts()),
+        );
       }
       await waker.nap(Math.min(timings.ackPollMs, Math.max(1, deadline - performance.now())));
     }
+  };
+
+  const runRequest = async ({
+    requestId,
+    script,
+    timeoutMs,
+    policy,
+  }: RequestOptions): Promise<Ack> => {
+    const startedAt = options.clock.now().toISOString();
+    const timeout = timeoutMs ?? timings.requestTimeoutMs;
+    // Judged while idle, before the request exists; acted on after it is written, so that every
+    // request in queue/ has its one ack even when the session is already gone.
+    const health = stopped ? "INNOVUS_CRASH" : session.checkHealth();
+    submitRequest(paths, options.io, usedIds, {
+      requestId,
+      jobId: options.jobId,
+      script,
+      timeoutMs: timeout,
+      createdAt: startedAt,
+      ...(policy ? { policy } : {}),
+    });
+    log(`submitted ${requestId}: ${script}`);
+    if (health) {
+      log(`${health} before request ${requestId}`);
+      return endWith(
+        requestId,
+        startedAt,
+        faultFailure(health, { requestId, script, timeout, inFlight: false }, facts()),
+      );
+    }
+    return awaitAck(
+      { requestId, script, timeout, startedAt },
+      join(paths.ack, `${requestId}.json`),
+    );
   };
 
   const session: ToolSession = {
@@ -377,13 +430,13 @@ function superviseSession(
     alive: () => toolAlive(),
     checkHealth() {
       if (!toolAlive()) return "INNOVUS_CRASH";
-      heartbeat.observe();
       const verdict = classifySession({
         ackPresent: false,
         toolExited: false,
         deadlinePassed: false,
-        heartbeatStale: heartbeat.silentForMs() > timings.heartbeatStaleMs,
+        heartbeatStale: heartbeatStale(),
         requestInFlight: false,
+        beatSurvivesBusyLoop: judgedInFlight,
       });
       return verdict === "HEARTBEAT_LOST" ? verdict : undefined;
     },

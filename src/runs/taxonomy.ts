@@ -11,16 +11,22 @@ export interface SessionObservation {
   deadlinePassed: boolean;
   /** The heartbeat counter has not moved for longer than the threshold (runner's clock). */
   heartbeatStale: boolean;
-  /** A request is in flight: the Tcl event loop may be blocked, so the heartbeat is not judged. */
+  /** A request is in flight. */
   requestInFlight: boolean;
+  /**
+   * The heartbeat is written by something a busy Tcl loop does not block (a thread or the
+   * sidecar: ready.json's `heartbeat_mode`), so it is judged during a request too. False in
+   * `loop` mode: a long command blocks the loop and with it the beat.
+   */
+  beatSurvivesBusyLoop: boolean;
 }
 
 /**
  * The one precedence for session faults, when several apply at once:
  * an ack on disk wins (the tool answered; its own verdict stands), then INNOVUS_CRASH (the
  * process is gone, the most concrete fact), then QUEUE_TIMEOUT (the request's own deadline), then
- * HEARTBEAT_LOST — and that last one only while no request is in flight, because a long command
- * blocks Tcl's event loop and with it the heartbeat.
+ * HEARTBEAT_LOST — while idle always, and during a request only when the beat survives a busy
+ * loop (thread or sidecar mode).
  */
 export function classifySession(
   o: SessionObservation,
@@ -28,7 +34,7 @@ export function classifySession(
   if (o.ackPresent) return "ACK";
   if (o.toolExited) return "INNOVUS_CRASH";
   if (o.requestInFlight && o.deadlinePassed) return "QUEUE_TIMEOUT";
-  if (!o.requestInFlight && o.heartbeatStale) return "HEARTBEAT_LOST";
+  if (o.heartbeatStale && (!o.requestInFlight || o.beatSurvivesBusyLoop)) return "HEARTBEAT_LOST";
   return "HEALTHY";
 }
 
