@@ -69,7 +69,8 @@ export const ConfigSchema = z
         /** Launcher template for `dsub-i`; `{cmd}` is replaced by the tool command line. */
         dsub_template: z.string().default("dsub -I {cmd}"),
         ready_timeout_ms: z.number().int().positive().default(60_000),
-        heartbeat_stale_ms: z.number().int().positive().default(30_000),
+        /** Silence that ends the session HEARTBEAT_LOST; unset = 3 × heartbeat_interval_ms. */
+        heartbeat_stale_ms: z.number().int().positive().optional(),
         request_timeout_ms: z.number().int().positive().default(3_600_000),
         /** Innovus arguments; `{boot}` is the boot script (`-files {boot}` on newer releases). */
         innovus_args: z.array(z.string()).default(["-no_gui", "-init", "{boot}"]),

@@ -58,7 +58,7 @@ const NEXT_ACTIONS: Record<JobFailure["error_type"], string[]> = {
     "re-run the last request's script alone to reproduce the crash",
   ],
   HEARTBEAT_LOST: [
-    "the tool stopped answering while idle: check the host/farm job and session/processor.log",
+    "the tool stopped beating (stopped, frozen, or its node lost): check the host or farm job, session/processor.log.tail and session/sidecar.log.tail",
     "raise skillpilot.heartbeat_stale_ms if the host is overloaded",
   ],
   QUEUE_TIMEOUT: [
@@ -125,6 +125,8 @@ function copySessionLogs(paths: RunPaths, temp: string, io: ProtocolIo): string 
     [join(paths.session, "processor.log"), "processor.log.tail"],
     [paths.toolStdout, "innovus.stdout.tail"],
     [paths.toolStderr, "innovus.stderr.tail"],
+    [join(paths.session, "sidecar.log"), "sidecar.log.tail"],
+    [join(paths.session, "audit.jsonl"), "audit.jsonl.tail"],
   ];
   for (const [src, name] of logs) {
     const t = tailOf(src, 8000);

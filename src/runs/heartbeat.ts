@@ -43,9 +43,9 @@ export function watchHeartbeat(path: string): HeartbeatWatch {
 
 /**
  * How long the counter may stand still before the session is HEARTBEAT_LOST: the setting
- * `heartbeat_stale_ms` (default 30 s, which also rides out a shared file system's attribute
- * cache), but never less than three beat intervals — one or two late beats on a loaded host are
- * not a lost tool.
+ * `heartbeat_stale_ms` (unset: three beat intervals, 3 s by default), but never less than three
+ * intervals — one or two late beats on a loaded host are not a lost tool. On a shared file
+ * system whose attribute cache lags, the setting is raised to ride it out.
  */
 export function heartbeatThresholdMs(timings: {
   heartbeatStaleMs: number;

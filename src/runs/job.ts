@@ -82,7 +82,7 @@ export function timingsFrom(
 ): SessionTimings {
   return {
     readyTimeoutMs: settings.ready_timeout_ms,
-    heartbeatStaleMs: settings.heartbeat_stale_ms,
+    heartbeatStaleMs: settings.heartbeat_stale_ms ?? 3 * settings.heartbeat_interval_ms,
     requestTimeoutMs: settings.request_timeout_ms,
     pollMs: settings.poll_ms,
     heartbeatIntervalMs: settings.heartbeat_interval_ms,
