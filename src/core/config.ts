@@ -79,6 +79,11 @@ export const ConfigSchema = z
         poll_ms: z.number().int().positive().default(10),
         /** How often the in-tool queue processor bumps session/heartbeat. */
         heartbeat_interval_ms: z.number().int().positive().default(1_000),
+        /**
+         * How long an orphaned tool session (its runner killed -9) keeps its restored design,
+         * waiting for `timewarp skill resume`, before it ends itself; 0 ends it at once.
+         */
+        orphan_grace_ms: z.number().int().nonnegative().default(600_000),
       })
       .prefault({}),
     memory: z
