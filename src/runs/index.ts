@@ -6,7 +6,7 @@
 
 /** Parse/validate contract.yaml (§7) — `readContract(dir)` reads `<dir>/contract.yaml`; results, not throws. */
 export { readContract } from "./contract.ts";
-export type { RunSkillOptions, SkillPilotSettings } from "./job.ts";
+export type { RunSkillOptions, RunSkillResult, SkillPilotSettings } from "./job.ts";
 /** Run a skill as a job; tool faults are the job's FAIL, never an exception. */
 export { runSkill } from "./job.ts";
 /** `skill runs` / `skill show`; both close stale RUNNING jobs first (those not resumable). */

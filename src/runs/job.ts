@@ -26,6 +26,7 @@ import {
 } from "./protocol.ts";
 import { readQueuedRequest } from "./queued-request.ts";
 import { readAck } from "./request-files.ts";
+import { RESUMABLE_STATES, type ResumableState } from "./resume-point.ts";
 import {
   createRunDir,
   createTimeline,
@@ -194,10 +195,6 @@ async function runAfterSession(
   await phase("VALIDATE_OUTPUTS", () => validate(job, contract));
 }
 
-/** The states a resumed job can continue from: those after START_SESSION, before SUMMARIZE. */
-export const RESUMABLE_STATES = ["RESTORE", "RUN_SCRIPTS", "VALIDATE_OUTPUTS"] as const;
-export type ResumableState = (typeof RESUMABLE_STATES)[number];
-
 type Phase = <T>(
   state: JobState,
   run: () => Promise<PhaseResult<T>> | PhaseResult<T>,
@@ -239,8 +236,11 @@ export async function continueJob(o: ContinueJobOptions): Promise<RunSkillResult
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),
   };
-  // the disk says which requests were made: adopt() rebuilds this list in order
-  m.requests = [];
+  // the disk says which requests were made: an entry whose request never reached queue/ goes
+  m.requests = (m.requests ?? []).filter(
+    (r) =>
+      existsSync(join(paths.ack, `${r.request_id}.json`)) || readQueuedRequest(paths, r.request_id),
+  );
   const job = newJob({
     options,
     jobId: m.job_id,
@@ -253,6 +253,8 @@ export async function continueJob(o: ContinueJobOptions): Promise<RunSkillResult
   });
   job.session = o.session;
   job.resumed = true;
+  // requests are numbered in order: the restore is the first, the scripts follow
+  job.requestCount = o.from === "RESTORE" ? 0 : 1;
   const design = { enc_path: m.design.enc_path, enc_dat_path: m.design.enc_dat_path };
   return driveJob(job, t0, async (phase) => {
     job.contract = rereadContract(job);
@@ -310,6 +312,7 @@ function newJob(o: {
     session: undefined,
     contract: undefined,
     resumed: false,
+    requestCount: 0,
     interruptedBy: undefined,
     checkAbort: () => {},
     findings: [],
@@ -406,6 +409,8 @@ interface Job {
   contract: Contract | undefined;
   /** Continued by `skill resume`: requests already on disk are adopted, not submitted again. */
   resumed: boolean;
+  /** Requests made so far (submitted, or adopted on a resume): the next one's number is this + 1. */
+  requestCount: number;
   interruptedBy: string | undefined;
   /** Throws INTERRUPTED once the job was interrupted (SIGINT/SIGTERM of the runner). */
   checkAbort: () => void;
@@ -551,7 +556,7 @@ async function startSession(job: Job): Promise<PhaseResult<ToolSession>> {
 
 /** The id the job's next request gets: `<job_id>_<NNNN>_<name>`, numbered in order. */
 function nextRequestId(job: Job, name: string): string {
-  const n = (job.record.manifest.requests?.length ?? 0) + 1;
+  const n = job.requestCount + 1;
   return `${job.jobId}_${String(n).padStart(4, "0")}_${name}`;
 }
 
@@ -560,6 +565,7 @@ async function submit(job: Job, name: string, script: string): Promise<Ack> {
   const { record } = job;
   const manifest = record.manifest;
   const requestId = nextRequestId(job, name);
+  job.requestCount++;
   manifest.requests?.push({ request_id: requestId, script });
   record.act("submit_request", { request_id: requestId, script });
   if (!job.session) throw jobFailed({ error_type: "INTERNAL_ERROR", message: "no session" });
@@ -596,9 +602,14 @@ async function adopt(job: Job, name: string): Promise<Ack | undefined> {
   const request = onDisk ? undefined : readQueuedRequest(job.paths, requestId);
   if (!onDisk && !request) return undefined;
   const script = onDisk?.script ?? request?.script ?? "";
-  job.record.manifest.requests?.push({ request_id: requestId, script });
+  job.requestCount++;
+  const { manifest } = job.record;
+  if (!manifest.requests?.some((r) => r.request_id === requestId))
+    manifest.requests?.push({ request_id: requestId, script });
   if (onDisk) {
-    recordAck(job, onDisk, { adopted: "acked" });
+    // recorded already when the first runner saw it; else recorded now
+    const known = manifest.requests?.find((r) => r.request_id === requestId);
+    if (known?.status !== onDisk.status) recordAck(job, onDisk, { adopted: "acked" });
     return onDisk;
   }
   if (!job.session || !request)

@@ -22,7 +22,9 @@ import {
   type Summary,
   SummarySchema,
 } from "./protocol.ts";
-import { sweepTempFiles } from "./request-files.ts";
+import { unansweredRequests } from "./queued-request.ts";
+import { publishSupervisorAck, sweepTempFiles } from "./request-files.ts";
+import { openStateOf, readTimeline } from "./resume-point.ts";
 import {
   createTimeline,
   defaultProtocolIo,
@@ -105,6 +107,16 @@ export async function closeJob(o: {
   if (pgid === undefined || !processGroupAlive(pgid)) sweepTempFiles(paths);
   const runnerPid = readRunnerFile(paths)?.pid ?? m.runtime.pid;
   const reason = `runner pid ${runnerPid ?? "?"} is gone (${o.why}); the job was closed by ${o.by}`;
+  // every request in queue/ keeps exactly one ack: the ones nobody answered get the supervisor's
+  for (const requestId of unansweredRequests(paths)) {
+    publishSupervisorAck(
+      paths,
+      io,
+      clock,
+      { requestId, jobId: id, startedAt: clock.now().toISOString() },
+      { error_type: "INTERNAL_ERROR", detail_code: "RUNNER_GONE", message: reason },
+    );
+  }
   const failure = {
     error_type: "INTERNAL_ERROR" as const,
     detail_code: "RUNNER_GONE",
@@ -131,6 +143,16 @@ export async function closeJob(o: {
   };
   io.writeFile(paths.summaryJson, `${JSON.stringify(summary, null, 2)}\n`);
   io.writeFile(paths.summaryMd, formatSummaryMarkdown(summary));
+  // the state its runner left open is left here, so that every state entered has its exit
+  const openState = openStateOf(readTimeline(paths.timeline));
+  if (openState) {
+    timeline.append({
+      level: "WARN",
+      event: "STATE_EXIT",
+      state: openState,
+      data: { left_by: "runner_gone" },
+    });
+  }
   timeline.append({
     level: "ERROR",
     event: "FAIL",

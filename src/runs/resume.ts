@@ -17,13 +17,7 @@ import {
   TimewarpError,
   workspacePaths,
 } from "../core/index.ts";
-import {
-  continueJob,
-  RESUMABLE_STATES,
-  type ResumableState,
-  type SkillPilotSettings,
-  timingsFrom,
-} from "./job.ts";
+import { continueJob, type SkillPilotSettings, timingsFrom } from "./job.ts";
 import { closeJob, readManifest, tryResumeLock } from "./jobs.ts";
 import { observeOrphan } from "./orphan.ts";
 import {
@@ -35,6 +29,7 @@ import {
   type TimelineEvent,
   TimelineEventSchema,
 } from "./protocol.ts";
+import { type ResumePoint, readTimeline, resumePointOf } from "./resume-point.ts";
 import {
   createTimeline,
   defaultProtocolIo,
@@ -65,59 +60,6 @@ export interface ResumeJobResult {
   summary: Summary;
   manifest: Manifest;
   runDir: string;
-}
-
-/** Where a job stopped, from its timeline: the state to continue from, and one left open. */
-export type ResumePoint =
-  | { ok: true; from: ResumableState; open: JobState | undefined }
-  | { ok: false; stoppedIn: JobState | undefined };
-
-/**
- * The resume point of a job (pure): the last state entered, continued when it never exited,
- * the next one when it did. A STATE_EXIT marked `left_by` (written by an earlier resume for the
- * state its dead runner left open) is no real exit. Only the states after START_SESSION (a live
- * session and the design restored or being restored) can be continued.
- */
-export function resumePointOf(events: TimelineEvent[], hasSession: boolean): ResumePoint {
-  let last: JobState | undefined;
-  let exited = false;
-  for (const e of events) {
-    const state = JOB_STATES.find((s) => s === e.state);
-    if (!state) continue;
-    if (e.event === "STATE_ENTER") {
-      last = state;
-      exited = false;
-    } else if (e.event === "STATE_EXIT" && state === last && e.data?.left_by === undefined) {
-      exited = true;
-    }
-  }
-  const at = last === undefined ? -1 : JOB_STATES.indexOf(last);
-  const next = exited ? at + 1 : at;
-  const from = JOB_STATES[Math.min(next, JOB_STATES.indexOf("VALIDATE_OUTPUTS"))];
-  const open = last !== undefined && !exited ? last : undefined;
-  if (from === "START_SESSION" && hasSession && last === "START_SESSION") {
-    return { ok: true, from: "RESTORE", open };
-  }
-  const resumable = RESUMABLE_STATES.find((s) => s === from);
-  return resumable ? { ok: true, from: resumable, open } : { ok: false, stoppedIn: last };
-}
-
-function readTimeline(path: string): TimelineEvent[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return [];
-  }
-  const events: TimelineEvent[] = [];
-  for (const line of text.split("\n")) {
-    try {
-      events.push(TimelineEventSchema.parse(JSON.parse(line)));
-    } catch {
-      // an empty last line
-    }
-  }
-  return events;
 }
 
 function notResumable(jobId: string, reason: string, message: string): TimewarpError {
