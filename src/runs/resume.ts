@@ -20,15 +20,7 @@ import {
 import { continueJob, type SkillPilotSettings, timingsFrom } from "./job.ts";
 import { closeJob, readManifest, tryResumeLock } from "./jobs.ts";
 import { observeOrphan } from "./orphan.ts";
-import {
-  JOB_STATES,
-  type JobState,
-  type Manifest,
-  type Summary,
-  SummarySchema,
-  type TimelineEvent,
-  TimelineEventSchema,
-} from "./protocol.ts";
+import { type Manifest, type Summary, SummarySchema } from "./protocol.ts";
 import { type ResumePoint, readTimeline, resumePointOf } from "./resume-point.ts";
 import {
   createTimeline,
