@@ -313,6 +313,30 @@ describe("kill -9 of the runner, then skill resume", () => {
     expect(missing.json()).toMatchObject({ error: { code: "JOB_NOT_FOUND" } });
   }, 60_000);
 
+  it("refuses to resume a job whose runner is alive: another runner owns it", async () => {
+    const { cwd, gate } = workspace("f", 60_000);
+    const run = startCli(cwd, ["skill", "run", "gated", "--design", "AAA", "--json"]);
+    const runs = runsRootFor(cwd);
+    const runDir = await waitFor("the wait request to be claimed", () => {
+      const id = existsSync(runs) ? readdirSync(runs)[0] : undefined;
+      const queue = id ? join(runs, id, "queue") : "";
+      return id &&
+        existsSync(queue) &&
+        readdirSync(queue).some((n) => n.endsWith("_wait.json.claimed"))
+        ? join(runs, id)
+        : undefined;
+    });
+    const r = runCli(resumeArgs(runDir), { cwd });
+    expect(r.json()).toMatchObject({
+      error: { code: "JOB_NOT_RESUMABLE", data: { reason: "runner_alive" } },
+    });
+    expect(timelineOf(runDir).some((e) => e.event === "RESUME")).toBe(false);
+    writeFileSync(gate, "go\n");
+    const out = await run.done;
+    expect(out.code, out.stderr).toBe(0);
+    expect(assertJobInvariants(runDir).manifest.status).toBe("PASS");
+  }, 120_000);
+
   it("two resumes at once: exactly one takes the job over", async () => {
     const { cwd, gate } = workspace("d", 60_000);
     const { runDir } = await runAndKill(cwd);

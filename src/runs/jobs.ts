@@ -206,11 +206,14 @@ export async function closeStaleJobs(options: {
   const closed: string[] = [];
   for (const id of jobIds(options.cwd)) {
     const runDir = join(runsRootFor(options.cwd), id);
-    if (readManifest(runDir)?.status !== "RUNNING") continue;
+    const seen = readManifest(runDir);
+    // judged first without the lock: a job its runner owns is not touched at all
+    if (seen?.status !== "RUNNING") continue;
+    if (judge(runDir, seen, { cwd: options.cwd, clock }).kind !== "gone") continue;
     const lock = tryResumeLock(runDir, "closing a stale job");
     if (!lock) continue;
     try {
-      // read again under the lock: a resume may have just finished it
+      // read and judged again under the lock: a resume may have just taken it over
       const m = readManifest(runDir);
       if (m?.status !== "RUNNING") continue;
       const verdict = judge(runDir, m, { cwd: options.cwd, clock });
