@@ -599,9 +599,9 @@ async function adopt(job: Job, name: string): Promise<Ack | undefined> {
   if (!job.resumed) return undefined;
   const requestId = nextRequestId(job, name);
   const onDisk = readAck(join(job.paths.ack, `${requestId}.json`));
-  const request = onDisk ? undefined : readQueuedRequest(job.paths, requestId);
+  const request = readQueuedRequest(job.paths, requestId);
   if (!onDisk && !request) return undefined;
-  const script = onDisk?.script ?? request?.script ?? "";
+  const script = request?.script ?? onDisk?.script ?? "";
   job.requestCount++;
   const { manifest } = job.record;
   if (!manifest.requests?.some((r) => r.request_id === requestId))
