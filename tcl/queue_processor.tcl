@@ -323,15 +323,62 @@ proc ::skillpilot::write_heartbeat {} {
 }
 
 proc ::skillpilot::beat {} {
-    variable last_beat; variable runner_pid; variable runner_host; variable beat_mode
+    variable last_beat; variable beat_mode
     set last_beat [clock milliseconds]
     # in thread and sidecar modes another writer owns session/heartbeat
     if {$beat_mode eq "loop"} { write_heartbeat } elseif {$beat_mode eq "sidecar"} { keep_sidecar }
-    # An orphaned session (its runner killed -9) ends itself instead of idling forever.
-    # Only on the runner's own host: under a farm launcher the tool may run elsewhere.
-    if {$runner_pid ne "" && $runner_host eq [info hostname] && [file isdirectory /proc/self]
-            && ![runner_alive $runner_pid]} {
-        log "runner pid $runner_pid is gone; ending the session"
+}
+
+# An orphaned session (its runner killed -9) keeps its restored design for orphan_grace_ms, so
+# that `timewarp skill resume` can take it over by writing itself into session/runner.json; then
+# it ends itself instead of idling forever (grace 0: at once). The runner is session/runner.json
+# when readable, else the boot's runner_pid/runner_host (grace 0). Only on the runner's own host
+# (under a farm launcher the tool may run elsewhere) and where /proc tells. Called from every
+# tick; looks at most once per heartbeat period.
+proc ::skillpilot::check_runner {} {
+    variable run_dir; variable heartbeat_ms; variable runner_pid; variable runner_host
+    variable runner_checked_at; variable orphan_since
+    if {![info exists runner_checked_at]} { set runner_checked_at 0; set orphan_since "" }
+    set now [clock milliseconds]
+    if {$now - $runner_checked_at < $heartbeat_ms} { return }
+    set runner_checked_at $now
+    if {![file isdirectory /proc/self]} { return }
+    set pid $runner_pid
+    set host $runner_host
+    set grace 0
+    if {![catch {
+        set f [open [file join $run_dir session runner.json] r]
+        set text [read $f]
+        close $f
+        set r [json::parse $text]
+        set r_pid [dict get $r pid]
+        set r_host [dict get $r host]
+        set r_grace [dict get $r orphan_grace_ms]
+    }]} {
+        lassign [list $r_pid $r_host $r_grace] pid host grace
+    }
+    if {$pid eq "" || $host ne [info hostname]} { return }
+    set orphan [file join $run_dir session orphan.json]
+    if {[runner_alive $pid]} {
+        if {$orphan_since ne ""} {
+            set orphan_since ""
+            catch {file delete $orphan}
+            log "runner pid $pid took the session over"
+        }
+        return
+    }
+    if {$orphan_since eq ""} {
+        set orphan_since $now
+        set iso {{ms} {
+            return "[clock format [expr {$ms / 1000}] -format {%Y-%m-%dT%H:%M:%S} -gmt 1].[format %03d [expr {$ms % 1000}]]Z"
+        }}
+        set o "\{\"schema_version\": \"1.0\", \"runner_pid\": $pid, \"since\": \"[apply $iso $now]\","
+        append o " \"until\": \"[apply $iso [expr {$now + $grace}]]\", \"orphan_grace_ms\": $grace\}\n"
+        catch {write_atomic $orphan $o}
+        log "runner pid $pid is gone; the session waits $grace ms for `timewarp skill resume`"
+    }
+    if {$now - $orphan_since >= $grace} {
+        log "runner pid $pid is gone and no resume came within $grace ms; ending the session"
         ::skillpilot::real_exit 0
     }
 }
@@ -343,6 +390,7 @@ proc ::skillpilot::tick {} {
     after $poll_ms ::skillpilot::tick
     if {[catch {
         if {[clock milliseconds] - $last_beat >= $heartbeat_ms} { beat }
+        check_runner
         if {!$busy} { scan_queue }
     } err]} {
         log "tick error: $::errorInfo"

@@ -1,4 +1,6 @@
+import { spawnSync } from "node:child_process";
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -105,6 +107,7 @@ const op: Record<string, string> = {};
 let proposal: { id: string; snapshotIds: string[] } | undefined;
 let jobId = "";
 let failedJobId = "";
+const STALE_JOB = "20200101_000000_1_stal";
 
 const file = (rel: string) => join(ws, rel);
 const read = (rel: string) => readFileSync(file(rel), "utf8");
@@ -1017,6 +1020,47 @@ const FLOW: Row[] = [
     why: "an unknown job",
     expect: { code: "JOB_NOT_FOUND" },
     args: () => ({ job_a: jobId, job_b: "20200101_000000_1_abcd" }),
+  },
+  {
+    tool: "skill_resume",
+    why: "a RUNNING job whose runner and session are both gone is closed cleanly (RUNNER_GONE)",
+    expect: "ok",
+    before: () => {
+      // the PASS job's run dir as a runner killed -9 would have left it: RUNNING, no summary
+      const from = join(ws, ".skillpilot/runs", jobId);
+      const to = join(ws, ".skillpilot/runs", STALE_JOB);
+      cpSync(from, to, { recursive: true });
+      const manifest = JSON.parse(readFileSync(join(to, "job_manifest.json"), "utf8"));
+      const deadPid = spawnSync("true").pid;
+      const { error_type: _e, finished_at: _f, ...rest } = manifest;
+      writeFileSync(
+        join(to, "job_manifest.json"),
+        JSON.stringify({
+          ...rest,
+          job_id: STALE_JOB,
+          status: "RUNNING",
+          runtime: { ...manifest.runtime, pid: deadPid },
+        }),
+      );
+      rmSync(join(to, "summary.json"));
+      rmSync(join(to, "session", "runner.json"), { force: true });
+    },
+    args: () => ({ job_id: STALE_JOB }),
+    check: (b) => {
+      expect(b).toMatchObject({
+        outcome: "closed",
+        status: "FAIL",
+        error_type: "INTERNAL_ERROR",
+        detail_code: "RUNNER_GONE",
+      });
+      expect(existsSync(String((b.evidence as Body).debug_bundle_dir))).toBe(true);
+    },
+  },
+  {
+    tool: "skill_resume",
+    why: "a PASS job is not resumable",
+    expect: { code: "JOB_NOT_RESUMABLE" },
+    args: () => ({ job_id: jobId }),
   },
   // ── turns and rewind ────────────────────────────────────────────────────────────────────────
   {

@@ -443,14 +443,18 @@ describe("jobs in one CWD", () => {
     });
   });
 
-  it("a stale RUNNING job (runner killed -9) is closed later with a reason, and its session group ended", async () => {
-    // a runner process that starts a job and is killed -9 mid-request
+  it("a stale RUNNING job (runner killed -9, orphan_grace_ms 0) is closed later with a reason, and its session group ended", async () => {
+    // a runner process that starts a job and is killed -9 mid-request; with no grace its
+    // session is not waited for (test/runs-resume.test.ts covers the grace and the resume)
     writeSkill(cwd, "hang", { script: "while 1 {}\n" });
     const script = join(tmp.dir, "runner.mts");
+    const src = (dir: string) =>
+      JSON.stringify(join(import.meta.dirname, "..", "src", dir, "index.ts"));
     writeFileSync(
       script,
-      `import { runSkill } from ${JSON.stringify(join(import.meta.dirname, "..", "src", "runs", "index.ts"))};\n` +
-        `await runSkill({ cwd: ${JSON.stringify(cwd)}, design: "AAA", skill: "hang", timings: { pollMs: 5, heartbeatIntervalMs: 40 } });\n`,
+      `import { runSkill } from ${src("runs")};\nimport { parseConfig } from ${src("core")};\n` +
+        `const settings = { ...parseConfig({}, "test").skillpilot, orphan_grace_ms: 0 };\n` +
+        `await runSkill({ cwd: ${JSON.stringify(cwd)}, design: "AAA", skill: "hang", settings, timings: { pollMs: 5, heartbeatIntervalMs: 40 } });\n`,
     );
     const tsx = join(import.meta.dirname, "..", "node_modules", ".bin", "tsx");
     const { spawn } = await import("node:child_process");
@@ -489,7 +493,7 @@ describe("jobs in one CWD", () => {
       error_type: "INTERNAL_ERROR",
       detail_code: "RUNNER_GONE",
     });
-    expect(after.closed_reason).toContain(`runner pid ${runnerPid} is gone`);
+    expect(after.closed_reason).toContain(`runner pid ${runnerPid} is gone (orphan_grace_ms is 0)`);
     expect(processGroupAlive(after.runtime.session?.pgid ?? 0)).toBe(false);
     expect(existsSync(join(runs, jobId ?? "", "debug_bundle", "index.json"))).toBe(true);
     expect(spawnSync("true").status).toBe(0);

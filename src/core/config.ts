@@ -82,6 +82,11 @@ export const ConfigSchema = z
         heartbeat_interval_ms: z.number().int().positive().default(1_000),
         /** Who bumps it: `auto` (a Tcl thread, else the sh sidecar, else the event loop) or one of them. */
         heartbeat_mode: z.enum(["auto", "thread", "sidecar", "loop"]).default("auto"),
+        /**
+         * How long an orphaned tool session (its runner killed -9) keeps its restored design,
+         * waiting for `timewarp skill resume`, before it ends itself; 0 ends it at once.
+         */
+        orphan_grace_ms: z.number().int().nonnegative().default(600_000),
       })
       .prefault({}),
     memory: z

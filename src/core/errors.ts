@@ -125,6 +125,11 @@ export const ErrorCode = {
   JOB_NOT_FOUND: "JOB_NOT_FOUND",
   /** A SkillPilot job ended FAIL; `data.error_type` carries the seed's taxonomy value. */
   JOB_FAILED: "JOB_FAILED",
+  /**
+   * `skill resume` of a job that cannot be taken over: not RUNNING (the message names its
+   * status), its runner still alive, or another resume owns it; `data.reason` says which.
+   */
+  JOB_NOT_RESUMABLE: "JOB_NOT_RESUMABLE",
   /** A SkillPilot request id was used already in that run directory; request files are never overwritten. */
   REQUEST_DUPLICATE: "REQUEST_DUPLICATE",
   /**

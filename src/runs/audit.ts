@@ -115,6 +115,8 @@ export interface AuditTrail {
 export function createAuditTrail(o: {
   path: string;
   append: (event: TimelineInput) => void;
+  /** Requests whose records a previous runner put in the timeline already (a resumed job). */
+  collected?: ReadonlySet<string>;
 }): AuditTrail {
   let offset = 0;
   return {
@@ -122,18 +124,19 @@ export function createAuditTrail(o: {
       let appended = 0;
       try {
         const found = readAuditFrom(o.path, offset);
-        const shown = found.records.slice(0, MAX_EVENTS_PER_COLLECT);
+        const records = found.records.filter((r) => !o.collected?.has(r.request_id));
+        const shown = records.slice(0, MAX_EVENTS_PER_COLLECT);
         for (const record of shown) {
           o.append(auditEvent(record));
           appended++;
         }
-        const hidden = found.records.length - shown.length + found.unreadable;
+        const hidden = records.length - shown.length + found.unreadable;
         if (hidden > 0) {
           o.append({
             level: "WARN",
             event: "AUDIT",
             message: `${hidden} more audit record(s) (${found.unreadable} unreadable): see session/audit.jsonl`,
-            data: { more: found.records.length - shown.length, unreadable: found.unreadable },
+            data: { more: records.length - shown.length, unreadable: found.unreadable },
           });
         }
         offset = found.offset;

@@ -47,6 +47,17 @@ export function watchHeartbeat(path: string): HeartbeatWatch {
  * intervals — one or two late beats on a loaded host are not a lost tool. On a shared file
  * system whose attribute cache lags, the setting is raised to ride it out.
  */
+/** The threshold from the `skillpilot` settings (see heartbeatThresholdMs). */
+export function staleMsFromSettings(s: {
+  heartbeat_stale_ms?: number | undefined;
+  heartbeat_interval_ms: number;
+}): number {
+  return heartbeatThresholdMs({
+    heartbeatStaleMs: s.heartbeat_stale_ms ?? 0,
+    heartbeatIntervalMs: s.heartbeat_interval_ms,
+  });
+}
+
 export function heartbeatThresholdMs(timings: {
   heartbeatStaleMs: number;
   heartbeatIntervalMs: number;

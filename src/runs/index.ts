@@ -13,10 +13,10 @@ export { compareJobs, diffMetrics, flattenMetrics, formatCompare } from "./compa
  */
 export type { CheckedContract, CheckedScript } from "./contract.ts";
 export { checkContract, readContract } from "./contract.ts";
-export type { RunSkillOptions, SkillPilotSettings } from "./job.ts";
+export type { RunSkillOptions, RunSkillResult, SkillPilotSettings } from "./job.ts";
 /** Run a skill as a job; tool faults are the job's FAIL, never an exception. */
 export { runSkill } from "./job.ts";
-/** `skill runs` / `skill show`; both close stale RUNNING jobs first. */
+/** `skill runs` / `skill show`; both close stale RUNNING jobs first (those not resumable). */
 export { closeStaleJobs, listJobs, showJob } from "./jobs.ts";
 export { exampleDesignDir } from "./package-paths.ts";
 export { processGroupAlive } from "./process-group.ts";
@@ -30,6 +30,9 @@ export {
   SummarySchema,
   TimelineEventSchema,
 } from "./protocol.ts";
+export type { ResumeJobOptions, ResumeJobResult } from "./resume.ts";
+/** `skill resume`: take over a job whose runner was killed, on its live session, or close it. */
+export { resumeJob } from "./resume.ts";
 export type { ProtocolIo } from "./run-dir.ts";
 export { createRunDir, defaultProtocolIo, runsRootFor } from "./run-dir.ts";
 export type { SessionTimings, StartSessionOptions, ToolSession } from "./session.ts";

@@ -17,10 +17,13 @@ import {
   type Contract,
   checkContract,
   readCheckedEntry,
+  readContract,
   scriptFileName,
 } from "./contract.ts";
 import { writeDebugBundle } from "./debug-bundle.ts";
+import { staleMsFromSettings } from "./heartbeat.ts";
 import { createJobRecord, type JobRecord } from "./job-record.ts";
+import { closeStaleJobs } from "./jobs.ts";
 import { tclQuote } from "./launch.ts";
 import { locateDesign } from "./locator.ts";
 import {
@@ -31,13 +34,19 @@ import {
   SCHEMA_VERSION,
   type Summary,
 } from "./protocol.ts";
+import { readQueuedRequest } from "./queued-request.ts";
+import { readAck } from "./request-files.ts";
+import { RESUMABLE_STATES, type ResumableState } from "./resume-point.ts";
 import {
   createRunDir,
   createTimeline,
   defaultProtocolIo,
   type ProtocolIo,
   type RunPaths,
+  runPathsFor,
+  type Timeline,
 } from "./run-dir.ts";
+import { writeRunnerFile } from "./runner-file.ts";
 import { type SessionTimings, startToolSession, type ToolSession } from "./session.ts";
 import { findSkill } from "./skills.ts";
 import { formatSummaryMarkdown } from "./summary.ts";
@@ -82,7 +91,7 @@ export function timingsFrom(
 ): SessionTimings {
   return {
     readyTimeoutMs: settings.ready_timeout_ms,
-    heartbeatStaleMs: settings.heartbeat_stale_ms ?? 3 * settings.heartbeat_interval_ms,
+    heartbeatStaleMs: staleMsFromSettings(settings),
     requestTimeoutMs: settings.request_timeout_ms,
     pollMs: settings.poll_ms,
     heartbeatIntervalMs: settings.heartbeat_interval_ms,
@@ -143,6 +152,9 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
   const adapter = options.adapter ?? settings.adapter;
   const skillRef = findSkill(options.cwd, options.skill);
   const t0 = performance.now();
+  // Stale jobs of this CWD are closed first; one whose session waits is left to `skill resume`.
+  // A close that fails (a foreign run dir, a full disk) is no reason to refuse this job.
+  await closeStaleJobs({ cwd: options.cwd, clock }).catch(() => []);
 
   const { jobId, paths } = createRunDir({
     cwd: options.cwd,
@@ -150,34 +162,193 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
     random: options.random ?? systemRandom,
   });
   const timeline = createTimeline({ path: paths.timeline, jobId, clock, io });
-  const record = createJobRecord({
-    manifest: initialManifest({ options, jobId, paths, adapter, skillRef, clock }),
-    timeline,
-    io,
-    paths,
-    clock,
-    progress: options.onProgress ?? (() => {}),
-  });
-  const job: Job = {
+  const manifest = initialManifest({ options, jobId, paths, adapter, skillRef, clock });
+  manifest.runtime.orphan_grace_ms = settings.orphan_grace_ms;
+  const job = newJob({
     options,
     jobId,
     paths,
-    io,
     adapter,
     settings,
-    timings: timingsFrom(settings, options.timings),
-    clock,
-    record,
-    audit: createAuditTrail({ path: auditPath(paths), append: (e) => timeline.append(e) }),
+    timeline,
+    manifest,
     skillDir: skillRef.dir,
+  });
+  return driveJob(job, t0, async (phase) => {
+    timeline.append({
+      level: "INFO",
+      event: "JOB_START",
+      data: { skill: options.skill, design: options.design, adapter },
+    });
+    await phase("INIT", () => {
+      job.record.save();
+      return { value: undefined };
+    });
+    job.contract = await phase("LOAD_CONTRACT", () => loadContract(job));
+    const design = await phase("LOCATE_DB", () => locate(job));
+    await phase("START_SESSION", () => startSession(job));
+    await runAfterSession(job, phase, design, "RESTORE");
+  });
+}
+
+/** The phases that follow START_SESSION, from `from` on: a fresh job starts at RESTORE. */
+async function runAfterSession(
+  job: Job,
+  phase: Phase,
+  design: LocatedDesign,
+  from: ResumableState,
+): Promise<void> {
+  const order = RESUMABLE_STATES.indexOf(from);
+  const contract = job.contract as Contract;
+  if (order <= 0) await phase("RESTORE", () => restoreDesign(job, design));
+  if (order <= 1) await phase("RUN_SCRIPTS", () => runScripts(job, contract));
+  await phase("VALIDATE_OUTPUTS", () => validate(job, contract));
+}
+
+type Phase = <T>(
+  state: JobState,
+  run: () => Promise<PhaseResult<T>> | PhaseResult<T>,
+) => Promise<T>;
+
+export interface ContinueJobOptions {
+  manifest: Manifest;
+  /** The live session, attached (`attachToolSession`): the job ends it like its own. */
+  session: ToolSession;
+  from: ResumableState;
+  settings: SkillPilotSettings;
+  timings?: Partial<SessionTimings>;
+  clock?: Clock;
+  io?: ProtocolIo;
+  signal?: AbortSignal;
+  onProgress?: (message: string) => void;
+}
+
+/**
+ * Continue a RUNNING job whose runner is gone, on its live session (`skill resume`): the
+ * contract read again (it must still be the job's name and version), then the phases from
+ * `from` on. A request whose ack is on disk counts; one still in queue/ is waited for until its
+ * own deadline; the rest are submitted. Then VALIDATE_OUTPUTS and SUMMARIZE as in `runSkill`.
+ */
+export async function continueJob(o: ContinueJobOptions): Promise<RunSkillResult> {
+  const clock = o.clock ?? systemClock;
+  const io = o.io ?? defaultProtocolIo;
+  const m = o.manifest;
+  const paths = runPathsFor(m.runtime.run_dir);
+  // the job's duration counts from its creation, whoever runs it
+  const t0 = performance.now() - Math.max(0, clock.now().getTime() - Date.parse(m.created_at));
+  const options: RunSkillOptions = {
+    cwd: m.runtime.cwd,
+    skill: m.skill.subskill_path,
+    design: m.design.locator.query,
+    clock,
+    io,
+    ...(o.timings ? { timings: o.timings } : {}),
+    ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+  };
+  // the disk says which requests were made: an entry whose request never reached queue/ goes
+  m.requests = (m.requests ?? []).filter(
+    (r) =>
+      existsSync(join(paths.ack, `${r.request_id}.json`)) || readQueuedRequest(paths, r.request_id),
+  );
+  const job = newJob({
+    options,
+    jobId: m.job_id,
+    paths,
+    adapter: m.runtime.adapter,
+    settings: o.settings,
+    timeline: createTimeline({ path: paths.timeline, jobId: m.job_id, clock, io }),
+    manifest: m,
+    skillDir: m.skill.subskill_path,
+  });
+  job.session = o.session;
+  job.resumed = true;
+  // requests are numbered in order: the restore is the first, the scripts follow
+  job.requestCount = o.from === "RESTORE" ? 0 : 1;
+  const design = { enc_path: m.design.enc_path, enc_dat_path: m.design.enc_dat_path };
+  return driveJob(job, t0, async (phase) => {
+    job.contract = rereadContract(job);
+    await runAfterSession(job, phase, design, o.from);
+  });
+}
+
+/** The contract of a resumed job: still valid, and still the name and version the job started with. */
+function rereadContract(job: Job): Contract {
+  const c = readContract(job.skillDir);
+  const { skill } = job.record.manifest;
+  if (!c.ok || c.value.name !== skill.name || c.value.version !== skill.version) {
+    throw jobFailed({
+      error_type: "CONTRACT_INVALID",
+      message: c.ok
+        ? `${join(job.skillDir, "contract.yaml")} is now ${c.value.name} ${c.value.version}; the job started with ${skill.name} ${skill.version}`
+        : `${join(job.skillDir, "contract.yaml")}: ${c.issues.join("; ")}`,
+    });
+  }
+  return c.value;
+}
+
+function newJob(o: {
+  options: RunSkillOptions;
+  jobId: string;
+  paths: RunPaths;
+  adapter: AdapterName;
+  settings: SkillPilotSettings;
+  timeline: Timeline;
+  manifest: Manifest;
+  skillDir: string;
+}): Job {
+  const clock = o.options.clock ?? systemClock;
+  const io = o.options.io ?? defaultProtocolIo;
+  const record = createJobRecord({
+    manifest: o.manifest,
+    timeline: o.timeline,
+    io,
+    paths: o.paths,
+    clock,
+    progress: o.options.onProgress ?? (() => {}),
+  });
+  return {
+    options: o.options,
+    jobId: o.jobId,
+    paths: o.paths,
+    io,
+    adapter: o.adapter,
+    settings: o.settings,
+    timings: timingsFrom(o.settings, o.options.timings),
+    clock,
+    timeline: o.timeline,
+    record,
+    audit: createAuditTrail({
+      path: auditPath(o.paths),
+      append: (e) => o.timeline.append(e),
+      // a resumed job: the first runner collected the records of every request it saw answered
+      collected: new Set(
+        (o.manifest.requests ?? []).filter((r) => r.status).map((r) => r.request_id),
+      ),
+    }),
+    skillDir: o.skillDir,
     session: undefined,
     contract: undefined,
+    resumed: false,
+    requestCount: 0,
     interruptedBy: undefined,
     checkAbort: () => {},
     findings: [],
     risks: [],
     notes: [],
   };
+}
+
+/**
+ * Run `body` as the job's phases: interrupts wired to the session, the first failure recorded,
+ * the session always stopped, then SUMMARIZE and the terminal event.
+ */
+async function driveJob(
+  job: Job,
+  t0: number,
+  body: (phase: Phase) => Promise<void>,
+): Promise<RunSkillResult> {
+  const { options, record } = job;
   const onAbort = () => {
     job.interruptedBy = String(options.signal?.reason ?? "aborted");
     job.session?.interrupt(job.interruptedBy);
@@ -194,10 +365,7 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
     }
   };
   /** Enter a state, run it, leave it with what it reports, then stop here if interrupted. */
-  const phase = async <T>(
-    state: JobState,
-    run: () => Promise<PhaseResult<T>> | PhaseResult<T>,
-  ): Promise<T> => {
+  const phase: Phase = async (state, run) => {
     record.enter(state);
     const { value, exit } = await run();
     record.leave(exit);
@@ -207,21 +375,7 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
 
   let failure: JobFailure | undefined;
   try {
-    timeline.append({
-      level: "INFO",
-      event: "JOB_START",
-      data: { skill: options.skill, design: options.design, adapter },
-    });
-    await phase("INIT", () => {
-      record.save();
-      return { value: undefined };
-    });
-    job.contract = await phase("LOAD_CONTRACT", () => loadContract(job));
-    const design = await phase("LOCATE_DB", () => locate(job));
-    await phase("START_SESSION", () => startSession(job));
-    await phase("RESTORE", () => restoreDesign(job, design));
-    await phase("RUN_SCRIPTS", () => runScripts(job, job.contract as Contract));
-    await phase("VALIDATE_OUTPUTS", () => validate(job, job.contract as Contract));
+    await body(phase);
   } catch (error) {
     // what the failing script did is in the timeline before the failure
     job.audit.collect();
@@ -242,18 +396,18 @@ export async function runSkill(options: RunSkillOptions): Promise<RunSkillResult
   }
 
   return finishJob({
-    paths,
-    jobId,
+    paths: job.paths,
+    jobId: job.jobId,
     manifest: record.manifest,
     failure,
     contract: job.contract,
-    contractPath: join(skillRef.dir, "contract.yaml"),
+    contractPath: join(job.skillDir, "contract.yaml"),
     findings: job.findings,
     risks: job.risks,
     notes: job.notes,
-    io,
-    clock,
-    timeline: (e) => timeline.append(e),
+    io: job.io,
+    clock: job.clock,
+    timeline: (e) => job.timeline.append(e),
     t0,
   });
 }
@@ -268,12 +422,17 @@ interface Job {
   settings: SkillPilotSettings;
   timings: SessionTimings;
   clock: Clock;
+  timeline: Timeline;
   record: JobRecord;
   /** session/audit.jsonl → AUDIT events in the timeline. */
   audit: AuditTrail;
   skillDir: string;
   session: ToolSession | undefined;
   contract: Contract | undefined;
+  /** Continued by `skill resume`: requests already on disk are adopted, not submitted again. */
+  resumed: boolean;
+  /** Requests made so far (submitted, or adopted on a resume): the next one's number is this + 1. */
+  requestCount: number;
   interruptedBy: string | undefined;
   /** Throws INTERRUPTED once the job was interrupted (SIGINT/SIGTERM of the runner). */
   checkAbort: () => void;
@@ -413,7 +572,15 @@ function locate(job: Job): PhaseResult<LocatedDesign> {
 
 async function startSession(job: Job): Promise<PhaseResult<ToolSession>> {
   const { record, options } = job;
-  record.act("start_session", { adapter: job.adapter });
+  record.act("start_session", {
+    adapter: job.adapter,
+    orphan_grace_ms: job.settings.orphan_grace_ms,
+  });
+  // the tool reads who its runner is from here: a later `skill resume` rewrites it
+  writeRunnerFile(job.paths, job.io, {
+    clock: job.clock,
+    orphanGraceMs: job.settings.orphan_grace_ms,
+  });
   const session = await startToolSession({
     runDir: job.paths.runDir,
     jobId: job.jobId,
@@ -441,11 +608,18 @@ async function startSession(job: Job): Promise<PhaseResult<ToolSession>> {
 
 const RESTORE_WRAPPER = "scripts/restore_wrapper.tcl";
 
+/** The id the job's next request gets: `<job_id>_<NNNN>_<name>`, numbered in order. */
+function nextRequestId(job: Job, name: string): string {
+  const n = job.requestCount + 1;
+  return `${job.jobId}_${String(n).padStart(4, "0")}_${name}`;
+}
+
 /** Send one script as the job's next request, recording it in the manifest and the timeline. */
 async function submit(job: Job, name: string, script: string, timeoutMs?: number): Promise<Ack> {
   const { record } = job;
   const manifest = record.manifest;
-  const requestId = `${job.jobId}_${String((manifest.requests?.length ?? 0) + 1).padStart(4, "0")}_${name}`;
+  const requestId = nextRequestId(job, name);
+  job.requestCount++;
   manifest.requests?.push({ request_id: requestId, script });
   record.act("submit_request", {
     request_id: requestId,
@@ -465,18 +639,64 @@ async function submit(job: Job, name: string, script: string, timeoutMs?: number
     ...(policy ? { policy } : {}),
   });
   job.audit.collect();
-  record.act("receive_ack", {
-    request_id: requestId,
+  recordAck(job, ack);
+  return ack;
+}
+
+function recordAck(job: Job, ack: Ack, extra: Record<string, unknown> = {}): void {
+  job.record.act("receive_ack", {
+    request_id: ack.request_id,
     status: ack.status,
     error_type: ack.error_type,
     ...(ack.detail_code ? { detail_code: ack.detail_code } : {}),
     by: ack.by ?? "queue_processor",
+    ...extra,
   });
-  const entry = manifest.requests?.find((r) => r.request_id === requestId);
+  const entry = job.record.manifest.requests?.find((r) => r.request_id === ack.request_id);
   if (entry) {
     entry.status = ack.status;
     entry.error_type = ack.error_type;
   }
+}
+
+/**
+ * On a resumed job, the job's next request as the first runner left it: its ack when on disk;
+ * when it is still in queue/ (waiting or claimed), its ack awaited until the request's own
+ * deadline. Undefined when the request was never made (submit it then).
+ */
+async function adopt(job: Job, name: string): Promise<Ack | undefined> {
+  if (!job.resumed) return undefined;
+  const requestId = nextRequestId(job, name);
+  const onDisk = readAck(join(job.paths.ack, `${requestId}.json`));
+  const request = readQueuedRequest(job.paths, requestId);
+  if (!onDisk && !request) return undefined;
+  const script = request?.script ?? onDisk?.script ?? "";
+  job.requestCount++;
+  const { manifest } = job.record;
+  if (!manifest.requests?.some((r) => r.request_id === requestId))
+    manifest.requests?.push({ request_id: requestId, script });
+  if (onDisk) {
+    // recorded already when the first runner saw it; else recorded now
+    const known = manifest.requests?.find((r) => r.request_id === requestId);
+    if (known?.status !== onDisk.status) recordAck(job, onDisk, { adopted: "acked" });
+    return onDisk;
+  }
+  if (!job.session || !request)
+    throw jobFailed({ error_type: "INTERNAL_ERROR", message: "no session" });
+  const timeoutMs =
+    request.timeout_s !== undefined ? request.timeout_s * 1000 : job.timings.requestTimeoutMs;
+  const deadline = Date.parse(request.created_at) + timeoutMs;
+  const remainingMs = Math.max(1, Math.round(deadline - job.clock.now().getTime()));
+  job.record.act("await_request", { request_id: requestId, script, remaining_ms: remainingMs });
+  job.record.save();
+  const ack = await job.session.request({
+    requestId,
+    script: request.script,
+    timeoutMs: remainingMs,
+    adopt: true,
+  });
+  job.audit.collect();
+  recordAck(job, ack, { adopted: "in_flight" });
   return ack;
 }
 
@@ -484,24 +704,7 @@ async function restoreDesign(job: Job, design: LocatedDesign): Promise<PhaseResu
   const { record, paths } = job;
   const rel = (p: string) => relative(paths.runDir, p) || ".";
   const wrapper = join(paths.scripts, "restore_wrapper.tcl");
-  // seed §6.2: the only place an outside file is sourced, after a cd into its directory
-  job.io.writeFile(
-    wrapper,
-    [
-      "# SkillPilot restore wrapper (seed §6.2): the one script allowed to source the design's .enc.",
-      `set enc_path ${tclQuote(design.enc_path)}`,
-      "cd [file dirname $enc_path]",
-      "source $enc_path",
-      "",
-    ].join("\n"),
-  );
-  // §6.2: the restore exception is audited — the outside file, its wrapper and the request
-  record.act("restore_design", {
-    enc_path: design.enc_path,
-    enc_dat_path: design.enc_dat_path,
-    wrapper: rel(wrapper),
-  });
-  const ack = await submit(job, "restore", "scripts/restore_wrapper.tcl");
+  const ack = (await adopt(job, "restore")) ?? (await submitRestore(job, design, wrapper));
   record.manifest.design.restore = {
     wrapper: rel(wrapper),
     request_id: ack.request_id,
@@ -516,8 +719,34 @@ async function restoreDesign(job: Job, design: LocatedDesign): Promise<PhaseResu
   };
 }
 
+async function submitRestore(job: Job, design: LocatedDesign, wrapper: string): Promise<Ack> {
+  const rel = (p: string) => relative(job.paths.runDir, p) || ".";
+  // seed §6.2: the only place an outside file is sourced, after a cd into its directory
+  job.io.writeFile(
+    wrapper,
+    [
+      "# SkillPilot restore wrapper (seed §6.2): the one script allowed to source the design's .enc.",
+      `set enc_path ${tclQuote(design.enc_path)}`,
+      "cd [file dirname $enc_path]",
+      "source $enc_path",
+      "",
+    ].join("\n"),
+  );
+  // §6.2: the restore exception is audited — the outside file, its wrapper and the request
+  job.record.act("restore_design", {
+    enc_path: design.enc_path,
+    enc_dat_path: design.enc_dat_path,
+    wrapper: rel(wrapper),
+  });
+  return submit(job, "restore", "scripts/restore_wrapper.tcl");
+}
+
 async function runScripts(job: Job, contract: Contract): Promise<PhaseResult<undefined>> {
   for (const s of contract.scripts) {
+    // a resumed job: a script the first runner submitted already is not sent again
+    const adopted = await adopt(job, s.name);
+    if (adopted && adopted.status !== "PASS") throw jobFailed(ackFailure(adopted));
+    if (adopted) continue;
     // staged at LOAD_CONTRACT; a script's own timeout_s replaces request_timeout_ms
     const script = `scripts/${scriptFileName(contract.name, s.name)}`;
     const timeoutMs = s.timeout_s !== undefined ? Math.round(s.timeout_s * 1000) : undefined;

@@ -245,3 +245,27 @@ export const ReadySchema = z.object({
   heartbeat_pid: z.number().optional(),
 });
 export type Ready = z.infer<typeof ReadySchema>;
+
+/**
+ * session/runner.json: the runner that owns the job now, written atomically by the runtime at
+ * start and by `skill resume`. The queue processor reads it to tell an orphaned session, and how
+ * long to wait (`orphan_grace_ms`) for a resume before it ends itself.
+ */
+export const RunnerFileSchema = z.object({
+  schema_version: z.string(),
+  pid: z.number().int(),
+  host: z.string(),
+  since: z.string(),
+  orphan_grace_ms: z.number().int().nonnegative(),
+});
+export type RunnerFile = z.infer<typeof RunnerFileSchema>;
+
+/** session/orphan.json: written by the queue processor when it finds its runner gone. */
+export const OrphanFileSchema = z.object({
+  schema_version: z.string(),
+  runner_pid: z.number().int(),
+  since: z.string(),
+  until: z.string(),
+  orphan_grace_ms: z.number().int().nonnegative(),
+});
+export type OrphanFile = z.infer<typeof OrphanFileSchema>;

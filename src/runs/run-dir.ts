@@ -26,6 +26,12 @@ export interface RunPaths {
   debugBundle: string;
   heartbeat: string;
   ready: string;
+  /** Who runs the job now (pid, host, since): written at start and by `skill resume`; read by the tool. */
+  runner: string;
+  /** Written by the tool when it finds its runner gone: since when, and until when it waits. */
+  orphan: string;
+  /** Held by `skill resume` (and by the close of a stale job) so two never take one job over. */
+  resumeLock: string;
   boot: string;
   supervisorLog: string;
   toolStdout: string;
@@ -53,6 +59,9 @@ export function runPathsFor(runDir: string): RunPaths {
     debugBundle: join(runDir, "debug_bundle"),
     heartbeat: join(session, "heartbeat"),
     ready: join(session, "ready.json"),
+    runner: join(session, "runner.json"),
+    orphan: join(session, "orphan.json"),
+    resumeLock: join(session, "resume.lock"),
     boot: join(session, "boot.tcl"),
     supervisorLog: join(session, "supervisor.log"),
     toolStdout: join(session, "tool.stdout.log"),

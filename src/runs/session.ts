@@ -65,6 +65,8 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** What the queue processor refuses while the script runs (the contract's `policy`). */
   policy?: RequestPolicy;
+  /** The request is in queue/ already (a resumed job): wait for its ack, submit nothing. */
+  adopt?: boolean;
 }
 
 /**
@@ -94,7 +96,7 @@ export interface ToolSession {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** session/ready.json when present and valid (it is written atomically, so a bad one is foreign). */
-function readReady(path: string): Ready | undefined {
+export function readReady(path: string): Ready | undefined {
   try {
     return ReadySchema.parse(JSON.parse(readFileSync(path, "utf8")));
   } catch {
@@ -125,7 +127,8 @@ function supervisorLog(paths: RunPaths, io: ProtocolIo, clock: Clock): Log {
 
 /** The tool's process as the runner sees it: its group, and how (or whether) it ended. */
 interface LaunchedTool {
-  child: ChildProcess;
+  /** Undefined for a session attached by `skill resume`: another runner started it. */
+  child: ChildProcess | undefined;
   command: string[];
   pgid: number | undefined;
   exit: () => { code: number | null; signal: string | null } | undefined;
@@ -300,7 +303,7 @@ function superviseSession(
   tool: LaunchedTool,
   ready: Ready,
   pgid: number,
-  options: StartSessionOptions,
+  options: Pick<StartSessionOptions, "jobId" | "adapter" | "timings" | "clock" | "io">,
   paths: RunPaths,
   log: Log,
 ): ToolSession {
@@ -310,7 +313,7 @@ function superviseSession(
   // On another host (a farm launcher) the pid means nothing here: the launcher's exit is the sign.
   const toolAlive = () => !tool.exit() && (!sameHost || isProcessAlive(ready.pid));
   const waker = ackWaker(paths.ack, timings.watchAcks);
-  tool.child.on("exit", () => waker.wake());
+  tool.child?.on("exit", () => waker.wake());
 
   const usedIds = new Set<string>();
   let stopped = false;
@@ -393,21 +396,24 @@ function superviseSession(
     script,
     timeoutMs,
     policy,
+    adopt,
   }: RequestOptions): Promise<Ack> => {
     const startedAt = options.clock.now().toISOString();
     const timeout = timeoutMs ?? timings.requestTimeoutMs;
     // Judged while idle, before the request exists; acted on after it is written, so that every
     // request in queue/ has its one ack even when the session is already gone.
     const health = stopped ? "INNOVUS_CRASH" : session.checkHealth();
-    submitRequest(paths, options.io, usedIds, {
-      requestId,
-      jobId: options.jobId,
-      script,
-      timeoutMs: timeout,
-      createdAt: startedAt,
-      ...(policy ? { policy } : {}),
-    });
-    log(`submitted ${requestId}: ${script}`);
+    if (adopt) usedIds.add(requestId);
+    else
+      submitRequest(paths, options.io, usedIds, {
+        requestId,
+        jobId: options.jobId,
+        script,
+        timeoutMs: timeout,
+        createdAt: startedAt,
+        ...(policy ? { policy } : {}),
+      });
+    log(`${adopt ? "adopted" : "submitted"} ${requestId}: ${script}`);
     if (health) {
       log(`${health} before request ${requestId}`);
       return endWith(
@@ -461,7 +467,7 @@ function superviseSession(
     async stop() {
       stopped = true;
       waker.close();
-      tool.child.stdin?.destroy();
+      tool.child?.stdin?.destroy();
       await endProcessGroup(pgid);
       // a launcher may have moved the tool out of our group (setsid); end it by pid too
       if (sameHost && toolAlive() && ready.pid !== pgid) {
@@ -472,16 +478,59 @@ function superviseSession(
         }
       }
       const { child } = tool;
-      for (
-        let i = 0;
-        i < 100 && !tool.exit() && child.exitCode === null && child.signalCode === null;
-        i++
-      )
-        await sleep(5);
+      const running = () =>
+        child ? child.exitCode === null && child.signalCode === null : toolAlive();
+      for (let i = 0; i < 100 && !tool.exit() && running(); i++) await sleep(5);
       // A tool killed between its ack's hard link and the unlink of the temp name leaves that
       // temp behind; with no writer left, sweep such leftovers (readers skip them anyway).
       if (!toolAlive() && !processGroupAlive(pgid)) sweepTempFiles(paths);
     },
   };
   return session;
+}
+
+export interface AttachSessionOptions {
+  runDir: string;
+  jobId: string;
+  adapter: AdapterName;
+  /** The session as the manifest recorded it when it was started. */
+  command: string[];
+  pgid: number;
+  timings: SessionTimings;
+  clock: Clock;
+  io: ProtocolIo;
+}
+
+/**
+ * Supervise a live session that another runner started (`skill resume`: its runner was killed
+ * -9): no launch, no restore. Nothing here is this process's child, so the tool's end is seen
+ * through its pid (same host) and its process group, not through an exit event.
+ * SESSION_START_FAIL (as a jobFailed) when session/ready.json is missing.
+ */
+export function attachToolSession(options: AttachSessionOptions): ToolSession {
+  const paths = runPathsFor(options.runDir);
+  const log = supervisorLog(paths, options.io, options.clock);
+  const ready = readReady(paths.ready);
+  if (!ready) {
+    throw jobFailed({
+      error_type: "SESSION_START_FAIL",
+      detail_code: "NOT_READY",
+      message: `no valid ${paths.ready}: there is no session to attach to`,
+    });
+  }
+  const { pgid } = options;
+  const sameHost = ready.host === hostname();
+  const gone = () =>
+    !processGroupAlive(pgid) && (!sameHost || !isProcessAlive(ready.pid))
+      ? { code: null, signal: null }
+      : undefined;
+  const tool: LaunchedTool = {
+    child: undefined,
+    command: options.command,
+    pgid,
+    exit: gone,
+    spawnError: () => undefined,
+  };
+  log(`attached by pid ${process.pid}: tool pid ${ready.pid} on ${ready.host}, pgid ${pgid}`);
+  return superviseSession(tool, ready, pgid, options, paths, log);
 }

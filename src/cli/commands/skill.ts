@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { assertInputDirectory, ErrorCode, TimewarpError } from "../../core/index.ts";
+import type { RunSkillResult } from "../../runs/index.ts";
 import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
 import { action } from "../run.ts";
@@ -22,7 +23,70 @@ function parseSelect(value: string | undefined): number | undefined {
   return n;
 }
 
-/** `timewarp skill run | check | list | runs | compare | show` (SkillPilot). */
+/** A finished job as `skill run` and `skill resume` print it; a FAIL exits 1 with JOB_FAILED. */
+function formatJobResult(
+  summary: RunSkillResult["summary"],
+  manifest: RunSkillResult["manifest"],
+  extra: { json?: Record<string, unknown>; lines?: string[] } = {},
+) {
+  const pass = summary.status === "PASS";
+  const lines = [
+    `${pass ? style.green("PASS") : style.red("FAIL")} ${summary.error_type}${summary.detail_code ? ` (${summary.detail_code})` : ""}  ${summary.skill.name} ${summary.skill.version}  job ${summary.job_id}`,
+    ...(extra.lines ?? []),
+  ];
+  if (!pass && summary.message) lines.push(`  ${summary.message}`);
+  const candidates =
+    summary.error_type === "LOCATOR_FAIL" ? (manifest.design.locator.candidates ?? []) : [];
+  candidates.forEach((c, i) => {
+    lines.push(`  --select ${i + 1}: ${c.path}  (${c.mtime}, ${c.size} bytes)`);
+  });
+  for (const [k, v] of Object.entries(summary.metrics)) lines.push(`  ${k}: ${JSON.stringify(v)}`);
+  lines.push(`  run_dir: ${summary.evidence.run_dir}`);
+  if (summary.evidence.debug_bundle_dir)
+    lines.push(`  debug_bundle: ${summary.evidence.debug_bundle_dir}`);
+  const error = pass
+    ? undefined
+    : new TimewarpError(
+        ErrorCode.JOB_FAILED,
+        `job ${summary.job_id} failed: ${summary.error_type}: ${summary.message ?? ""}`,
+        {
+          data: {
+            job_id: summary.job_id,
+            error_type: summary.error_type,
+            ...(summary.detail_code ? { detail_code: summary.detail_code } : {}),
+            run_dir: summary.evidence.run_dir,
+            ...(candidates.length > 0 ? { candidates } : {}),
+          },
+        },
+      ).toJSON();
+  const json = { ...summary, ...extra.json };
+  return {
+    json: error ? { ...json, error } : json,
+    human: lines.join("\n"),
+    exitCode: pass ? 0 : 1,
+  };
+}
+
+function resumableNote(jobId: string, until: string | null): string {
+  const when = until ? `until ${until}` : "(the tool is busy; its grace starts when it is idle)";
+  return `runner: gone, resumable ${when} — timewarp skill resume ${jobId}`;
+}
+
+/** SIGINT/SIGTERM end the job as FAIL (never left RUNNING): the job stops its session and summarizes. */
+async function withInterrupt<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => controller.abort(signal);
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    return await run(controller.signal);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+/** `timewarp skill run | resume | check | list | runs | compare | show` (SkillPilot). */
 export function registerSkillCommands(program: Command): void {
   const skill = program
     .command("skill")
@@ -86,45 +150,44 @@ export function registerSkillCommands(program: Command): void {
             onProgress: ctx.progress,
           });
           ctx.progress("");
-          const pass = summary.status === "PASS";
-          const lines = [
-            `${pass ? style.green("PASS") : style.red("FAIL")} ${summary.error_type}${summary.detail_code ? ` (${summary.detail_code})` : ""}  ${summary.skill.name} ${summary.skill.version}  job ${summary.job_id}`,
-          ];
-          if (!pass && summary.message) lines.push(`  ${summary.message}`);
-          const candidates =
-            summary.error_type === "LOCATOR_FAIL" ? (manifest.design.locator.candidates ?? []) : [];
-          candidates.forEach((c, i) => {
-            lines.push(`  --select ${i + 1}: ${c.path}  (${c.mtime}, ${c.size} bytes)`);
-          });
-          for (const [k, v] of Object.entries(summary.metrics))
-            lines.push(`  ${k}: ${JSON.stringify(v)}`);
-          lines.push(`  run_dir: ${summary.evidence.run_dir}`);
-          if (summary.evidence.debug_bundle_dir)
-            lines.push(`  debug_bundle: ${summary.evidence.debug_bundle_dir}`);
-          const error = pass
-            ? undefined
-            : new TimewarpError(
-                ErrorCode.JOB_FAILED,
-                `job ${summary.job_id} failed: ${summary.error_type}: ${summary.message ?? ""}`,
-                {
-                  data: {
-                    job_id: summary.job_id,
-                    error_type: summary.error_type,
-                    ...(summary.detail_code ? { detail_code: summary.detail_code } : {}),
-                    run_dir: summary.evidence.run_dir,
-                    ...(candidates.length > 0 ? { candidates } : {}),
-                  },
-                },
-              ).toJSON();
-          return {
-            json: error ? { ...summary, error } : summary,
-            human: lines.join("\n"),
-            exitCode: pass ? 0 : 1,
-          };
+          return formatJobResult(summary, manifest);
         } finally {
           process.off("SIGINT", onSignal);
           process.off("SIGTERM", onSignal);
         }
+      }),
+    );
+
+  skill
+    .command("resume <job_id>")
+    .addHelpText(
+      "after",
+      helpExamples(
+        [
+          "take over a job whose runner was killed, on its still-running tool session",
+          "timewarp skill resume 20261127_001500_4242_ab12",
+        ],
+        ["the same, as JSON", "timewarp skill resume 20261127_001500_4242_ab12 --json"],
+      ),
+    )
+    .description(
+      "finish a RUNNING job whose runner is gone, on its live tool session (no second restore); close it when the session is gone",
+    )
+    .action(
+      action(async (ctx, jobId: string) => {
+        const { resumeJob } = await import("../../runs/index.ts");
+        const result = await withInterrupt((signal) =>
+          resumeJob({ cwd: ctx.cwd, jobId, clock: ctx.clock, signal, onProgress: ctx.progress }),
+        );
+        ctx.progress("");
+        const note =
+          result.outcome === "resumed"
+            ? `  resumed: pid ${process.pid} took the session over (tool pid ${result.manifest.runtime.session?.tool_pid ?? "?"})`
+            : "  not resumed: the session was gone, so the job was closed";
+        return formatJobResult(result.summary, result.manifest, {
+          json: { outcome: result.outcome },
+          lines: [note],
+        });
       }),
     );
 
@@ -210,7 +273,9 @@ export function registerSkillCommands(program: Command): void {
       "after",
       helpExamples(["the jobs run here, as JSON", "timewarp skill runs --json"]),
     )
-    .description("jobs in CWD/.skillpilot/runs (stale RUNNING jobs are closed first)")
+    .description(
+      "jobs in CWD/.skillpilot/runs (stale RUNNING jobs are closed first, unless resumable)",
+    )
     .action(
       action(async (ctx) => {
         const { listJobs } = await import("../../runs/index.ts");
@@ -221,7 +286,8 @@ export function registerSkillCommands(program: Command): void {
             : jobs
                 .map(
                   (j) =>
-                    `${j.job_id}  ${(j.status === "PASS" ? style.green : j.status === "FAIL" ? style.red : style.yellow)(j.status.padEnd(7))} ${(j.error_type ?? "-").padEnd(18)} ${j.skill ?? "-"}  ${j.design ?? ""}`,
+                    `${j.job_id}  ${(j.status === "PASS" ? style.green : j.status === "FAIL" ? style.red : style.yellow)(j.status.padEnd(7))} ${(j.error_type ?? "-").padEnd(18)} ${j.skill ?? "-"}  ${j.design ?? ""}` +
+                    (j.resumable ? `\n  ${resumableNote(j.job_id, j.resumable_until)}` : ""),
                 )
                 .join("\n");
         return { json: { jobs }, human };
@@ -284,6 +350,7 @@ export function registerSkillCommands(program: Command): void {
           `run_dir  ${job.run_dir}`,
         ];
         if (m.message) lines.push(`message  ${m.message}`);
+        if (job.resumable) lines.push(resumableNote(job.job_id, job.resumable.until));
         return { json: job, human: lines.join("\n") };
       }),
     );

@@ -21,7 +21,7 @@ const SummaryOut = z
   })
   .passthrough();
 
-/** SkillPilot tools: run a skill, list subskills, show a job, compare two jobs. */
+/** SkillPilot tools: run a skill, resume a job, list subskills, show a job, compare two jobs. */
 export function defineSkillTools(): ToolDefinition[] {
   return [
     defineTool({
@@ -55,6 +55,26 @@ export function defineSkillTools(): ToolDefinition[] {
         const candidates =
           summary.error_type === "LOCATOR_FAIL" ? manifest.design.locator.candidates : undefined;
         return candidates && candidates.length > 0 ? { ...summary, candidates } : summary;
+      },
+    }),
+    defineTool({
+      name: "skill_resume",
+      title: "Resume a SkillPilot job",
+      description:
+        "Finish a RUNNING job whose runner was killed (skill_show says resumable), on its still-running tool session: no second " +
+        "launch or design restore. Acks already on disk count, a request in flight is waited for, the rest are run, then outputs " +
+        "are validated and summary.json written. Returns the summary with outcome 'resumed', or 'closed' (FAIL INTERNAL_ERROR / " +
+        "RUNNER_GONE) when the session was gone. JOB_NOT_RESUMABLE when the job is not RUNNING or another runner owns it.",
+      inputSchema: z.object({ job_id: z.string().min(1) }),
+      outputSchema: SummaryOut.extend({ outcome: z.enum(["resumed", "closed"]) }),
+      handler: async (input, ctx) => {
+        const { resumeJob } = await import("../../runs/index.ts");
+        const { outcome, summary } = await resumeJob({
+          cwd: ctx.root,
+          jobId: input.job_id,
+          clock: ctx.clock,
+        });
+        return { ...summary, outcome };
       },
     }),
     defineTool({
@@ -142,13 +162,15 @@ export function defineSkillTools(): ToolDefinition[] {
       name: "skill_show",
       title: "Show a SkillPilot job",
       description:
-        "A job's manifest and summary by job_id (from skill_run). JOB_NOT_FOUND for an unknown id.",
+        "A job's manifest and summary by job_id (from skill_run). JOB_NOT_FOUND for an unknown id. " +
+        "resumable is set when the job is RUNNING, its runner gone and its session waiting for skill_resume (until when).",
       inputSchema: z.object({ job_id: z.string().min(1) }),
       outputSchema: z.object({
         job_id: z.string(),
         run_dir: z.string(),
         manifest: z.record(z.string(), z.unknown()),
         summary: z.record(z.string(), z.unknown()).nullable(),
+        resumable: z.object({ until: z.string().nullable() }).nullable(),
       }),
       annotations: { readOnlyHint: true },
       handler: async (input, ctx) => {
