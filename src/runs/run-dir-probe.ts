@@ -76,7 +76,17 @@ export function probeRunDir(dir: string, ops: FsProbeOps = defaultFsProbeOps): v
         `rename() over a file: ${errnoCode(error) ?? String(error)}`,
       );
     }
-    if (ops.readFile(c) !== "a")
+    let content: string;
+    try {
+      content = ops.readFile(c);
+    } catch (error) {
+      throw unsupported(
+        dir,
+        "atomic rename",
+        `reading the renamed file: ${errnoCode(error) ?? String(error)}`,
+      );
+    }
+    if (content !== "a")
       throw unsupported(dir, "atomic rename", "rename() did not replace the file");
   } finally {
     for (const p of [a, b, c]) {
