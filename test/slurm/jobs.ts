@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inject } from "vitest";
 import {
@@ -91,7 +91,24 @@ export function runningJobId(cwd: string): string | undefined {
   return undefined;
 }
 
-/** A CLI `skill run --adapter slurm` in its own process (for kill -9 / resume tests). */
+/** `.timewarp/config.json` for CLI runs: fast timings, tclsh as the Slurm step. */
+export function writeSlurmConfig(cwd: string): void {
+  mkdirSync(join(cwd, ".timewarp"), { recursive: true });
+  writeFileSync(
+    join(cwd, ".timewarp", "config.json"),
+    JSON.stringify({
+      skillpilot: {
+        poll_ms: 5,
+        heartbeat_interval_ms: 40,
+        heartbeat_stale_ms: 2000,
+        request_timeout_ms: 60_000,
+        slurm: { tool: "tclsh", poll_ms: 200 },
+      },
+    }),
+  );
+}
+
+/** A CLI `skill run --adapter slurm` in its own process (writeSlurmConfig first) (for kill -9 / resume tests). */
 export function startJobInChild(o: { cwd: string; skill: string; args?: string[] }): ChildProcess {
   const { command, args } = cliCommand();
   return spawn(

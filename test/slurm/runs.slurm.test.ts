@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "../helpers/cli.ts";
-import { copyDesign, FAST, writeSkill } from "../runs-helpers.ts";
+import { assertJobInvariants, copyDesign, FAST, writeSkill } from "../runs-helpers.ts";
 import { slurmCmd } from "./cluster.ts";
 import {
   cluster,
@@ -12,7 +12,9 @@ import {
   slurmEnv,
   slurmSettings,
   squeueState,
+  startJobInChild,
   waitFor,
+  writeSlurmConfig,
 } from "./jobs.ts";
 
 let tmp: { dir: string; cleanup: () => void };
@@ -54,6 +56,36 @@ describe.skipIf(cluster.skip !== undefined)("SkillPilot through a real Slurm", (
       true,
     );
     expect(kinds.indexOf("SCHEDULER_SUBMIT")).toBeLessThan(kinds.indexOf("SCHEDULER_END"));
+    expect(heldJobs()).toBe("");
+  });
+
+  it("takes --partition, --time and repeated --slurm-arg on the CLI", async () => {
+    writeSlurmConfig(cwd);
+    const child = startJobInChild({
+      cwd,
+      skill: "summary_health",
+      args: [
+        "--partition",
+        "debug",
+        "--time",
+        "5",
+        "--slurm-arg=--mem=100",
+        "--slurm-arg=--comment=tw",
+      ],
+    });
+    let stdout = "";
+    child.stdout?.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
+    const code = await new Promise((r) => child.once("exit", r));
+    expect(code).toBe(0);
+    const summary = JSON.parse(stdout) as { status: string; evidence: { run_dir: string } };
+    expect(summary.status).toBe("PASS");
+    const { manifest } = assertJobInvariants(summary.evidence.run_dir);
+    expect(manifest.runtime.session?.command).toEqual(
+      expect.arrayContaining(["--partition=debug", "--time=5", "--mem=100", "--comment=tw"]),
+    );
+    expect(manifest.runtime.scheduler?.node_list).toBe(cluster.node);
     expect(heldJobs()).toBe("");
   });
 
