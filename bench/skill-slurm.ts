@@ -5,7 +5,7 @@
  * (test/slurm/cluster.ts) and skips, saying why, when it cannot.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { systemClock, systemRandom } from "../src/core/index.ts";
 import {
@@ -17,7 +17,7 @@ import {
   startToolSession,
 } from "../src/runs/index.ts";
 import { REPO_ROOT } from "../test/helpers/cli.ts";
-import { slurmUnavailable, startSlurmCluster } from "../test/slurm/cluster.ts";
+import { slurmCmd, slurmUnavailable, startSlurmCluster } from "../test/slurm/cluster.ts";
 import { percentile } from "./time-process.ts";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -77,7 +77,7 @@ async function requestLatency(o: {
 async function cliToReady(
   cwd: string,
   env: NodeJS.ProcessEnv,
-): Promise<{ ms: number; rss: number }> {
+): Promise<{ ms: number; rss: number; startSession: number }> {
   const runs = join(cwd, ".skillpilot", "runs");
   const before = new Set(existsSync(runs) ? readdirSync(runs) : []);
   const t0 = performance.now();
@@ -103,13 +103,38 @@ async function cliToReady(
   child.stderr?.on("data", (d: Buffer) => {
     stderr += d.toString();
   });
+  const newRun = () =>
+    existsSync(runs) ? readdirSync(runs).find((n) => !before.has(n)) : undefined;
   const ready = await appeared(() => {
-    const id = existsSync(runs) ? readdirSync(runs).find((n) => !before.has(n)) : undefined;
+    const id = newRun();
     return id ? join(runs, id, "session", "ready.json") : undefined;
   });
   const code = await exited(child);
   if (code !== 0) throw new Error(`skill run exited ${code}: ${stderr}`);
-  return { ms: ready - t0, rss: Number(stderr.trim().split("\n").pop()) };
+  return {
+    ms: ready - t0,
+    rss: Number(stderr.trim().split("\n").pop()),
+    startSession: startSessionMs(join(runs, newRun() ?? "")),
+  };
+}
+
+/** Wait until Slurm holds no job (the last one's CPU is free again), so each run starts alike. */
+async function nodeFree(env: NodeJS.ProcessEnv): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (slurmCmd(env, ["squeue", "-h", "-o", "%i"]).trim() === "") return;
+    await sleep(50);
+  }
+}
+
+/** START_SESSION's length on a run's timeline: submit, queue, srun, tool start, ready.json. */
+function startSessionMs(runDir: string): number {
+  const events = readFileSync(join(runDir, "job_timeline.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { event: string; state?: string; ts: string });
+  const at = (event: string) =>
+    Date.parse(events.find((e) => e.event === event && e.state === "START_SESSION")?.ts ?? "");
+  return at("STATE_EXIT") - at("STATE_ENTER");
 }
 
 /** A bare `srun tclsh` whose script writes a ready file: what any wrapper pays anyway. */
@@ -153,11 +178,15 @@ export async function benchSlurm(o: {
     );
     const cli: number[] = [];
     const rss: number[] = [];
+    const inJob: number[] = [];
     const bare: number[] = [];
     for (let i = 0; i < o.jobs; i++) {
+      await nodeFree(cluster.env);
       const r = await cliToReady(o.jobCwd, { ...cluster.env, NO_COLOR: "1", TIMEWARP_WATCH: "0" });
       cli.push(r.ms);
       rss.push(r.rss);
+      inJob.push(r.startSession);
+      await nodeFree(cluster.env);
       bare.push(await bareSrun(o.root, cluster.env, i));
     }
     const c = percentile(cli, 50);
@@ -165,6 +194,9 @@ export async function benchSlurm(o: {
     console.log(`\nstart to the tool's ready under Slurm, ${o.jobs} runs each (medians)`);
     console.log(
       `  skill run --adapter slurm (whole CLI process)  ${fmt(c)} ms  peak RSS ${percentile(rss, 50)} KiB`,
+    );
+    console.log(
+      `  of which START_SESSION in the job (srun → ready) ${fmt(percentile(inJob, 50))} ms`,
     );
     console.log(`  bare srun tclsh writing a ready file           ${fmt(b)} ms`);
     console.log(`  ratio ${(c / b).toFixed(2)}x, difference ${(c - b).toFixed(1)} ms`);

@@ -96,7 +96,8 @@ export function createSchedulerWatch(o: {
   const record = (next: SchedulerStatus) => {
     const changed = key(next) !== key(last);
     last = next;
-    if (!changed) return;
+    // after close() the job's record may be final: a late poll must not append to it
+    if (!changed || closed) return;
     if (next.phase === "ended") {
       if (endReported) return o.onEvent("SCHEDULER_STATE", facts(next));
       endReported = true;

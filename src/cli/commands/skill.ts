@@ -269,6 +269,11 @@ export function registerSkillCommands(program: Command): void {
           `adapter  ${m.runtime.adapter}`,
           `run_dir  ${job.run_dir}`,
         ];
+        const sched = m.runtime.scheduler;
+        if (sched)
+          lines.push(
+            `${sched.kind.padEnd(8)} job ${sched.job_id ?? "?"} ${sched.state ?? ""} on ${sched.node_list ?? "-"}${sched.ending ? ` (${sched.ending})` : ""}`,
+          );
         if (m.message) lines.push(`message  ${m.message}`);
         return { json: job, human: lines.join("\n") };
       }),
