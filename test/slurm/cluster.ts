@@ -80,7 +80,11 @@ function slurmConf(o: { dir: string; node: string; ctldPort: number; dPort: numb
     "KillWait=2",
     "Waittime=0",
     `NodeName=${o.node} NodeAddr=127.0.0.1 CPUs=1 RealMemory=1000 State=UNKNOWN`,
-    `PartitionName=debug Nodes=${o.node} Default=YES MaxTime=INFINITE State=UP`,
+    // a job in "urgent" preempts (cancels) one in "debug": the PREEMPTED test
+    "PreemptType=preempt/partition_prio",
+    "PreemptMode=CANCEL",
+    `PartitionName=debug Nodes=${o.node} Default=YES MaxTime=INFINITE State=UP PriorityTier=1`,
+    `PartitionName=urgent Nodes=${o.node} MaxTime=INFINITE State=UP PriorityTier=2`,
     "",
   ].join("\n");
 }

@@ -202,6 +202,25 @@ describe.skipIf(cluster.skip !== undefined)("SkillPilot through a real Slurm", (
     }
   });
 
+  it("reports a job preempted by a higher-tier partition as PREEMPTED", async () => {
+    writeSkill(cwd, "long", { script: LONG });
+    const job = runSlurmJob({
+      cwd,
+      skill: "long",
+      timings: { ...FAST, readyTimeoutMs: 20_000, requestTimeoutMs: 120_000 },
+    });
+    await waitFor("the script to start", () => runningJobId(cwd));
+    // the one CPU is ours: a job in "urgent" (PriorityTier=2, PreemptMode=CANCEL) takes it
+    expect(
+      slurmCmd(slurmEnv, ["srun", "-p", "urgent", "--job-name=urgent", "hostname"]).trim(),
+    ).toBe(cluster.node);
+    const { summary, manifest } = await job;
+    expect(summary).toMatchObject({ error_type: "INNOVUS_CRASH", detail_code: "PREEMPTED" });
+    expect(summary.message).toMatch(/was preempted on node .*not a tool crash/);
+    expect(manifest.runtime.scheduler).toMatchObject({ state: "PREEMPTED", ending: "PREEMPTED" });
+    expect(heldJobs()).toBe("");
+  });
+
   it("cancels the job when the runner is interrupted (SIGINT)", async () => {
     writeSkill(cwd, "long", { script: LONG });
     const abort = new AbortController();
