@@ -171,6 +171,43 @@ describe.skipIf(cluster.skip !== undefined)("SkillPilot through a real Slurm", (
     await waitFor("the blocker to go", () => (heldJobs() === "" ? true : undefined));
   });
 
+  it("fails SESSION_START_FAIL / SCHEDULER_CANCELLED when the pending job is cancelled", async () => {
+    const blocker: ChildProcess = spawn("srun", ["--job-name=blocker", "sleep", "300"], {
+      env: slurmEnv,
+      stdio: "ignore",
+    });
+    try {
+      await waitFor("the blocker to run", () => {
+        const out = slurmCmd(slurmEnv, [
+          "squeue",
+          "-h",
+          "--name=blocker",
+          "-t",
+          "RUNNING",
+          "-o",
+          "%i",
+        ]);
+        return out.trim() || undefined;
+      });
+      const job = runSlurmJob({ cwd, skill: "summary_health" });
+      const ours = await waitFor("our job to pend", () => {
+        const out = slurmCmd(slurmEnv, ["squeue", "-h", "-t", "PENDING", "-o", "%i %j"]).trim();
+        return out.includes("skillpilot-") ? out.split(" ")[0] : undefined;
+      });
+      slurmCmd(slurmEnv, ["scancel", ours ?? ""]);
+      const { summary } = await job;
+      expect(summary).toMatchObject({
+        error_type: "SESSION_START_FAIL",
+        detail_code: "SCHEDULER_CANCELLED",
+      });
+      expect(summary.message).toContain(`Slurm job ${ours} was cancelled (scancel)`);
+    } finally {
+      slurmCmd(slurmEnv, ["scancel", "--name=blocker"]);
+      await new Promise((r) => blocker.once("exit", r));
+    }
+    await waitFor("the blocker to go", () => (heldJobs() === "" ? true : undefined));
+  });
+
   it("reports a node taken down mid-job as NODE_FAIL", async () => {
     writeSkill(cwd, "long", { script: LONG });
     const node = cluster.node ?? "";
