@@ -19,7 +19,6 @@ export interface SchedulerEnding {
  * followed until the scheduler no longer holds it.
  */
 export interface SchedulerWatch {
-  facts(): SchedulerFacts;
   status(): SchedulerStatus | undefined;
   /** Poll now (one poll at a time; concurrent callers share it). */
   poll(): Promise<SchedulerStatus | undefined>;
@@ -124,7 +123,6 @@ export function createSchedulerWatch(o: {
   };
 
   const watch: SchedulerWatch = {
-    facts: () => facts(last),
     status: () => last,
     poll() {
       inFlight ??= pollOnce().finally(() => {
@@ -142,8 +140,9 @@ export function createSchedulerWatch(o: {
       })();
     },
     async ending(timeoutMs = 10_000) {
-      const until = performance.now() + timeoutMs;
       let s = await watch.poll();
+      // a job never seen (the launcher failed before submitting) gets a short look, not the full wait
+      const until = performance.now() + (s ? timeoutMs : Math.min(timeoutMs, 2_000));
       while (s?.phase !== "ended" && performance.now() < until) {
         await sleep(Math.min(o.pollMs, 200));
         s = await watch.poll();

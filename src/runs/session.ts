@@ -76,8 +76,6 @@ export interface ToolSession {
   readonly command: string[];
   readonly pgid: number;
   readonly ready: Ready;
-  /** The scheduler job's facts (`--adapter slurm`), as last seen. */
-  schedulerFacts(): SchedulerFacts | undefined;
   request(options: RequestOptions): Promise<Ack>;
   /** HEARTBEAT_LOST when the counter has not moved for too long while idle; undefined when healthy. */
   checkHealth(): "HEARTBEAT_LOST" | "INNOVUS_CRASH" | undefined;
@@ -468,7 +466,6 @@ function superviseSession(
     command: tool.command,
     pgid,
     ready,
-    schedulerFacts: () => tool.scheduler?.facts(),
     alive: () => toolAlive(),
     checkHealth() {
       if (!toolAlive()) return "INNOVUS_CRASH";

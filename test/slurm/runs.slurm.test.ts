@@ -89,6 +89,20 @@ describe.skipIf(cluster.skip !== undefined)("SkillPilot through a real Slurm", (
     expect(heldJobs()).toBe("");
   });
 
+  it("fails SESSION_START_FAIL with srun's own words for a partition that does not exist", async () => {
+    const { summary } = await runSlurmJob({
+      cwd,
+      skill: "summary_health",
+      slurm: { partition: "no_such_partition" },
+    });
+    expect(summary).toMatchObject({
+      error_type: "SESSION_START_FAIL",
+      detail_code: "EXITED_BEFORE_READY",
+    });
+    expect(summary.message).toMatch(/invalid partition/i);
+    expect(heldJobs()).toBe("");
+  });
+
   it("ends a hung script QUEUE_TIMEOUT and releases the allocation (scancel)", async () => {
     writeSkill(cwd, "hang", { script: "while 1 {}\n" });
     const { summary, manifest } = await runSlurmJob({
