@@ -44,9 +44,12 @@ function lsfEnding(stat: string, reason: string): SchedulerDetailCode | undefine
   return undefined;
 }
 
+const ENDED = new Set(["DONE", "EXIT", "UNKWN", "ZOMBI"]);
+
+/** A word in none of the sets counts as alive: the launcher's exit then ends the session. */
 export function classifyLsfState(stat: string): SchedulerPhase {
   if (PENDING.has(stat)) return "pending";
-  if (ALIVE.has(stat)) return "running";
+  if (ALIVE.has(stat) || !ENDED.has(stat)) return "running";
   return "ended";
 }
 

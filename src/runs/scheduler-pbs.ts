@@ -21,9 +21,12 @@ export interface PbsCommands {
 const PENDING = new Set(["Q", "H", "W", "T", "B", "M"]);
 const ALIVE = new Set(["R", "E", "S", "U"]);
 
+const ENDED = new Set(["F", "X"]);
+
+/** A letter in none of the sets counts as alive: the launcher's exit then ends the session. */
 export function classifyPbsState(letter: string): SchedulerPhase {
   if (PENDING.has(letter)) return "pending";
-  if (ALIVE.has(letter)) return "running";
+  if (ALIVE.has(letter) || !ENDED.has(letter)) return "running";
   return "ended";
 }
 

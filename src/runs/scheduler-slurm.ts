@@ -16,7 +16,8 @@ export interface SlurmCommands {
   sacct: string;
 }
 
-// Slurm's job states (squeue(1) "JOB STATE CODES"): these are still alive; every other is an end.
+// Slurm's job states (squeue(1) "JOB STATE CODES"). A word in none of the sets (a newer Slurm)
+// counts as alive: the launcher's exit, not the word, then ends the session.
 const PENDING = new Set(["PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"]);
 const ALIVE = new Set([
   "CONFIGURING",
@@ -27,6 +28,20 @@ const ALIVE = new Set([
   "SIGNALING",
   "STAGE_OUT",
   "STOPPED",
+]);
+
+const ENDED = new Set([
+  "COMPLETED",
+  "CANCELLED",
+  "FAILED",
+  "TIMEOUT",
+  "PREEMPTED",
+  "NODE_FAIL",
+  "BOOT_FAIL",
+  "DEADLINE",
+  "OUT_OF_MEMORY",
+  "REVOKED",
+  "SPECIAL_EXIT",
 ]);
 
 const ENDINGS: Record<string, SchedulerDetailCode> = {
@@ -47,7 +62,7 @@ export function classifySlurmState(raw: string): {
 } {
   const state = raw.trim().split(/\s+/)[0]?.replace(/\+$/, "") ?? "";
   if (PENDING.has(state)) return { state, phase: "pending" };
-  if (ALIVE.has(state)) return { state, phase: "running" };
+  if (ALIVE.has(state) || !ENDED.has(state)) return { state, phase: "running" };
   const ending = ENDINGS[state];
   return { state, phase: "ended", ...(ending ? { ending } : {}) };
 }
@@ -58,7 +73,9 @@ function status(fields: {
   reason?: string | undefined;
   nodeList?: string | undefined;
   exit?: string | undefined;
-}): SchedulerStatus {
+}): SchedulerStatus | undefined {
+  // a torn or empty answer says nothing about the job
+  if (fields.state.trim() === "") return undefined;
   const c = classifySlurmState(fields.state);
   const clean = (v: string | undefined) =>
     v && v !== "(null)" && v !== "None" && v !== "" ? v : undefined;

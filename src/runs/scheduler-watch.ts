@@ -74,6 +74,21 @@ function toFacts(o: {
   };
 }
 
+/** Poll until the job has ended or `timeoutMs` passed; the last status seen. */
+async function untilEnded(
+  watch: SchedulerWatch,
+  from: SchedulerStatus | undefined,
+  timeoutMs: number,
+): Promise<SchedulerStatus | undefined> {
+  const until = performance.now() + timeoutMs;
+  let s = from;
+  while (s?.phase !== "ended" && performance.now() < until) {
+    await sleep(200);
+    s = await watch.poll();
+  }
+  return s;
+}
+
 export function createSchedulerWatch(o: {
   preset: SchedulerPreset;
   jobName: string;
@@ -140,30 +155,21 @@ export function createSchedulerWatch(o: {
       })();
     },
     async ending(timeoutMs = 10_000) {
-      let s = await watch.poll();
+      const first = await watch.poll();
       // a job never seen (the launcher failed before submitting) gets a short look, not the full wait
-      const until = performance.now() + (s ? timeoutMs : Math.min(timeoutMs, 2_000));
-      while (s?.phase !== "ended" && performance.now() < until) {
-        await sleep(Math.min(o.pollMs, 200));
-        s = await watch.poll();
-      }
+      const s = await untilEnded(watch, first, first ? timeoutMs : Math.min(timeoutMs, 2_000));
       if (!s?.ending) return undefined;
       return { detail_code: s.ending, message: o.preset.describe(s), status: s };
     },
     async release(timeoutMs = 15_000) {
-      let s = last ?? (await watch.poll());
+      const s = last ?? (await watch.poll());
       if (!s) return true; // never queued (the launcher failed) or already forgotten
       if (s.phase !== "ended") {
         cancelledByRuntime = true;
         const out = await runSchedulerCommand(o.preset.cancel(s.jobId), o.env);
         o.log(`cancel ${s.jobId}: ${out.ok ? "sent" : `failed: ${out.stderr.trim()}`}`);
       }
-      const until = performance.now() + timeoutMs;
-      while (s && s.phase !== "ended" && performance.now() < until) {
-        await sleep(Math.min(o.pollMs, 200));
-        s = await watch.poll();
-      }
-      return s?.phase === "ended";
+      return (await untilEnded(watch, s, timeoutMs))?.phase === "ended";
     },
     close() {
       closed = true;

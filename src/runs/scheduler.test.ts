@@ -99,6 +99,9 @@ describe("Slurm", () => {
     expect(classifySlurmState("COMPLETED")).toEqual({ state: "COMPLETED", phase: "ended" });
     expect(classifySlurmState("COMPLETING").phase).toBe("running");
     expect(classifySlurmState("REQUEUED").phase).toBe("pending");
+    // a state word this code does not know is not taken for an end
+    expect(classifySlurmState("SOME_NEW_STATE").phase).toBe("running");
+    expect(parseSqueue("7||None|n1")).toBeUndefined();
   });
 
   it("says plainly that it was the scheduler", () => {
