@@ -2,7 +2,14 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runSkill } from "../src/runs/index.ts";
+import { systemClock, systemRandom } from "../src/core/index.ts";
+import {
+  createRunDir,
+  defaultProtocolIo,
+  planSlurm,
+  runSkill,
+  startToolSession,
+} from "../src/runs/index.ts";
 import { makeTempDir } from "./helpers/cli.ts";
 import { assertJobInvariants, copyDesign, FAST, settings, writeSkill } from "./runs-helpers.ts";
 
@@ -164,5 +171,39 @@ describe("a session through a scheduler (fake Slurm commands)", () => {
     expect(manifest.runtime.scheduler).toMatchObject({ ending: "SCHEDULER_CANCELLED" });
     expect(manifest.runtime.scheduler?.cancelled_by).toBeUndefined();
     expect(events.find((e) => e.event === "SCHEDULER_END")?.level).toBe("WARN");
+  });
+
+  it("cancels the job when the session ends HEARTBEAT_LOST (a frozen tool)", async () => {
+    writeFileSync(join(fake, "initial"), "RUNNING");
+    const base = settings();
+    const slurm = {
+      ...base.slurm,
+      tool: "tclsh" as const,
+      poll_ms: 50,
+      ...Object.fromEntries(Object.keys(FAKES).map((n) => [n, join(bin, n)])),
+    };
+    const { jobId, paths } = createRunDir({ cwd, clock: systemClock, random: systemRandom });
+    const session = await startToolSession({
+      runDir: paths.runDir,
+      jobId,
+      adapter: "slurm",
+      settings: base,
+      timings: FAST,
+      clock: systemClock,
+      io: defaultProtocolIo,
+      env: { FAKE_SLURM: fake },
+      scheduler: planSlurm({ settings: slurm, jobId, queueWaitTimeoutMs: 10_000 }),
+    });
+    try {
+      process.kill(session.ready.pid, "SIGSTOP");
+      await new Promise((r) => setTimeout(r, FAST.heartbeatStaleMs * 3));
+      writeFileSync(join(paths.scripts, "noop.tcl"), "set x 1\n");
+      const ack = await session.request({ requestId: "r1", script: "scripts/noop.tcl" });
+      expect(ack).toMatchObject({ status: "FAIL", error_type: "HEARTBEAT_LOST" });
+      expect(scancels().trim()).toBe("7");
+      expect(state()).toBe("CANCELLED");
+    } finally {
+      await session.stop();
+    }
   });
 });
