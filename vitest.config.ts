@@ -4,8 +4,9 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    // The real agent clients run in their own suite: `npm run test:agents`.
-    exclude: ["test/agents/**", "**/node_modules/**"],
+    // The real agent clients and the real Slurm run in their own suites: `npm run test:agents`,
+    // `npm run test:slurm`.
+    exclude: ["test/agents/**", "test/slurm/**", "**/node_modules/**"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

@@ -1,7 +1,8 @@
 /**
  * SkillPilot benchmark: request-to-ack latency on a tclsh session (p50/p95) and the overhead of a
  * trivial job beyond the tool's own start, side by side with the naive alternative: both sides
- * polling on a fixed 100 ms timer (the seed names no interval; 100 ms is the usual choice).
+ * polling on a fixed 100 ms timer (the seed names no interval; 100 ms is the usual choice). Then
+ * the same through a real one-host Slurm (bench/skill-slurm.ts; skipped with a reason without it).
  *
  *   npm run bench:skill            # 200 requests, 10 jobs
  *   npm run bench:skill -- 50 3    # small: 50 requests, 3 jobs (or SIZE=50 JOBS=3)
@@ -19,6 +20,7 @@ import {
   type SessionTimings,
   startToolSession,
 } from "../src/runs/index.ts";
+import { benchSlurm } from "./skill-slurm.ts";
 
 const SIZE = Number(process.argv[2] ?? process.env.SIZE ?? 200);
 const JOBS = Number(process.argv[3] ?? process.env.JOBS ?? 10);
@@ -175,6 +177,14 @@ try {
       `${row.label.padEnd(24)} ${fmt(quantile(total, 0.5)).padStart(11)} ${fmt(quantile(start, 0.5)).padStart(15)} ${fmt(quantile(over, 0.5)).padStart(13)} ${fmt(quantile(over, 0.95)).padStart(13)}`,
     );
   }
+  await benchSlurm({
+    root,
+    jobCwd,
+    settings,
+    timings: base,
+    size: Math.min(SIZE, 100),
+    jobs: JOBS,
+  });
   console.log(`\npeak RSS of this node process: ${process.resourceUsage().maxRSS} KiB`);
 } finally {
   rmSync(root, { recursive: true, force: true });

@@ -63,7 +63,7 @@ export const ConfigSchema = z
       .prefault({}),
     skillpilot: z
       .object({
-        adapter: z.enum(["tclsh", "innovus", "dsub-i"]).default("tclsh"),
+        adapter: z.enum(["tclsh", "innovus", "dsub-i", "slurm"]).default("tclsh"),
         tclsh: z.string().default("tclsh"),
         innovus: z.string().default("innovus"),
         /** Launcher template for `dsub-i`; `{cmd}` is replaced by the tool command line. */
@@ -87,6 +87,30 @@ export const ConfigSchema = z
          * waiting for `timewarp skill resume`, before it ends itself; 0 ends it at once.
          */
         orphan_grace_ms: z.number().int().nonnegative().default(600_000),
+        /**
+         * `--adapter slurm`: how long the job may stay pending before the start fails
+         * (SESSION_START_FAIL / QUEUE_WAIT_TIMEOUT); `ready_timeout_ms` counts from RUNNING.
+         */
+        queue_wait_timeout_ms: z.number().int().positive().default(1_800_000),
+        /** `--adapter slurm`: the session runs as `srun --job-name=skillpilot-<job_id> -N1 -n1 …`. */
+        slurm: z
+          .object({
+            partition: z.string().min(1).optional(),
+            /** `--time` in Slurm's syntax (`30`, `2:00:00`, `1-0`). */
+            time: z.string().min(1).optional(),
+            /** Extra srun arguments, before the tool's argv. */
+            args: z.array(z.string()).default([]),
+            /** What the job step runs. */
+            tool: z.enum(["innovus", "tclsh"]).default("innovus"),
+            srun: z.string().default("srun"),
+            squeue: z.string().default("squeue"),
+            scontrol: z.string().default("scontrol"),
+            scancel: z.string().default("scancel"),
+            sacct: z.string().default("sacct"),
+            /** How often the runner asks Slurm about the job. */
+            poll_ms: z.number().int().positive().default(1_000),
+          })
+          .prefault({}),
       })
       .prefault({}),
     memory: z

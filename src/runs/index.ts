@@ -35,6 +35,8 @@ export type { ResumeJobOptions, ResumeJobResult } from "./resume.ts";
 export { resumeJob } from "./resume.ts";
 export type { ProtocolIo } from "./run-dir.ts";
 export { createRunDir, defaultProtocolIo, runsRootFor } from "./run-dir.ts";
+/** `--adapter slurm`'s plan from `skillpilot.slurm` (the benchmark starts Slurm sessions with it). */
+export { planSlurm } from "./scheduler-slurm.ts";
 export type { SessionTimings, StartSessionOptions, ToolSession } from "./session.ts";
 /** A tool session behind the file protocol (used by runSkill and the benchmark). */
 export { startToolSession } from "./session.ts";

@@ -47,6 +47,8 @@ import {
   type Timeline,
 } from "./run-dir.ts";
 import { writeRunnerFile } from "./runner-file.ts";
+import type { SchedulerEventName, SchedulerFacts } from "./scheduler.ts";
+import { planSlurm } from "./scheduler-slurm.ts";
 import { type SessionTimings, startToolSession, type ToolSession } from "./session.ts";
 import { findSkill } from "./skills.ts";
 import { formatSummaryMarkdown } from "./summary.ts";
@@ -63,6 +65,8 @@ export interface RunSkillOptions {
   /** `AAA` (scan CWD) or an explicit `./AAA.enc`. */
   design: string;
   adapter?: AdapterName;
+  /** `--adapter slurm` overrides of `skillpilot.slurm`: `--partition`, `--time`, `--slurm-arg` (added). */
+  slurm?: { partition?: string; time?: string; args?: string[] };
   /** 1-based choice among several scan candidates. */
   select?: number;
   /** Settings; default: the `skillpilot` section of `<cwd>/.timewarp/config.json`. */
@@ -97,6 +101,7 @@ export function timingsFrom(
     heartbeatIntervalMs: settings.heartbeat_interval_ms,
     ackPollMs: 50,
     watchAcks: true,
+    queueWaitTimeoutMs: settings.queue_wait_timeout_ms,
     ...overrides,
   };
 }
@@ -592,6 +597,7 @@ async function startSession(job: Job): Promise<PhaseResult<ToolSession>> {
     ...(options.env ? { env: options.env } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     heartbeatMode: job.settings.heartbeat_mode,
+    ...schedulerOptions(job),
   });
   // Known to the job before anything else can fail: whatever happens next, it is stopped.
   job.session = session;
@@ -612,6 +618,43 @@ const RESTORE_WRAPPER = "scripts/restore_wrapper.tcl";
 function nextRequestId(job: Job, name: string): string {
   const n = job.requestCount + 1;
   return `${job.jobId}_${String(n).padStart(4, "0")}_${name}`;
+}
+
+/** `--adapter slurm`: the plan (settings, then the run's overrides) and where its facts go. */
+function schedulerOptions(job: Job) {
+  if (job.adapter !== "slurm") return {};
+  const base = job.settings.slurm;
+  const over = job.options.slurm ?? {};
+  const settings = {
+    ...base,
+    partition: over.partition ?? base.partition,
+    time: over.time ?? base.time,
+    args: [...base.args, ...(over.args ?? [])],
+  };
+  return {
+    scheduler: planSlurm({
+      settings,
+      jobId: job.jobId,
+      queueWaitTimeoutMs: job.timings.queueWaitTimeoutMs ?? job.settings.queue_wait_timeout_ms,
+    }),
+    onSchedulerEvent: (event: SchedulerEventName, facts: SchedulerFacts) =>
+      recordScheduler(job, event, facts),
+  };
+}
+
+/** Scheduler facts into the manifest and the timeline; diagnostics, so a failed write never fails the job. */
+function recordScheduler(job: Job, event: SchedulerEventName, facts: SchedulerFacts): void {
+  job.record.manifest.runtime.scheduler = facts;
+  try {
+    job.timeline.append({
+      level: event === "SCHEDULER_END" && facts.ending ? "WARN" : "INFO",
+      event,
+      data: { ...facts },
+    });
+    job.record.save();
+  } catch {
+    // the terminal writes record the end anyway
+  }
 }
 
 /** Send one script as the job's next request, recording it in the manifest and the timeline. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SchedulerFactsSchema } from "./scheduler.ts";
 
 /** The protocol version every SkillPilot file carries (seed §12). */
 export const SCHEMA_VERSION = "1.0";
@@ -22,7 +23,7 @@ export const ERROR_TYPES = [
 export const ErrorTypeSchema = z.enum(ERROR_TYPES);
 export type ErrorType = z.infer<typeof ErrorTypeSchema>;
 
-export const ADAPTERS = ["tclsh", "innovus", "dsub-i"] as const;
+export const ADAPTERS = ["tclsh", "innovus", "dsub-i", "slurm"] as const;
 export type AdapterName = (typeof ADAPTERS)[number];
 
 /** The timeline's states (§4.3: each gets STATE_ENTER and STATE_EXIT). */
@@ -140,6 +141,8 @@ export const ManifestSchema = z
             tool_pid: z.number().optional(),
           })
           .optional(),
+        /** `--adapter slurm`: the scheduler job, kept up to date while the session runs. */
+        scheduler: SchedulerFactsSchema.optional(),
       })
       .passthrough(),
     design: z

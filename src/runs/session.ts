@@ -25,6 +25,9 @@ import {
   sweepTempFiles,
 } from "./request-files.ts";
 import { type ProtocolIo, type RunPaths, runPathsFor } from "./run-dir.ts";
+import { type FsProbeOps, probeRunDir } from "./run-dir-probe.ts";
+import type { SchedulerEventName, SchedulerFacts, SchedulerPlan } from "./scheduler.ts";
+import { createSchedulerWatch, type SchedulerWatch } from "./scheduler-watch.ts";
 import { classifySession, jobFailed } from "./taxonomy.ts";
 
 /** Timing knobs of a session; tests use small ones. */
@@ -40,6 +43,8 @@ export interface SessionTimings {
   ackPollMs: number;
   /** Use fs.watch on ack/ (default true); false measures plain polling. */
   watchAcks: boolean;
+  /** Through a scheduler: how long the job may stay pending (QUEUE_WAIT_TIMEOUT). */
+  queueWaitTimeoutMs?: number;
 }
 
 export interface StartSessionOptions {
@@ -56,6 +61,11 @@ export interface StartSessionOptions {
   signal?: AbortSignal;
   /** Who beats (setting `heartbeat_mode`); default auto: a Tcl thread, else the sidecar, else the loop. */
   heartbeatMode?: "auto" | HeartbeatMode;
+  /** Run the tool as a scheduler job (`--adapter slurm`): its facts go to `onSchedulerEvent`. */
+  scheduler?: SchedulerPlan;
+  onSchedulerEvent?: (event: SchedulerEventName, facts: SchedulerFacts) => void;
+  /** The run directory's file-system probe (tests make it fail). */
+  fsProbe?: FsProbeOps;
 }
 
 /** One request to run: a script under scripts/. */
@@ -133,6 +143,8 @@ interface LaunchedTool {
   pgid: number | undefined;
   exit: () => { code: number | null; signal: string | null } | undefined;
   spawnError: () => Error | undefined;
+  /** The scheduler job the launcher submitted, when the session runs through one. */
+  scheduler: SchedulerWatch | undefined;
 }
 
 /**
@@ -154,11 +166,14 @@ function launchTool(options: StartSessionOptions, paths: RunPaths, log: Log): La
       heartbeatMode: options.heartbeatMode ?? "auto",
     }),
   );
-  const command = planLaunch({
-    adapter: options.adapter,
+  const plan = options.scheduler;
+  const toolCommand = planLaunch({
+    adapter: plan ? plan.tool : options.adapter,
     settings: options.settings,
     bootPath: paths.boot,
   });
+  const command = plan ? plan.preset.wrap(toolCommand, plan.request) : toolCommand;
+  const env = { ...process.env, ...options.env, SKILLPILOT_RUN_DIR: options.runDir };
   const outFd = openSync(paths.toolStdout, "a");
   const errFd = openSync(paths.toolStderr, "a");
   let child: ChildProcess;
@@ -170,7 +185,7 @@ function launchTool(options: StartSessionOptions, paths: RunPaths, log: Log): La
       detached: true,
       // stdin stays open: interactive launchers (dsub -I, bsub -Is) end on EOF
       stdio: ["pipe", outFd, errFd],
-      env: { ...process.env, ...options.env, SKILLPILOT_RUN_DIR: options.runDir },
+      env,
     });
   } finally {
     closeSync(outFd);
@@ -185,18 +200,96 @@ function launchTool(options: StartSessionOptions, paths: RunPaths, log: Log): La
   });
   child.stdin?.on("error", () => {});
   log(`started ${options.adapter}: ${command.join(" ")} (pgid ${child.pid ?? "none"})`);
+  const scheduler = plan
+    ? createSchedulerWatch({
+        preset: plan.preset,
+        jobName: plan.request.jobName,
+        env,
+        pollMs: plan.pollMs,
+        onEvent: options.onSchedulerEvent ?? (() => {}),
+        log,
+      })
+    : undefined;
+  scheduler?.start();
   return {
     child,
     command,
     pgid: child.pid,
     exit: () => exit,
     spawnError: () => spawnError,
+    scheduler,
   };
+}
+
+/** A start failure's words: a detail_code and a message. */
+type StartFault = { detail: string; message: string };
+
+/**
+ * The start's clocks. Without a scheduler the tool has `readyTimeoutMs` from launch. Through a
+ * scheduler, waiting in the queue has its own limit (`queueWaitTimeoutMs`, QUEUE_WAIT_TIMEOUT) and
+ * the tool's ready timeout counts only from when the job is seen running.
+ */
+function startClock(
+  options: StartSessionOptions,
+  tool: LaunchedTool,
+): () => StartFault | undefined {
+  const t0 = performance.now();
+  const { readyTimeoutMs } = options.timings;
+  const plan = options.scheduler;
+  let readyBy = tool.scheduler ? undefined : t0 + readyTimeoutMs;
+  return () => {
+    const now = performance.now();
+    if (readyBy === undefined && tool.scheduler && plan) {
+      const s = tool.scheduler.status();
+      if (s && s.phase !== "pending") readyBy = now + readyTimeoutMs;
+      else if (now - t0 > plan.queueWaitTimeoutMs) {
+        const what = s
+          ? `job ${s.jobId} stayed ${s.state}${s.reason ? ` (reason ${s.reason})` : ""}`
+          : `the job of ${tool.command[0]} was not seen running`;
+        return {
+          detail: "QUEUE_WAIT_TIMEOUT",
+          message: `${plan.preset.kind}: ${what} for more than ${plan.queueWaitTimeoutMs} ms (queue_wait_timeout_ms); it was cancelled`,
+        };
+      }
+      return undefined;
+    }
+    if (readyBy !== undefined && now > readyBy) {
+      return {
+        detail: "READY_TIMEOUT",
+        message: `the session was not ready within ${readyTimeoutMs} ms${tool.scheduler ? " of its job running" : ""} (${tool.command.join(" ")})`,
+      };
+    }
+    return undefined;
+  };
+}
+
+/** Why the launcher exited before ready: the scheduler's ending when it was one, else the exit. */
+async function earlyExitFault(tool: LaunchedTool, paths: RunPaths): Promise<StartFault> {
+  const ending = await tool.scheduler?.ending();
+  if (ending) return { detail: ending.detail_code, message: ending.message };
+  const exit = tool.exit();
+  return {
+    detail: "EXITED_BEFORE_READY",
+    message: `${tool.command[0]} exited (code ${exit?.code}, signal ${exit?.signal}) before the session was ready; stderr: ${tail(paths.toolStderr, 400).trim()}`,
+  };
+}
+
+/** End what was started: the scheduler job first (so the allocation is released), then the group. */
+async function endLaunch(tool: LaunchedTool, log: Log): Promise<void> {
+  if (tool.scheduler) {
+    const released = await tool.scheduler.release();
+    tool.scheduler.close();
+    log(
+      `scheduler job ${tool.scheduler.status()?.jobId ?? "(none)"} ${released ? "released" : "NOT released"}`,
+    );
+  }
+  if (tool.pgid !== undefined) await endProcessGroup(tool.pgid);
 }
 
 /**
  * Wait for session/ready.json. SESSION_START_FAIL (as a jobFailed) when the launcher cannot
- * start, exits early, is interrupted, or the ready timeout passes; the group is ended then.
+ * start, exits early (a scheduler ending keeps its own detail_code), is interrupted, waits in the
+ * queue too long or the ready timeout passes; the job is cancelled and the group ended then.
  */
 async function waitForReady(
   tool: LaunchedTool,
@@ -205,21 +298,21 @@ async function waitForReady(
   log: Log,
 ): Promise<{ ready: Ready; pgid: number }> {
   const { command } = tool;
-  const fail = async (message: string, detail: string): Promise<never> => {
-    if (tool.pgid !== undefined) await endProcessGroup(tool.pgid);
+  const fail = async ({ detail, message }: StartFault): Promise<never> => {
+    await endLaunch(tool, log);
     log(`SESSION_START_FAIL ${detail}: ${message}`);
     throw jobFailed({ error_type: "SESSION_START_FAIL", detail_code: detail, message });
   };
-  const readyBy = performance.now() + options.timings.readyTimeoutMs;
+  const overdue = startClock(options, tool);
   for (;;) {
     const exit = tool.exit();
     const spawnError = tool.spawnError();
     await sleep(spawnError || exit ? 0 : 5);
     if (spawnError || tool.pgid === undefined) {
-      return fail(
-        `could not start ${command[0]}: ${spawnError?.message ?? "no pid"}`,
-        "SPAWN_FAILED",
-      );
+      return fail({
+        message: `could not start ${command[0]}: ${spawnError?.message ?? "no pid"}`,
+        detail: "SPAWN_FAILED",
+      });
     }
     const found = readReady(paths.ready);
     if (found) return { ready: found, pgid: tool.pgid };
@@ -228,23 +321,16 @@ async function waitForReady(
       await sleep(20);
       const late = readReady(paths.ready);
       if (late) return { ready: late, pgid: tool.pgid };
-      return fail(
-        `${command[0]} exited (code ${exit.code}, signal ${exit.signal}) before the session was ready; stderr: ${tail(paths.toolStderr, 400).trim()}`,
-        "EXITED_BEFORE_READY",
-      );
+      return fail(await earlyExitFault(tool, paths));
     }
     if (options.signal?.aborted) {
-      return fail(
-        `interrupted while waiting for the session (${String(options.signal.reason)})`,
-        "INTERRUPTED",
-      );
+      return fail({
+        message: `interrupted while waiting for the session (${String(options.signal.reason)})`,
+        detail: "INTERRUPTED",
+      });
     }
-    if (performance.now() > readyBy) {
-      return fail(
-        `the session was not ready within ${options.timings.readyTimeoutMs} ms (${command.join(" ")})`,
-        "READY_TIMEOUT",
-      );
-    }
+    const fault = overdue();
+    if (fault) return fail(fault);
   }
 }
 
@@ -255,6 +341,8 @@ async function waitForReady(
 export async function startToolSession(options: StartSessionOptions): Promise<ToolSession> {
   const paths = runPathsFor(options.runDir);
   const log = supervisorLog(paths, options.io, options.clock);
+  // once per run, before anything starts: a shared file system must keep the protocol's promises
+  probeRunDir(paths.runDir, options.fsProbe);
   const tool = launchTool(options, paths, log);
   const { ready, pgid } = await waitForReady(tool, options, paths, log);
   log(
@@ -344,6 +432,22 @@ function superviseSession(
   };
   const facts = () => ({ staleMs, mode: ready.heartbeat_mode ?? "loop", exit: exitText(tool) });
 
+  /** A tool that ended because its scheduler ended the job (scancel, preemption, node failure, time limit) did not crash. */
+  const schedulerEnding = async (
+    fault: string,
+    failure: SupervisorFailure,
+  ): Promise<SupervisorFailure> => {
+    if (fault !== "INNOVUS_CRASH" || !tool.scheduler) return failure;
+    const ending = await tool.scheduler.ending();
+    return ending
+      ? {
+          ...failure,
+          detail_code: ending.detail_code,
+          message: `${ending.message} (${failure.message})`,
+        }
+      : failure;
+  };
+
   /** Wait for the request's ack while watching the tool, its heartbeat and the deadline. */
   const awaitAck = async (
     request: { requestId: string; script: string; timeout: number; startedAt: string },
@@ -384,7 +488,10 @@ function superviseSession(
         return endWith(
           requestId,
           startedAt,
-          faultFailure(verdict, { ...request, inFlight: true }, facts()),
+          await schedulerEnding(
+            verdict,
+            faultFailure(verdict, { ...request, inFlight: true }, facts()),
+          ),
         );
       }
       await waker.nap(Math.min(timings.ackPollMs, Math.max(1, deadline - performance.now())));
@@ -419,7 +526,10 @@ function superviseSession(
       return endWith(
         requestId,
         startedAt,
-        faultFailure(health, { requestId, script, timeout, inFlight: false }, facts()),
+        await schedulerEnding(
+          health,
+          faultFailure(health, { requestId, script, timeout, inFlight: false }, facts()),
+        ),
       );
     }
     return awaitAck(
@@ -468,7 +578,8 @@ function superviseSession(
       stopped = true;
       waker.close();
       tool.child?.stdin?.destroy();
-      await endProcessGroup(pgid);
+      // a scheduler job is cancelled first, so that its allocation is released
+      await endLaunch({ ...tool, pgid }, log);
       // a launcher may have moved the tool out of our group (setsid); end it by pid too
       if (sameHost && toolAlive() && ready.pid !== pgid) {
         try {
@@ -530,6 +641,7 @@ export function attachToolSession(options: AttachSessionOptions): ToolSession {
     pgid,
     exit: gone,
     spawnError: () => undefined,
+    scheduler: undefined,
   };
   log(`attached by pid ${process.pid}: tool pid ${ready.pid} on ${ready.host}, pgid ${pgid}`);
   return superviseSession(tool, ready, pgid, options, paths, log);

@@ -9,6 +9,9 @@ interface RunFlags {
   design: string;
   adapter?: string;
   select?: string;
+  partition?: string;
+  time?: string;
+  slurmArg?: string[];
 }
 
 function parseSelect(value: string | undefined): number | undefined {
@@ -86,6 +89,16 @@ async function withInterrupt<T>(run: (signal: AbortSignal) => Promise<T>): Promi
   }
 }
 
+/** `--partition`, `--time`, `--slurm-arg` as runSkill's overrides of `skillpilot.slurm`. */
+function slurmOverrides(flags: RunFlags) {
+  const slurm = {
+    ...(flags.partition !== undefined ? { partition: flags.partition } : {}),
+    ...(flags.time !== undefined ? { time: flags.time } : {}),
+    ...(flags.slurmArg ? { args: flags.slurmArg } : {}),
+  };
+  return Object.keys(slurm).length > 0 ? { slurm } : {};
+}
+
 /** `timewarp skill run | resume | check | list | runs | compare | show` (SkillPilot). */
 export function registerSkillCommands(program: Command): void {
   const skill = program
@@ -119,8 +132,21 @@ export function registerSkillCommands(program: Command): void {
       "--design <query>",
       "AAA (scan CWD for AAA.enc + AAA.enc.dat/) or an explicit ./AAA.enc",
     )
-    .option("--adapter <name>", "tclsh | innovus | dsub-i (default: config skillpilot.adapter)")
+    .option(
+      "--adapter <name>",
+      "tclsh | innovus | dsub-i | slurm (default: config skillpilot.adapter)",
+    )
     .option("--select <n>", "choose candidate N (1-based) when the scan finds several")
+    .option(
+      "--partition <name>",
+      "slurm: the partition (default: config skillpilot.slurm.partition)",
+    )
+    .option("--time <limit>", "slurm: the job's time limit, srun --time syntax (e.g. 2:00:00)")
+    .option(
+      "--slurm-arg <arg>",
+      "slurm: one more srun argument (repeatable, e.g. --slurm-arg=--mem=8G)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .action(
       action(async (ctx, name: string, flags: RunFlags) => {
         const { ADAPTERS, runSkill } = await import("../../runs/index.ts");
@@ -144,6 +170,7 @@ export function registerSkillCommands(program: Command): void {
             design: flags.design,
             ...(adapter ? { adapter } : {}),
             ...(select !== undefined ? { select } : {}),
+            ...slurmOverrides(flags),
             clock: ctx.clock,
             random: ctx.random,
             signal: controller.signal,
@@ -349,6 +376,11 @@ export function registerSkillCommands(program: Command): void {
           `adapter  ${m.runtime.adapter}`,
           `run_dir  ${job.run_dir}`,
         ];
+        const sched = m.runtime.scheduler;
+        if (sched)
+          lines.push(
+            `${sched.kind.padEnd(8)} job ${sched.job_id ?? "?"} ${sched.state ?? ""} on ${sched.node_list ?? "-"}${sched.ending ? ` (${sched.ending})` : ""}`,
+          );
         if (m.message) lines.push(`message  ${m.message}`);
         if (job.resumable) lines.push(resumableNote(job.job_id, job.resumable.until));
         return { json: job, human: lines.join("\n") };

@@ -36,8 +36,16 @@ export function defineSkillTools(): ToolDefinition[] {
       inputSchema: z.object({
         skill: z.string().min(1).describe("subskill name or folder path"),
         design: z.string().min(1).describe("AAA or ./AAA.enc"),
-        adapter: z.enum(["tclsh", "innovus", "dsub-i"]).optional(),
+        adapter: z.enum(["tclsh", "innovus", "dsub-i", "slurm"]).optional(),
         select: z.number().int().positive().optional(),
+        slurm: z
+          .object({
+            partition: z.string().min(1).optional(),
+            time: z.string().min(1).optional(),
+            args: z.array(z.string()).optional(),
+          })
+          .optional()
+          .describe("adapter slurm: partition, time limit (srun --time) and extra srun args"),
       }),
       outputSchema: SummaryOut,
       handler: async (input, ctx) => {
@@ -48,6 +56,7 @@ export function defineSkillTools(): ToolDefinition[] {
           design: input.design,
           ...(input.adapter ? { adapter: input.adapter } : {}),
           ...(input.select !== undefined ? { select: input.select } : {}),
+          ...(input.slurm ? { slurm: input.slurm } : {}),
           clock: ctx.clock,
           random: ctx.random,
         });
