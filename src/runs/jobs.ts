@@ -34,6 +34,7 @@ import {
   runsRootFor,
 } from "./run-dir.ts";
 import { readRunnerFile } from "./runner-file.ts";
+import { runSchedulerCommand } from "./scheduler-watch.ts";
 import { formatSummaryMarkdown } from "./summary.ts";
 
 /** One line of `skill runs`. */
@@ -87,6 +88,19 @@ function judge(runDir: string, m: Manifest, o: { cwd: string; clock: Clock }): O
   }).verdict;
 }
 
+/** `scancel` a closed job's Slurm job unless it is known to have ended; a failure is left to the scheduler. */
+async function releaseSchedulerJob(m: Manifest): Promise<void> {
+  const s = m.runtime.scheduler;
+  if (s?.kind !== "slurm" || !s.job_id || s.ending) return;
+  let scancel = "scancel";
+  try {
+    scancel = readConfig(workspacePaths(m.runtime.cwd).config).skillpilot.slurm.scancel;
+  } catch {
+    // the default command
+  }
+  await runSchedulerCommand([scancel, s.job_id], process.env);
+}
+
 /**
  * Close a RUNNING job whose runner is gone: FAIL / INTERNAL_ERROR / RUNNER_GONE with the reason,
  * its session group ended, a summary and a debug bundle like any FAIL. The caller holds the
@@ -104,6 +118,8 @@ export async function closeJob(o: {
   const id = m.job_id;
   const paths = runPathsFor(runDir);
   const pgid = m.runtime.session?.pgid;
+  // the dead runner's scheduler job (--adapter slurm) holds an allocation until it is cancelled
+  await releaseSchedulerJob(m);
   if (pgid !== undefined && processGroupAlive(pgid)) await endProcessGroup(pgid);
   if (pgid === undefined || !processGroupAlive(pgid)) sweepTempFiles(paths);
   const runnerPid = readRunnerFile(paths)?.pid ?? m.runtime.pid;

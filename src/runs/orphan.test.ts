@@ -21,6 +21,8 @@ const base: OrphanFacts = {
   heartbeatAgeMs: 100,
   heartbeatStaleMs: 30_000,
   requestInFlight: false,
+  beatSurvivesBusyLoop: false,
+  inFlightDeadlineMs: undefined,
   orphan: {
     schema_version: "1.0",
     runner_pid: 10,
@@ -55,5 +57,18 @@ describe("judgeOrphan", () => {
     expect(why({ heartbeatAgeMs: 40_000 })).toContain("heartbeat is older than 30000 ms");
     // a tool busy with a request does not beat (its loop is blocked): not judged then
     expect(why({ heartbeatAgeMs: 40_000, requestInFlight: true })).toBe("resumable");
+    // unless a thread or the sidecar beats for it: then a silent heartbeat is a lost tool
+    expect(
+      why({ heartbeatAgeMs: 40_000, requestInFlight: true, beatSurvivesBusyLoop: true }),
+    ).toContain("heartbeat is older");
+  });
+
+  it("a tool busy past its request's deadline and the grace on top is gone: nobody comes for it", () => {
+    const deadline = Date.parse("2026-11-27T00:00:30.000Z");
+    const busy = { requestInFlight: true, inFlightDeadlineMs: deadline, orphan: undefined };
+    expect(judgeOrphan({ ...base, ...busy }).kind).toBe("resumable");
+    const late = judgeOrphan({ ...base, ...busy, nowMs: deadline + 600_001 });
+    expect(late).toMatchObject({ kind: "gone" });
+    expect(late.kind === "gone" && late.why).toContain("passed its deadline");
   });
 });

@@ -6,9 +6,10 @@
 import { statSync } from "node:fs";
 import { hostname } from "node:os";
 import { isProcessAlive, readLockHolder } from "../core/index.ts";
+import { beatSurvivesBusyLoop } from "./heartbeat.ts";
 import { processGroupAlive } from "./process-group.ts";
 import type { Manifest, OrphanFile, Ready } from "./protocol.ts";
-import { unansweredRequests } from "./queued-request.ts";
+import { readQueuedRequest, unansweredRequests } from "./queued-request.ts";
 import type { RunPaths } from "./run-dir.ts";
 import { readOrphanFile, readRunnerFile } from "./runner-file.ts";
 import { readReady } from "./session.ts";
@@ -27,6 +28,10 @@ export interface OrphanFacts {
   heartbeatStaleMs: number;
   /** A request in queue/ has no ack: the tool may be busy, so its heartbeat is not judged. */
   requestInFlight: boolean;
+  /** The tool beats from a thread or its sidecar (ready.json): its heartbeat is judged in flight too. */
+  beatSurvivesBusyLoop: boolean;
+  /** When the earliest unanswered request's own deadline (created_at + timeout_s) passed, or will. */
+  inFlightDeadlineMs: number | undefined;
   orphan: OrphanFile | undefined;
   nowMs: number;
 }
@@ -54,11 +59,31 @@ export function judgeOrphan(f: OrphanFacts): OrphanVerdict {
   if (f.orphan && f.nowMs > Date.parse(f.orphan.until) + END_SLACK_MS) {
     return { kind: "gone", why: `the tool outlived its grace (until ${f.orphan.until})` };
   }
+  // a tool busy in a script never reaches its own orphan check: past the request's deadline and
+  // the grace on top, nobody is coming for it
+  if (f.inFlightDeadlineMs !== undefined && f.nowMs > f.inFlightDeadlineMs + f.graceMs) {
+    return {
+      kind: "gone",
+      why: `its request passed its deadline (${new Date(f.inFlightDeadlineMs).toISOString()}) and the grace`,
+    };
+  }
   const stale = f.heartbeatAgeMs === undefined || f.heartbeatAgeMs > f.heartbeatStaleMs;
-  if (stale && !f.requestInFlight) {
+  if (stale && (!f.requestInFlight || f.beatSurvivesBusyLoop)) {
     return { kind: "gone", why: `the session's heartbeat is older than ${f.heartbeatStaleMs} ms` };
   }
   return { kind: "resumable", until: f.orphan?.until ?? null };
+}
+
+/** The earliest deadline (created_at + timeout_s) of the requests that have no ack. */
+function earliestDeadline(paths: RunPaths, requestIds: string[]): number | undefined {
+  let earliest: number | undefined;
+  for (const id of requestIds) {
+    const r = readQueuedRequest(paths, id);
+    if (r?.timeout_s === undefined) continue;
+    const at = Date.parse(r.created_at) + r.timeout_s * 1000;
+    if (Number.isFinite(at) && (earliest === undefined || at < earliest)) earliest = at;
+  }
+  return earliest;
 }
 
 /** The facts about one RUNNING job, read from its run directory and this host's processes. */
@@ -82,6 +107,7 @@ export function observeOrphan(
     heartbeatAgeMs = undefined;
   }
   const grace = m.runtime.orphan_grace_ms;
+  const unanswered = unansweredRequests(paths);
   const facts: OrphanFacts = {
     thisHost,
     runner: { pid, host, alive: pid !== undefined && isProcessAlive(pid) },
@@ -100,7 +126,9 @@ export function observeOrphan(
         : processGroupAlive(session.pgid)),
     heartbeatAgeMs,
     heartbeatStaleMs: o.heartbeatStaleMs,
-    requestInFlight: unansweredRequests(paths).length > 0,
+    requestInFlight: unanswered.length > 0,
+    beatSurvivesBusyLoop: beatSurvivesBusyLoop(ready?.heartbeat_mode),
+    inFlightDeadlineMs: earliestDeadline(paths, unanswered),
     orphan: readOrphanFile(paths),
     nowMs: o.now.getTime(),
   };
