@@ -32,6 +32,8 @@ import {
   runsRootFor,
 } from "./run-dir.ts";
 import { writeRunnerFile } from "./runner-file.ts";
+import type { SchedulerEventName, SchedulerFacts } from "./scheduler.ts";
+import { planSlurm } from "./scheduler-slurm.ts";
 import { attachToolSession, type SessionTimings } from "./session.ts";
 
 export interface ResumeJobOptions {
@@ -224,6 +226,24 @@ function takeOver(o: {
     timings: timingsFrom(o.settings, o.timings),
     clock,
     io,
+    ...(m.runtime.adapter === "slurm"
+      ? {
+          // the dead runner's Slurm job, found again by its name: followed, and cancelled at the end
+          scheduler: planSlurm({
+            settings: o.settings.slurm,
+            jobId: m.job_id,
+            queueWaitTimeoutMs: o.settings.queue_wait_timeout_ms,
+          }),
+          onSchedulerEvent: (event: SchedulerEventName, facts: SchedulerFacts) => {
+            m.runtime.scheduler = facts;
+            try {
+              timeline.append({ level: "INFO", event, data: { ...facts } });
+            } catch {
+              // diagnostics: the terminal writes record the end anyway
+            }
+          },
+        }
+      : {}),
   });
 }
 

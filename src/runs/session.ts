@@ -610,6 +610,10 @@ export interface AttachSessionOptions {
   timings: SessionTimings;
   clock: Clock;
   io: ProtocolIo;
+  /** The scheduler job the session runs in (`--adapter slurm`): followed, and cancelled at the end. */
+  scheduler?: SchedulerPlan;
+  onSchedulerEvent?: (event: SchedulerEventName, facts: SchedulerFacts) => void;
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -641,8 +645,18 @@ export function attachToolSession(options: AttachSessionOptions): ToolSession {
     pgid,
     exit: gone,
     spawnError: () => undefined,
-    scheduler: undefined,
+    scheduler: options.scheduler
+      ? createSchedulerWatch({
+          preset: options.scheduler.preset,
+          jobName: options.scheduler.request.jobName,
+          env: { ...process.env, ...options.env },
+          pollMs: options.scheduler.pollMs,
+          onEvent: options.onSchedulerEvent ?? (() => {}),
+          log,
+        })
+      : undefined,
   };
+  tool.scheduler?.start();
   log(`attached by pid ${process.pid}: tool pid ${ready.pid} on ${ready.host}, pgid ${pgid}`);
   return superviseSession(tool, ready, pgid, options, paths, log);
 }
