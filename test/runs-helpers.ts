@@ -50,7 +50,7 @@ export function copyDesign(cwd: string, sub = "."): void {
  * `.timewarp/config.json` with fast SkillPilot timings, for tests that run jobs through the CLI
  * or the MCP server (which read their settings from the workspace config).
  */
-export function writeFastSkillConfig(cwd: string): void {
+export function writeFastSkillConfig(cwd: string, overrides: Record<string, unknown> = {}): void {
   mkdirSync(join(cwd, ".timewarp"), { recursive: true });
   writeFileSync(
     join(cwd, ".timewarp", "config.json"),
@@ -60,6 +60,7 @@ export function writeFastSkillConfig(cwd: string): void {
         heartbeat_interval_ms: 40,
         heartbeat_stale_ms: 2000,
         request_timeout_ms: 10_000,
+        ...overrides,
       },
     }),
   );

@@ -9,7 +9,7 @@ import {
   TimelineEventSchema,
 } from "../src/runs/index.ts";
 import { cliCommand, makeTempDir, runCli } from "./helpers/cli.ts";
-import { assertJobInvariants, copyDesign } from "./runs-helpers.ts";
+import { assertJobInvariants, copyDesign, writeFastSkillConfig } from "./runs-helpers.ts";
 
 /**
  * Issue 20: after `kill -9` of the runner, the job is resumable on its live tool session
@@ -49,19 +49,7 @@ function workspace(name: string, orphanGraceMs: number): { cwd: string; gate: st
   const gate = join(cwd, "gate");
   const skill = join(cwd, "subskills", "gated");
   mkdirSync(join(skill, "tcl"), { recursive: true });
-  mkdirSync(join(cwd, ".timewarp"), { recursive: true });
-  writeFileSync(
-    join(cwd, ".timewarp", "config.json"),
-    JSON.stringify({
-      skillpilot: {
-        poll_ms: 5,
-        heartbeat_interval_ms: 40,
-        heartbeat_stale_ms: 2000,
-        request_timeout_ms: 60_000,
-        orphan_grace_ms: orphanGraceMs,
-      },
-    }),
-  );
+  writeFastSkillConfig(cwd, { request_timeout_ms: 60_000, orphan_grace_ms: orphanGraceMs });
   const report = (n: string) => `set f [open reports/${n}.rpt w]; puts $f "${n} [pid]"; close $f\n`;
   writeFileSync(join(skill, "tcl", "one.tcl"), report("one"));
   writeFileSync(

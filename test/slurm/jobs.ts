@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { inject } from "vitest";
 import {
@@ -10,7 +10,7 @@ import {
   TimelineEventSchema,
 } from "../../src/runs/index.ts";
 import { cliCommand } from "../helpers/cli.ts";
-import { assertJobInvariants, FAST, settings } from "../runs-helpers.ts";
+import { assertJobInvariants, FAST, settings, writeFastSkillConfig } from "../runs-helpers.ts";
 import { slurmCmd } from "./cluster.ts";
 
 /** The cluster global-setup.ts started, or why there is none (then every test is skipped). */
@@ -93,19 +93,10 @@ export function runningJobId(cwd: string): string | undefined {
 
 /** `.timewarp/config.json` for CLI runs: fast timings, tclsh as the Slurm step. */
 export function writeSlurmConfig(cwd: string): void {
-  mkdirSync(join(cwd, ".timewarp"), { recursive: true });
-  writeFileSync(
-    join(cwd, ".timewarp", "config.json"),
-    JSON.stringify({
-      skillpilot: {
-        poll_ms: 5,
-        heartbeat_interval_ms: 40,
-        heartbeat_stale_ms: 2000,
-        request_timeout_ms: 60_000,
-        slurm: { tool: "tclsh", poll_ms: 200 },
-      },
-    }),
-  );
+  writeFastSkillConfig(cwd, {
+    request_timeout_ms: 60_000,
+    slurm: { tool: "tclsh", poll_ms: 200 },
+  });
 }
 
 /** A CLI `skill run --adapter slurm` in its own process (writeSlurmConfig first) (for kill -9 / resume tests). */

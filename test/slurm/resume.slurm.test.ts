@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ManifestSchema, runsRootFor, TimelineEventSchema } from "../../src/runs/index.ts";
 import { cliCommand, makeTempDir } from "../helpers/cli.ts";
-import { assertJobInvariants, copyDesign } from "../runs-helpers.ts";
+import { assertJobInvariants, copyDesign, writeFastSkillConfig } from "../runs-helpers.ts";
 import { cluster, heldJobs, slurmEnv, squeueState, waitFor } from "./jobs.ts";
 
 /**
@@ -65,20 +65,11 @@ function gatedSkill(gate: string): void {
       "",
     ].join("\n"),
   );
-  mkdirSync(join(cwd, ".timewarp"), { recursive: true });
-  writeFileSync(
-    join(cwd, ".timewarp", "config.json"),
-    JSON.stringify({
-      skillpilot: {
-        poll_ms: 5,
-        heartbeat_interval_ms: 40,
-        heartbeat_stale_ms: 2000,
-        request_timeout_ms: 120_000,
-        orphan_grace_ms: 120_000,
-        slurm: { tool: "tclsh", poll_ms: 200 },
-      },
-    }),
-  );
+  writeFastSkillConfig(cwd, {
+    request_timeout_ms: 120_000,
+    orphan_grace_ms: 120_000,
+    slurm: { tool: "tclsh", poll_ms: 200 },
+  });
 }
 
 /** The CLI in its own process group, so that a kill -9 of the group ends the runner whole. */
