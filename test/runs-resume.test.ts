@@ -248,6 +248,11 @@ describe("kill -9 of the runner, then skill resume", () => {
     expect(events.filter((e) => e.event === "STATE_ENTER" && e.state === "RESTORE")).toHaveLength(
       1,
     );
+    // what the tool did is in the timeline once, whichever runner copied it there
+    const audits = events.filter((e) => e.event === "AUDIT");
+    const auditKeys = audits.map((e) => JSON.stringify(e.data));
+    expect(audits.some((e) => String(e.data?.request_id).endsWith("_restore"))).toBe(true);
+    expect(new Set(auditKeys).size).toBe(auditKeys.length);
     expect(manifest.runtime.resumes).toEqual([
       expect.objectContaining({ pid: runnerPidOf(runDir) }),
     ]);
