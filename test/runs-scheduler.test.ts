@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { systemClock, systemRandom } from "../src/core/index.ts";
 import {
   createRunDir,
+  DebugIndexSchema,
   defaultProtocolIo,
   planSlurm,
   runSkill,
@@ -171,6 +172,14 @@ describe("a session through a scheduler (fake Slurm commands)", () => {
     expect(manifest.runtime.scheduler).toMatchObject({ ending: "SCHEDULER_CANCELLED" });
     expect(manifest.runtime.scheduler?.cancelled_by).toBeUndefined();
     expect(events.find((e) => e.event === "SCHEDULER_END")?.level).toBe("WARN");
+    // the bundle's advice is the scheduler's, not "reproduce the crash"
+    const index = DebugIndexSchema.parse(
+      JSON.parse(
+        readFileSync(join(manifest.runtime.run_dir, "debug_bundle", "index.json"), "utf8"),
+      ),
+    );
+    expect(index.next_actions[0]).toContain("the scheduler cancelled the job");
+    expect(index.next_actions.join("\n")).not.toContain("reproduce the crash");
   });
 
   it("cancels the job when the session ends HEARTBEAT_LOST (a frozen tool)", async () => {

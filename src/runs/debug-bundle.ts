@@ -147,6 +147,31 @@ function copySessionLogs(paths: RunPaths, temp: string, io: ProtocolIo): string 
   return "session";
 }
 
+/** Where a finer cause has its own advice, it replaces the error_type's (a scheduler's ending is not a crash). */
+const DETAIL_ACTIONS: Record<string, string[]> = {
+  SCHEDULER_CANCELLED: [
+    "the scheduler cancelled the job (scancel by a user or an admin), not the tool: see runtime.scheduler in job_manifest.json and SCHEDULER_END in the timeline, then run the job again",
+  ],
+  PREEMPTED: [
+    "a higher-priority job preempted this one, not a tool fault: run it again, or in a partition without preemption",
+  ],
+  NODE_FAIL: [
+    "the node failed under the job, not the tool: run it again (another node); tell the cluster's admin if it repeats",
+  ],
+  TIME_LIMIT: [
+    "the job reached its scheduler time limit: raise --time (skillpilot.slurm.time) or split the work",
+  ],
+  QUEUE_WAIT_TIMEOUT: [
+    "the job waited in the queue longer than skillpilot.queue_wait_timeout_ms: choose another partition or raise the limit",
+  ],
+  RUN_DIR_FS_UNSUPPORTED: [
+    "run from a directory whose file system has hard links and rename over a file (the protocol's atomic writes need both)",
+  ],
+  POLICY_REFUSED: [
+    "the contract's policy refused a source or exec: the AUDIT events in the timeline (session/audit.jsonl.tail here) name it",
+  ],
+};
+
 /**
  * debug_bundle/ (seed §11): built in a temp folder beside the run's files and renamed in whole,
  * so a reader never sees half a bundle.
@@ -210,7 +235,7 @@ export function writeDebugBundle(options: {
         ...(errorInfo
           ? [`read ${errorInfo} in this bundle: the failing request's Tcl errorInfo, every frame`]
           : []),
-        ...NEXT_ACTIONS[failure.error_type],
+        ...(DETAIL_ACTIONS[failure.detail_code ?? ""] ?? NEXT_ACTIONS[failure.error_type]),
         ...(options.contractHints ?? []).map((h) => `hint: ${h}`),
       ],
     };
