@@ -27,7 +27,8 @@ import {
 /** Small timings so the suite is fast; each test may override. */
 export const FAST: SessionTimings = {
   readyTimeoutMs: 5_000,
-  heartbeatStaleMs: 400,
+  // judged during requests too (thread or sidecar beat): a margin for a loaded machine
+  heartbeatStaleMs: 1_000,
   requestTimeoutMs: 5_000,
   pollMs: 5,
   heartbeatIntervalMs: 40,

@@ -399,13 +399,15 @@ describe("security boundary (§6.1): only scripts/ is sourced, symlinks resolved
 
 describe("supervisor faults", () => {
   it("a script blocking the Tcl loop longer than the heartbeat threshold still PASSes", async () => {
+    // blocked 1.5 s, past the 1 s threshold; thresholds of a few hundred ms would let a loaded
+    // machine's late beat look like a lost one
     const { session, runDir } = await open(undefined, {
-      heartbeatStaleMs: 150,
-      heartbeatIntervalMs: 20,
+      heartbeatStaleMs: 1_000,
+      heartbeatIntervalMs: 100,
     });
     const ack = await session.request({
       requestId: "long",
-      script: script(runDir, "long.tcl", "after 600\n"),
+      script: script(runDir, "long.tcl", "after 1500\n"),
     });
     expect(ack).toMatchObject({ status: "PASS", error_type: "OK" });
     expect(session.checkHealth()).toBeUndefined();
