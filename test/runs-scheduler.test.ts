@@ -68,6 +68,7 @@ function slurmJob(o: {
   skill: string;
   initial: "PENDING" | "RUNNING";
   queueWaitTimeoutMs?: number;
+  onProgress?: (message: string) => void;
 }) {
   writeFileSync(join(fake, "initial"), o.initial);
   const base = settings();
@@ -87,6 +88,7 @@ function slurmJob(o: {
     }),
     timings: { ...FAST, queueWaitTimeoutMs: o.queueWaitTimeoutMs ?? 10_000 },
     env: { FAKE_SLURM: fake },
+    ...(o.onProgress ? { onProgress: o.onProgress } : {}),
   }).then((result) => {
     const { manifest, summary } = assertJobInvariants(result.runDir);
     const events = readFileSync(join(result.runDir, "job_timeline.jsonl"), "utf8")
@@ -132,11 +134,15 @@ describe("a session through a scheduler (fake Slurm commands)", () => {
   });
 
   it("fails QUEUE_WAIT_TIMEOUT while the job stays pending, and cancels it", async () => {
+    const progress: string[] = [];
     const { summary, manifest } = await slurmJob({
       skill: "summary_health",
       initial: "PENDING",
       queueWaitTimeoutMs: 600,
+      onProgress: (m) => progress.push(m),
     });
+    // the user waiting on the queue sees where the job is
+    expect(progress).toContainEqual(expect.stringMatching(/^Slurm job 7: pending/));
     expect(summary).toMatchObject({
       error_type: "SESSION_START_FAIL",
       detail_code: "QUEUE_WAIT_TIMEOUT",

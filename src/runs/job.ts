@@ -645,6 +645,11 @@ function schedulerOptions(job: Job) {
 /** Scheduler facts into the manifest and the timeline; diagnostics, so a failed write never fails the job. */
 function recordScheduler(job: Job, event: SchedulerEventName, facts: SchedulerFacts): void {
   job.record.manifest.runtime.scheduler = facts;
+  // a queue wait can take hours: the user sees where the job is, not only "start session…"
+  const where = [facts.state?.toLowerCase() ?? "submitted", facts.reason && `(${facts.reason})`];
+  job.options.onProgress?.(
+    `Slurm job ${facts.job_id ?? facts.job_name}: ${where.filter(Boolean).join(" ")}${facts.node_list ? ` on ${facts.node_list}` : ""}…`,
+  );
   try {
     job.timeline.append({
       level: event === "SCHEDULER_END" && facts.ending ? "WARN" : "INFO",
