@@ -64,6 +64,15 @@ describe("createGitDelta", () => {
     expect(d.length).toBeLessThan(40);
   });
 
+  it("copies across runs of one repeated block (zeros, a fill pattern) in few ops", () => {
+    const zeros = Buffer.alloc(1_000_000);
+    const poked = Buffer.from(zeros);
+    for (let i = 0; i < 20; i++) poked[i * 49_999 + 3] = 1;
+    const d = createGitDelta(zeros, poked) as Uint8Array;
+    expect(applied(zeros, d).equals(poked)).toBe(true);
+    expect(d.length).toBeLessThan(300);
+  });
+
   it("round-trips through git's opcodes on random edits of random and repetitive data", () => {
     const source = fc.oneof(
       fc.uint8Array({ maxLength: 3000 }).map((u) => Buffer.from(u)),

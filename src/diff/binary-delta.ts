@@ -23,11 +23,16 @@ const BASE_TOP = (() => {
   return p;
 })();
 
+/**
+ * The source's blocks grouped by bucket, each bucket's entries side by side (earliest block
+ * first) with their full hash beside them: a lookup reads one short run of memory and touches
+ * the source only when a whole hash matches (random reads over megabytes are what cost).
+ */
 interface SourceIndex {
-  /** Per bucket: 1 + the first block in it, or 0 when empty. */
-  heads: Int32Array;
-  /** Per block: 1 + the next block in its bucket, or 0. */
-  next: Int32Array;
+  /** Per bucket: where its entries start; one more than the buckets, the last is the end. */
+  starts: Int32Array;
+  hashes: Int32Array;
+  offsets: Int32Array;
   shift: number;
 }
 
@@ -44,22 +49,37 @@ function bucketOf(hash: number, shift: number): number {
 function indexSource(src: Uint8Array): SourceIndex {
   const blocks = Math.floor(src.length / WINDOW);
   let bits = 4;
-  while (1 << bits < blocks && bits < 24) bits++;
-  const heads = new Int32Array(1 << bits);
-  const next = new Int32Array(Math.max(blocks, 1));
+  while (1 << (bits + 2) < blocks && bits < 22) bits++;
   const shift = 32 - bits;
-  let prev: number | undefined;
-  // Walk backwards so that each bucket lists its earliest block first.
-  for (let b = blocks - 1; b >= 0; b--) {
+  const starts = new Int32Array((1 << bits) + 1);
+  const blockHash = new Int32Array(blocks);
+  const keep = new Uint8Array(blocks);
+  for (let b = 0; b < blocks; b++) {
     const h = windowHash(src, b * WINDOW);
-    // A run of identical blocks is indexed once: a copy found there extends over the run.
-    if (h === prev) continue;
-    prev = h;
-    const bucket = bucketOf(h, shift);
-    next[b] = heads[bucket] as number;
-    heads[bucket] = b + 1;
+    blockHash[b] = h;
+    // A run of identical blocks is indexed once, at its start: a copy found there extends
+    // over the whole run.
+    if (b > 0 && blockHash[b - 1] === h) continue;
+    keep[b] = 1;
+    const k = bucketOf(h, shift) + 1;
+    starts[k] = (starts[k] as number) + 1;
   }
-  return { heads, next, shift };
+  for (let k = 1; k < starts.length; k++)
+    starts[k] = (starts[k] as number) + (starts[k - 1] as number);
+  const total = starts[starts.length - 1] as number;
+  const hashes = new Int32Array(total);
+  const offsets = new Int32Array(total);
+  const fill = starts.slice(0, -1);
+  for (let b = 0; b < blocks; b++) {
+    if (keep[b] === 0) continue;
+    const h = blockHash[b] as number;
+    const k = bucketOf(h, shift);
+    const at = fill[k] as number;
+    fill[k] = at + 1;
+    hashes[at] = h;
+    offsets[at] = b * WINDOW;
+  }
+  return { starts, hashes, offsets, shift };
 }
 
 /** How many bytes match from a[ai] and b[bi], at most `max`; long runs compare natively. */
@@ -128,30 +148,44 @@ class DeltaWriter {
   }
 }
 
-/** The longest checked match for the target window at `t`, trying `hint` (where the last copy ended) first. */
-function bestMatch(
-  index: SourceIndex,
-  src: Buffer,
-  tgt: Buffer,
-  at: { t: number; hash: number; hint: number },
-): { src: number; length: number } {
-  let best = { src: 0, length: 0 };
-  const limit = (s: number) => Math.min(src.length - s, tgt.length - at.t, MAX_COPY);
-  if (at.hint > 0 && at.hint < src.length) {
-    const n = matchLength(src, at.hint, tgt, at.t, limit(at.hint));
-    if (n >= WINDOW) best = { src: at.hint, length: n };
+/** Where the search stands: the target window at `t`, its hash, and where the last copy ended. */
+interface Cursor {
+  t: number;
+  hash: number;
+  hint: number;
+  /** Out: the best match found. */
+  matchSrc: number;
+  matchLength: number;
+}
+
+/** The longest checked match for the window at `c.t`, trying `c.hint` first. No allocation: it runs per byte. */
+function findMatch(index: SourceIndex, src: Buffer, tgt: Buffer, c: Cursor): void {
+  c.matchLength = 0;
+  const room = Math.min(tgt.length - c.t, MAX_COPY);
+  if (c.hint > 0 && c.hint < src.length && src[c.hint] === tgt[c.t]) {
+    const n = matchLength(src, c.hint, tgt, c.t, Math.min(src.length - c.hint, room));
+    if (n >= WINDOW) {
+      c.matchSrc = c.hint;
+      c.matchLength = n;
+    }
   }
-  let entry = index.heads[bucketOf(at.hash, index.shift)] as number;
-  for (let k = 0; entry !== 0 && k < MAX_CANDIDATES; k++) {
-    const s = (entry - 1) * WINDOW;
-    entry = index.next[entry - 1] as number;
-    const max = limit(s);
-    if (max <= best.length) continue;
-    const n = matchLength(src, s, tgt, at.t, max);
-    if (n > best.length) best = { src: s, length: n };
+  const bucket = bucketOf(c.hash, index.shift);
+  const end = Math.min(
+    index.starts[bucket + 1] as number,
+    (index.starts[bucket] as number) + MAX_CANDIDATES,
+  );
+  for (let i = index.starts[bucket] as number; i < end; i++) {
+    if (index.hashes[i] !== c.hash) continue;
+    const s = index.offsets[i] as number;
+    const max = Math.min(src.length - s, room);
+    if (max <= c.matchLength) continue;
+    const n = matchLength(src, s, tgt, c.t, max);
+    if (n > c.matchLength) {
+      c.matchSrc = s;
+      c.matchLength = n;
+    }
     if (n === max) break;
   }
-  return best;
 }
 
 /**
@@ -170,23 +204,25 @@ export function createGitDelta(
   out.varint(src.length);
   out.varint(tgt.length);
   const index = indexSource(src);
-  let t = 0;
   let pending = 0;
-  let hint = 0;
-  let hash = tgt.length >= WINDOW ? windowHash(tgt, 0) : 0;
-  while (t + WINDOW <= tgt.length) {
-    const m = bestMatch(index, src, tgt, { t, hash, hint });
-    if (m.length < WINDOW) {
+  const c: Cursor = { t: 0, hash: 0, hint: 0, matchSrc: 0, matchLength: 0 };
+  if (tgt.length >= WINDOW) c.hash = windowHash(tgt, 0);
+  while (c.t + WINDOW <= tgt.length) {
+    findMatch(index, src, tgt, c);
+    if (c.matchLength < WINDOW) {
+      const t = c.t;
       if (t + WINDOW < tgt.length) {
         const drop = Math.imul(tgt[t] as number, BASE_TOP);
-        hash = (Math.imul((hash - drop) | 0, BASE) + (tgt[t + WINDOW] as number)) | 0;
+        c.hash = (Math.imul((c.hash - drop) | 0, BASE) + (tgt[t + WINDOW] as number)) | 0;
       }
-      t++;
+      c.t = t + 1;
+      // Literal bytes cost at least themselves: past the budget, stop early.
+      if (out.length + (c.t - pending) > maxSize) return null;
       continue;
     }
-    let s = m.src;
-    let start = t;
-    let length = m.length;
+    let s = c.matchSrc;
+    let start = c.t;
+    let length = c.matchLength;
     while (start > pending && s > 0 && length < MAX_COPY && src[s - 1] === tgt[start - 1]) {
       s--;
       start--;
@@ -195,10 +231,10 @@ export function createGitDelta(
     out.insert(tgt, pending, start);
     out.copy(s, length);
     if (out.length > maxSize) return null;
-    t = start + length;
-    pending = t;
-    hint = s + length;
-    if (t + WINDOW <= tgt.length) hash = windowHash(tgt, t);
+    c.t = start + length;
+    pending = c.t;
+    c.hint = s + length;
+    if (c.t + WINDOW <= tgt.length) c.hash = windowHash(tgt, c.t);
   }
   out.insert(tgt, pending, tgt.length);
   if (out.length > maxSize) return null;
