@@ -5,25 +5,31 @@ const ALPHABET =
 const DECODE = new Int16Array(256).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) DECODE[ALPHABET.charCodeAt(i)] = i;
 
-/** git's base85 lines for a `GIT binary patch` block: a length char, then 5 chars per 4 bytes. */
+const ALPHABET_CODES = Buffer.from(ALPHABET, "latin1");
+
+/**
+ * git's base85 lines for a `GIT binary patch` block: a length char, then 5 chars per 4 bytes.
+ * Written as bytes and decoded once: a literal of megabytes is millions of chars.
+ */
 export function encodeBase85Lines(data: Uint8Array): string {
-  let out = "";
+  const lines = Math.ceil(data.length / 52);
+  const out = Buffer.allocUnsafe(lines * 2 + Math.ceil(data.length / 4) * 5 + lines * 5);
+  let o = 0;
   for (let pos = 0; pos < data.length; pos += 52) {
     const n = Math.min(52, data.length - pos);
-    out += n <= 26 ? String.fromCharCode(0x41 + n - 1) : String.fromCharCode(0x61 + n - 27);
+    out[o++] = n <= 26 ? 0x41 + n - 1 : 0x61 + n - 27;
     for (let i = 0; i < n; i += 4) {
       let acc = 0;
-      for (let k = 0; k < 4; k++) acc = acc * 256 + (i + k < n ? (data[pos + i + k] ?? 0) : 0);
-      let chunk = "";
-      for (let k = 0; k < 5; k++) {
-        chunk = ALPHABET[acc % 85] + chunk;
+      for (let k = 0; k < 4; k++) acc = acc * 256 + (i + k < n ? (data[pos + i + k] as number) : 0);
+      for (let k = 4; k >= 0; k--) {
+        out[o + k] = ALPHABET_CODES[acc % 85] as number;
         acc = Math.floor(acc / 85);
       }
-      out += chunk;
+      o += 5;
     }
-    out += "\n";
+    out[o++] = 0x0a;
   }
-  return out;
+  return out.toString("latin1", 0, o);
 }
 
 /** Decode one base85 line (length char included) and append its bytes to `out`. */
