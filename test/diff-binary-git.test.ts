@@ -160,6 +160,19 @@ describe("binary deltas against real git", () => {
     expect(deltas).toBeGreaterThan(n);
   }, 120_000);
 
+  it("git apply takes our copies longer than 64 KB (three size bytes) and runs of zeros", () => {
+    const before = Buffer.concat([noise(700_000, 5), Buffer.alloc(300_000)]);
+    const after = Buffer.from(before);
+    after[350_000] = (after[350_000] as number) ^ 1;
+    after[850_000] = 7;
+    const patch = gitRoundTrip(join(tmp.dir, "long"), before, after);
+    const [p] = parsePatch(patch);
+    const delta = Buffer.from(p?.binary?.forward.data ?? new Uint8Array(0));
+    expect(p?.binary?.forward.kind).toBe("delta");
+    // Header (two 3-byte varints), copy of 350,000 bytes: offset none, size 0x0557 30 (3 bytes).
+    expect(delta.subarray(6, 10).toString("hex")).toBe("f0305705");
+  }, 60_000);
+
   it("a 4.7 MB binary with 100 bytes changed is a few KB, as git's, and git applies it", () => {
     const before = noise(4_700_000, 47);
     const after = Buffer.from(before);
