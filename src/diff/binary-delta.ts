@@ -148,27 +148,27 @@ class DeltaWriter {
   }
 }
 
-/** Where the search stands: the target window at `t`, its hash, and where the last copy ended. */
+/**
+ * Where the search stands: the target window at `t`, its hash, and `shift`, the source offset
+ * minus the target offset of the last copy (where the source would go on after a replaced run).
+ */
 interface Cursor {
   t: number;
   hash: number;
-  hint: number;
+  shift: number;
   /** Out: the best match found. */
   matchSrc: number;
   matchLength: number;
 }
 
-/** The longest checked match for the window at `c.t`, trying `c.hint` first. No allocation: it runs per byte. */
+/**
+ * The longest checked match for the window at `c.t`, among the index's blocks and the last
+ * copy's continuation (a replaced run is followed by the source it replaced, at any alignment).
+ * No allocation: it runs per byte.
+ */
 function findMatch(index: SourceIndex, src: Buffer, tgt: Buffer, c: Cursor): void {
   c.matchLength = 0;
   const room = Math.min(tgt.length - c.t, MAX_COPY);
-  if (c.hint > 0 && c.hint < src.length && src[c.hint] === tgt[c.t]) {
-    const n = matchLength(src, c.hint, tgt, c.t, Math.min(src.length - c.hint, room));
-    if (n >= WINDOW) {
-      c.matchSrc = c.hint;
-      c.matchLength = n;
-    }
-  }
   const bucket = bucketOf(c.hash, index.shift);
   const end = Math.min(
     index.starts[bucket + 1] as number,
@@ -185,6 +185,45 @@ function findMatch(index: SourceIndex, src: Buffer, tgt: Buffer, c: Cursor): voi
       c.matchLength = n;
     }
     if (n === max) break;
+  }
+  // The last copy's continuation, when it is longer: the index's earliest block wins ties, as
+  // small offsets are shorter ops (in repeated data every phase matches as far).
+  const next = c.t + c.shift;
+  if (next >= 0 && next < src.length && src[next] === tgt[c.t]) {
+    const n = matchLength(src, next, tgt, c.t, Math.min(src.length - next, room));
+    if (n >= WINDOW && n > c.matchLength) {
+      c.matchSrc = next;
+      c.matchLength = n;
+    }
+  }
+}
+
+/**
+ * After a continuation is chosen at `c.t`, look at the next windows for an indexed block that,
+ * taken back to `c.t`, matches as far: in repeated data it gives a small offset where the
+ * continuation's is large (shorter ops that deflate well), as git's search would find it.
+ */
+function preferIndexed(index: SourceIndex, src: Buffer, tgt: Buffer, c: Cursor): void {
+  const room = Math.min(tgt.length - c.t, MAX_COPY);
+  let hash = c.hash;
+  for (let j = 1; j < WINDOW && c.t + j + WINDOW <= tgt.length; j++) {
+    const drop = Math.imul(tgt[c.t + j - 1] as number, BASE_TOP);
+    hash = (Math.imul((hash - drop) | 0, BASE) + (tgt[c.t + j - 1 + WINDOW] as number)) | 0;
+    const bucket = bucketOf(hash, index.shift);
+    const end = Math.min(
+      index.starts[bucket + 1] as number,
+      (index.starts[bucket] as number) + MAX_CANDIDATES,
+    );
+    for (let i = index.starts[bucket] as number; i < end; i++) {
+      const s = (index.offsets[i] as number) - j;
+      if (index.hashes[i] !== hash || s < 0 || s >= c.matchSrc) continue;
+      const n = matchLength(src, s, tgt, c.t, Math.min(src.length - s, room));
+      if (n >= c.matchLength) {
+        c.matchSrc = s;
+        c.matchLength = n;
+        return;
+      }
+    }
   }
 }
 
@@ -205,10 +244,11 @@ export function createGitDelta(
   out.varint(tgt.length);
   const index = indexSource(src);
   let pending = 0;
-  const c: Cursor = { t: 0, hash: 0, hint: 0, matchSrc: 0, matchLength: 0 };
+  const c: Cursor = { t: 0, hash: 0, shift: 0, matchSrc: 0, matchLength: 0 };
   if (tgt.length >= WINDOW) c.hash = windowHash(tgt, 0);
   while (c.t + WINDOW <= tgt.length) {
     findMatch(index, src, tgt, c);
+    if (c.matchLength >= WINDOW && c.matchSrc === c.t + c.shift) preferIndexed(index, src, tgt, c);
     if (c.matchLength < WINDOW) {
       const t = c.t;
       if (t + WINDOW < tgt.length) {
@@ -233,7 +273,7 @@ export function createGitDelta(
     if (out.length > maxSize) return null;
     c.t = start + length;
     pending = c.t;
-    c.hint = s + length;
+    c.shift = s - start;
     if (c.t + WINDOW <= tgt.length) c.hash = windowHash(tgt, c.t);
   }
   out.insert(tgt, pending, tgt.length);
