@@ -64,6 +64,16 @@ describe("createGitDelta", () => {
     expect(d.length).toBeLessThan(40);
   });
 
+  it("goes on copying right after a replaced run, with no indexed block to find", () => {
+    const src = noise(100, 5);
+    const tgt = Buffer.from(src);
+    tgt.write("WXYZ", 80, "latin1");
+    const d = Buffer.from(createGitDelta(src, tgt) as Uint8Array);
+    // copy 0..80, insert "WXYZ", copy 84..100: the tail is shorter than an indexed block.
+    expect(d.toString("hex")).toBe(`6464905004${Buffer.from("WXYZ").toString("hex")}915410`);
+    expect(applied(src, d).equals(tgt)).toBe(true);
+  });
+
   it("copies across runs of one repeated block (zeros, a fill pattern) in few ops", () => {
     const zeros = Buffer.alloc(1_000_000);
     const poked = Buffer.from(zeros);
