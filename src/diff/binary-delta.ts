@@ -229,7 +229,8 @@ function preferIndexed(index: SourceIndex, src: Buffer, tgt: Buffer, c: Cursor):
 
 /**
  * The git delta that turns `source` into `target`, or null once it would exceed `maxSize`
- * bytes (the caller then writes a literal). Either side may be empty.
+ * bytes or when the source is too large for the index's 31-bit offsets (the caller then writes
+ * a literal). Either side may be empty.
  */
 export function createGitDelta(
   source: Uint8Array,
@@ -239,6 +240,7 @@ export function createGitDelta(
   const src = Buffer.from(source.buffer, source.byteOffset, source.byteLength);
   const tgt = Buffer.from(target.buffer, target.byteOffset, target.byteLength);
   const maxSize = opts.maxSize ?? Number.POSITIVE_INFINITY;
+  if (src.length > 0x7fffffff) return null;
   const out = new DeltaWriter();
   out.varint(src.length);
   out.varint(tgt.length);
