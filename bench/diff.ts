@@ -1,7 +1,8 @@
 /**
  * createFilePatch (in process) side by side with `git diff --no-index` (child process) on the
- * same files: median wall time over repetitions, git's time minus a `git --version` baseline
- * (its process start), peak RSS of both, and the cost of diff + reverse for one edit in 1 MB.
+ * same files (text cases, then a changed binary from bench/diff-binary.ts): median wall time
+ * over repetitions, git's time minus a `git --version` baseline (its process start), peak RSS
+ * of both, and the cost of diff + reverse for one edit in 1 MB.
  *
  *   npm run bench:diff            full size
  *   npm run bench:diff -- 0.1     a tenth of the lines (quick check while developing)
@@ -12,6 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createFilePatch, reversePatchText } from "../src/diff/index.ts";
+import { benchBinary } from "./diff-binary.ts";
 
 const scale = Number(process.argv[2] ?? process.env.BENCH_SCALE ?? 1);
 const reps = Number(process.env.BENCH_REPS ?? 7);
@@ -212,5 +214,6 @@ for (const r of cpuRows) console.log(cfmt(r));
 console.log(
   `\none edit in a ${(big.length / 1e6).toFixed(2)} MB file, diff + reverse: ${oneEdit.toFixed(2)} ms median wall, ${oneEditCpu.toFixed(2)} ms CPU (target <= 10 ms)`,
 );
+console.log(`\n${benchBinary(dir, reps, gitVersion).join("\n")}`);
 console.log(`peak RSS of this process: ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`);
 rmSync(dir, { recursive: true, force: true });

@@ -1,11 +1,45 @@
 import { deflateSync, inflateSync } from "node:zlib";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
 import { encodeBase85Lines } from "./base85.ts";
+import { createGitDelta } from "./binary-delta.ts";
 import type { BinaryHunk } from "./types.ts";
 
-/** One `literal N` block: the whole content, deflated and base85-encoded, ending in a blank line. */
+/** One `literal N` or `delta N` block: the data deflated and base85-encoded, ending in a blank line. */
 export function formatBinaryHunk(hunk: BinaryHunk): string {
-  return `${hunk.kind} ${hunk.size}\n${encodeBase85Lines(deflateSync(hunk.data))}\n`;
+  return formatDeflated(hunk.kind, hunk.size, deflateSync(hunk.data));
+}
+
+function formatDeflated(kind: BinaryHunk["kind"], size: number, deflated: Uint8Array): string {
+  return `${kind} ${size}\n${encodeBase85Lines(deflated)}\n`;
+}
+
+/**
+ * Deflate never shrinks data by more than about 1032:1 (a 258-byte match in two bits), so a
+ * deflated delta this many times smaller than the target beats its literal without deflating it.
+ */
+const DEFLATE_MAX_RATIO = 1100;
+
+/**
+ * The block that turns `from` into `to` as git writes it: a `delta` when its deflated form is
+ * smaller than the deflated literal, else a `literal`. Like git, a side that is absent or empty
+ * gets a literal.
+ */
+export function formatBinaryChange(from: Uint8Array | null, to: Uint8Array | null): string {
+  const target = to ?? new Uint8Array(0);
+  if (from !== null && from.length > 0 && target.length > 0) {
+    const delta = createGitDelta(from, target, { maxSize: target.length });
+    if (delta !== null) {
+      const dz = deflateSync(delta);
+      if (dz.length * DEFLATE_MAX_RATIO < target.length) {
+        return formatDeflated("delta", delta.length, dz);
+      }
+      const lz = deflateSync(target);
+      return dz.length < lz.length
+        ? formatDeflated("delta", delta.length, dz)
+        : formatDeflated("literal", target.length, lz);
+    }
+  }
+  return formatDeflated("literal", target.length, deflateSync(target));
 }
 
 /** Inflate a block's data, checking git's declared size. */

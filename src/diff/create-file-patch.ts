@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { gitBlobId, pathBytesOf } from "../core/index.ts";
-import { formatBinaryHunk } from "./binary-patch.ts";
+import { formatBinaryChange } from "./binary-patch.ts";
 import { formatGitHeader, formatHunkHeader, NO_NEWLINE_MARKER } from "./format-git-patch.ts";
 import { type ChangeBlock, diffLines, scanLines } from "./line-diff.ts";
 import type { CreateFilePatchOptions } from "./types.ts";
@@ -74,7 +74,7 @@ function createOneFilePatch(opts: CreateFilePatchOptions): string {
   let body = "";
   let similarity: number | undefined;
   if (!sameContent && binary) {
-    body = `GIT binary patch\n${formatBinaryHunk({ kind: "literal", size: (after ?? empty).length, data: after ?? empty })}${formatBinaryHunk({ kind: "literal", size: (before ?? empty).length, data: before ?? empty })}`;
+    body = `GIT binary patch\n${formatBinaryChange(before, after)}${formatBinaryChange(after, before)}`;
   } else if (!sameContent) {
     const r = formatTextHunks(before ?? empty, after ?? empty, {
       context: opts.context ?? 3,

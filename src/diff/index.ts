@@ -1,7 +1,8 @@
 /**
- * diff: git-compatible unified diffs. Create (git's extended format, binary literals), parse
- * (multi-file, byte-exact quoted names), apply strictly (conflicts as values or a coded error),
- * reverse, and format as unified, context or git. The original diff text stays the record.
+ * diff: git-compatible unified diffs. Create (git's extended format, binary deltas or
+ * literals), parse (multi-file, byte-exact quoted names), apply strictly (conflicts as values
+ * or a coded error), reverse, and format as unified, context or git. The original diff text
+ * stays the record.
  *
  * @example
  * const text = createFilePatch({ oldPath: "a.txt", newPath: "a.txt", before, after });

@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
-import { decodeBase85Line } from "./base85.ts";
+import { decodeBase85Lines } from "./base85.ts";
 import { inflateBinaryHunk } from "./binary-patch.ts";
 import { unquotePath } from "./c-quote.ts";
 import type { BinaryHunk, FilePatch, Hunk } from "./types.ts";
@@ -200,13 +200,11 @@ function parseBinaryHunk(cur: Cursor): BinaryHunk | null {
   if (!Number.isSafeInteger(size) || size > 2 ** 30)
     throw parseError(lineNo, "binary size out of range", line);
   cur.i++;
-  const bytes: number[] = [];
-  while (cur.i < cur.lines.length && (cur.lines[cur.i] ?? "") !== "") {
-    decodeBase85Line(cur.lines[cur.i] ?? "", bytes, cur.i + 1);
-    cur.i++;
-  }
+  const from = cur.i;
+  while (cur.i < cur.lines.length && (cur.lines[cur.i] ?? "") !== "") cur.i++;
+  const bytes = decodeBase85Lines(cur.lines, { from, to: cur.i, lineNo: from + 1 });
   if (cur.i < cur.lines.length) cur.i++; // the blank line that ends the block
-  return inflateBinaryHunk(Uint8Array.from(bytes), { kind, size, lineNo });
+  return inflateBinaryHunk(bytes, { kind, size, lineNo });
 }
 
 interface Names {

@@ -40,7 +40,7 @@ function reverseHunk(h: Hunk): Hunk {
 
 /**
  * The diff that undoes `patch`: sides, modes, blob ids and hunks swapped; a create becomes a
- * delete; a binary patch swaps its forward and reverse literals; a copy becomes a rename that
+ * delete; a binary patch swaps its forward and reverse blocks; a copy becomes a rename that
  * folds the copy back (`revertsCopy`). The record text is written afresh in the same style.
  * Throws DIFF_NOT_REVERSIBLE for a binary diff without its reverse half.
  */
