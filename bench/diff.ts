@@ -7,11 +7,17 @@
  *   npm run bench:diff            full size
  *   npm run bench:diff -- 0.1     a tenth of the lines (quick check while developing)
  *   BENCH_REPS=11 npm run bench:diff
+ *
+ * Besides the synthetic cases, real code from node_modules (issue 22): TypeScript's
+ * typescript.js (9 MB) and lib.dom.d.ts, with every other line changed and with realistic
+ * edits, against plain `git diff` (Myers) and `git diff --histogram`. Patch sizes compare the
+ * hunks only (from the first `@@`, without the function name git writes after it).
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { createFilePatch, reversePatchText } from "../src/diff/index.ts";
 import { benchBinary } from "./diff-binary.ts";
 
@@ -33,6 +39,45 @@ function median(xs: number[]): number {
 }
 const n10k = Math.max(10, Math.round(10_000 * scale));
 const n100k = Math.max(100, Math.round(100_000 * scale));
+const tsLib = dirname(createRequire(import.meta.url).resolve("typescript"));
+function everyOther(buf: Buffer): Buffer {
+  const ls = buf.toString().split("\n");
+  return Buffer.from(ls.map((l, i) => (i % 2 ? `${l} //x` : l)).join("\n"));
+}
+/** Blocks deleted, a function inserted, lines rewritten: about 0.6% of the lines. */
+function realistic(buf: Buffer): Buffer {
+  let seed = 7;
+  const rnd = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 0x100000000;
+  };
+  const ls = buf.toString().split("\n");
+  const out: string[] = [];
+  for (let i = 0; i < ls.length; i++) {
+    const r = rnd();
+    if (r < 0.002) {
+      i += Math.floor(rnd() * 8);
+      continue;
+    }
+    if (r < 0.004) out.push("    // inserted", "    foo();", "}", "");
+    if (r < 0.006) {
+      out.push((ls[i] ?? "").replace(/[a-z]/, "Q"));
+      continue;
+    }
+    out.push(ls[i] ?? "");
+  }
+  return Buffer.from(out.join("\n"));
+}
+const realCases =
+  scale < 1
+    ? []
+    : ["lib.dom.d.ts", "typescript.js"].flatMap((f) => {
+        const a = readFileSync(join(tsLib, f));
+        return [
+          { name: `${f}, every other line`, a, b: everyOther(a) },
+          { name: `${f}, realistic edits`, a, b: realistic(a) },
+        ];
+      });
 const cases: { name: string; a: Buffer; b: Buffer }[] = [
   {
     name: `${n10k} lines, 10 changed`,
@@ -50,6 +95,7 @@ const cases: { name: string; a: Buffer; b: Buffer }[] = [
     a: file(n100k, () => false),
     b: file(n100k, (i) => i % Math.floor(n100k / 100) === 7),
   },
+  ...realCases,
 ];
 
 /** Wall time and peak RSS (KiB) of one child, measured by /usr/bin/time around it. */
@@ -84,11 +130,23 @@ function gitCpuMs(args: string[], n: number): number {
   const [u = 0, s = 0] = (r.stderr.trim().split("\n").pop() ?? "").split(" ").map(Number);
   return ((u + s) * 1000) / n;
 }
-function runGit(args: string[]): { ms: number; rssKiB: number } {
+/** The hunks of a patch: from the first `@@`, without git's function name after `@@ … @@`. */
+function hunkBytes(patch: string): number {
+  const at = patch.indexOf("\n@@");
+  if (at === -1) return 0;
+  return Buffer.byteLength(patch.slice(at + 1).replace(/^(@@ [^@]* @@).*$/gm, "$1"));
+}
+function runGit(args: string[]): { ms: number; rssKiB: number; hunks: number } {
   const t0 = performance.now();
   const r = spawnSync("git", args, { encoding: "utf8", maxBuffer: 1 << 30 });
   if (r.status !== 0 && r.status !== 1) throw new Error(`git ${args.join(" ")}: ${r.stderr}`);
-  return { ms: performance.now() - t0, rssKiB: 0 };
+  return { ms: performance.now() - t0, rssKiB: 0, hunks: hunkBytes(r.stdout) };
+}
+/** `git diff --histogram` is quadratic on some inputs (seconds): one run when it is slow. */
+function histogramMs(args: string[]): { ms: number; hunks: number } {
+  const first = runGit(args);
+  if (first.ms > 1000) return first;
+  return { ms: median(Array.from({ length: reps }, () => runGit(args).ms)), hunks: first.hunks };
 }
 
 const gitVersion = median(Array.from({ length: reps }, () => runGit(["--version"]).ms));
@@ -102,20 +160,26 @@ for (const c of cases) {
   writeFileSync(fa, c.a);
   writeFileSync(fb, c.b);
   const gitArgs = ["diff", "--no-index", "--no-color", "--full-index", fa, fb];
-  runGit(gitArgs); // warm the page cache
+  const gitHunks = runGit(gitArgs).hunks; // also warms the page cache
   const gitMs = median(Array.from({ length: reps }, () => runGit(gitArgs).ms));
+  const hist = histogramMs([
+    "diff",
+    "--no-index",
+    "--no-color",
+    "--full-index",
+    "--histogram",
+    fa,
+    fb,
+  ]);
   const gitRss = runChild(["git", ...gitArgs]).rssKiB;
   let size = 0;
+  let patchText = "";
   createFilePatch({ oldPath: "a.txt", newPath: "a.txt", before: c.a, after: c.b }); // warm the JIT
   const ours = median(
     Array.from({ length: reps }, () => {
       const t0 = performance.now();
-      size = createFilePatch({
-        oldPath: "a.txt",
-        newPath: "a.txt",
-        before: c.a,
-        after: c.b,
-      }).length;
+      patchText = createFilePatch({ oldPath: "a.txt", newPath: "a.txt", before: c.a, after: c.b });
+      size = patchText.length;
       return performance.now() - t0;
     }),
   );
@@ -145,6 +209,11 @@ for (const c of cases) {
     String(Math.round(process.resourceUsage().maxRSS / 1024)),
     String(Math.round(gitRss / 1024)),
     String(size),
+    hist.ms.toFixed(2),
+    (ours / hist.ms).toFixed(2),
+    String(hunkBytes(patchText)),
+    String(gitHunks),
+    String(hist.hunks),
   ]);
 }
 
@@ -186,6 +255,11 @@ const header = [
   "our RSS MiB",
   "git RSS MiB",
   "patch bytes",
+  "git --histogram ms",
+  "ours/hist",
+  "our hunk bytes",
+  "git hunk bytes",
+  "hist hunk bytes",
 ];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
 const fmt = (r: string[]) =>

@@ -167,6 +167,13 @@ function commonSuffix(a: Buffer, b: Buffer, max: number): number {
   return s;
 }
 
+/**
+ * Lines of the common prefix and suffix diffed beside the changed region: git slides a group of
+ * changes along equal lines (`compact.ts`) and scores the indent of its neighbours, so the
+ * window must reach past where the equal bytes start, or hunks would land off git's place.
+ */
+const SLIDE_MARGIN = 100;
+
 const NO_NEWLINE_TAIL = Buffer.from(`\n${NO_NEWLINE_MARKER}\n`);
 
 /**
@@ -188,8 +195,8 @@ export function formatTextHunks(
     const i = a.indexOf(NL, sa);
     s = i === -1 ? 0 : a.length - (i + 1);
   }
-  const ws = backLines(a, p, ctx);
-  const weA = forwardLines(a, a.length - s, ctx);
+  const ws = backLines(a, p, ctx + SLIDE_MARGIN);
+  const weA = forwardLines(a, a.length - s, ctx + SLIDE_MARGIN);
   const weB = b.length - (a.length - weA);
   const lineOffset = countLines(a, ws);
   const la = scanLines(a, ws, weA);

@@ -1,5 +1,7 @@
 import * as jestDiff from "@jest/diff-sequences";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
+import { compactChanges } from "./compact.ts";
+import { histogramDiff, type Region } from "./histogram.ts";
 
 type DiffSequences = (
   aLength: number,
@@ -110,11 +112,81 @@ function intern(a: Lines, b: Lines): { idA: Int32Array; idB: Int32Array; ids: nu
 
 const TIMED_OUT = Symbol("line-diff timed out");
 
+/** Marks of the lines present in a region, by id; a new stamp per use saves clearing. */
+interface Presence {
+  seenA: Int32Array;
+  seenB: Int32Array;
+  stamp: number;
+}
+
 /**
- * The changed regions between two line lists. Lines are interned to integers, and lines absent
- * from the other side are dropped before the linear-space Myers runs: they can never be part of
- * a common subsequence, and dropping them is what makes "every other line changed" and "fully
- * rewritten" cheap (git's xdiff does the same). Past `timeCapMs` the whole input is one block.
+ * git's classic fallback for a region the histogram cannot anchor: Myers via
+ * `@jest/diff-sequences` on the lines that also occur on the other side of the region (the
+ * others can never match), every line it leaves unmatched marked changed.
+ */
+function myersRegion(
+  ctx: { idA: Int32Array; idB: Int32Array; changedA: Uint8Array; changedB: Uint8Array },
+  presence: Presence,
+  r: Region,
+  isLate: () => boolean,
+): void {
+  const { idA, idB, changedA, changedB } = ctx;
+  const stamp = ++presence.stamp;
+  for (let k = r.a0; k < r.a1; k++) presence.seenA[idA[k]!] = stamp;
+  for (let k = r.b0; k < r.b1; k++) presence.seenB[idB[k]!] = stamp;
+  const keepA: number[] = [];
+  for (let k = r.a0; k < r.a1; k++) if (presence.seenB[idA[k]!] === stamp) keepA.push(k);
+  const keepB: number[] = [];
+  for (let k = r.b0; k < r.b1; k++) if (presence.seenA[idB[k]!] === stamp) keepB.push(k);
+  const fa = new Int32Array(keepA.length);
+  for (let k = 0; k < keepA.length; k++) fa[k] = idA[keepA[k]!]!;
+  const fb = new Int32Array(keepB.length);
+  for (let k = 0; k < keepB.length; k++) fb[k] = idB[keepB[k]!]!;
+  changedA.fill(1, r.a0, r.a1);
+  changedB.fill(1, r.b0, r.b1);
+  let calls = 0;
+  diffSequences(
+    fa.length,
+    fb.length,
+    (i, j) => {
+      if ((++calls & 0xffff) === 0 && isLate()) throw TIMED_OUT;
+      return fa[i] === fb[j];
+    },
+    (n, ai, bj) => {
+      for (let k = 0; k < n; k++) {
+        changedA[keepA[ai + k]!] = 0;
+        changedB[keepB[bj + k]!] = 0;
+      }
+    },
+  );
+}
+
+/** The change blocks read off the two change maps, unchanged lines pairing up in order. */
+function blocksOf(changedA: Uint8Array, changedB: Uint8Array): ChangeBlock[] {
+  const blocks: ChangeBlock[] = [];
+  const na = changedA.length;
+  const nb = changedB.length;
+  let i = 0;
+  let j = 0;
+  while (i < na || j < nb) {
+    if (i < na && j < nb && !changedA[i] && !changedB[j]) {
+      i++;
+      j++;
+      continue;
+    }
+    const aStart = i;
+    const bStart = j;
+    while (i < na && changedA[i]) i++;
+    while (j < nb && changedB[j]) j++;
+    blocks.push({ aStart, aEnd: i, bStart, bEnd: j });
+  }
+  return blocks;
+}
+
+/**
+ * The changed regions between two line lists, as git's `--histogram` finds them: lines are
+ * interned to integers, anchored on the rarest common lines (`histogram.ts`), and regions with
+ * only frequent common lines go to Myers. Past `timeCapMs` the whole input is one block.
  */
 export function diffLines(
   a: Lines,
@@ -122,42 +194,22 @@ export function diffLines(
   opts: { timeCapMs: number },
 ): { blocks: ChangeBlock[]; timedOut: boolean } {
   const { idA, idB, ids } = intern(a, b);
-  const inA = new Uint8Array(ids);
-  for (let k = 0; k < idA.length; k++) inA[idA[k] ?? 0] = 1;
-  const inB = new Uint8Array(ids);
-  for (let k = 0; k < idB.length; k++) inB[idB[k] ?? 0] = 1;
-  const keepA: number[] = [];
-  for (let k = 0; k < idA.length; k++) if (inB[idA[k] ?? 0]) keepA.push(k);
-  const keepB: number[] = [];
-  for (let k = 0; k < idB.length; k++) if (inA[idB[k] ?? 0]) keepB.push(k);
-  const fa = new Int32Array(keepA.length);
-  for (let k = 0; k < keepA.length; k++) fa[k] = idA[keepA[k]!]!;
-  const fb = new Int32Array(keepB.length);
-  for (let k = 0; k < keepB.length; k++) fb[k] = idB[keepB[k]!]!;
-
-  const blocks: ChangeBlock[] = [];
-  let pa = 0;
-  let pb = 0;
+  const changedA = new Uint8Array(a.count);
+  const changedB = new Uint8Array(b.count);
   const deadline = performance.now() + opts.timeCapMs;
-  let calls = 0;
+  const isLate = () => performance.now() > deadline;
+  const presence: Presence = { seenA: new Int32Array(ids), seenB: new Int32Array(ids), stamp: 0 };
+  const ctx = { idA, idB, changedA, changedB };
+  let regions = 0;
   try {
-    diffSequences(
-      fa.length,
-      fb.length,
-      (i, j) => {
-        if ((++calls & 0xffff) === 0 && performance.now() > deadline) throw TIMED_OUT;
-        return fa[i] === fb[j];
+    histogramDiff({
+      ...ctx,
+      ids,
+      fallback: (r) => myersRegion(ctx, presence, r, isLate),
+      tick: () => {
+        if ((++regions & 0x3ff) === 0 && isLate()) throw TIMED_OUT;
       },
-      (n, ai, bj) => {
-        for (let k = 0; k < n; k++) {
-          const x = keepA[ai + k] ?? 0;
-          const y = keepB[bj + k] ?? 0;
-          if (x > pa || y > pb) blocks.push({ aStart: pa, aEnd: x, bStart: pb, bEnd: y });
-          pa = x + 1;
-          pb = y + 1;
-        }
-      },
-    );
+    });
   } catch (error) {
     if (error !== TIMED_OUT) throw error;
     const whole =
@@ -166,7 +218,9 @@ export function diffLines(
         : [{ aStart: 0, aEnd: a.count, bStart: 0, bEnd: b.count }];
     return { blocks: whole, timedOut: true };
   }
-  if (pa < a.count || pb < b.count)
-    blocks.push({ aStart: pa, aEnd: a.count, bStart: pb, bEnd: b.count });
-  return { blocks, timedOut: false };
+  const sideA = { ids: idA, changed: changedA, lines: a };
+  const sideB = { ids: idB, changed: changedB, lines: b };
+  compactChanges(sideA, sideB);
+  compactChanges(sideB, sideA);
+  return { blocks: blocksOf(changedA, changedB), timedOut: false };
 }
