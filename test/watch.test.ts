@@ -529,7 +529,8 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     for (const change of [{ watch: false }, { extra_excludes: ["generated/"] }]) {
       const child = spawn(
         command,
-        [...args, "watch", "run", "--idle-minutes", "0.05", "-C", root],
+        // idle after 6 s: long enough that a loaded machine still sees the config change first
+        [...args, "watch", "run", "--idle-minutes", "0.1", "-C", root],
         {
           stdio: ["ignore", "pipe", "ignore"],
           env: { ...process.env },
@@ -551,7 +552,7 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     const old = new Date(Date.now() - 60_000);
     utimesSync(watchPaths(root).info, old, old);
     expect(runningWatchDaemon(root)).toBeNull();
-  });
+  }, 60_000);
 
   it("the session-start hook starts it (config watch: true), and not with watch: false", async () => {
     const root = workspace();
