@@ -46,7 +46,12 @@ export function runCli(
 /** A fresh temp directory, removed by the returned cleanup. */
 export function makeTempDir(prefix = "tw-test-"): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  // retried: a daemon or tool still writing into the tree (being stopped by its removal) can
+  // add a file between the listing and the rmdir (ENOTEMPTY)
+  return {
+    dir,
+    cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }),
+  };
 }
 
 /** The command line that starts the CLI from source, for spawning it (e.g. an MCP server). */
