@@ -19,6 +19,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createFilePatch, reversePatchText } from "../src/diff/index.ts";
+import { realisticEdit } from "../test/helpers/realistic-edit.ts";
 import { benchBinary } from "./diff-binary.ts";
 
 const scale = Number(process.argv[2] ?? process.env.BENCH_SCALE ?? 1);
@@ -46,27 +47,7 @@ function everyOther(buf: Buffer): Buffer {
 }
 /** Blocks deleted, a function inserted, lines rewritten: about 0.6% of the lines. */
 function realistic(buf: Buffer): Buffer {
-  let seed = 7;
-  const rnd = () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return seed / 0x100000000;
-  };
-  const ls = buf.toString().split("\n");
-  const out: string[] = [];
-  for (let i = 0; i < ls.length; i++) {
-    const r = rnd();
-    if (r < 0.002) {
-      i += Math.floor(rnd() * 8);
-      continue;
-    }
-    if (r < 0.004) out.push("    // inserted", "    foo();", "}", "");
-    if (r < 0.006) {
-      out.push((ls[i] ?? "").replace(/[a-z]/, "Q"));
-      continue;
-    }
-    out.push(ls[i] ?? "");
-  }
-  return Buffer.from(out.join("\n"));
+  return Buffer.from(realisticEdit(buf.toString(), 7));
 }
 const realCases =
   scale < 1

@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { createFilePatch } from "../src/diff/index.ts";
 import { makeTempDir } from "./helpers/cli.ts";
+import { realisticEdit } from "./helpers/realistic-edit.ts";
 
 /**
  * Issue 22 item 3: on real code our hunks are git's (`git diff --no-index --histogram`, with
@@ -17,36 +18,6 @@ const lib = dirname(createRequire(import.meta.url).resolve("typescript"));
 const real = (name: string) => readFileSync(join(lib, name));
 const tmp = makeTempDir("tw-hist-");
 afterAll(() => tmp.cleanup());
-
-/** A small deterministic generator (the edits must not depend on the run). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    return s / 0x100000000;
-  };
-}
-
-/** Edits as people make them: blocks deleted, a function inserted, lines rewritten. */
-function realisticEdit(text: string, seed: number): string {
-  const rnd = rng(seed);
-  const lines = text.split("\n");
-  const out: string[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const r = rnd();
-    if (r < 0.002) {
-      i += Math.floor(rnd() * 8);
-      continue;
-    }
-    if (r < 0.004) out.push("    // inserted", "    foo();", "}", "");
-    if (r < 0.006) {
-      out.push((lines[i] ?? "").replace(/[a-z]/, "Q"));
-      continue;
-    }
-    out.push(lines[i] ?? "");
-  }
-  return out.join("\n");
-}
 
 /** git's patch body from the first `@@`, without the function name git writes after it. */
 function gitBody(before: Buffer, after: Buffer, algorithm: string[]): string {
