@@ -10,6 +10,7 @@ import { registerSkillCommands } from "./commands/skill.ts";
 import { registerSnapshotCommands } from "./commands/snapshot.ts";
 import { registerStoreCommands } from "./commands/store.ts";
 import { registerTimemachineCommands } from "./commands/timemachine.ts";
+import { registerUiCommand } from "./commands/ui.ts";
 import { registerWatchCommands } from "./commands/watch.ts";
 import { printError } from "./output.ts";
 
@@ -40,6 +41,7 @@ export function createProgram(): Command {
   registerMcpCommand(program);
   registerHookCommands(program);
   registerDoctorCommand(program);
+  registerUiCommand(program);
   return program;
 }
 

@@ -160,6 +160,15 @@ export const ErrorCode = {
    * (`.timewarp/memory/goal.json`); nothing was written. `data.reasons` says why.
    */
   GUARD_BLOCKED: "GUARD_BLOCKED",
+  /** A dashboard request without the launch's token (HTTP 401). */
+  UNAUTHORIZED: "UNAUTHORIZED",
+  /**
+   * A dashboard request whose `Host` or `Origin` is not the server's own (HTTP 403): a page on
+   * another site, or a DNS-rebound name, reaching 127.0.0.1.
+   */
+  FOREIGN_ORIGIN: "FOREIGN_ORIGIN",
+  /** A state-changing dashboard request to a server started without `--allow-actions` (HTTP 403). */
+  ACTIONS_DISABLED: "ACTIONS_DISABLED",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

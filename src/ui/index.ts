@@ -1,0 +1,2 @@
+export type { UiServer, UiServerOptions } from "./server.ts";
+export { createUiApp, startUiServer } from "./server.ts";
