@@ -39,7 +39,10 @@ export async function skillMetricSeries(options: {
   skill: string;
   clock?: Clock;
 }): Promise<MetricSeries> {
-  const jobs = (await listJobs(options)).filter((j) => j.skill === options.skill);
+  // by start time: ids sort by second, and two jobs of one second by their random suffix
+  const jobs = (await listJobs(options))
+    .filter((j) => j.skill === options.skill)
+    .sort((a, b) => (a.created_at ?? "").localeCompare(b.created_at ?? ""));
   const series = jobs.map((j) => ({
     job_id: j.job_id,
     created_at: j.created_at,

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
-import { basename } from "node:path";
+import { basename, isAbsolute } from "node:path";
 import type { Context, Hono } from "hono";
 import { z } from "zod";
+import { ErrorCode, TimewarpError } from "../../core/index.ts";
 import { listJobs, readJobFiles, showJob, skillMetricSeries } from "../../runs/index.ts";
 import type { UiContext } from "../context.ts";
 import { dataFile } from "../data-files.ts";
@@ -23,7 +24,12 @@ export function runRoutes(api: Hono, ctx: UiContext): void {
   api.get("/runs", async (c) => {
     const q = parseQuery(PageQuerySchema, c.req.query());
     const jobs = await listJobs({ cwd: ctx.root, clock: ctx.clock });
-    return c.json(pageOf(jobs.reverse(), q));
+    // newest first by start time (ids order jobs of one second by their random suffix)
+    const newest = jobs.sort(
+      (a, b) =>
+        (b.created_at ?? "").localeCompare(a.created_at ?? "") || b.job_id.localeCompare(a.job_id),
+    );
+    return c.json(pageOf(newest, q));
   });
   api.get("/runs/:job", async (c) => {
     const job = await showJob({ cwd: ctx.root, jobId: c.req.param("job"), clock: ctx.clock });
@@ -38,6 +44,12 @@ export function runRoutes(api: Hono, ctx: UiContext): void {
   api.get("/runs/:job/file", async (c) => {
     const q = parseQuery(FileQuery, c.req.query());
     const job = await showJob({ cwd: ctx.root, jobId: c.req.param("job"), clock: ctx.clock });
+    // a path of this run directory: no climbing out of it (dataFile then checks the real path)
+    if (q.path.split(/[\\/]/).some((part) => part === ".." || part === "") || isAbsolute(q.path))
+      throw new TimewarpError(
+        ErrorCode.UNSAFE_PATH,
+        `not a path inside the run directory of ${job.job_id}: ${q.path}`,
+      );
     const file = dataFile(ctx.root, `.skillpilot/runs/${job.job_id}/${q.path}`);
     return sendDataFile(c, file, q.download === "1");
   });

@@ -24,7 +24,10 @@ export function IssueList({ query }) {
     </div>
     <${Loaded} state=${state}>${(page) => html`
       <p class="muted">${page.total} issue${page.total === 1 ? "" : "s"}</p>
-      ${page.items.length === 0 ? html`<p>No issues${status === "all" ? "" : ` with status ${status}`}. An agent files one with <code>issue_report</code>; a person with <code>timewarp issue report</code>.</p>` : html`
+      ${
+        page.items.length === 0
+          ? html`<p>No issues${status === "all" ? "" : ` with status ${status}`}. An agent files one with <code>issue_report</code>; a person with <code>timewarp issue report</code>.</p>`
+          : html`
         <table>
           <thead><tr><th scope="col">Issue</th><th scope="col">Symptom</th><th scope="col">Snapshot</th><th scope="col">Status</th><th scope="col">Reported</th></tr></thead>
           <tbody>${page.items.map(
@@ -36,11 +39,15 @@ export function IssueList({ query }) {
               <td>${formatTime(i.created_at)}</td>
             </tr>`,
           )}</tbody>
-        </table>`}
-      ${page.corrupt.length > 0 && html`<div class="error" role="alert">
+        </table>`
+      }
+      ${
+        page.corrupt.length > 0 &&
+        html`<div class="error" role="alert">
         <strong>${page.corrupt.length} issue folder(s) do not read</strong>
         <ul>${page.corrupt.map((c) => html`<li><code>${c.issue_id}</code>: ${c.code} ${c.message}</li>`)}</ul>
-      </div>`}
+      </div>`
+      }
       <${QueryPager} query=${query} next=${page.next} />`}
     <//>
   </section>`;
@@ -101,7 +108,10 @@ function IssueBody({ doc, query }) {
   return html`
     <p><${StatusBadge} status=${i.status} /> reported ${formatTime(i.created_at)}${i.fixed_at ? html`, fixed ${formatTime(i.fixed_at)}` : ""}</p>
     <${Facts} rows=${[
-      ["Snapshot", html`<a href=${`/snapshots/${i.snapshot_id}`}><code>${i.snapshot_id}</code></a>`],
+      [
+        "Snapshot",
+        html`<a href=${`/snapshots/${i.snapshot_id}`}><code>${i.snapshot_id}</code></a>`,
+      ],
       ["Session", i.session_id && html`<code>${i.session_id}</code>`],
       ["Task", i.task_context],
       ["Symptom", i.symptom],

@@ -14,7 +14,10 @@ export function MemoryList({ query }) {
     <h1>Memory runs</h1>
     <p class="muted">Runs of the memory lab (<code>.timewarp/memory/runs/</code>), most recently changed first.</p>
     <${Loaded} state=${state}>${(page) => html`
-      ${page.items.length === 0 ? html`<p>No runs yet. <code>timewarp memory import FILE</code> makes one from an agent's own record; <code>timewarp memory e2e RUN</code> takes it through events, guards and a card.</p>` : html`
+      ${
+        page.items.length === 0
+          ? html`<p>No runs yet. <code>timewarp memory import FILE</code> makes one from an agent's own record; <code>timewarp memory e2e RUN</code> takes it through events, guards and a card.</p>`
+          : html`
       <table>
         <thead><tr><th scope="col">Run</th><th scope="col">Objective</th><th scope="col">Events</th><th scope="col">Warn</th><th scope="col">Rollback</th><th scope="col">Max drift</th><th scope="col">Changed</th></tr></thead>
         <tbody>${page.items.map(
@@ -28,7 +31,8 @@ export function MemoryList({ query }) {
             <td>${formatTime(r.modified_at)}</td>
           </tr>`,
         )}</tbody>
-      </table>`}
+      </table>`
+      }
       <p class="muted">${page.total} run${page.total === 1 ? "" : "s"}</p>
       <${QueryPager} query=${query} next=${page.next} />`}
     <//>
@@ -50,8 +54,18 @@ function DriftChart({ run }) {
   const series = [
     { label: "step" },
     { label: "drift_score", stroke: "#2f6fdb", width: 2, points: { show: true } },
-    { label: `warn ≥ ${run.thresholds.warn}`, stroke: "#e67700", dash: [6, 4], points: { show: false } },
-    { label: `rollback ≥ ${run.thresholds.rollback}`, stroke: "#c92a2a", dash: [2, 3], points: { show: false } },
+    {
+      label: `warn ≥ ${run.thresholds.warn}`,
+      stroke: "#e67700",
+      dash: [6, 4],
+      points: { show: false },
+    },
+    {
+      label: `rollback ≥ ${run.thresholds.rollback}`,
+      stroke: "#c92a2a",
+      dash: [2, 3],
+      points: { show: false },
+    },
   ];
   return html`<${Chart}
     label=${`drift score over ${g.length} steps; thresholds warn ${run.thresholds.warn}, rollback ${run.thresholds.rollback}; highest ${num(Math.max(...g.map((r) => r.drift_score)))}`}
@@ -128,20 +142,35 @@ function CardsSection({ run, query }) {
       </label>
       <span>${html`<${Badge}>${run.route.view}<//>`} ${run.route.reason}${run.profile_found ? "" : " (no profile for this user)"}</span>
     </div>
-    ${run.cards.length === 0 ? html`<p>No card in the libraries names this run (<code>timewarp memory card ${run.run_id}</code> distills one from a successful run).</p>` : run.cards.map(
-      (c) => html`<article class="card">
+    ${
+      run.cards.length === 0
+        ? html`<p>No card in the libraries names this run (<code>timewarp memory card ${run.run_id}</code> distills one from a successful run).</p>`
+        : run.cards.map(
+            (c) => html`<article class="card">
         <h3>${c.card.title} <code class="small">${c.card.pattern_id}</code></h3>
         <${Facts} rows=${[
-          ["From runs", html`${c.card.provenance.source_runs.map((r, i) => html`${i > 0 ? ", " : ""}<a href=${`/memory/${encodeURIComponent(r)}`}><code>${r}</code></a>`)}`],
-          ["Events it names", c.event_steps.length === 0 ? "none" : html`${c.event_steps.map((s, i) => html`${i > 0 ? ", " : ""}<a href=${`#event-${s}`}>step ${s}</a>`)}`],
-          ["Made by", `${c.card.provenance.created_by}, ${formatTime(c.card.provenance.created_at)}${c.card.provenance.reflected ? " (reflected)" : ""}`],
+          [
+            "From runs",
+            html`${c.card.provenance.source_runs.map((r, i) => html`${i > 0 ? ", " : ""}<a href=${`/memory/${encodeURIComponent(r)}`}><code>${r}</code></a>`)}`,
+          ],
+          [
+            "Events it names",
+            c.event_steps.length === 0
+              ? "none"
+              : html`${c.event_steps.map((s, i) => html`${i > 0 ? ", " : ""}<a href=${`#event-${s}`}>step ${s}</a>`)}`,
+          ],
+          [
+            "Made by",
+            `${c.card.provenance.created_by}, ${formatTime(c.card.provenance.created_at)}${c.card.provenance.reflected ? " (reflected)" : ""}`,
+          ],
           ["Uses", c.card.uses],
           ["File", html`<code>${c.file}</code>`],
         ]} />
         <h4>As ${run.user} sees it (${run.route.view})</h4>
         <pre class="doc">${c.text}</pre>
       </article>`,
-    )}
+          )
+    }
   </section>`;
 }
 
@@ -149,14 +178,25 @@ function MemoryRunBody({ run, query }) {
   const goal = run.goal;
   const s = run.summary;
   return html`
-    ${goal ? html`<${Facts} rows=${[
-      ["Objective", goal.objective],
-      ["Edit only", goal.whitelist.length ? goal.whitelist.join(", ") : "anything not blacklisted"],
-      ["Never edit", goal.blacklist.join(", ")],
-      ["Protected", goal.protected.join(", ")],
-      ["Required tests", goal.required_tests.join(", ")],
-      ["Guards", s && `${s.ok} ok, ${s.warn} warn, ${s.rollback} rollback; checkpoints reached: ${s.checkpoints_reached.join(", ") || "none"}`],
-    ]} />` : html`<p class="muted">This run has no readable goal.json.</p>`}
+    ${
+      goal
+        ? html`<${Facts} rows=${[
+            ["Objective", goal.objective],
+            [
+              "Edit only",
+              goal.whitelist.length ? goal.whitelist.join(", ") : "anything not blacklisted",
+            ],
+            ["Never edit", goal.blacklist.join(", ")],
+            ["Protected", goal.protected.join(", ")],
+            ["Required tests", goal.required_tests.join(", ")],
+            [
+              "Guards",
+              s &&
+                `${s.ok} ok, ${s.warn} warn, ${s.rollback} rollback; checkpoints reached: ${s.checkpoints_reached.join(", ") || "none"}`,
+            ],
+          ]} />`
+        : html`<p class="muted">This run has no readable goal.json.</p>`
+    }
     ${run.warnings.length > 0 && html`<details><summary>${run.warnings.length} warning(s)</summary><ul>${run.warnings.map((w) => html`<li>${w}</li>`)}</ul></details>`}
     <section aria-labelledby="drift-h">
       <h2 id="drift-h">Drift score over steps</h2>

@@ -86,7 +86,15 @@ export function Chart({ label, data, series, scales, axes, height = 260 }) {
 }
 
 /** Colours for series: distinct, readable on light and dark backgrounds. */
-export const PALETTE = ["#2f6fdb", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#0b7285", "#e67700"];
+export const PALETTE = [
+  "#2f6fdb",
+  "#d9480f",
+  "#2b8a3e",
+  "#862e9c",
+  "#c92a2a",
+  "#0b7285",
+  "#e67700",
+];
 
 /** A number as a table shows it: up to 4 decimals, "–" for none. */
 export function num(v) {

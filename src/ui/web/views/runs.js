@@ -2,7 +2,17 @@
 import { useState } from "preact/hooks";
 import { html } from "../lib/html.js";
 import { Badge, ErrorBox, formatBytes, formatTime, Loaded, useApi, useTitle } from "../lib/ui.js";
-import { Chart, duration, Facts, num, PALETTE, QueryPager, setQuery, TabPanel, Tabs } from "./parts.js";
+import {
+  Chart,
+  duration,
+  Facts,
+  num,
+  PALETTE,
+  QueryPager,
+  setQuery,
+  TabPanel,
+  Tabs,
+} from "./parts.js";
 
 function StatusBadge({ status }) {
   const kind = status === "PASS" ? "ok" : status === "FAIL" ? "bad" : "warn";
@@ -26,7 +36,10 @@ export function RunList({ query }) {
     <h1>Runs</h1>
     <p class="muted">SkillPilot jobs of this workspace (<code>.skillpilot/runs/</code>), newest first.</p>
     <${Loaded} state=${state}>${(page) => html`
-      ${page.items.length === 0 ? html`<p>No jobs yet. <code>timewarp skill run SKILL --design QUERY</code> starts one.</p>` : html`
+      ${
+        page.items.length === 0
+          ? html`<p>No jobs yet. <code>timewarp skill run SKILL --design QUERY</code> starts one.</p>`
+          : html`
       <table>
         <thead><tr><th scope="col">Job</th><th scope="col">Skill</th><th scope="col">Status</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">Failure</th></tr></thead>
         <tbody>${page.items.map(
@@ -39,7 +52,8 @@ export function RunList({ query }) {
             <td>${failureText(j.error_type, j.detail_code)}</td>
           </tr>`,
         )}</tbody>
-      </table>`}
+      </table>`
+      }
       <p class="muted">${page.total} job${page.total === 1 ? "" : "s"}</p>
       <${QueryPager} query=${query} next=${page.next} />`}
     <//>
@@ -150,18 +164,28 @@ function SummaryPanel({ job }) {
       ["Message", m.message],
       ["Closed", m.closed_reason],
     ]} />
-    ${s === null ? html`<p>No summary.json yet.</p>` : html`
+    ${
+      s === null
+        ? html`<p>No summary.json yet.</p>`
+        : html`
       <h2>summary.json</h2>
       <${Facts} rows=${[
-        ["Findings", s.findings?.length ? html`<ul>${s.findings.map((f) => html`<li>${f}</li>`)}</ul>` : null],
-        ["Risks", s.risks?.length ? html`<ul>${s.risks.map((f) => html`<li>${f}</li>`)}</ul>` : null],
+        [
+          "Findings",
+          s.findings?.length ? html`<ul>${s.findings.map((f) => html`<li>${f}</li>`)}</ul>` : null,
+        ],
+        [
+          "Risks",
+          s.risks?.length ? html`<ul>${s.risks.map((f) => html`<li>${f}</li>`)}</ul>` : null,
+        ],
         ["Duration", s.duration_ms !== undefined ? duration(s.duration_ms) : null],
       ]} />
       <table>
         <caption>Metrics of this job</caption>
         <thead><tr><th scope="col">Metric</th><th scope="col">Value</th></tr></thead>
         <tbody>${Object.entries(s.metrics).map(([k, v]) => html`<tr><td><code>${k}</code></td><td>${typeof v === "object" ? JSON.stringify(v) : num(v)}</td></tr>`)}</tbody>
-      </table>`}
+      </table>`
+    }
     ${job.files.summary_md !== null && html`<h2>summary.md</h2><pre class="doc">${job.files.summary_md}</pre>`}`;
 }
 
@@ -169,12 +193,21 @@ function BundlePanel({ job }) {
   const b = job.files.debug_bundle;
   if (b === null) return html`<p>No debug bundle (a job writes one when it fails).</p>`;
   return html`
-    ${b.index && html`<${Facts} rows=${[
-      ["Summary", b.index.summary],
-      ["Failing ack", b.index.pointers.last_fail_ack && html`<code>${b.index.pointers.last_fail_ack}</code>`],
-      ["errorInfo", b.index.pointers.error_info && html`<code>${b.index.pointers.error_info}</code>`],
-      ["Next actions", html`<ol>${b.index.next_actions.map((a) => html`<li>${a}</li>`)}</ol>`],
-    ]} />`}
+    ${
+      b.index &&
+      html`<${Facts} rows=${[
+        ["Summary", b.index.summary],
+        [
+          "Failing ack",
+          b.index.pointers.last_fail_ack && html`<code>${b.index.pointers.last_fail_ack}</code>`,
+        ],
+        [
+          "errorInfo",
+          b.index.pointers.error_info && html`<code>${b.index.pointers.error_info}</code>`,
+        ],
+        ["Next actions", html`<ol>${b.index.next_actions.map((a) => html`<li>${a}</li>`)}</ol>`],
+      ]} />`
+    }
     <${FileTable} job=${job.job_id} files=${b.files} caption="debug_bundle/" />`;
 }
 
@@ -190,7 +223,13 @@ function MetricsPanel({ jobId }) {
     const data = [xs, ...m.shared.map((k) => jobs.map((j) => j.metrics[k]))];
     const series = [
       { label: byTime ? "started" : "job" },
-      ...m.shared.map((k, i) => ({ label: k, scale: k, stroke: PALETTE[i % PALETTE.length], width: 2, points: { show: true } })),
+      ...m.shared.map((k, i) => ({
+        label: k,
+        scale: k,
+        stroke: PALETTE[i % PALETTE.length],
+        width: 2,
+        points: { show: true },
+      })),
     ];
     const scales = { x: { time: byTime } };
     for (const k of m.shared) scales[k] = { auto: true };
@@ -232,7 +271,11 @@ function RunBody({ job, query }) {
       ["Adapter", m.runtime.adapter],
       ["Started", formatTime(m.created_at)],
       ["Finished", m.finished_at && formatTime(m.finished_at)],
-      ["Scheduler", m.runtime.scheduler && `${m.runtime.scheduler.kind} job ${m.runtime.scheduler.job_id ?? "?"} ${m.runtime.scheduler.state ?? ""}`],
+      [
+        "Scheduler",
+        m.runtime.scheduler &&
+          `${m.runtime.scheduler.kind} job ${m.runtime.scheduler.job_id ?? "?"} ${m.runtime.scheduler.state ?? ""}`,
+      ],
       ["Run directory", html`<code>${job.run_dir}</code>`],
     ]} />
     <${Tabs} label="job" tabs=${TABS} current=${tab} onSelect=${(id) => setQuery(query, { tab: id })} />
