@@ -61,7 +61,7 @@ function ChatEntry({ entry }) {
     `Tool ${entry.tool} · ${entry.kind === "tool_input" ? "input" : "output"}`;
   return html`<li class=${`chat-entry chat-${entry.kind}`}>
     <div class="chat-who">${who}</div>
-    <pre>${entry.text}</pre>
+    <pre tabindex="0">${entry.text}</pre>
   </li>`;
 }
 
@@ -122,9 +122,9 @@ function IssueBody({ doc, query }) {
     <${Tabs} label="issue files" tabs=${TABS.map(([id, label]) => [id, id === "patch" ? `${label} (${doc.patches.length})` : label])} current=${tab} onSelect=${(id) => setQuery(query, { tab: id })} />
     <${TabPanel} id=${tab}>
       ${tab === "chat" && html`<h2>Chat</h2><${ChatPanel} chat=${doc.chat} />`}
-      ${tab === "experiment" && html`<h2>experiment.md</h2>${doc.experiment === null ? html`<p>No experiment.md.</p>` : html`<pre class="doc">${doc.experiment}</pre>`}`}
+      ${tab === "experiment" && html`<h2>experiment.md</h2>${doc.experiment === null ? html`<p>No experiment.md.</p>` : html`<pre class="doc" tabindex="0">${doc.experiment}</pre>`}`}
       ${tab === "patch" && html`<h2>Saved patches</h2><${PatchPanel} patches=${doc.patches} query=${query} />`}
-      ${tab === "json" && html`<h2>issue.json</h2><pre class="doc">${doc.raw}</pre>`}
+      ${tab === "json" && html`<h2>issue.json</h2><pre class="doc" tabindex="0">${doc.raw}</pre>`}
     <//>`;
 }
 

@@ -39,6 +39,9 @@ export function MemoryList({ query }) {
   </section>`;
 }
 
+/** Whole steps on the x axis (uPlot would otherwise tick at 0.25). */
+const STEP_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
+
 /** The drift score of every guard record over its step, with the goal's thresholds as lines. */
 function DriftChart({ run }) {
   const g = run.guards;
@@ -72,7 +75,7 @@ function DriftChart({ run }) {
     data=${data}
     series=${series}
     scales=${{ x: { time: false }, y: { range: [0, 1] } }}
-    axes=${[{ label: "step" }, { label: "drift score" }]}
+    axes=${[{ label: "step", incrs: STEP_INCRS }, { label: "drift score" }]}
   />`;
 }
 
@@ -167,7 +170,7 @@ function CardsSection({ run, query }) {
           ["File", html`<code>${c.file}</code>`],
         ]} />
         <h4>As ${run.user} sees it (${run.route.view})</h4>
-        <pre class="doc">${c.text}</pre>
+        <pre class="doc" tabindex="0">${c.text}</pre>
       </article>`,
           )
     }

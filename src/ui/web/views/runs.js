@@ -94,7 +94,7 @@ function FileRow({ job, file }) {
       ${" "}<a href=${fileUrl(job, file.path, true)} download>Download<span class="sr-only"> ${file.path}</span></a>
     </td>
   </tr>
-  ${shown !== undefined && html`<tr><td colspan="3">${shown.error ? html`<${ErrorBox} error=${shown.error} />` : html`<pre class="doc">${shown.text}</pre>`}</td></tr>`}`;
+  ${shown !== undefined && html`<tr><td colspan="3">${shown.error ? html`<${ErrorBox} error=${shown.error} />` : html`<pre class="doc" tabindex="0">${shown.text}</pre>`}</td></tr>`}`;
 }
 
 function FileTable({ job, files, caption }) {
@@ -129,7 +129,7 @@ function TimelinePanel({ files }) {
           <td><${Badge} kind=${e.level === "ERROR" ? "bad" : e.level === "WARN" ? "warn" : ""}>${e.level}<//></td>
           <td><code>${e.event}</code></td>
           <td>${e.state ?? ""}</td>
-          <td>${e.message ?? ""}${e.data ? html`<code class="small">${JSON.stringify(e.data)}</code>` : ""}</td>
+          <td class="wrap">${e.message ?? ""}${e.data ? html`<div><code class="small">${JSON.stringify(e.data)}</code></div>` : ""}</td>
         </tr>`,
       )}</tbody>
     </table>`;
@@ -143,7 +143,7 @@ function RequestsPanel({ files }) {
       (r) => html`<tr>
         <td><code>${r.request_id}</code></td>
         <td><code>${r.request?.script ?? r.ack?.script ?? "–"}</code></td>
-        <td>${r.queue_state}<div class="muted small">${r.queue_files.join(", ")}</div></td>
+        <td>${r.queue_state}<div class="muted small">${r.queue_files.map((f) => f.slice(r.request_id.length)).join(", ")}</div></td>
         <td>${r.ack ? html`<${StatusBadge} status=${r.ack.status} /> ${failureText(r.ack.error_type, r.ack.detail_code)}${r.ack.by ? html`<div class="muted small">by ${r.ack.by}</div>` : ""}` : html`<${Badge} kind="warn">no ack<//>`}</td>
         <td>${duration(r.ack?.duration_ms)}</td>
         <td>${r.ack?.message ?? ""}</td>
@@ -186,7 +186,7 @@ function SummaryPanel({ job }) {
         <tbody>${Object.entries(s.metrics).map(([k, v]) => html`<tr><td><code>${k}</code></td><td>${typeof v === "object" ? JSON.stringify(v) : num(v)}</td></tr>`)}</tbody>
       </table>`
     }
-    ${job.files.summary_md !== null && html`<h2>summary.md</h2><pre class="doc">${job.files.summary_md}</pre>`}`;
+    ${job.files.summary_md !== null && html`<h2>summary.md</h2><pre class="doc" tabindex="0">${job.files.summary_md}</pre>`}`;
 }
 
 function BundlePanel({ job }) {
