@@ -404,7 +404,7 @@ export interface ParsedChat {
   note: string | null;
 }
 
-const ENTRY_START = /^\[(user|assistant|tool:([^\]\n]*))\] (?:(input|output): )?/;
+const ENTRY_START = /^(?:\[(user|assistant)\] |\[tool:([^\]\n]*)\] (input|output): )/;
 
 /**
  * chat.md as `formatChatMarkdown` writes it, read back into its header and entries (pure). An
