@@ -24,6 +24,13 @@ function failureText(error_type, detail_code) {
   return detail_code ? `${error_type} (${detail_code})` : error_type;
 }
 
+/** A time of day to the millisecond: a job's states follow each other within a second. */
+function clockTime(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return String(iso ?? "");
+  return d.toLocaleTimeString(undefined, { hour12: false, fractionalSecondDigits: 3 });
+}
+
 function jobDuration(j) {
   if (!j.created_at || !j.finished_at) return "–";
   return duration(Date.parse(j.finished_at) - Date.parse(j.created_at));
@@ -106,17 +113,29 @@ function FileTable({ job, files, caption }) {
   </table>`;
 }
 
+/** Where a state sits in the job's time, as a bar (the table beside it has the numbers). */
+function spanBar(s, t0, total) {
+  if (!(total > 0)) return null;
+  const left = ((Date.parse(s.entered_at) - t0) / total) * 100;
+  const width = s.duration_ms === null ? 100 - left : Math.max(0.5, (s.duration_ms / total) * 100);
+  return html`<div class="span-track" aria-hidden="true"><div class="span-bar" style=${`margin-left:${left.toFixed(2)}%;width:${width.toFixed(2)}%`}></div></div>`;
+}
+
 function TimelinePanel({ files }) {
+  const times = files.timeline.map((e) => Date.parse(e.ts)).filter((t) => !Number.isNaN(t));
+  const t0 = Math.min(...times);
+  const total = Math.max(...times) - t0;
   return html`
     <h2>States</h2>
     <table>
-      <thead><tr><th scope="col">State</th><th scope="col">Entered</th><th scope="col">Left</th><th scope="col">Took</th></tr></thead>
+      <thead><tr><th scope="col">State</th><th scope="col">Entered</th><th scope="col">Left</th><th scope="col">Took</th><th scope="col">In the job's time</th></tr></thead>
       <tbody>${files.states.map(
         (s) => html`<tr>
           <td><code>${s.state}</code>${s.left_by ? html` <${Badge} kind="warn">left: ${s.left_by}<//>` : ""}</td>
-          <td>${formatTime(s.entered_at)}</td>
-          <td>${s.exited_at ? formatTime(s.exited_at) : html`<${Badge} kind="warn">open<//>`}</td>
+          <td>${clockTime(s.entered_at)}</td>
+          <td>${s.exited_at ? clockTime(s.exited_at) : html`<${Badge} kind="warn">open<//>`}</td>
           <td>${duration(s.duration_ms)}</td>
+          <td class="span-cell">${spanBar(s, t0, total)}</td>
         </tr>`,
       )}</tbody>
     </table>
@@ -125,7 +144,7 @@ function TimelinePanel({ files }) {
       <thead><tr><th scope="col">Time</th><th scope="col">Level</th><th scope="col">Event</th><th scope="col">State</th><th scope="col">Message / data</th></tr></thead>
       <tbody>${files.timeline.map(
         (e) => html`<tr>
-          <td>${formatTime(e.ts)}</td>
+          <td>${clockTime(e.ts)}</td>
           <td><${Badge} kind=${e.level === "ERROR" ? "bad" : e.level === "WARN" ? "warn" : ""}>${e.level}<//></td>
           <td><code>${e.event}</code></td>
           <td>${e.state ?? ""}</td>
