@@ -43,6 +43,9 @@ export type { ImportedRunSummary, ImportOptions, ImportResult } from "./import-f
 export { importTrajectory, parseImportFormat } from "./import-formats.ts";
 /** SWE-agent `.traj` and mini-swe-agent `.traj.json` → trajectory steps, with the SWE-bench task's goal and verdict. */
 export { miniSweAgentImporter, SWE_TASK_BLACKLIST, sweAgentImporter } from "./import-swe-agent.ts";
+export type { LabRunView, RunCard } from "./lab-run-view.ts";
+/** The dashboard's reads of `.timewarp/memory/runs/`: the runs, one line each, one run whole. */
+export { labRunOverview, listLabRuns, readLabRun } from "./lab-run-view.ts";
 export { loadLibrary, saveCard } from "./library.ts";
 /**
  * A library's BM25 index persisted beside its cards (`.index.json` + `.index-stamp.json`),

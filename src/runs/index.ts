@@ -16,8 +16,14 @@ export { checkContract, readContract } from "./contract.ts";
 export type { RunSkillOptions, RunSkillResult, SkillPilotSettings } from "./job.ts";
 /** Run a skill as a job; tool faults are the job's FAIL, never an exception. */
 export { runSkill } from "./job.ts";
+export type { JobFiles, QueueState, RequestPair, RunFile, StateSpan } from "./job-files.ts";
+/** A run directory read for the dashboard: timeline and states, requests paired with acks, files, bundle. */
+export { readJobFiles } from "./job-files.ts";
 /** `skill runs` / `skill show`; both close stale RUNNING jobs first (those not resumable). */
 export { closeStaleJobs, listJobs, showJob } from "./jobs.ts";
+export type { MetricSeries, SeriesJob } from "./metric-series.ts";
+/** Metrics of every job of one skill, oldest first, and the numeric ones they share (the dashboard's chart). */
+export { skillMetricSeries } from "./metric-series.ts";
 export { exampleDesignDir } from "./package-paths.ts";
 export { processGroupAlive } from "./process-group.ts";
 export type { Ack, AdapterName, HeartbeatMode, Manifest, RequestPolicy } from "./protocol.ts";

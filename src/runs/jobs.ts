@@ -14,15 +14,10 @@ import {
 } from "../core/index.ts";
 import { writeDebugBundle } from "./debug-bundle.ts";
 import { staleMsFromSettings } from "./heartbeat.ts";
+import { readSummary } from "./job-files.ts";
 import { type OrphanVerdict, observeOrphan } from "./orphan.ts";
 import { endProcessGroup, processGroupAlive } from "./process-group.ts";
-import {
-  type Manifest,
-  ManifestSchema,
-  SCHEMA_VERSION,
-  type Summary,
-  SummarySchema,
-} from "./protocol.ts";
+import { type Manifest, ManifestSchema, SCHEMA_VERSION, type Summary } from "./protocol.ts";
 import { unansweredRequests } from "./queued-request.ts";
 import { publishSupervisorAck, sweepTempFiles } from "./request-files.ts";
 import { openStateOf, readTimeline } from "./resume-point.ts";
@@ -46,9 +41,11 @@ export interface JobListing {
   /** When the waiting session ends itself (null: not resumable, or the tool has not said yet). */
   resumable_until: string | null;
   error_type: string | null;
+  detail_code: string | null;
   skill: string | null;
   design: string | null;
   created_at: string | null;
+  finished_at: string | null;
   run_dir: string;
 }
 
@@ -265,9 +262,11 @@ export async function listJobs(options: { cwd: string; clock?: Clock }): Promise
       resumable: verdict?.kind === "resumable",
       resumable_until: verdict?.kind === "resumable" ? verdict.until : null,
       error_type: m?.error_type ?? null,
+      detail_code: m?.detail_code ?? null,
       skill: m?.skill.name ?? null,
       design: m?.design.enc_path || m?.design.locator.query || null,
       created_at: m?.created_at ?? null,
+      finished_at: m?.finished_at ?? null,
       run_dir: runDir,
     };
   });
@@ -299,12 +298,7 @@ export async function showJob(options: { cwd: string; jobId: string; clock?: Clo
       { data: { job_id: options.jobId } },
     );
   }
-  let summary: Summary | null = null;
-  try {
-    summary = SummarySchema.parse(JSON.parse(readFileSync(join(runDir, "summary.json"), "utf8")));
-  } catch {
-    summary = null;
-  }
+  const summary = readSummary(runDir);
   const verdict =
     manifest.status === "RUNNING"
       ? judge(runDir, manifest, { cwd: options.cwd, clock: options.clock ?? systemClock })

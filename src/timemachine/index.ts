@@ -5,6 +5,9 @@
  * `present_backup/` until a return has verified it back).
  */
 
+export type { IssueFiles, IssuePatch } from "./issue-files.ts";
+/** An issue with its chat (parsed), experiment log and saved patches, for the dashboard. */
+export { readIssueFiles } from "./issue-files.ts";
 export type { Issue } from "./issues.ts";
 export { fixIssue, getIssue, listIssues, listIssuesChecked, reportIssue } from "./issues.ts";
 export {

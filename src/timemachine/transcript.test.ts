@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { formatChatMarkdown, parseTranscript, selectWindow } from "./transcript.ts";
+import {
+  formatChatMarkdown,
+  parseChatMarkdown,
+  parseTranscript,
+  selectWindow,
+} from "./transcript.ts";
 
 const claude = [
   { type: "summary", summary: "old summary" },
@@ -217,5 +222,38 @@ describe("formatChatMarkdown", () => {
     expect(md).toBe(
       "session_id: sess_1\ncaptured_at: 2026-02-28T15:35:02Z\nselection: window(before=6, after=2)\nredaction: applied\n\n---\n\n[user] hi\n\n[tool:bash] output: ok\n",
     );
+  });
+});
+
+describe("parseChatMarkdown", () => {
+  const base = {
+    sessionId: "sess_1",
+    capturedAt: "2026-02-28T15:35:02Z",
+    selection: "all" as const,
+    source: "t.jsonl",
+  };
+
+  it("reads back what formatChatMarkdown wrote: header and entries, blank lines inside kept", () => {
+    const entries = [
+      { kind: "user" as const, text: "fix it\n\nplease, and see [user] in the log" },
+      { kind: "tool_input" as const, tool: "Bash", text: '{"command":"npm test"}' },
+      { kind: "tool_output" as const, tool: "Bash", text: "1 failed\n\n[tool:x] not a start" },
+      { kind: "assistant" as const, text: "done" },
+    ];
+    const parsed = parseChatMarkdown(formatChatMarkdown({ ...base, entries }));
+    expect(parsed.header).toEqual({
+      session_id: "sess_1",
+      captured_at: "2026-02-28T15:35:02Z",
+      selection: "all",
+      redaction: "applied",
+    });
+    expect(parsed.entries).toEqual(entries);
+    expect(parsed.note).toBeNull();
+  });
+
+  it("keeps the note of a chat without entries", () => {
+    const parsed = parseChatMarkdown(formatChatMarkdown({ ...base, source: null, entries: [] }));
+    expect(parsed.entries).toEqual([]);
+    expect(parsed.note).toMatch(/^\(no transcript/);
   });
 });

@@ -395,3 +395,51 @@ export function formatChatMarkdown(options: ChatMarkdownOptions): string {
   if (options.entries.length === 0) return `${header}(the transcript has no dialogue)\n`;
   return `${header}${options.entries.map(formatEntry).join("\n\n")}\n`;
 }
+
+/** chat.md read back (pure): its header fields and its entries, or the note it holds instead. */
+export interface ParsedChat {
+  header: Record<string, string>;
+  entries: ChatEntry[];
+  /** The body when it holds no entries (no transcript, no dialogue). */
+  note: string | null;
+}
+
+const ENTRY_START = /^(?:\[(user|assistant)\] |\[tool:([^\]\n]*)\] (input|output): )/;
+
+/**
+ * chat.md as `formatChatMarkdown` writes it, read back into its header and entries (pure). An
+ * entry starts at a line `[user] `, `[assistant] ` or `[tool:NAME] input|output: ` after a blank
+ * line; anything else continues the entry before it (a message with blank lines of its own).
+ */
+export function parseChatMarkdown(text: string): ParsedChat {
+  const cut = text.indexOf("\n---\n");
+  const headText = cut < 0 ? "" : text.slice(0, cut);
+  const body = cut < 0 ? text : text.slice(cut + 5);
+  const header: Record<string, string> = {};
+  for (const line of headText.split("\n")) {
+    const m = /^([a-z_]+): (.*)$/.exec(line);
+    if (m?.[1] !== undefined) header[m[1]] = m[2] ?? "";
+  }
+  const entries: ChatEntry[] = [];
+  let previousBlank = true;
+  for (const line of body.replace(/^\n+/, "").split("\n")) {
+    const m = previousBlank ? ENTRY_START.exec(line) : null;
+    previousBlank = line === "";
+    const last = entries[entries.length - 1];
+    if (m === null) {
+      if (last !== undefined) last.text += `\n${line}`;
+      continue;
+    }
+    const text = line.slice(m[0].length);
+    if (m[1] === "user" || m[1] === "assistant") entries.push({ kind: m[1], text });
+    else
+      entries.push({
+        kind: m[3] === "output" ? "tool_output" : "tool_input",
+        tool: m[2] ?? "",
+        text,
+      });
+  }
+  for (const e of entries) e.text = e.text.replace(/\n+$/, "");
+  const note = entries.length === 0 ? body.trim() || null : null;
+  return { header, entries, note };
+}
