@@ -248,10 +248,17 @@ export async function closeStaleJobs(options: {
   return closed;
 }
 
-/** Every job of this CWD, oldest first (stale RUNNING jobs are closed first). */
-export async function listJobs(options: { cwd: string; clock?: Clock }): Promise<JobListing[]> {
+/**
+ * Every job of this CWD, oldest first. Stale RUNNING jobs are closed first unless `close` is false
+ * (the read-only dashboard: it shows them as they are, with the resume verdict).
+ */
+export async function listJobs(options: {
+  cwd: string;
+  clock?: Clock;
+  close?: boolean;
+}): Promise<JobListing[]> {
   const clock = options.clock ?? systemClock;
-  await closeStaleJobs(options);
+  if (options.close !== false) await closeStaleJobs(options);
   return jobIds(options.cwd).map((id) => {
     const runDir = join(runsRootFor(options.cwd), id);
     const m = readManifest(runDir);
@@ -273,7 +280,13 @@ export async function listJobs(options: { cwd: string; clock?: Clock }): Promise
 }
 
 /** One job: its manifest and summary. JOB_NOT_FOUND for an unknown id. */
-export async function showJob(options: { cwd: string; jobId: string; clock?: Clock }): Promise<{
+export async function showJob(options: {
+  cwd: string;
+  jobId: string;
+  clock?: Clock;
+  /** false: leave a stale RUNNING job as it is (the read-only dashboard). */
+  close?: boolean;
+}): Promise<{
   job_id: string;
   run_dir: string;
   manifest: Manifest;
@@ -287,7 +300,7 @@ export async function showJob(options: { cwd: string; jobId: string; clock?: Clo
       `invalid job id ${JSON.stringify(options.jobId)}: expected YYYYMMDD_HHMMSS_<pid>_<rand4>`,
     );
   }
-  await closeStaleJobs(options);
+  if (options.close !== false) await closeStaleJobs(options);
   const runDir = join(runsRootFor(options.cwd), options.jobId);
   const manifest = readManifest(runDir);
   if (!manifest) {

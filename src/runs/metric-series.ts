@@ -32,7 +32,7 @@ export function sharedNumericKeys(maps: readonly Record<string, unknown>[]): str
 /**
  * The metrics of every job of one skill in this CWD, oldest first (summary.json `metrics`,
  * flattened as `skill compare` does), and the numeric ones they all share. A job without a
- * summary (still running, closed before it wrote one) has no metrics.
+ * summary (still running, closed before it wrote one) has no metrics. Read-only: stale jobs are left as they are.
  */
 export async function skillMetricSeries(options: {
   cwd: string;
@@ -40,7 +40,7 @@ export async function skillMetricSeries(options: {
   clock?: Clock;
 }): Promise<MetricSeries> {
   // by start time: ids sort by second, and two jobs of one second by their random suffix
-  const jobs = (await listJobs(options))
+  const jobs = (await listJobs({ ...options, close: false }))
     .filter((j) => j.skill === options.skill)
     .sort((a, b) => (a.created_at ?? "").localeCompare(b.created_at ?? ""));
   const series = jobs.map((j) => ({

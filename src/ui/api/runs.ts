@@ -23,7 +23,7 @@ const FileQuery = z.object({
 export function runRoutes(api: Hono, ctx: UiContext): void {
   api.get("/runs", async (c) => {
     const q = parseQuery(PageQuerySchema, c.req.query());
-    const jobs = await listJobs({ cwd: ctx.root, clock: ctx.clock });
+    const jobs = await listJobs({ cwd: ctx.root, clock: ctx.clock, close: false });
     // newest first by start time (ids order jobs of one second by their random suffix)
     const newest = jobs.sort(
       (a, b) =>
@@ -32,18 +32,33 @@ export function runRoutes(api: Hono, ctx: UiContext): void {
     return c.json(pageOf(newest, q));
   });
   api.get("/runs/:job", async (c) => {
-    const job = await showJob({ cwd: ctx.root, jobId: c.req.param("job"), clock: ctx.clock });
+    const job = await showJob({
+      cwd: ctx.root,
+      jobId: c.req.param("job"),
+      clock: ctx.clock,
+      close: false,
+    });
     return c.json({ ...job, files: readJobFiles(job.run_dir) });
   });
   api.get("/runs/:job/metrics", async (c) => {
-    const job = await showJob({ cwd: ctx.root, jobId: c.req.param("job"), clock: ctx.clock });
+    const job = await showJob({
+      cwd: ctx.root,
+      jobId: c.req.param("job"),
+      clock: ctx.clock,
+      close: false,
+    });
     return c.json(
       await skillMetricSeries({ cwd: ctx.root, skill: job.manifest.skill.name, clock: ctx.clock }),
     );
   });
   api.get("/runs/:job/file", async (c) => {
     const q = parseQuery(FileQuery, c.req.query());
-    const job = await showJob({ cwd: ctx.root, jobId: c.req.param("job"), clock: ctx.clock });
+    const job = await showJob({
+      cwd: ctx.root,
+      jobId: c.req.param("job"),
+      clock: ctx.clock,
+      close: false,
+    });
     // a path of this run directory: no climbing out of it (dataFile then checks the real path)
     if (q.path.split(/[\\/]/).some((part) => part === ".." || part === "") || isAbsolute(q.path))
       throw new TimewarpError(
