@@ -5,6 +5,7 @@ import { applyEditBlock, applyWholeFileEdit } from "../src/ledger/index.ts";
 import { startUiServer, type UiServer } from "../src/ui/index.ts";
 import { makeTempDir, runCli } from "./helpers/cli.ts";
 import { readDiskTree } from "./helpers/disk-tree.ts";
+import { uiCall } from "./helpers/ui-call.ts";
 
 // The edit view's API against a real server on a free port: an operation's diff is what
 // `timewarp history show` prints, its file's history pages through the ledger, and a revert
@@ -47,20 +48,8 @@ async function serve(root: string, allowActions = true): Promise<UiServer> {
   return server;
 }
 
-async function call(
-  server: UiServer,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${server.origin}${path}`, {
-    method: body === undefined ? "GET" : "POST",
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      ...(body === undefined ? {} : { "content-type": "application/json", origin: server.origin }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+function call(server: UiServer, path: string, body?: unknown) {
+  return uiCall(server.origin, path, { token: TOKEN, body });
 }
 
 /** A document with each workspace's own operation ids named by their place, so twins compare. */
@@ -185,12 +174,13 @@ describe("the edit view's API", () => {
     expect(readDiskTree(dir)).toEqual(before);
     // Actions allowed, but the request comes from another site's page.
     const open = await serve(dir);
-    const refused = await fetch(`${open.origin}/api/edits/${ops[0]}/revert`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${TOKEN}`, origin: "http://evil.example" },
-      body: "{}",
+    const refused = await uiCall(open.origin, `/api/edits/${ops[0]}/revert`, {
+      token: TOKEN,
+      body: {},
+      origin: "http://evil.example",
     });
     expect(refused.status).toBe(403);
+    expect((refused.json.error as { code: string }).code).toBe("FOREIGN_ORIGIN");
     expect(readDiskTree(dir)).toEqual(before);
   });
 });
