@@ -8,7 +8,8 @@ import { Confirm, ErrorBox } from "../lib/ui.js";
 /**
  * `path` and `body` name the call; `{ dry_run: true }` is added for the preview.
  * `renderPreview(preview)` shows what will happen; `cli` is the command line it equals.
- * `onDone(result)` runs after a real call that succeeded (to reload the page's data).
+ * `onDone(result, cli)` runs after a real call that succeeded (to reload the page's data).
+ * `level` is the heading level of the result.
  */
 export function ActionSteps({
   title,
@@ -19,6 +20,7 @@ export function ActionSteps({
   confirmLabel,
   renderPreview,
   onDone,
+  level = 3,
 }) {
   const [step, setStep] = useState({ name: "idle" });
   const busy = step.name === "previewing" || step.name === "running";
@@ -36,7 +38,7 @@ export function ActionSteps({
     try {
       const result = await postJSON(path, { ...body, dry_run: false });
       setStep({ name: "done", result });
-      onDone?.(result);
+      onDone?.(result, cli);
     } catch (error) {
       setStep({ name: "failed", error });
     }
@@ -53,26 +55,32 @@ export function ActionSteps({
     </div>
     ${step.name === "previewing" ? html`<p class="muted" role="status">Previewing…</p>` : null}
     ${step.preview !== undefined && step.name !== "done" ? html`<section aria-label=${`${title}: preview`}>${renderPreview(step.preview)}</section>` : null}
-    <${Confirm}
-      title=${title}
-      open=${confirmOpen}
-      confirmLabel=${confirmLabel}
-      busy=${step.name === "running"}
-      onCancel=${() => setStep({ name: "previewed", preview: step.preview })}
-      onConfirm=${run}
-    >
-      <p>This changes the workspace, as <code>${cli}</code> would.</p>
-      ${step.preview !== undefined ? renderPreview(step.preview, { brief: true }) : null}
-    <//>
+    ${
+      // Mounted only while open: Confirm's title has a fixed id, and a page may hold several actions.
+      confirmOpen
+        ? html`<${Confirm}
+            title=${title}
+            open=${true}
+            confirmLabel=${confirmLabel}
+            busy=${step.name === "running"}
+            onCancel=${() => setStep({ name: "previewed", preview: step.preview })}
+            onConfirm=${run}
+          >
+            <p>This changes the workspace, as <code>${cli}</code> would.</p>
+            ${step.preview !== undefined ? renderPreview(step.preview, { brief: true }) : null}
+          <//>`
+        : null
+    }
     ${step.name === "failed" ? html`<${ActionError} error=${step.error} cli=${cli} />` : null}
-    ${step.name === "done" ? html`<${ResultDoc} doc=${step.result} cli=${cli} />` : null}
+    ${step.name === "done" ? html`<${ResultDoc} doc=${step.result} cli=${cli} level=${level} />` : null}
   </div>`;
 }
 
 /** The document the CLI prints with --json. */
-export function ResultDoc({ doc, cli }) {
+export function ResultDoc({ doc, cli, level = 3 }) {
+  const H = `h${level}`;
   return html`<div role="status">
-    <h3>Result <span class="muted">(as <code>${cli} --json</code> prints it)</span></h3>
+    <${H}>Result <span class="muted">(as <code>${cli} --json</code> prints it)</span><//>
     <pre class="mono">${JSON.stringify(doc, null, 2)}</pre>
   </div>`;
 }

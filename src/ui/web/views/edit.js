@@ -11,6 +11,12 @@ export function EditView({ params, query, workspace }) {
   useTitle(`Edit ${id}`);
   const op = useApi(`/api/edits/${encodeURIComponent(id)}`, { format: "git" });
   const view = diffViewOf(query);
+  // A revert adds an operation to the file's history: load it again.
+  const [tick, setTick] = useState(0);
+  const reverted = () => {
+    op.reload();
+    setTick((t) => t + 1);
+  };
   return html`<div data-view="edit">
     <h1>Edit <code>${id}</code></h1>
     <${Loaded} state=${op}>
@@ -18,8 +24,8 @@ export function EditView({ params, query, workspace }) {
         <${Summary} op=${o} />
         <h2 id="edit-diff">Diff</h2>
         <${DiffView} id="edit" patch=${o.diff} view=${view} label="diff layout" />
-        <${FileHistory} op=${o} file=${query.get("file") ?? o.affected_files[0]} />
-        ${workspace?.allow_actions ? html`<${Revert} op=${o} view=${view} onDone=${op.reload} />` : null}
+        <${FileHistory} key=${tick} op=${o} file=${query.get("file") ?? o.affected_files[0]} />
+        ${workspace?.allow_actions ? html`<${Revert} op=${o} view=${view} onDone=${reverted} />` : null}
       `}
     <//>
   </div>`;

@@ -4,7 +4,7 @@
 import { useState } from "preact/hooks";
 import { html } from "../lib/html.js";
 import { Badge, formatBytes, formatTime, Loaded, Pager, useApi, useTitle } from "../lib/ui.js";
-import { ActionSteps } from "./action-steps.js";
+import { ActionSteps, ResultDoc } from "./action-steps.js";
 import { DiffView, diffViewOf, setQuery } from "./diff-view.js";
 
 const ORIGIN = { manual: "by hand", session: "session start", turn: "turn checkpoint" };
@@ -64,15 +64,16 @@ function TimeMachineState({ status, workspace, onChange }) {
           s.mode === "past" && workspace?.allow_actions
             ? html`<${ActionSteps}
                 title="Return"
+                level=${2}
                 path="/api/return"
                 cli="timewarp return"
                 previewLabel="Preview the return"
                 confirmLabel="Return to the present"
-                onDone=${() => {
+                onDone=${(doc, cli) => {
                   status.reload();
-                  onChange?.();
+                  onChange?.(doc, cli);
                 }}
-                renderPreview=${(p) => html`<${ReturnPreview} preview=${p} />`}
+                renderPreview=${(p, o = {}) => html`<${ReturnPreview} preview=${p} brief=${o.brief} />`}
               />`
             : null
         }
@@ -81,7 +82,7 @@ function TimeMachineState({ status, workspace, onChange }) {
   </section>`;
 }
 
-function ReturnPreview({ preview }) {
+function ReturnPreview({ preview, brief }) {
   const w = preview.past_work;
   const n =
     w === null
@@ -93,27 +94,40 @@ function ReturnPreview({ preview }) {
         w.type_changed.length;
   return html`<p>Back to the present from <code>${preview.status.current_snapshot_id}</code>, verified against the backup.
     ${n === 0 ? " Nothing was changed while in the past." : ` ${n} path(s) changed while in the past are kept as a patch in .timewarp/past-work/ (never dropped).`}</p>
-    ${w !== null && n > 0 ? html`<${PathLists} diff=${w} />` : null}`;
+    ${w !== null && n > 0 && !brief ? html`<${PathLists} diff=${w} level=${2} />` : null}`;
 }
 
 export function SnapshotView({ params, query, workspace }) {
   const id = params.id;
   useTitle(`Snapshot ${id}`);
-  const snap = useApi(`/api/snapshots/${encodeURIComponent(id)}`);
-  const status = useApi("/api/status");
+  // A travel, return or rewind changes what every part shows: load them all again.
+  const [epoch, setEpoch] = useState(0);
+  const [last, setLast] = useState(undefined);
+  const changed = (doc, cli) => {
+    setLast(doc === undefined ? undefined : { doc, cli });
+    setEpoch((e) => e + 1);
+  };
   return html`<div data-view="snapshot">
     <h1>Snapshot <code>${id}</code></h1>
-    <${TimeMachineState} status=${status} workspace=${workspace} onChange=${snap.reload} />
+    ${last === undefined ? null : html`<section class="card" aria-label="last action"><${ResultDoc} doc=${last.doc} cli=${last.cli} level=${2} /></section>`}
+    <${SnapshotParts} key=${epoch} id=${id} query=${query} workspace=${workspace} onChange=${changed} />
+  </div>`;
+}
+
+function SnapshotParts({ id, query, workspace, onChange }) {
+  const snap = useApi(`/api/snapshots/${encodeURIComponent(id)}`);
+  const status = useApi("/api/status");
+  return html`
+    <${TimeMachineState} status=${status} workspace=${workspace} onChange=${onChange} />
     <${Loaded} state=${snap}>
       ${(d) => html`
         <${Record} record=${d.snapshot} />
-        ${workspace?.allow_actions ? html`<${Actions} id=${id} turns=${d.turns} status=${status} />` : null}
+        ${workspace?.allow_actions ? html`<${Actions} id=${id} turns=${d.turns} onChange=${onChange} />` : null}
         <${Files} id=${id} query=${query} />
         <${Skipped} record=${d.snapshot} />
         <${Compare} id=${id} query=${query} />
       `}
-    <//>
-  </div>`;
+    <//>`;
 }
 
 function Record({ record: r }) {
@@ -129,7 +143,7 @@ function Record({ record: r }) {
 }
 
 /** Travel here, and rewind to before each turn whose checkpoint this is. */
-function Actions({ id, turns, status }) {
+function Actions({ id, turns, onChange }) {
   return html`<section aria-labelledby="snapshot-actions">
     <h2 id="snapshot-actions">Actions</h2>
     <h3>Travel to this snapshot</h3>
@@ -140,8 +154,8 @@ function Actions({ id, turns, status }) {
       cli=${`timewarp travel ${id}`}
       previewLabel="Preview the travel"
       confirmLabel="Travel"
-      onDone=${status.reload}
-      renderPreview=${(p) => html`<${TravelPreview} preview=${p} />`}
+      onDone=${onChange}
+      renderPreview=${(p, o = {}) => html`<${TravelPreview} preview=${p} brief=${o.brief} />`}
     />
     ${turns.map(
       (t) => html`<h3>Rewind to before turn ${t.turn}</h3>
@@ -153,21 +167,21 @@ function Actions({ id, turns, status }) {
           cli=${`timewarp rewind ${t.turn} --session ${t.session_id}`}
           previewLabel="Preview the rewind"
           confirmLabel="Rewind"
-          onDone=${status.reload}
+          onDone=${onChange}
           renderPreview=${(p) => html`<${RewindPreview} preview=${p} />`}
         />`,
     )}
   </section>`;
 }
 
-function TravelPreview({ preview: p }) {
+function TravelPreview({ preview: p, brief }) {
   const d = p.difference;
   const past = p.status.mode === "past";
   return html`
     ${past ? html`<p role="alert"><${Badge} kind="warn">in the past<//> already at <code>${p.status.current_snapshot_id}</code>: the time machine refuses a travel from the past (NESTED_TRAVEL); return first.</p>` : null}
     <p>Travel rewrites what differs between the workspace now and <code>${p.snapshot_id}</code>:
       ${d.added.length} path(s) created since are removed, ${d.removed.length} removed since come back, ${d.modified.length} modified are put back${d.mode_changed.length + d.type_changed.length > 0 ? `, ${d.mode_changed.length + d.type_changed.length} change mode or type` : ""}.</p>
-    <${PathLists} diff=${d} labels=${{ added: "Removed by the travel (created since)", removed: "Brought back (removed since)", modified: "Put back as they were" }} />`;
+    ${brief ? null : html`<${PathLists} diff=${d} level=${4} labels=${{ added: "Removed by the travel (created since)", removed: "Brought back (removed since)", modified: "Put back as they were" }} />`}`;
 }
 
 function RewindPreview({ preview: p }) {
@@ -178,7 +192,7 @@ function RewindPreview({ preview: p }) {
 }
 
 /** The lists of a `snapshot diff` document; a path is a button when `onPick` is given. */
-function PathLists({ diff, labels = {}, onPick, picked }) {
+function PathLists({ diff, labels = {}, onPick, picked, level = 3 }) {
   const groups = [
     ["added", labels.added ?? "Added", diff.added],
     ["removed", labels.removed ?? "Removed", diff.removed],
@@ -190,16 +204,17 @@ function PathLists({ diff, labels = {}, onPick, picked }) {
   if (groups.length === 0) return html`<p class="muted">No differences.</p>`;
   return groups.map(
     ([key, label, paths]) =>
-      html`<${PathGroup} key=${key} label=${label} paths=${paths} onPick=${key === "skipped" ? undefined : onPick} picked=${picked} />`,
+      html`<${PathGroup} key=${key} label=${label} paths=${paths} onPick=${key === "skipped" ? undefined : onPick} picked=${picked} level=${level} />`,
   );
 }
 
 const SHOWN = 200;
 
-function PathGroup({ label, paths, onPick, picked }) {
+function PathGroup({ label, paths, onPick, picked, level }) {
   const [all, setAll] = useState(false);
   const shown = all ? paths : paths.slice(0, SHOWN);
-  return html`<h4>${label} <span class="muted">(${paths.length})</span></h4>
+  const H = `h${level}`;
+  return html`<${H}>${label} <span class="muted">(${paths.length})</span><//>
     <ul class="paths">
       ${shown.map(
         (p) =>
