@@ -7,7 +7,7 @@ import type { LedgerContext } from "./ledger-context.ts";
 import { ledgerPaths, recordRelativePath } from "./ledger-paths.ts";
 import { readOperation } from "./operation-store.ts";
 import { queryHistoryIndex } from "./query-history.ts";
-import { OperationRecordSchema } from "./schema.ts";
+import { type OperationRecord, OperationRecordSchema } from "./schema.ts";
 
 export interface GetEditHistoryParams {
   /** 1..100, default 20. */
@@ -174,4 +174,12 @@ export function readSnapshotDiff(
       affectedFiles: record.affectedFiles,
     },
   };
+}
+
+/**
+ * One operation's whole record (diff, reverse diff, per-file images, session, stats), as the
+ * dashboard's edit view shows it. OPERATION_NOT_FOUND when absent.
+ */
+export function getOperation(ctx: LedgerContext, params: { snapshotId: string }): OperationRecord {
+  return readOperation(ledgerPaths(ctx.root), params.snapshotId);
 }

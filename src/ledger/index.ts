@@ -22,7 +22,7 @@ export {
 } from "./edit-tools.ts";
 export { fsckLedger } from "./fsck-ledger.ts";
 export type { HistoryItem } from "./history.ts";
-export { getEditHistory, readSnapshotDiff } from "./history.ts";
+export { getEditHistory, getOperation, readSnapshotDiff } from "./history.ts";
 export type { LedgerContext } from "./ledger-context.ts";
 export { holdLedgerForTransition } from "./ledger-lock.ts";
 export { ledgerPaths } from "./ledger-paths.ts";
@@ -38,5 +38,6 @@ export type { PathImage } from "./restore-images.ts";
 export { lastOperationInEffect, restoreImages } from "./restore-images.ts";
 export { applyRetention, collectLedgerOids, repairIndex } from "./retention.ts";
 export { reverseOp } from "./reverse-op.ts";
+export { revertOperation } from "./revert-operation.ts";
 export type { FileChange, Milestone, OperationRecord } from "./schema.ts";
 export { OperationRecordSchema } from "./schema.ts";

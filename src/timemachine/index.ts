@@ -26,10 +26,12 @@ export type { CleanupReport, StartSessionOptions, StartSessionResult } from "./s
 export { beginSession, startSession, warmEnvFingerprint } from "./session-start.ts";
 export type { SessionListing } from "./sessions.ts";
 export { endSession, listSessionStatus, listSessions, rememberSession } from "./sessions.ts";
+export { diffSnapshotFile, diffSnapshots } from "./snapshot-diff.ts";
+export { listSnapshotSummaries } from "./snapshot-list.ts";
 export type { State, Transition } from "./state.ts";
 export { initialState, StateSchema } from "./state.ts";
 export { readStatus } from "./status.ts";
 export { geminiText, parseTranscript, readGeminiRecording } from "./transcript.ts";
 export { travel } from "./travel.ts";
-export { listTurns } from "./turn-list.ts";
+export { listTurns, turnsAtSnapshot } from "./turn-list.ts";
 export { checkpointTurn } from "./turns.ts";

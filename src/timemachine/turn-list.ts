@@ -103,3 +103,48 @@ export function listTurns(options: { root: string; sessionId?: string }): TurnLi
   });
   return { session_id: sessionId, turns: views, sessions, corrupt };
 }
+
+/** A turn whose checkpoint is a given snapshot (what `rewind` to that turn restores). */
+export interface TurnAtSnapshot {
+  session_id: string;
+  turn: number;
+  turn_id: string;
+  created_at: string;
+  prompt: string;
+}
+
+/**
+ * The turns whose checkpoint is snapshot `snapshotId` (several when nothing changed between
+ * prompts: they share one), from the turn records alone: no scan. A snapshot that names its
+ * session is looked up there only; one that does not, in every session with turns.
+ */
+export function turnsAtSnapshot(options: {
+  root: string;
+  snapshotId: string;
+  sessionId: string | null;
+}): TurnAtSnapshot[] {
+  const root = workspacePaths(options.root).root;
+  const ids =
+    options.sessionId !== null
+      ? [options.sessionId]
+      : listTurnSessions(root).map((s) => s.session_id);
+  const out: TurnAtSnapshot[] = [];
+  for (const id of ids) {
+    let turns: TurnRecord[];
+    try {
+      turns = readSessionTurns(root, id).turns;
+    } catch {
+      continue; // a session id the turn folder cannot hold has no turns
+    }
+    for (const t of turns)
+      if (t.snapshot_id === options.snapshotId)
+        out.push({
+          session_id: t.session_id,
+          turn: t.turn,
+          turn_id: t.turn_id,
+          created_at: t.created_at,
+          prompt: t.prompt,
+        });
+  }
+  return out;
+}

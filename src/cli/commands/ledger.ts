@@ -409,26 +409,13 @@ export function registerLedgerCommands(program: Command): void {
     id: string,
     o: { to?: string; dryRun?: boolean; force?: boolean },
   ) => {
-    const { reverseOp } = await ledger();
-    const r = await reverseOp(lctx(ctx), {
+    const { revertOperation } = await ledger();
+    const r = await revertOperation(lctx(ctx), {
       snapshotId: id,
       targetSnapshot: o.to,
       dryRun: o.dryRun === true,
       force: o.force === true,
     });
-    if (!r.success) {
-      throw new TimewarpError(
-        ErrorCode.REVERT_CONFLICT,
-        `${r.message}:\n  ${(r.conflicts ?? []).join("\n  ")}`,
-        {
-          data: {
-            conflicts: r.conflictDetails ?? [],
-            messages: r.conflicts ?? [],
-            revertedIds: r.revertedIds,
-          },
-        },
-      );
-    }
     return {
       json: r,
       human: `${r.dryRun ? style.yellow(r.message) : r.message}${r.newSnapshotId ? ` ${style.dim(`(operation ${r.newSnapshotId})`)}` : ""}${r.dryRun && r.reversedDiff ? `\n${r.reversedDiff}` : ""}`,

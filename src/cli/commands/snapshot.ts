@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { acquireLock, effectiveExcludes, readConfig, workspacePaths } from "../../core/index.ts";
+import { acquireLock, workspacePaths } from "../../core/index.ts";
 import type { CommandContext } from "../context.ts";
 import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
@@ -98,21 +98,9 @@ export function registerSnapshotCommands(program: Command): void {
     .description("list snapshots, oldest first (and any whose record does not read)")
     .action(
       action(async (ctx) => {
-        const { listSnapshotsChecked } = await import("../../store/index.ts");
-        const { isManualSnapshot, readPinnedIds } = await import("../../timemachine/index.ts");
-        // One damaged record is flagged, not a reason to hide the others (issue 16).
-        const { records, corrupt } = listSnapshotsChecked(ctx.root);
-        const pinned = readPinnedIds(workspacePaths(ctx.root));
-        const snapshots = records.map((r) => ({
-          snapshot_id: r.snapshot_id,
-          created_at: r.created_at,
-          session_id: r.session_id,
-          files: r.files,
-          bytes: r.bytes,
-          partial: r.partial,
-          origin: isManualSnapshot(r) ? "manual" : r.origin === "turn" ? "turn" : "session",
-          pinned: pinned.has(r.snapshot_id ?? ""),
-        }));
+        const { listSnapshotSummaries } = await import("../../timemachine/index.ts");
+        const listing = listSnapshotSummaries(ctx.root);
+        const { snapshots, corrupt } = listing;
         const lines = snapshots.map(
           (s) =>
             `${s.snapshot_id}  ${s.created_at}  ${String(s.files).padStart(7)} files  ${formatBytes(s.bytes).padStart(9)}` +
@@ -121,15 +109,7 @@ export function registerSnapshotCommands(program: Command): void {
         );
         for (const c of corrupt) lines.push(style.red(`${c.id}  ${c.code}: ${c.message}`));
         return {
-          json: {
-            snapshots,
-            corrupt: corrupt.map((c) => ({
-              id: c.id,
-              code: c.code,
-              message: c.message,
-              file: c.file,
-            })),
-          },
+          json: listing,
           human: lines.length === 0 ? "no snapshots" : lines.join("\n"),
         };
       }),
@@ -347,48 +327,8 @@ export function registerSnapshotCommands(program: Command): void {
 }
 
 async function diffCommand(ctx: CommandContext, a: string, b: string | undefined) {
-  const { diffManifests, readManifest, readSnapshot, readStatCache, scanWorkspace } = await import(
-    "../../store/index.ts"
-  );
-  const before = readManifest(ctx.root, a);
-  // What either side did not capture is not a difference (nor a deletion): listed apart.
-  const skipped = [...readSnapshot(ctx.root, a).skipped];
-  let after: ReturnType<typeof readManifest>;
-  if (b === undefined) {
-    const paths = workspacePaths(ctx.root);
-    const config = readConfig(paths.config);
-    // Hash only: the stat cache is read, never written, so a diff cannot change the next snapshot.
-    const scan = scanWorkspace(paths.root, {
-      excludes: effectiveExcludes(config),
-      maxFileBytes: config.max_file_bytes,
-      statCache: readStatCache(paths.statCache),
-      useWatcher: true,
-    });
-    after = scan.manifest;
-    skipped.push(...scan.skipped);
-  } else {
-    after = readManifest(ctx.root, b);
-    skipped.push(...readSnapshot(ctx.root, b).skipped);
-  }
-  const d = diffManifests(before, after, { skipped });
-  const json = {
-    from: a,
-    to: b ?? "workspace",
-    skipped: [...new Set(skipped.map((s) => s.path))].sort(),
-    added: d.added.map((e) => e.path),
-    removed: d.removed.map((e) => e.path),
-    modified: d.modified.map((c) => c.path),
-    mode_changed: d.mode_changed.map((c) => ({
-      path: c.path,
-      before: c.before.mode.toString(8),
-      after: c.after.mode.toString(8),
-    })),
-    type_changed: d.type_changed.map((c) => ({
-      path: c.path,
-      before: c.before.type,
-      after: c.after.type,
-    })),
-  };
+  const { diffSnapshots } = await import("../../timemachine/index.ts");
+  const json = diffSnapshots({ root: ctx.root, from: a, to: b });
   const lines = [
     ...json.added.map((p) => style.green(`A ${p}`)),
     ...json.removed.map((p) => style.red(`D ${p}`)),
