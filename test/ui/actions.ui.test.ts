@@ -28,9 +28,10 @@ async function confirmAction(page: Page, button: string, confirm: RegExp): Promi
   await page.getByRole("button", { name: button, exact: true }).click();
   const dialog = page.getByRole("dialog");
   await dialog.waitFor({ state: "visible", timeout: 60_000 });
-  const answer = page.waitForResponse(isRealAction, { timeout: 90_000 });
-  await dialog.getByRole("button", { name: confirm }).click();
-  const response = await answer;
+  const [response] = await Promise.all([
+    page.waitForResponse(isRealAction, { timeout: 90_000 }),
+    dialog.getByRole("button", { name: confirm }).click(),
+  ]);
   expect(response.status(), await response.text()).toBe(200);
   await dialog.waitFor({ state: "hidden", timeout: 60_000 });
   return response.json();
@@ -65,11 +66,11 @@ describe.skipIf(ui.skip !== undefined)("actions through the page (--allow-action
 
     // the preview, then Escape: the dialog closes, focus is back on the button, the tree is as it was
     const revert = page.getByRole("button", { name: "Revert", exact: true });
-    const preview = page.waitForResponse((r) => r.request().method() === "POST", {
-      timeout: 60_000,
-    });
-    await revert.click();
-    expect((await preview).request().postDataJSON()).toMatchObject({ dry_run: true });
+    const [preview] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === "POST", { timeout: 60_000 }),
+      revert.click(),
+    ]);
+    expect(preview.request().postDataJSON()).toMatchObject({ dry_run: true });
     const dialog = page.getByRole("dialog");
     await dialog.waitFor({ state: "visible" });
     await page.keyboard.press("Escape");

@@ -66,6 +66,14 @@ describe.skipIf(ui.skip !== undefined)("accessibility (axe-core) of every view",
     await page.close();
   });
 
+  it("is live: it finds what the test breaks (an image without a text alternative)", async () => {
+    const { page } = await openView(contexts.light!, ui.read!, "/timeline", "timeline");
+    await page.evaluate(`document.querySelector("main").append(document.createElement("img"))`);
+    const violations = await runAxe(page);
+    expect(violations.map((v) => v.id)).toContain("image-alt");
+    await page.close();
+  });
+
   it("a dialog open over a view passes too (the keyboard shortcuts)", async () => {
     const { page } = await openView(contexts.light!, ui.read!, "/timeline", "timeline");
     await page.keyboard.press("?");

@@ -1,7 +1,8 @@
+import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, waitForView } from "../../scripts/ui-harness.ts";
-import { describeFocus, openView, signedIn, ui } from "./browser.ts";
+import { ARTIFACTS, describeFocus, openView, signedIn, ui } from "./browser.ts";
 
 const NAV = ["Timeline", "Snapshots", "Issues", "Runs", "Memory"];
 
@@ -80,6 +81,7 @@ describe.skipIf(ui.skip !== undefined)("keyboard navigation", () => {
     const dialog = page.getByRole("dialog", { name: "Keyboard shortcuts" });
     await dialog.waitFor({ state: "visible" });
     expect(await page.evaluate(`!!document.activeElement?.closest("dialog")`)).toBe(true);
+    await page.screenshot({ path: join(ARTIFACTS, "shortcuts.png") });
     for (const key of ["g", "t", "s", "i", "r", "m"])
       expect(
         await dialog.locator("kbd", { hasText: new RegExp(`^${key}$`) }).count(),
