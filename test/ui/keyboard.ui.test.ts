@@ -117,6 +117,26 @@ describe.skipIf(ui.skip !== undefined)("keyboard navigation", () => {
     await page.close();
   });
 
+  it("tabs move with the arrow keys and live in the query string (the edit's diff)", async () => {
+    const path = `/edits/${ui.ids!.operation}`;
+    const { page, problems } = await openView(context, ui.read!, path, "edit");
+    const selected = () =>
+      page.getByRole("tablist").first().locator('[role="tab"][aria-selected="true"]');
+    const before = (await selected().textContent())?.trim();
+    const search = new URL(page.url()).search;
+    await selected().focus();
+    await page.keyboard.press("ArrowRight");
+    await expect.poll(async () => (await selected().textContent())?.trim()).not.toBe(before);
+    const after = (await selected().textContent())?.trim();
+    expect((await describeFocus(page)).text).toBe(after);
+    expect(new URL(page.url()).search, "the tab is in the URL").not.toBe(search);
+    await page.reload();
+    await waitForView(page, "edit");
+    expect((await selected().textContent())?.trim(), "a reload keeps the tab").toBe(after);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it("shortcuts are ignored while typing in a field", async () => {
     const { page } = await timeline();
     await typeInField(page, "g r?");
