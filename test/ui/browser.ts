@@ -26,7 +26,10 @@ export async function signedIn(
   const context = await browser.newContext({ viewport: VIEWPORT, ...options });
   const page = await context.newPage();
   await page.goto(server.url);
-  await waitForView(page, "timeline");
+  // the shell, not a view: a broken timeline fails its own tests, not every test's sign-in
+  await page.getByRole("navigation", { name: "Views" }).waitFor({ timeout: 30_000 });
+  if (!(await context.cookies(server.origin)).some((c) => c.name === "tw_token"))
+    throw new Error(`opening ${server.url} set no token cookie`);
   await page.close();
   return context;
 }
