@@ -4,9 +4,9 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    // The real agent clients and the real Slurm run in their own suites: `npm run test:agents`,
-    // `npm run test:slurm`.
-    exclude: ["test/agents/**", "test/slurm/**", "**/node_modules/**"],
+    // The real agent clients, the real Slurm and the real browser run in their own suites:
+    // `npm run test:agents`, `npm run test:slurm`, `npm run test:ui`.
+    exclude: ["test/agents/**", "test/slurm/**", "test/ui/**", "**/node_modules/**"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

@@ -475,3 +475,12 @@ say(`project/.timewarp/        snapshots, backups, issues, the edit ledger, memo
 say(`project/.skillpilot/runs/ SkillPilot run directories`);
 say(`agent/transcript.jsonl    the session transcript the issue's chat.md was exported from`);
 if (!existsSync(join(project, ".timewarp", "events.jsonl"))) fail("no event bus written");
+console.log(
+  `\n${bold("Look at it all in the dashboard")} (sessions, edits, snapshots, issues, runs, memory):`,
+);
+say(`timewarp -C ${shellQuote(project)} ui --open`);
+
+/** A path as a shell reads it back: quoted only when it needs to be. */
+function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
+}

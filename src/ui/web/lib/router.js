@@ -41,6 +41,9 @@ export function interceptLinks() {
     if (!a || a.target || a.hasAttribute("download")) return;
     const url = new URL(a.href);
     if (url.origin !== location.origin || url.pathname.startsWith("/api/")) return;
+    // a link within this page (`#main`) is the browser's to follow: it moves focus there
+    if (url.hash !== "" && url.pathname === location.pathname && url.search === location.search)
+      return;
     e.preventDefault();
     navigate(url.pathname + url.search);
   });

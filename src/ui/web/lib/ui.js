@@ -1,5 +1,5 @@
 // Shared pieces of every view: data loading, errors, paging, confirmation, formatting.
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks";
 import { getJSON } from "./api.js";
 import { html } from "./html.js";
 
@@ -54,8 +54,9 @@ export function Pager({ next, onNext, onFirst, atFirst }) {
 }
 
 /**
- * A modal confirmation (<dialog>: focus is trapped and Escape cancels). `children` is the
- * preview of what will happen; `onConfirm` runs the action.
+ * A modal confirmation (<dialog>: focus is trapped, Escape cancels, and focus returns to the
+ * control that opened it). `children` is the preview of what will happen; `onConfirm` runs the
+ * action. The confirming button is named by `confirmLabel` (say the action: "Revert").
  */
 export function Confirm({
   title,
@@ -66,24 +67,47 @@ export function Confirm({
   busy,
   children,
 }) {
-  const ref = useRef(null);
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (open && !d.open) d.showModal();
-    if (!open && d.open) d.close();
-  }, [open]);
-  return html`<dialog ref=${ref} aria-labelledby="confirm-title" onCancel=${(e) => {
+  const ref = useModal(open);
+  const titleId = useId();
+  return html`<dialog ref=${ref} aria-labelledby=${titleId} aria-busy=${busy ? "true" : undefined} onCancel=${(
+    e,
+  ) => {
     e.preventDefault();
-    onCancel();
+    if (!busy) onCancel();
   }}>
-    <h2 id="confirm-title">${title}</h2>
+    <h2 id=${titleId}>${title}</h2>
     <div class="confirm-body">${children}</div>
     <div class="actions">
       <button type="button" onClick=${onCancel} disabled=${busy}>Cancel</button>
       <button type="button" class="danger" onClick=${onConfirm} disabled=${busy}>${busy ? "Working…" : confirmLabel}</button>
     </div>
   </dialog>`;
+}
+
+/**
+ * A `<dialog>` shown modal while `open`: focus goes into it, and back where it was when it
+ * closes (or to the main region, when that element is gone).
+ */
+export function useModal(open) {
+  const ref = useRef(null);
+  const opener = useRef(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (open && !d.open) {
+      opener.current = document.activeElement;
+      d.showModal();
+    }
+    if (!open && d.open) {
+      d.close();
+      const back = opener.current;
+      opener.current = null;
+      if (back instanceof HTMLElement && back.isConnected && !back.hasAttribute("disabled"))
+        back.focus();
+      else document.getElementById("main")?.focus();
+    }
+  }, [open]);
+  return ref;
 }
 
 export function Badge({ kind = "", children }) {
