@@ -2,7 +2,7 @@ import { isUtf8 } from "node:buffer";
 import { gitBlobId, pathBytesOf } from "../core/index.ts";
 import { formatBinaryChange } from "./binary-patch.ts";
 import { formatGitHeader, formatHunkHeader, NO_NEWLINE_MARKER } from "./format-git-patch.ts";
-import { type ChangeBlock, diffLines, scanLines } from "./line-diff.ts";
+import { type ChangeBlock, diffLines, type LineAlgorithm, scanLines } from "./line-diff.ts";
 import type { CreateFilePatchOptions } from "./types.ts";
 
 const NL = 10;
@@ -184,7 +184,7 @@ const NO_NEWLINE_TAIL = Buffer.from(`\n${NO_NEWLINE_MARKER}\n`);
 export function formatTextHunks(
   a: Buffer,
   b: Buffer,
-  opts: { context: number; timeCapMs: number },
+  opts: { context: number; timeCapMs: number; algorithm?: LineAlgorithm },
 ): { hunks: string; changedBytes: number; timedOut: boolean } {
   const ctx = Math.max(0, opts.context);
   let p = commonPrefix(a, b);
@@ -201,7 +201,7 @@ export function formatTextHunks(
   const lineOffset = countLines(a, ws);
   const la = scanLines(a, ws, weA);
   const lb = scanLines(b, ws, weB);
-  const { blocks, timedOut } = diffLines(la, lb, { timeCapMs: opts.timeCapMs });
+  const { blocks, timedOut } = diffLines(la, lb, opts);
 
   // Pass 1 plans the hunks and sizes the output; pass 2 copies bytes into one buffer.
   const plan: { head: Buffer; aStart: number; aEnd: number; first: number; last: number }[] = [];
