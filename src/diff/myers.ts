@@ -309,14 +309,20 @@ function split(
 /** Extend every forward diagonal by one edit and its snake; true when it meets the backward. */
 function forwardStep(s: Search, box: Box): boolean {
   const { fwd, bwd, base, ha, hb } = s;
-  const { lim1, lim2 } = box;
+  const { lim1, lim2, bmin, bmax, odd } = box;
   // The range grows by one each way while it stays in the box, else shrinks by one (parity).
-  if (box.fmin > box.dmin) fwd[--box.fmin - 1 + base] = -1;
-  else box.fmin++;
-  if (box.fmax < box.dmax) fwd[++box.fmax + 1 + base] = -1;
-  else box.fmax--;
-  for (let d = box.fmax; d >= box.fmin; d -= 2) {
-    let i1 = fwd[d - 1 + base]! >= fwd[d + 1 + base]! ? fwd[d - 1 + base]! + 1 : fwd[d + 1 + base]!;
+  let fmin = box.fmin;
+  let fmax = box.fmax;
+  if (fmin > box.dmin) fwd[--fmin - 1 + base] = -1;
+  else fmin++;
+  if (fmax < box.dmax) fwd[++fmax + 1 + base] = -1;
+  else fmax--;
+  box.fmin = fmin;
+  box.fmax = fmax;
+  for (let d = fmax; d >= fmin; d -= 2) {
+    const lo = fwd[d - 1 + base]!;
+    const hi = fwd[d + 1 + base]!;
+    let i1 = lo >= hi ? lo + 1 : hi;
     const prev = i1;
     let i2 = i1 - d;
     while (i1 < lim1 && i2 < lim2 && ha[i1] === hb[i2]) {
@@ -325,7 +331,7 @@ function forwardStep(s: Search, box: Box): boolean {
     }
     if (i1 - prev > SNAKE_CNT) box.gotSnake = true;
     fwd[d + base] = i1;
-    if (box.odd && box.bmin <= d && d <= box.bmax && bwd[d + base]! <= i1) {
+    if (odd && bmin <= d && d <= bmax && bwd[d + base]! <= i1) {
       setSplit(s, i1, i2, true, true);
       return true;
     }
@@ -336,13 +342,19 @@ function forwardStep(s: Search, box: Box): boolean {
 /** Extend every backward diagonal by one edit and its snake; true when it meets the forward. */
 function backwardStep(s: Search, box: Box): boolean {
   const { fwd, bwd, base, ha, hb } = s;
-  const { off1, off2 } = box;
-  if (box.bmin > box.dmin) bwd[--box.bmin - 1 + base] = LINE_MAX;
-  else box.bmin++;
-  if (box.bmax < box.dmax) bwd[++box.bmax + 1 + base] = LINE_MAX;
-  else box.bmax--;
-  for (let d = box.bmax; d >= box.bmin; d -= 2) {
-    let i1 = bwd[d - 1 + base]! < bwd[d + 1 + base]! ? bwd[d - 1 + base]! : bwd[d + 1 + base]! - 1;
+  const { off1, off2, fmin, fmax, odd } = box;
+  let bmin = box.bmin;
+  let bmax = box.bmax;
+  if (bmin > box.dmin) bwd[--bmin - 1 + base] = LINE_MAX;
+  else bmin++;
+  if (bmax < box.dmax) bwd[++bmax + 1 + base] = LINE_MAX;
+  else bmax--;
+  box.bmin = bmin;
+  box.bmax = bmax;
+  for (let d = bmax; d >= bmin; d -= 2) {
+    const lo = bwd[d - 1 + base]!;
+    const hi = bwd[d + 1 + base]!;
+    let i1 = lo < hi ? lo : hi - 1;
     const prev = i1;
     let i2 = i1 - d;
     while (i1 > off1 && i2 > off2 && ha[i1 - 1] === hb[i2 - 1]) {
@@ -351,7 +363,7 @@ function backwardStep(s: Search, box: Box): boolean {
     }
     if (prev - i1 > SNAKE_CNT) box.gotSnake = true;
     bwd[d + base] = i1;
-    if (!box.odd && box.fmin <= d && d <= box.fmax && i1 <= fwd[d + base]!) {
+    if (!odd && fmin <= d && d <= fmax && i1 <= fwd[d + base]!) {
       setSplit(s, i1, i2, true, true);
       return true;
     }
