@@ -319,23 +319,27 @@ function forwardStep(s: Search, box: Box): boolean {
   else fmax--;
   box.fmin = fmin;
   box.fmax = fmax;
+  let snake = 0;
   for (let d = fmax; d >= fmin; d -= 2) {
-    const lo = fwd[d - 1 + base]!;
-    const hi = fwd[d + 1 + base]!;
+    const k = d + base;
+    const lo = fwd[k - 1]!;
+    const hi = fwd[k + 1]!;
     let i1 = lo >= hi ? lo + 1 : hi;
     const prev = i1;
     let i2 = i1 - d;
-    while (i1 < lim1 && i2 < lim2 && ha[i1] === hb[i2]) {
+    const end = Math.min(lim1, lim2 + d);
+    while (i1 < end && ha[i1] === hb[i2]) {
       i1++;
       i2++;
     }
-    if (i1 - prev > SNAKE_CNT) box.gotSnake = true;
-    fwd[d + base] = i1;
-    if (odd && bmin <= d && d <= bmax && bwd[d + base]! <= i1) {
+    if (i1 - prev > snake) snake = i1 - prev;
+    fwd[k] = i1;
+    if (odd && bmin <= d && d <= bmax && bwd[k]! <= i1) {
       setSplit(s, i1, i2, true, true);
       return true;
     }
   }
+  if (snake > SNAKE_CNT) box.gotSnake = true;
   return false;
 }
 
@@ -351,23 +355,27 @@ function backwardStep(s: Search, box: Box): boolean {
   else bmax--;
   box.bmin = bmin;
   box.bmax = bmax;
+  let snake = 0;
   for (let d = bmax; d >= bmin; d -= 2) {
-    const lo = bwd[d - 1 + base]!;
-    const hi = bwd[d + 1 + base]!;
+    const k = d + base;
+    const lo = bwd[k - 1]!;
+    const hi = bwd[k + 1]!;
     let i1 = lo < hi ? lo : hi - 1;
     const prev = i1;
     let i2 = i1 - d;
-    while (i1 > off1 && i2 > off2 && ha[i1 - 1] === hb[i2 - 1]) {
+    const end = Math.max(off1, off2 + d);
+    while (i1 > end && ha[i1 - 1] === hb[i2 - 1]) {
       i1--;
       i2--;
     }
-    if (prev - i1 > SNAKE_CNT) box.gotSnake = true;
-    bwd[d + base] = i1;
-    if (!odd && fmin <= d && d <= fmax && i1 <= fwd[d + base]!) {
+    if (prev - i1 > snake) snake = prev - i1;
+    bwd[k] = i1;
+    if (!odd && fmin <= d && d <= fmax && i1 <= fwd[k]!) {
       setSplit(s, i1, i2, true, true);
       return true;
     }
   }
+  if (snake > SNAKE_CNT) box.gotSnake = true;
   return false;
 }
 
