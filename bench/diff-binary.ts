@@ -1,14 +1,12 @@
 /**
- * The binary row of bench/diff.ts (issue 22): a 4.7 MB binary (the head of the esbuild
- * executable in node_modules, or seeded noise without it) with 100 bytes changed. createFilePatch
- * (forward and reverse blocks in one patch) beside `git diff --no-index --binary`: median time
- * and patch size, and the size of the literal patch we wrote before deltas.
+ * The binary case of bench/diff.ts (issue 22): a 4.7 MB binary (the head of the esbuild
+ * executable in node_modules, or seeded noise without it) with 100 bytes changed, and the size
+ * of the literal pair we wrote before deltas. createFilePatch writes forward and reverse blocks
+ * in one patch; bench/diff.ts sets it beside `git diff --no-index --binary`.
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { deflateSync } from "node:zlib";
-import { createFilePatch } from "../src/diff/index.ts";
 
 const SIZE = 4_700_000;
 
@@ -38,54 +36,25 @@ function sourceBytes(): { bytes: Buffer; from: string } {
   return { bytes: out, from: "seeded noise" };
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? Number.NaN;
-}
-
-/** Rows for the binary case: ours beside git, in the caller's table style. */
-export function benchBinary(dir: string, reps: number, gitStartMs: number): string[] {
+/** The issue's binary case: 4.7 MB with 100 bytes changed, and where the bytes come from. */
+export function binaryPair(): { a: Buffer; b: Buffer; from: string } {
   const { bytes: before, from } = sourceBytes();
   const after = Buffer.from(before);
   for (let i = 0; i < 100; i++) {
     const at = 1000 + i * 46_989;
     after[at] = (after[at] as number) ^ 0xa5;
   }
-  const fa = join(dir, "a.bin");
-  const fb = join(dir, "b.bin");
-  writeFileSync(fa, before);
-  writeFileSync(fb, after);
-  const args = ["diff", "--no-index", "--binary", "--full-index", fa, fb];
-  let gitBytes = 0;
-  const gitMs = median(
-    Array.from({ length: reps }, () => {
-      const t0 = performance.now();
-      const r = spawnSync("git", args, { maxBuffer: 1 << 30 });
-      gitBytes = r.stdout.length;
-      return performance.now() - t0;
-    }),
-  );
-  let ourBytes = 0;
-  const make = () => createFilePatch({ oldPath: "a.bin", newPath: "a.bin", before, after });
-  make(); // warm the JIT
-  const ourMs = median(
-    Array.from({ length: reps }, () => {
-      const t0 = performance.now();
-      ourBytes = make().length;
-      return performance.now() - t0;
-    }),
-  );
-  // The literal pair written before deltas: each side deflated, base85 (5 chars per 4 bytes, a
-  // length char per 52 bytes).
-  const literal = (b: Buffer) => {
-    const z = deflateSync(b).length;
+  return { a: before, b: after, from };
+}
+
+/**
+ * The size of the literal pair written before deltas: each side deflated, base85 (5 chars per
+ * 4 bytes, a length char per 52 bytes).
+ */
+export function literalPairBytes(a: Buffer, b: Buffer): number {
+  const literal = (x: Buffer) => {
+    const z = deflateSync(x).length;
     return Math.ceil(z / 4) * 5 + Math.ceil(z / 52) * 2;
   };
-  const net = Math.max(gitMs - gitStartMs, 0.01);
-  return [
-    `binary: ${(SIZE / 1e6).toFixed(1)} MB (${from}), 100 bytes changed, forward + reverse (median of ${reps})`,
-    `  ours: ${ourMs.toFixed(1)} ms, ${ourBytes} patch bytes (a literal pair was ${literal(after) + literal(before)} bytes)`,
-    `  git diff --binary: ${gitMs.toFixed(1)} ms (${net.toFixed(1)} ms without process start), ${gitBytes} patch bytes`,
-    `  ours/git time ${(ourMs / gitMs).toFixed(2)} (${(ourMs / net).toFixed(2)} without git's start), ours/git size ${(ourBytes / gitBytes).toFixed(2)}`,
-  ];
+  return literal(a) + literal(b);
 }

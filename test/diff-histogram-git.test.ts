@@ -11,7 +11,8 @@ import { realisticEdit } from "./helpers/realistic-edit.ts";
 /**
  * Issue 22 item 3: on real code our hunks are git's (`git diff --no-index --histogram`, with
  * its default indent heuristic), and every patch we make is applied by real `git apply`
- * exactly. The files are TypeScript's own, from node_modules.
+ * exactly. The files are TypeScript's own, from node_modules. Where every common line of a region
+ * is frequent, git falls back to its classic Myers, and so do we (`myers.ts`).
  */
 
 const lib = dirname(createRequire(import.meta.url).resolve("typescript"));
@@ -19,7 +20,7 @@ const real = (name: string) => readFileSync(join(lib, name));
 const tmp = makeTempDir("tw-hist-");
 afterAll(() => tmp.cleanup());
 
-/** git's patch body from the first `@@`, without the function name git writes after it. */
+/** git's patch body from the first `@@` (function names after `@@ … @@` included). */
 function gitBody(before: Buffer, after: Buffer, algorithm: string[]): string {
   const fa = join(tmp.dir, "a");
   const fb = join(tmp.dir, "b");
@@ -30,7 +31,7 @@ function gitBody(before: Buffer, after: Buffer, algorithm: string[]): string {
     maxBuffer: 1 << 30,
   });
   expect(r.status).toBe(1);
-  return r.stdout.slice(r.stdout.indexOf("\n@@") + 1).replace(/^(@@ [^@]* @@).*$/gm, "$1");
+  return r.stdout.slice(r.stdout.indexOf("\n@@") + 1);
 }
 
 const ourBody = (p: string) => p.slice(p.indexOf("\n@@") + 1);
@@ -107,4 +108,35 @@ describe("line diff against real git on real code", () => {
       { numRuns: 40, seed: 22 },
     );
   }, 120_000);
+
+  it("on files of frequent lines the hunks are git --histogram's, and git applies them (property)", () => {
+    // More than 64 copies of `}`, ` *` and blank lines: regions go to the Myers fallback.
+    const frequent = ["}", " *", "", "    }", "  return x;"];
+    const line = fc.oneof(
+      { weight: 5, arbitrary: fc.constantFrom(...frequent) },
+      { weight: 1, arbitrary: fc.nat(300).map((n) => `function f${n}() {`) },
+    );
+    const edit = fc.record({
+      pos: fc.nat(),
+      del: fc.nat(40),
+      ins: fc.array(line, { maxLength: 40 }),
+    });
+    const input = fc.record({
+      base: fc.array(line, { minLength: 200, maxLength: 1200 }),
+      edits: fc.array(edit, { minLength: 1, maxLength: 12 }),
+    });
+    fc.assert(
+      fc.property(input, ({ base, edits }) => {
+        const lines = [...base];
+        for (const e of edits) lines.splice(e.pos % (lines.length + 1), e.del, ...e.ins);
+        const before = Buffer.from(base.map((l) => `${l}\n`).join(""));
+        const after = Buffer.from(lines.map((l) => `${l}\n`).join(""));
+        const patch = createFilePatch({ oldPath: "f", newPath: "f", before, after });
+        if (patch === "") return;
+        expect(ourBody(patch)).toBe(gitBody(before, after, ["--histogram"]));
+        expect(gitApply(before, patch).equals(after)).toBe(true);
+      }),
+      { numRuns: 40, seed: 23 },
+    );
+  }, 180_000);
 });

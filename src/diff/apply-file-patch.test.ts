@@ -43,7 +43,7 @@ describe("applyFilePatch: strict by default", () => {
       expect(strict.conflicts[1]).toMatchObject({
         hunk: 1,
         expectedAt: 7,
-        header: "@@ -7,7 +7,7 @@",
+        header: "@@ -7,7 +7,7 @@ line 6", // git's function name: the nearest line above that starts with a letter
       });
       expect(strict.conflicts[1]?.reason).toContain('line 10 differs: expected "TEN\\n"');
     }

@@ -2,7 +2,8 @@ import { isUtf8 } from "node:buffer";
 import { gitBlobId, pathBytesOf } from "../core/index.ts";
 import { formatBinaryChange } from "./binary-patch.ts";
 import { formatGitHeader, formatHunkHeader, NO_NEWLINE_MARKER } from "./format-git-patch.ts";
-import { type ChangeBlock, diffLines, scanLines } from "./line-diff.ts";
+import { createFuncNameFinder } from "./func-name.ts";
+import { type ChangeBlock, diffLines, type LineAlgorithm, scanLines } from "./line-diff.ts";
 import type { CreateFilePatchOptions } from "./types.ts";
 
 const NL = 10;
@@ -174,6 +175,12 @@ function commonSuffix(a: Buffer, b: Buffer, max: number): number {
  */
 const SLIDE_MARGIN = 100;
 
+/** The `@@` line: its ranges, then git's function name when there is one. */
+function hunkHead(range: string, name: Buffer): Buffer {
+  if (name.length === 0) return Buffer.from(`${range}\n`);
+  return Buffer.concat([Buffer.from(`${range} `), name, Buffer.from("\n")]);
+}
+
 const NO_NEWLINE_TAIL = Buffer.from(`\n${NO_NEWLINE_MARKER}\n`);
 
 /**
@@ -184,7 +191,7 @@ const NO_NEWLINE_TAIL = Buffer.from(`\n${NO_NEWLINE_MARKER}\n`);
 export function formatTextHunks(
   a: Buffer,
   b: Buffer,
-  opts: { context: number; timeCapMs: number },
+  opts: { context: number; timeCapMs: number; algorithm?: LineAlgorithm },
 ): { hunks: string; changedBytes: number; timedOut: boolean } {
   const ctx = Math.max(0, opts.context);
   let p = commonPrefix(a, b);
@@ -201,8 +208,9 @@ export function formatTextHunks(
   const lineOffset = countLines(a, ws);
   const la = scanLines(a, ws, weA);
   const lb = scanLines(b, ws, weB);
-  const { blocks, timedOut } = diffLines(la, lb, { timeCapMs: opts.timeCapMs });
+  const { blocks, timedOut } = diffLines(la, lb, opts);
 
+  const funcName = createFuncNameFinder(a);
   // Pass 1 plans the hunks and sizes the output; pass 2 copies bytes into one buffer.
   const plan: { head: Buffer; aStart: number; aEnd: number; first: number; last: number }[] = [];
   let size = 0;
@@ -228,14 +236,13 @@ export function formatTextHunks(
     const bEnd = end.bEnd + (aEnd - end.aEnd);
     const oldLines = aEnd - aStart;
     const newLines = bEnd - bStart;
-    const head = Buffer.from(
-      `${formatHunkHeader({
-        oldStart: lineOffset + aStart + (oldLines === 0 ? 0 : 1),
-        oldLines,
-        newStart: lineOffset + bStart + (newLines === 0 ? 0 : 1),
-        newLines,
-      })}\n`,
-    );
+    const range = formatHunkHeader({
+      oldStart: lineOffset + aStart + (oldLines === 0 ? 0 : 1),
+      oldLines,
+      newStart: lineOffset + bStart + (newLines === 0 ? 0 : 1),
+      newLines,
+    });
+    const head = hunkHead(range, funcName(la.starts[aStart] ?? 0));
     size += head.length;
     let pos = aStart;
     for (let j = k; j <= last; j++) {

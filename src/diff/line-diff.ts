@@ -1,28 +1,12 @@
-import * as jestDiff from "@jest/diff-sequences";
-import { ErrorCode, TimewarpError } from "../core/index.ts";
 import { compactChanges } from "./compact.ts";
-import { histogramDiff, type Region } from "./histogram.ts";
+import { histogramDiff } from "./histogram.ts";
+import { createMyersScratch, myersDiff } from "./myers.ts";
 
-type DiffSequences = (
-  aLength: number,
-  bLength: number,
-  isCommon: (aIndex: number, bIndex: number) => boolean,
-  foundSubsequence: (nCommon: number, aCommon: number, bCommon: number) => void,
-) => void;
-
-// The package is CommonJS with `exports.default`; its ESM wrapper re-exports that as `default`,
-// while its types describe the CommonJS view. Unwrap whichever this runtime gives.
-function resolveDiffSequences(mod: unknown): DiffSequences {
-  let f: unknown = mod;
-  for (let k = 0; k < 3 && typeof f !== "function"; k++) {
-    f = typeof f === "object" && f !== null && "default" in f ? f.default : undefined;
-  }
-  if (typeof f !== "function")
-    throw new TimewarpError(ErrorCode.INTERNAL, "@jest/diff-sequences exports no function");
-  return f as DiffSequences;
-}
-
-const diffSequences = resolveDiffSequences(jestDiff);
+/**
+ * `histogram` (the default, git's `--histogram`) or `myers` (git's default algorithm, which
+ * the histogram falls back to): the second lets tests hold the Myers core to git's output.
+ */
+export type LineAlgorithm = "histogram" | "myers";
 
 /** A changed region: old lines [aStart, aEnd) became new lines [bStart, bEnd). */
 export interface ChangeBlock {
@@ -112,55 +96,6 @@ function intern(a: Lines, b: Lines): { idA: Int32Array; idB: Int32Array; ids: nu
 
 const TIMED_OUT = Symbol("line-diff timed out");
 
-/** Marks of the lines present in a region, by id; a new stamp per use saves clearing. */
-interface Presence {
-  seenA: Int32Array;
-  seenB: Int32Array;
-  stamp: number;
-}
-
-/**
- * git's classic fallback for a region the histogram cannot anchor: Myers via
- * `@jest/diff-sequences` on the lines that also occur on the other side of the region (the
- * others can never match), every line it leaves unmatched marked changed.
- */
-function myersRegion(
-  ctx: { idA: Int32Array; idB: Int32Array; changedA: Uint8Array; changedB: Uint8Array },
-  presence: Presence,
-  r: Region,
-  isLate: () => boolean,
-): void {
-  const { idA, idB, changedA, changedB } = ctx;
-  const stamp = ++presence.stamp;
-  for (let k = r.a0; k < r.a1; k++) presence.seenA[idA[k]!] = stamp;
-  for (let k = r.b0; k < r.b1; k++) presence.seenB[idB[k]!] = stamp;
-  const keepA: number[] = [];
-  for (let k = r.a0; k < r.a1; k++) if (presence.seenB[idA[k]!] === stamp) keepA.push(k);
-  const keepB: number[] = [];
-  for (let k = r.b0; k < r.b1; k++) if (presence.seenA[idB[k]!] === stamp) keepB.push(k);
-  const fa = new Int32Array(keepA.length);
-  for (let k = 0; k < keepA.length; k++) fa[k] = idA[keepA[k]!]!;
-  const fb = new Int32Array(keepB.length);
-  for (let k = 0; k < keepB.length; k++) fb[k] = idB[keepB[k]!]!;
-  changedA.fill(1, r.a0, r.a1);
-  changedB.fill(1, r.b0, r.b1);
-  let calls = 0;
-  diffSequences(
-    fa.length,
-    fb.length,
-    (i, j) => {
-      if ((++calls & 0xffff) === 0 && isLate()) throw TIMED_OUT;
-      return fa[i] === fb[j];
-    },
-    (n, ai, bj) => {
-      for (let k = 0; k < n; k++) {
-        changedA[keepA[ai + k]!] = 0;
-        changedB[keepB[bj + k]!] = 0;
-      }
-    },
-  );
-}
-
 /** The change blocks read off the two change maps, unchanged lines pairing up in order. */
 function blocksOf(changedA: Uint8Array, changedB: Uint8Array): ChangeBlock[] {
   const blocks: ChangeBlock[] = [];
@@ -186,30 +121,36 @@ function blocksOf(changedA: Uint8Array, changedB: Uint8Array): ChangeBlock[] {
 /**
  * The changed regions between two line lists, as git's `--histogram` finds them: lines are
  * interned to integers, anchored on the rarest common lines (`histogram.ts`), and regions with
- * only frequent common lines go to Myers. Past `timeCapMs` the whole input is one block.
+ * only frequent common lines go to git's classic Myers (`myers.ts`). Past `timeCapMs` the whole input is one block.
  */
 export function diffLines(
   a: Lines,
   b: Lines,
-  opts: { timeCapMs: number },
+  opts: { timeCapMs: number; algorithm?: LineAlgorithm },
 ): { blocks: ChangeBlock[]; timedOut: boolean } {
   const { idA, idB, ids } = intern(a, b);
   const changedA = new Uint8Array(a.count);
   const changedB = new Uint8Array(b.count);
   const deadline = performance.now() + opts.timeCapMs;
   const isLate = () => performance.now() > deadline;
-  const presence: Presence = { seenA: new Int32Array(ids), seenB: new Int32Array(ids), stamp: 0 };
   const ctx = { idA, idB, changedA, changedB };
+  const scratch = createMyersScratch(ids);
+  const abortIfLate = () => {
+    if (isLate()) throw TIMED_OUT;
+  };
   let regions = 0;
   try {
-    histogramDiff({
-      ...ctx,
-      ids,
-      fallback: (r) => myersRegion(ctx, presence, r, isLate),
-      tick: () => {
-        if ((++regions & 0x3ff) === 0 && isLate()) throw TIMED_OUT;
-      },
-    });
+    if (opts.algorithm === "myers") {
+      myersDiff(ctx, scratch, { a0: 0, a1: a.count, b0: 0, b1: b.count }, abortIfLate);
+    } else
+      histogramDiff({
+        ...ctx,
+        ids,
+        fallback: (r) => myersDiff(ctx, scratch, r, abortIfLate),
+        tick: () => {
+          if ((++regions & 0x3ff) === 0) abortIfLate();
+        },
+      });
   } catch (error) {
     if (error !== TIMED_OUT) throw error;
     const whole =
