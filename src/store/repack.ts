@@ -189,6 +189,7 @@ export function repackObjects(
   try {
     const window: Item[] = [];
     for (const item of items) {
+      faultPoint("gc:packing");
       const how = writeItem(writer, item, window);
       if (how.reused) stats.reused++;
       if (how.delta) stats.deltas++;
