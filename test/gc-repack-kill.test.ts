@@ -47,8 +47,9 @@ function workspace(root: string): void {
     }
   }
   createSnapshot(root, {});
-  const [oldest] = listSnapshots(root);
-  deleteSnapshot(root, oldest!.snapshot_id);
+  const oldest = listSnapshots(root)[0]?.snapshot_id;
+  if (oldest === undefined) throw new Error("no snapshot to drop");
+  deleteSnapshot(root, oldest);
 }
 
 /** Every record's every object reads, hashed; fsck finds nothing but temp files. */
