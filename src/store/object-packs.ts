@@ -71,8 +71,10 @@ export interface Pack {
   count: number;
   /** Per first id byte, where its entries begin (git's idx fan-out): a miss costs ~6 compares. */
   fanout: Uint32Array;
-  /** Resolved delta bases of recent reads, by entry offset (git's delta base cache). */
+  /** Objects resolved lately, by entry offset (git's delta base cache; `remember`). */
   bases: Map<number, Buffer>;
+  /** Their bytes. */
+  cached: number;
 }
 
 /** Where an object lies in its pack. */
@@ -176,6 +178,7 @@ function openPack(file: string): Pack | null {
       count,
       fanout: fanoutOf(index, count),
       bases: new Map(),
+      cached: 0,
     };
     // No entry may reach past its data (a version-1 pack's last object ends the file).
     const dataEnd = version === VERSION_RAW ? size : size - count * ENTRY;
@@ -208,17 +211,21 @@ export function findInPack(pack: Pack, raw: Uint8Array): PackSlot | null {
   return null;
 }
 
-/** Every object id in `pack`, as hex, with where it lies. */
+/**
+ * Every object id in `pack`, as hex, with where it lies: in the order of the file, which for a
+ * repacked one puts similar objects, bases first, side by side (a read in this order finds its
+ * delta bases cached).
+ */
 export function packSlots(pack: Pack): Array<{ oid: string; slot: PackSlot }> {
   const out: Array<{ oid: string; slot: PackSlot }> = [];
   for (let i = 0; i < pack.count; i++) {
     const at = HEADER + i * ENTRY;
     out.push({ oid: pack.index.toString("hex", at, at + 20), slot: slotAt(pack, i) });
   }
-  return out;
+  return out.sort((a, b) => a.slot.offset - b.slot.offset);
 }
 
-/** Every object id in `pack`, as hex. */
+/** Every object id in `pack`, as hex, in the order of the file. */
 export function packIds(pack: Pack): string[] {
   return packSlots(pack).map((s) => s.oid);
 }
@@ -274,15 +281,27 @@ export function parseEntry(entry: Buffer): EntryHead | null {
 
 /** The bytes of the object at `slot` in the pack: decompressed, its delta chain resolved. */
 export function readFromPack(pack: Pack, slot: PackSlot): Buffer {
+  if (pack.version === VERSION_PACKED) {
+    const cached = pack.bases.get(slot.offset);
+    if (cached !== undefined) return Buffer.from(cached);
+  }
   const fd = openSync(pack.file, "r");
   try {
-    return resolveEntry(pack, slot, fd, 0);
+    const bytes = resolveEntry(pack, slot, fd, 0);
+    return pack.version === VERSION_PACKED ? Buffer.from(bytes) : bytes;
   } finally {
     closeSync(fd);
   }
 }
 
 function resolveEntry(pack: Pack, slot: PackSlot, fd: number, chain: number): Buffer {
+  const cached = pack.bases.get(slot.offset);
+  if (cached !== undefined) {
+    // most recently used last
+    pack.bases.delete(slot.offset);
+    pack.bases.set(slot.offset, cached);
+    return cached;
+  }
   const entry = readEntry(pack, slot, fd);
   if (pack.version === VERSION_RAW) return entry;
   const head = parseEntry(entry);
@@ -296,33 +315,39 @@ function resolveEntry(pack: Pack, slot: PackSlot, fd: number, chain: number): Bu
   let bytes = data;
   if (head.base !== null) {
     const baseSlot = findInPack(pack, head.base);
-    if (baseSlot === null || chain >= MAX_CHAIN)
+    if (baseSlot === null || chain >= MAX_CHAIN) {
       throw corrupt(pack, slot, "names a delta base the pack lacks");
-    let base = pack.bases.get(baseSlot.offset);
-    if (base === undefined) {
-      base = resolveEntry(pack, baseSlot, fd, chain + 1);
-      rememberBase(pack, baseSlot.offset, base);
     }
+    const base = resolveEntry(pack, baseSlot, fd, chain + 1);
     const made = applyGitDelta(base, data);
     if (!made.ok) throw corrupt(pack, slot, `is a delta that does not apply: ${made.reason}`);
     bytes = Buffer.from(made.result.buffer, made.result.byteOffset, made.result.byteLength);
   }
-  if (bytes.length !== slot.size)
+  if (bytes.length !== slot.size) {
     throw corrupt(pack, slot, `gives ${bytes.length} bytes, the index says ${slot.size}`);
+  }
+  remember(pack, slot.offset, bytes);
   return bytes;
 }
 
-/** A few recent bases per pack (a restore reads versions of one file after another). */
-const BASE_CACHE_ENTRIES = 16;
-const BASE_CACHE_MAX = 1024 * 1024;
+/**
+ * Objects of a pack resolved lately, by entry offset, least recently used first (git's delta
+ * base cache): objects are written in name and size order with their bases before them, so a
+ * read in that order, or of versions of one file, finds its chain here. A caller that keeps or
+ * changes what it read gets a copy (`readFromPack`).
+ */
+const CACHE_BYTES = 16 * 1024 * 1024;
+const CACHE_MAX_OBJECT = 1024 * 1024;
 
-function rememberBase(pack: Pack, offset: number, base: Buffer): void {
-  if (base.length > BASE_CACHE_MAX) return;
-  if (pack.bases.size >= BASE_CACHE_ENTRIES) {
-    const oldest = pack.bases.keys().next().value as number;
-    pack.bases.delete(oldest);
+function remember(pack: Pack, offset: number, bytes: Buffer): void {
+  if (bytes.length > CACHE_MAX_OBJECT) return;
+  pack.bases.set(offset, bytes);
+  pack.cached += bytes.length;
+  for (const [at, old] of pack.bases) {
+    if (pack.cached <= CACHE_BYTES) break;
+    pack.bases.delete(at);
+    pack.cached -= old.length;
   }
-  pack.bases.set(offset, base);
 }
 
 /** Write `objects` (id → bytes) as one new version-1 pack in the store at `dir`; returns it. */
@@ -361,6 +386,7 @@ export function writePack(dir: string, objects: ReadonlyMap<string, Uint8Array>)
     count: ids.length,
     fanout: fanoutOf(index, ids.length),
     bases: new Map(),
+    cached: 0,
   };
 }
 
@@ -445,6 +471,7 @@ export function createPackWriter(dir: string): PackWriter {
         count: slots.length,
         fanout: fanoutOf(index, slots.length),
         bases: new Map(),
+        cached: 0,
       };
     },
     abort() {
