@@ -116,7 +116,8 @@ export interface ObjectStore {
    * pack is complete, synced and renamed in before anything is deleted, so a crash leaves
    * duplicates, never a loss. Packed objects not in `keep` are dropped with their packs
    * (returned with the bytes freed); dead loose ones are the caller's (`remove`). Nothing is
-   * written when the store is one such pack already, with nothing dead in it and nothing loose.
+   * written when the store is one such pack already (or none), with nothing dead in it and
+   * fewer than `MIN_PACK_OBJECTS` (64) loose objects: those wait, as git's `gc --auto` lets them.
    */
   repack(
     keep: { has(oid: string): boolean },

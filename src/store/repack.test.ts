@@ -64,12 +64,12 @@ describe("repack", () => {
       versions.push(bytes);
       names.set(store.write(bytes), "src/lib/f.ts");
     }
-    for (let k = 0; k < 20; k++)
+    for (let k = 0; k < 40; k++)
       names.set(store.write(Buffer.from(source(50, `g${k}_`))), `g${k}.ts`);
     const raw = [...names.keys()].reduce((n, oid) => n + (store.sizeOf(oid) ?? 0), 0);
     const result = store.repack(new Set(names.keys()), names);
     expect(result.removed).toEqual([]);
-    expect(result.stats?.objects).toBe(50);
+    expect(result.stats?.objects).toBe(70);
     expect(result.stats?.deltas).toBeGreaterThanOrEqual(29);
     // loose copies gone (fan-out folders stay: a writer elsewhere may hold one), one small pack
     const fans = readdirSync(dir).filter((n) => n !== "pack");
@@ -97,22 +97,34 @@ describe("repack", () => {
       ids.push(oid);
       names.set(oid, "h.ts");
     }
-    store.repack(new Set(ids), names);
+    const fillers: string[] = [];
+    for (let k = 0; k < 60; k++) fillers.push(store.write(Buffer.from(source(10, `z${k}_`))));
+    store.repack(new Set([...ids, ...fillers]), names);
     // a second gc with nothing new and nothing dead writes nothing
-    expect(createObjectStore(dir).repack(new Set(ids), names).stats).toBeNull();
-    // one new version: the rest is reused, the new one is a delta
+    const again = createObjectStore(dir).repack(new Set([...ids, ...fillers]), names);
+    expect(again.stats).toBeNull();
+    // a few new objects wait loose until something must be rewritten anyway
     text = edited(text, 99);
     const newest = createObjectStore(dir).write(Buffer.from(text));
     names.set(newest, "h.ts");
-    const next = createObjectStore(dir).repack(new Set([...ids, newest]), names);
-    expect(next.stats).toMatchObject({ objects: 9, reused: 8 });
+    const live = new Set([...ids, ...fillers, newest]);
+    expect(createObjectStore(dir).repack(live, names).stats).toBeNull();
+    // a filler dies: the pack is rewritten, its live entries copied, the new one a delta
+    live.delete(fillers[0] as string);
+    const next = createObjectStore(dir).repack(live, names);
+    expect(next.removed).toEqual([fillers[0]]);
+    // (fillers based on the dead one are made anew; the rest is copied)
+    expect(next.stats?.objects).toBe(68);
+    expect(next.stats?.reused).toBeGreaterThanOrEqual(50);
+    expect(next.stats?.deltas).toBeGreaterThanOrEqual(8);
     // every other version dies: whatever was based on them is made anew and still reads
     const kept = ids.filter((_, i) => i % 2 === 0);
-    const pruned = createObjectStore(dir).repack(new Set([...kept, newest]), names);
+    for (const oid of ids) if (!kept.includes(oid)) live.delete(oid);
+    const pruned = createObjectStore(dir).repack(live, names);
     expect(pruned.removed.sort()).toEqual(ids.filter((_, i) => i % 2 === 1).sort());
     const after = createObjectStore(dir);
-    expect(after.list().sort()).toEqual([...kept, newest].sort());
-    for (const oid of [...kept, newest]) expect(gitBlobId(after.read(oid))).toBe(oid);
+    expect(after.list().sort()).toEqual([...live].sort());
+    for (const oid of live) expect(gitBlobId(after.read(oid))).toBe(oid);
     expect(loadPacks(dir)).toHaveLength(1);
   });
 
@@ -146,9 +158,10 @@ describe("repack", () => {
     const store = createObjectStore(dir);
     const big = Buffer.alloc(9 * 1024 * 1024, 7);
     const bigId = store.write(big);
-    const small = store.write(Buffer.from(source(40, "s")));
-    const result = store.repack(new Set([bigId, small]));
-    expect(result.stats?.objects).toBe(1);
+    const small: string[] = [];
+    for (let k = 0; k < 64; k++) small.push(store.write(Buffer.from(source(5, `s${k}_`))));
+    const result = store.repack(new Set([bigId, ...small]));
+    expect(result.stats?.objects).toBe(64);
     expect(statSync(store.pathOf(bigId)).size).toBe(big.length);
     expect(createObjectStore(dir).read(bigId, { verify: true }).length).toBe(big.length);
   });

@@ -10,6 +10,7 @@ import {
   DELTA_FLAG,
   entryHead,
   findInPack,
+  MIN_PACK_OBJECTS,
   type Pack,
   type PackSlot,
   type PackWriter,
@@ -218,6 +219,8 @@ function unlinkIfThere(file: string): void {
  * The store's side of a repack: which copy of each live object to read (a version-2 pack's
  * first, for reuse), the new pack, then the old packs and the loose copies removed, in that
  * order (fault points `gc:repacked`, `gc:pack-removed`: a crash between leaves duplicates).
+ * Nothing is written when the store is one version-2 pack (or none) with nothing dead in it and
+ * fewer than `MIN_PACK_OBJECTS` live loose objects.
  */
 export function repackStore(options: {
   dir: string;
@@ -251,9 +254,11 @@ export function repackStore(options: {
     before += size;
     if (!live.has(oid)) live.set(oid, { kind: "loose", oid, size, read: () => readFileSync(path) });
   }
+  // Like git's gc --auto: a few loose objects wait (a pack for them would only add a lookup)
+  // unless a pack is rewritten anyway.
   const settled =
     removed.size === 0 &&
-    loosePacked.length === 0 &&
+    loosePacked.length < MIN_PACK_OBJECTS &&
     (packs.length === 0 || (packs.length === 1 && packs[0]?.version === 2));
   if (settled) return { packs: [...packs], removed: [], freed: 0, stats: null };
   let next: Pack[] = [];
