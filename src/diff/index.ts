@@ -12,6 +12,9 @@
  */
 
 export { applyFilePatch, checkFilePatch } from "./apply-file-patch.ts";
+/** git's copy/insert delta, also the object store's pack deltas. */
+export { createGitDelta } from "./binary-delta.ts";
+export { applyGitDelta } from "./binary-patch.ts";
 export { createFilePatch, createPatch } from "./create-file-patch.ts";
 export { formatPatch } from "./format-patch.ts";
 export { cleanDiffTimestamps, parsePatch } from "./parse-patch.ts";

@@ -35,24 +35,36 @@ export function collectReferencedOids(
   options: {
     /** Manifests the caller holds already, by record id (a snapshot just taken): not re-read. */
     known?: ReadonlyMap<string, Manifest>;
+    /** Filled with a path of each object (for gc's repack, which puts similar files together). */
+    names?: Map<string, string>;
   } = {},
 ): Set<string> {
   const oids = new Set<string>();
   for (const kind of ["snapshot", "present_backup"] as const) {
     for (const record of listSnapshots(root, { kind })) {
-      addManifest(oids, options.known?.get(recordId(record)) ?? readManifest(root, record));
+      const manifest = options.known?.get(recordId(record)) ?? readManifest(root, record);
+      addManifest(oids, manifest, options.names);
     }
   }
   return oids;
 }
 
-function addManifest(oids: Set<string>, manifest: Manifest): void {
-  for (const e of manifest.entries) if (e.type === "file" && e.oid !== undefined) oids.add(e.oid);
+function addManifest(oids: Set<string>, manifest: Manifest, names?: Map<string, string>): void {
+  for (const e of manifest.entries) {
+    if (e.type !== "file" || e.oid === undefined) continue;
+    oids.add(e.oid);
+    if (names !== undefined && !names.has(e.oid)) names.set(e.oid, e.path);
+  }
 }
 
 export interface GcOptions {
   /** What must stay: manifests, or object ids. Usually `collectReferencedOids(root)`. */
   roots: Iterable<Manifest | string>;
+  /**
+   * A path of each object (`collectReferencedOids`' `names`): the repack tries objects of the
+   * same file name as each other's delta bases. Without it, objects sort by size only.
+   */
+  names?: ReadonlyMap<string, string>;
   clock?: Clock;
 }
 
@@ -62,6 +74,9 @@ export interface GcResult {
   kept_objects: number;
   /** Temp files of dead writers removed. */
   removed_temp: number;
+  /** Objects in the new pack (0 when the store was packed already), how many as deltas. */
+  packed_objects: number;
+  delta_objects: number;
 }
 
 /** Temp names are `.<name>.tw-tmp-<pid>-<hex>`; only a dead pid's leftovers are garbage. */
@@ -71,9 +86,11 @@ function tempOwnerAlive(path: string): boolean {
 }
 
 /**
- * Remove every object not reachable from `roots`, and temp files left by dead writers. Stat
- * cache entries pointing at removed objects are dropped too (else the next snapshot would
- * reference them without re-reading). The caller holds the workspace lock.
+ * Remove every object not reachable from `roots`, and temp files left by dead writers, and
+ * repack the live ones into one compressed pack with deltas (`ObjectStore.repack`; a crash
+ * leaves duplicates, never a loss). Stat cache entries pointing at removed objects are dropped
+ * too (else the next snapshot would reference them without re-reading). The caller holds the
+ * workspace lock.
  */
 export function collectGarbage(root: string, options: GcOptions): GcResult {
   const paths = workspacePaths(root);
@@ -87,7 +104,7 @@ export function collectGarbage(root: string, options: GcOptions): GcResult {
   let freed = 0;
   let kept = 0;
   const listed = store.listAll();
-  const packed = store.prunePacks(keep);
+  const packed = store.repack(keep, options.names);
   freed += packed.freed;
   for (const oid of packed.removed) removed.add(oid);
   for (const oid of listed.objects) {
@@ -122,6 +139,8 @@ export function collectGarbage(root: string, options: GcOptions): GcResult {
     freed_bytes: freed,
     kept_objects: kept,
     removed_temp: removedTemp,
+    packed_objects: packed.stats?.objects ?? 0,
+    delta_objects: packed.stats?.deltas ?? 0,
   };
 }
 

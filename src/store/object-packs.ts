@@ -1,42 +1,89 @@
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
+import { brotliDecompressSync } from "node:zlib";
 import {
   ErrorCode,
   errnoCode,
   fromSystemError,
+  fsyncDirectory,
   isTempName,
   TimewarpError,
+  tempPathFor,
   writeFileAtomic,
 } from "../core/index.ts";
+import { applyGitDelta } from "../diff/index.ts";
 
 /**
- * Packs: many objects in one file, for the writes that create thousands of objects at once (a
- * first snapshot). One loose object is one inode, and on ext4 creating one costs ~150 µs of
- * journal time, which made a 10k-file first snapshot as slow as git's (git creates one loose
- * object per file too). A pack is written once, atomically (temp + rename), and never changed:
- * gc writes the live objects of a partly dead pack into a new one, then deletes the old.
+ * Packs: many objects in one file, written once (temp + rename) and never changed.
  *
- * Format: "TWPK", version (u32), object count (u32), 4 bytes of padding; then one 36-byte index
- * entry per object sorted by raw id (id, data offset as f64, size as f64); then the objects'
- * bytes, raw like loose objects. Only the header and index are read to find an object.
+ * Version 1, written by a snapshot's batch writer (`writePack`): one loose object is one inode,
+ * and on ext4 creating one costs ~150 µs of journal time, which made a 10k-file first snapshot
+ * as slow as git's. Format: "TWPK", version 1 (u32), object count (u32), 4 bytes of padding;
+ * one 36-byte index entry per object sorted by raw id (id, data offset as f64, size as f64);
+ * then the objects' bytes, raw like loose objects.
+ *
+ * Version 2, written by gc (`createPackWriter`, `repack.ts`): compressed entries, some of them
+ * deltas. "TWPK", version 2, count, padding, then the index's offset (f64); the entries from
+ * byte 24; the index at the end (written last, so entries stream out as they are made): one
+ * 36-byte entry per object sorted by raw id (id, entry offset as f64, entry length as u32, the
+ * object's size as u32). An entry is a flags byte (low bits: the codec of the payload, 0 raw,
+ * 1 brotli; 0x80: a delta), for a delta its chain depth (u8) and its base's raw id (20 bytes,
+ * in the same pack), then the payload: the object's bytes, or git's copy/insert delta that
+ * makes them from the base's.
+ *
+ * Only the header and index are read to find an object; an object is read with one open.
  */
 
 export const PACK_DIR = "pack";
 const MAGIC = Buffer.from("TWPK");
-const VERSION = 1;
+const VERSION_RAW = 1;
+const VERSION_PACKED = 2;
+/** The in-memory index always starts with 16 header bytes, whatever the file's version. */
 const HEADER = 16;
+const HEADER_V2 = 24;
 const ENTRY = 36;
 /** Fewer objects than this are written loose: a pack per small snapshot would only add lookups. */
 export const MIN_PACK_OBJECTS = 64;
+/** Entry flags (version 2). */
+export const CODEC_RAW = 0;
+export const CODEC_BROTLI = 1;
+export const DELTA_FLAG = 0x80;
+/** A delta chain longer than this is damage (gc keeps chains far shorter): never followed. */
+const MAX_CHAIN = 64;
 
 export interface Pack {
   file: string;
-  /** Header and index. */
+  version: 1 | 2;
+  /** Header and index (a version-2 index is read from the end of the file). */
   index: Buffer;
   count: number;
   /** Per first id byte, where its entries begin (git's idx fan-out): a miss costs ~6 compares. */
   fanout: Uint32Array;
+  /** Objects resolved lately, by entry offset (git's delta base cache; `remember`). */
+  bases: Map<number, Buffer>;
+  /** Their bytes. */
+  cached: number;
+}
+
+/** Where an object lies in its pack. */
+export interface PackSlot {
+  offset: number;
+  /** Bytes of its entry in the file (version 1: its size). */
+  stored: number;
+  /** The object's own size. */
+  size: number;
 }
 
 function fanoutOf(index: Buffer, count: number): Uint32Array {
@@ -47,6 +94,20 @@ function fanoutOf(index: Buffer, count: number): Uint32Array {
   }
   for (let b = 1; b <= 256; b++) fanout[b] = (fanout[b] as number) + (fanout[b - 1] as number);
   return fanout;
+}
+
+function slotAt(pack: Pack, i: number): PackSlot {
+  const at = HEADER + i * ENTRY;
+  const offset = pack.index.readDoubleLE(at + 20);
+  if (pack.version === VERSION_RAW) {
+    const size = pack.index.readDoubleLE(at + 28);
+    return { offset, stored: size, size };
+  }
+  return {
+    offset,
+    stored: pack.index.readUInt32LE(at + 28),
+    size: pack.index.readUInt32LE(at + 32),
+  };
 }
 
 /** The packs in the store at `dir` (header and index read; a torn or foreign file is skipped). */
@@ -68,6 +129,22 @@ export function loadPacks(dir: string): Pack[] {
   return packs;
 }
 
+function readExactly(
+  fd: number,
+  into: Buffer,
+  at: number,
+  length: number,
+  position: number,
+): boolean {
+  let done = 0;
+  while (done < length) {
+    const n = readSync(fd, into, at + done, length - done, position + done);
+    if (n === 0) return false;
+    done += n;
+  }
+  return true;
+}
+
 function openPack(file: string): Pack | null {
   let fd: number;
   try {
@@ -76,32 +153,49 @@ function openPack(file: string): Pack | null {
     return null;
   }
   try {
-    const head = Buffer.alloc(HEADER);
-    if (readSync(fd, head, 0, HEADER, 0) !== HEADER) return null;
-    if (!head.subarray(0, 4).equals(MAGIC) || head.readUInt32LE(4) !== VERSION) return null;
+    const head = Buffer.alloc(HEADER_V2);
+    if (!readExactly(fd, head, 0, HEADER, 0) || !head.subarray(0, 4).equals(MAGIC)) return null;
+    const version = head.readUInt32LE(4);
     const count = head.readUInt32LE(8);
+    const size = fstatSync(fd).size;
     const index = Buffer.alloc(HEADER + count * ENTRY);
-    head.copy(index);
-    if (readSync(fd, index, HEADER, count * ENTRY, HEADER) !== count * ENTRY) return null;
-    // The last object must end at the end of the file (a torn pack never gets renamed in, but
-    // a damaged one must not be read past its end).
-    const size = statSync(file).size;
-    if (count > 0) {
-      let end = 0;
-      for (let i = 0; i < count; i++) {
-        const at = HEADER + i * ENTRY;
-        end = Math.max(end, index.readDoubleLE(at + 20) + index.readDoubleLE(at + 28));
-      }
-      if (end !== size) return null;
+    head.copy(index, 0, 0, HEADER);
+    if (version === VERSION_RAW) {
+      if (!readExactly(fd, index, HEADER, count * ENTRY, HEADER)) return null;
+    } else if (version === VERSION_PACKED) {
+      if (!readExactly(fd, head, HEADER, HEADER_V2 - HEADER, HEADER)) return null;
+      const indexAt = head.readDoubleLE(HEADER);
+      // The index ends the file: a torn pack never gets renamed in, a damaged one is not read.
+      if (indexAt + count * ENTRY !== size) return null;
+      if (!readExactly(fd, index, HEADER, count * ENTRY, indexAt)) return null;
+    } else {
+      return null;
     }
-    return { file, index, count, fanout: fanoutOf(index, count) };
+    const pack: Pack = {
+      file,
+      version,
+      index,
+      count,
+      fanout: fanoutOf(index, count),
+      bases: new Map(),
+      cached: 0,
+    };
+    // No entry may reach past its data (a version-1 pack's last object ends the file).
+    const dataEnd = version === VERSION_RAW ? size : size - count * ENTRY;
+    let end = version === VERSION_RAW ? HEADER + count * ENTRY : HEADER_V2;
+    for (let i = 0; i < count; i++) {
+      const slot = slotAt(pack, i);
+      end = Math.max(end, slot.offset + slot.stored);
+    }
+    if (version === VERSION_RAW ? count > 0 && end !== dataEnd : end > dataEnd) return null;
+    return pack;
   } finally {
     closeSync(fd);
   }
 }
 
 /** Where object `raw` (its 20-byte id) lies in `pack`, or null. */
-export function findInPack(pack: Pack, raw: Buffer): { offset: number; size: number } | null {
+export function findInPack(pack: Pack, raw: Uint8Array): PackSlot | null {
   const first = raw[0] as number;
   let lo = pack.fanout[first] as number;
   let hi = (pack.fanout[first + 1] as number) - 1;
@@ -110,53 +204,159 @@ export function findInPack(pack: Pack, raw: Buffer): { offset: number; size: num
     const at = HEADER + mid * ENTRY;
     // The entry's id against the one sought: below it, look right.
     const c = pack.index.compare(raw, 0, 20, at, at + 20);
-    if (c === 0) {
-      return { offset: pack.index.readDoubleLE(at + 20), size: pack.index.readDoubleLE(at + 28) };
-    }
+    if (c === 0) return slotAt(pack, mid);
     if (c < 0) lo = mid + 1;
     else hi = mid - 1;
   }
   return null;
 }
 
-/** Every object id in `pack`, as hex. */
-export function packIds(pack: Pack): string[] {
-  const out: string[] = [];
+/**
+ * Every object id in `pack`, as hex, with where it lies: in the order of the file, which for a
+ * repacked one puts similar objects, bases first, side by side (a read in this order finds its
+ * delta bases cached).
+ */
+export function packSlots(pack: Pack): Array<{ oid: string; slot: PackSlot }> {
+  const out: Array<{ oid: string; slot: PackSlot }> = [];
   for (let i = 0; i < pack.count; i++) {
     const at = HEADER + i * ENTRY;
-    out.push(pack.index.toString("hex", at, at + 20));
+    out.push({ oid: pack.index.toString("hex", at, at + 20), slot: slotAt(pack, i) });
   }
-  return out;
+  return out.sort((a, b) => a.slot.offset - b.slot.offset);
 }
 
-/** The bytes of an object at `offset` in the pack file. */
-export function readFromPack(pack: Pack, offset: number, size: number): Buffer {
+/** Every object id in `pack`, as hex, in the order of the file. */
+export function packIds(pack: Pack): string[] {
+  return packSlots(pack).map((s) => s.oid);
+}
+
+function corrupt(pack: Pack, slot: PackSlot, why: string, cause?: unknown): TimewarpError {
+  return new TimewarpError(
+    ErrorCode.OBJECT_CORRUPT,
+    `${pack.file}: the entry at ${slot.offset} ${why}`,
+    {
+      data: { file: pack.file, offset: slot.offset },
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
+}
+
+/** The stored bytes of an entry (for a version-2 pack: flags, base and payload, as written). */
+export function readEntry(pack: Pack, slot: PackSlot, fd?: number): Buffer {
+  const own = fd ?? openSync(pack.file, "r");
+  try {
+    const bytes = Buffer.allocUnsafe(slot.stored);
+    if (!readExactly(own, bytes, 0, slot.stored, slot.offset))
+      throw corrupt(pack, slot, "runs past the end of the file");
+    return bytes;
+  } finally {
+    if (fd === undefined) closeSync(own);
+  }
+}
+
+/** A version-2 entry's parts. */
+export interface EntryHead {
+  codec: number;
+  /** The base's raw id, for a delta. */
+  base: Buffer | null;
+  depth: number;
+  payload: Buffer;
+}
+
+export function parseEntry(entry: Buffer): EntryHead | null {
+  const flags = entry[0];
+  if (flags === undefined) return null;
+  const codec = flags & 0x7f;
+  if (codec !== CODEC_RAW && codec !== CODEC_BROTLI) return null;
+  if ((flags & DELTA_FLAG) === 0)
+    return { codec, base: null, depth: 0, payload: entry.subarray(1) };
+  if (entry.length < 22) return null;
+  return {
+    codec,
+    base: entry.subarray(2, 22),
+    depth: entry[1] as number,
+    payload: entry.subarray(22),
+  };
+}
+
+/** The bytes of the object at `slot` in the pack: decompressed, its delta chain resolved. */
+export function readFromPack(pack: Pack, slot: PackSlot): Buffer {
+  if (pack.version === VERSION_PACKED) {
+    const cached = pack.bases.get(slot.offset);
+    if (cached !== undefined) return Buffer.from(cached);
+  }
   const fd = openSync(pack.file, "r");
   try {
-    const bytes = Buffer.allocUnsafe(size);
-    let done = 0;
-    while (done < size) {
-      const n = readSync(fd, bytes, done, size - done, offset + done);
-      if (n === 0) {
-        throw new TimewarpError(ErrorCode.OBJECT_CORRUPT, `${pack.file} ends inside an object`, {
-          data: { file: pack.file, offset, size },
-        });
-      }
-      done += n;
-    }
-    return bytes;
+    const bytes = resolveEntry(pack, slot, fd, 0);
+    return pack.version === VERSION_PACKED ? Buffer.from(bytes) : bytes;
   } finally {
     closeSync(fd);
   }
 }
 
-/** Write `objects` (id → bytes) as one new pack in the store at `dir`; returns it. */
+function resolveEntry(pack: Pack, slot: PackSlot, fd: number, chain: number): Buffer {
+  const cached = pack.bases.get(slot.offset);
+  if (cached !== undefined) {
+    // most recently used last
+    pack.bases.delete(slot.offset);
+    pack.bases.set(slot.offset, cached);
+    return cached;
+  }
+  const entry = readEntry(pack, slot, fd);
+  if (pack.version === VERSION_RAW) return entry;
+  const head = parseEntry(entry);
+  if (head === null) throw corrupt(pack, slot, "has an unknown format");
+  let data: Buffer;
+  try {
+    data = head.codec === CODEC_BROTLI ? brotliDecompressSync(head.payload) : head.payload;
+  } catch (error) {
+    throw corrupt(pack, slot, "does not decompress", error);
+  }
+  let bytes = data;
+  if (head.base !== null) {
+    const baseSlot = findInPack(pack, head.base);
+    if (baseSlot === null || chain >= MAX_CHAIN) {
+      throw corrupt(pack, slot, "names a delta base the pack lacks");
+    }
+    const base = resolveEntry(pack, baseSlot, fd, chain + 1);
+    const made = applyGitDelta(base, data);
+    if (!made.ok) throw corrupt(pack, slot, `is a delta that does not apply: ${made.reason}`);
+    bytes = Buffer.from(made.result.buffer, made.result.byteOffset, made.result.byteLength);
+  }
+  if (bytes.length !== slot.size) {
+    throw corrupt(pack, slot, `gives ${bytes.length} bytes, the index says ${slot.size}`);
+  }
+  remember(pack, slot.offset, bytes);
+  return bytes;
+}
+
+/**
+ * Objects of a pack resolved lately, by entry offset, least recently used first (git's delta
+ * base cache): objects are written in name and size order with their bases before them, so a
+ * read in that order, or of versions of one file, finds its chain here. A caller that keeps or
+ * changes what it read gets a copy (`readFromPack`).
+ */
+const CACHE_BYTES = 16 * 1024 * 1024;
+const CACHE_MAX_OBJECT = 1024 * 1024;
+
+function remember(pack: Pack, offset: number, bytes: Buffer): void {
+  if (bytes.length > CACHE_MAX_OBJECT) return;
+  pack.bases.set(offset, bytes);
+  pack.cached += bytes.length;
+  for (const [at, old] of pack.bases) {
+    if (pack.cached <= CACHE_BYTES) break;
+    pack.bases.delete(at);
+    pack.cached -= old.length;
+  }
+}
+
+/** Write `objects` (id → bytes) as one new version-1 pack in the store at `dir`; returns it. */
 export function writePack(dir: string, objects: ReadonlyMap<string, Uint8Array>): Pack {
   const ids = [...objects.keys()].sort();
   const indexBytes = HEADER + ids.length * ENTRY;
   const index = Buffer.alloc(indexBytes);
   MAGIC.copy(index, 0);
-  index.writeUInt32LE(VERSION, 4);
+  index.writeUInt32LE(VERSION_RAW, 4);
   index.writeUInt32LE(ids.length, 8);
   let offset = indexBytes;
   for (let i = 0; i < ids.length; i++) {
@@ -179,7 +379,110 @@ export function writePack(dir: string, objects: ReadonlyMap<string, Uint8Array>)
     durable: false,
     mode: 0o444,
   });
-  return { file, index, count: ids.length, fanout: fanoutOf(index, ids.length) };
+  return {
+    file,
+    version: VERSION_RAW,
+    index,
+    count: ids.length,
+    fanout: fanoutOf(index, ids.length),
+    bases: new Map(),
+    cached: 0,
+  };
+}
+
+/** A version-2 entry's head: flags, and for a delta its depth and base. */
+export function entryHead(codec: number, delta: { base: string; depth: number } | null): Buffer {
+  if (delta === null) return Buffer.of(codec);
+  const head = Buffer.alloc(22);
+  head[0] = codec | DELTA_FLAG;
+  head[1] = delta.depth;
+  head.write(delta.base, 2, 20, "hex");
+  return head;
+}
+
+/** Streams version-2 entries into a temp file; `finish` writes the index and renames it in. */
+export interface PackWriter {
+  /** Append one object's entry (`parts` concatenated are the entry: head and payload). */
+  add(oid: string, size: number, parts: readonly Uint8Array[]): void;
+  readonly count: number;
+  /** Index, header, fsync, rename into place (then the directory is synced); the new pack. */
+  finish(): Pack;
+  /** Remove the temp file (after an error). */
+  abort(): void;
+}
+
+export function createPackWriter(dir: string): PackWriter {
+  const packDir = join(dir, PACK_DIR);
+  mkdirSync(packDir, { recursive: true });
+  const temp = tempPathFor(join(packDir, "pack-new.twpack"));
+  const fd = openSync(temp, "wx", 0o444);
+  let closed = false;
+  let at = HEADER_V2;
+  const slots: Array<{ oid: string; offset: number; stored: number; size: number }> = [];
+  const write = (bytes: Uint8Array, position: number) => {
+    for (let off = 0; off < bytes.length; )
+      off += writeSync(fd, bytes, off, bytes.length - off, position + off);
+  };
+  const close = () => {
+    if (!closed) closeSync(fd);
+    closed = true;
+  };
+  return {
+    get count() {
+      return slots.length;
+    },
+    add(oid, size, parts) {
+      const offset = at;
+      for (const part of parts) {
+        write(part, at);
+        at += part.length;
+      }
+      slots.push({ oid, offset, stored: at - offset, size });
+    },
+    finish() {
+      slots.sort((a, b) => (a.oid < b.oid ? -1 : a.oid > b.oid ? 1 : 0));
+      const index = Buffer.alloc(HEADER + slots.length * ENTRY);
+      MAGIC.copy(index, 0);
+      index.writeUInt32LE(VERSION_PACKED, 4);
+      index.writeUInt32LE(slots.length, 8);
+      slots.forEach((s, i) => {
+        const e = HEADER + i * ENTRY;
+        index.write(s.oid, e, 20, "hex");
+        index.writeDoubleLE(s.offset, e + 20);
+        index.writeUInt32LE(s.stored, e + 28);
+        index.writeUInt32LE(s.size, e + 32);
+      });
+      const head = Buffer.alloc(HEADER_V2);
+      index.copy(head, 0, 0, HEADER);
+      head.writeDoubleLE(at, HEADER);
+      write(index.subarray(HEADER), at);
+      write(head, 0);
+      // Durable before the packs it replaces are deleted: a power cut must not take both.
+      fsyncSync(fd);
+      close();
+      const name = createHash("sha1").update(index).digest("hex");
+      const file = join(packDir, `pack-${name}.twpack`);
+      renameSync(temp, file);
+      fsyncDirectory(packDir);
+      return {
+        file,
+        version: VERSION_PACKED,
+        index,
+        count: slots.length,
+        fanout: fanoutOf(index, slots.length),
+        bases: new Map(),
+        cached: 0,
+      };
+    },
+    abort() {
+      close();
+      try {
+        unlinkSync(temp);
+      } catch {
+        // already gone
+      }
+    },
+  };
 }
 
 /** Leftover temp files in the pack directory. */

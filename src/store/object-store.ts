@@ -30,11 +30,13 @@ import {
   loadPacks,
   MIN_PACK_OBJECTS,
   type Pack,
+  type PackSlot,
   packIds,
   packTemps,
   readFromPack,
   writePack,
 } from "./object-packs.ts";
+import { type RepackStats, repackStore } from "./repack.ts";
 
 const OID = /^[0-9a-f]{40}$/;
 
@@ -108,11 +110,19 @@ export interface ObjectStore {
    */
   writeMany(objects: ReadonlyMap<string, Uint8Array>): void;
   /**
-   * Drop the packed objects not in `keep`: a pack with dead objects is replaced by one of its
-   * live ones (written first, so a crash leaves both, never neither). Returns the dropped ids
-   * and their bytes. `remove` handles loose objects.
+   * gc's repack (`repack.ts`): every object in `keep` that is loose (up to `LARGE_OBJECT_BYTES`)
+   * or packed goes into one new compressed pack, many as deltas (`names`, object id → a path it
+   * had, puts similar ones side by side); then the old packs and the loose copies go. The new
+   * pack is complete, synced and renamed in before anything is deleted, so a crash leaves
+   * duplicates, never a loss. Packed objects not in `keep` are dropped with their packs
+   * (returned with the bytes freed); dead loose ones are the caller's (`remove`). Nothing is
+   * written when the store is one such pack already (or none), with nothing dead in it and
+   * fewer than `MIN_PACK_OBJECTS` (64) loose objects: those wait, as git's `gc --auto` lets them.
    */
-  prunePacks(keep: { has(oid: string): boolean }): { removed: string[]; freed: number };
+  repack(
+    keep: { has(oid: string): boolean },
+    names?: ReadonlyMap<string, string>,
+  ): { removed: string[]; freed: number; stats: RepackStats | null };
 }
 
 /** Open (lazily creating) the object store in `dir` (normally `.timewarp/objects`). */
@@ -123,13 +133,13 @@ export function createObjectStore(dir: string): ObjectStore {
     packs ??= loadPacks(dir);
     return packs;
   };
-  const findPacked = (oid: string): { pack: Pack; offset: number; size: number } | null => {
+  const findPacked = (oid: string): { pack: Pack; slot: PackSlot; size: number } | null => {
     const list = allPacks();
     if (list.length === 0) return null;
     const raw = Buffer.from(oid, "hex");
     for (const pack of list) {
-      const at = findInPack(pack, raw);
-      if (at !== null) return { pack, ...at };
+      const slot = findInPack(pack, raw);
+      if (slot !== null) return { pack, slot, size: slot.size };
     }
     return null;
   };
@@ -255,6 +265,15 @@ export function createObjectStore(dir: string): ObjectStore {
     temps.push(...packTemps(dir));
     return { objects, temps };
   };
+  const listLoose = (): string[] => {
+    const objects: string[] = [];
+    for (const fan of fanDirs()) {
+      for (const name of readdirSync(join(dir, fan))) {
+        if (!isTempName(name) && name.length === 38) objects.push(fan + name);
+      }
+    }
+    return objects;
+  };
   return {
     dir,
     pathOf,
@@ -283,35 +302,10 @@ export function createObjectStore(dir: string): ObjectStore {
         throw fromSystemError(error, `writing a pack of ${fresh.size} objects in ${dir}`);
       }
     },
-    prunePacks(keep) {
-      const removed: string[] = [];
-      let freed = 0;
-      const next: Pack[] = [];
-      for (const pack of allPacks()) {
-        const ids = packIds(pack);
-        const dead = ids.filter((oid) => !keep.has(oid));
-        if (dead.length === 0) {
-          next.push(pack);
-          continue;
-        }
-        const live = new Map<string, Uint8Array>();
-        for (const oid of ids) {
-          const at = findInPack(pack, Buffer.from(oid, "hex")) as { offset: number; size: number };
-          if (keep.has(oid)) live.set(oid, readFromPack(pack, at.offset, at.size));
-          else freed += at.size;
-        }
-        // The live ones first (a pack, or loose when few), then the old pack goes.
-        if (live.size >= MIN_PACK_OBJECTS) next.push(writePack(dir, live));
-        else for (const [oid, bytes] of live) writeKnown(oid, bytes);
-        try {
-          unlinkSync(pack.file);
-        } catch (error) {
-          if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `removing ${pack.file}`);
-        }
-        removed.push(...dead);
-      }
-      packs = next;
-      return { removed, freed };
+    repack(keep, names) {
+      const result = repackStore({ dir, packs: allPacks(), loose: listLoose(), keep, names });
+      packs = result.packs;
+      return { removed: result.removed, freed: result.freed, stats: result.stats };
     },
     write(bytes) {
       const oid = gitBlobId(bytes);
@@ -339,34 +333,36 @@ export function createObjectStore(dir: string): ObjectStore {
     },
     read(oid, options = {}) {
       const path = pathOf(oid);
-      const fromPack = (packed: { pack: Pack; offset: number; size: number }): Buffer => {
+      const fromPack = (packed: { pack: Pack; slot: PackSlot }): Buffer | null => {
         try {
-          return readFromPack(packed.pack, packed.offset, packed.size);
+          return readFromPack(packed.pack, packed.slot);
         } catch (packError) {
+          // A gc in another process replaced the pack after this one loaded the list: the
+          // object is in its new pack (or loose); the caller looks again.
+          if (errnoCode(packError) === "ENOENT") return null;
           throw fromSystemError(packError, `reading object ${oid} from ${packed.pack.file}`);
         }
       };
-      const early = packedIfLoaded(oid);
-      let bytes: Buffer;
-      if (early !== null) {
-        bytes = fromPack(early);
-      } else {
+      const fromLoose = (): Buffer | null => {
         try {
-          bytes = readFileSync(path);
+          return readFileSync(path);
         } catch (error) {
           if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `reading object ${oid}`);
-          const packed = findPacked(oid);
-          if (packed === null) {
-            throw new TimewarpError(
-              ErrorCode.OBJECT_NOT_FOUND,
-              `object ${oid} not found in ${dir}`,
-              {
-                data: { oid },
-              },
-            );
-          }
-          bytes = fromPack(packed);
+          return null;
         }
+      };
+      const early = packedIfLoaded(oid);
+      let bytes = early === null ? fromLoose() : fromPack(early);
+      for (let attempt = 0; bytes === null && attempt < 2; attempt++) {
+        if (attempt === 1) packs = undefined; // reload: the list may be stale
+        const packed = findPacked(oid);
+        bytes = packed === null ? null : fromPack(packed);
+        if (bytes === null && attempt === 1) bytes = fromLoose();
+      }
+      if (bytes === null) {
+        throw new TimewarpError(ErrorCode.OBJECT_NOT_FOUND, `object ${oid} not found in ${dir}`, {
+          data: { oid },
+        });
       }
       if (options.verify === true) {
         const got = createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
@@ -506,7 +502,7 @@ export function createMemoryObjectStore(): ObjectStore & {
     writeMany(many) {
       for (const [oid, bytes] of many) writeKnown(oid, bytes);
     },
-    prunePacks: () => ({ removed: [], freed: 0 }),
+    repack: () => ({ removed: [], freed: 0, stats: null }),
     tamper(oid, bytes) {
       objects.set(oid, Buffer.from(bytes));
     },

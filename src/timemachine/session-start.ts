@@ -457,11 +457,13 @@ function cleanUp(
       report.removed_objects = gc.removed_objects;
       report.freed_bytes = gc.freed_bytes;
     } else {
+      const names = new Map<string, string>();
       const roots = collectReferencedOids(paths.root, {
         known: new Map([[newId, newManifest.manifest()]]),
+        names,
       });
       for (const oid of ledgerOids) roots.add(oid);
-      const whole = collectGarbage(paths.root, { roots, clock });
+      const whole = collectGarbage(paths.root, { roots, names, clock });
       report.removed_objects = whole.removed_objects;
       report.freed_bytes = whole.freed_bytes;
     }

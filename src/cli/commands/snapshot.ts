@@ -303,18 +303,23 @@ export function registerSnapshotCommands(program: Command): void {
         const { collectGarbage, collectReferencedOids } = await import("../../store/index.ts");
         const paths = workspacePaths(ctx.root);
         if (!existsSync(paths.data)) {
-          const json = { removed_objects: 0, freed_bytes: 0, kept_objects: 0, removed_temp: 0 };
+          const json = {
+            removed_objects: 0,
+            freed_bytes: 0,
+            kept_objects: 0,
+            removed_temp: 0,
+            packed_objects: 0,
+            delta_objects: 0,
+          };
           return { json, human: "nothing to collect (no .timewarp/)" };
         }
         const { collectLedgerOids } = await import("../../ledger/index.ts");
         const lock = acquireLock(paths.lock, { command: "gc" });
         try {
-          const roots = collectReferencedOids(ctx.root);
+          const names = new Map<string, string>();
+          const roots = collectReferencedOids(ctx.root, { names });
           for (const oid of collectLedgerOids(ctx.root)) roots.add(oid);
-          const result = collectGarbage(ctx.root, {
-            roots,
-            clock: ctx.clock,
-          });
+          const result = collectGarbage(ctx.root, { roots, names, clock: ctx.clock });
           return {
             json: result,
             human: `removed ${result.removed_objects} objects (${formatBytes(result.freed_bytes)}), kept ${result.kept_objects}`,
