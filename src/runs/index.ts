@@ -16,8 +16,11 @@ export { checkContract, readContract } from "./contract.ts";
 export type { RunSkillOptions, RunSkillResult, SkillPilotSettings } from "./job.ts";
 /** Run a skill as a job; tool faults are the job's FAIL, never an exception. */
 export { runSkill } from "./job.ts";
-/** `skill runs` / `skill show`; both close stale RUNNING jobs first (those not resumable). */
-export { closeStaleJobs, listJobs, showJob } from "./jobs.ts";
+/**
+ * `skill runs` / `skill show`; both close stale RUNNING jobs first (those not resumable).
+ * `readManifest(runDir)`: a job's manifest, or undefined when absent or unreadable (reads only).
+ */
+export { closeStaleJobs, listJobs, readManifest, showJob } from "./jobs.ts";
 export { exampleDesignDir } from "./package-paths.ts";
 export { processGroupAlive } from "./process-group.ts";
 export type { Ack, AdapterName, HeartbeatMode, Manifest, RequestPolicy } from "./protocol.ts";
