@@ -317,4 +317,18 @@ describe("GET /api/stream", () => {
     expect(replayed.value).toMatchObject({ event: "bus", id });
     ac2.abort();
   }, 30_000);
+
+  it("ends when the server closes", async () => {
+    const own = await startUiServer({ root });
+    const res = await fetch(`${own.origin}/api/stream`, {
+      headers: { authorization: `Bearer ${own.token}` },
+    });
+    const messages = sseMessages(res.body as ReadableStream<Uint8Array>);
+    await messages.next(); // retry
+    await messages.next(); // ready
+    await own.close();
+    // the body ends (or errors as the socket goes): it never hangs
+    const last = await messages.next().catch(() => ({ done: true }));
+    expect(last.done).toBe(true);
+  }, 30_000);
 });
