@@ -303,7 +303,7 @@ export function rowsOfJob(m: Manifest): IndexedRow[] {
         key: `j${m.job_id}.1`,
         ts: m.finished_at,
         action: "finished",
-        title: `job ${m.status === "PASS" ? "passed" : "failed"}: ${title}${m.error_type ? ` (${m.error_type})` : ""}`,
+        title: `job ${m.status === "PASS" ? "passed" : "failed"}: ${title}${m.error_type && m.error_type !== "OK" ? ` (${m.error_type})` : ""}`,
         status: m.status,
       },
     });
