@@ -18,6 +18,7 @@
  *   npm run build && npm run bench:ui                 # 100 sessions, 10k operations, 200 jobs
  *   npm run bench:ui -- --small                       # 10 sessions, 500 operations, 20 jobs
  *   npm run bench:ui -- --keep                        # keep the workspace, print its path
+ *   npm run bench:ui -- --reuse DIR                   # measure a kept workspace again
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import {
@@ -58,6 +59,7 @@ const REPO = dirname(dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
 const SMALL = args.includes("--small");
 const KEEP = args.includes("--keep");
+const REUSE = args.includes("--reuse") ? args[args.indexOf("--reuse") + 1] : undefined;
 const SESSIONS = SMALL ? 10 : 100;
 const OPS = SMALL ? 500 : 10_000;
 const JOBS = SMALL ? 20 : 200;
@@ -82,7 +84,11 @@ const load = () =>
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
 /** The workspace: files, then sessions with turns and edits, travels, issues, guards. */
-async function buildHistory(root: string, clock: Clock): Promise<void> {
+async function buildHistory(
+  root: string,
+  clock: Clock,
+  replicateJob: (clock: Clock) => void,
+): Promise<void> {
   const content = new Map<string, string>();
   for (let i = 0; i < FILES; i++) {
     const file = `src/m${i % 10}/file${i}.ts`;
@@ -148,6 +154,10 @@ async function buildHistory(root: string, clock: Clock): Promise<void> {
       });
     }
     endSession({ root, sessionId, clock });
+    const jobs =
+      Math.floor(((s + 1) * (JOBS - REAL_JOBS)) / SESSIONS) -
+      Math.floor((s * (JOBS - REAL_JOBS)) / SESSIONS);
+    for (let j = 0; j < jobs; j++) replicateJob(clock);
     if (s % 10 === 9)
       log(
         `  ${s + 1} sessions, ${(s + 1) * perSession} operations (${((performance.now() - started) / 1000).toFixed(0)} s)`,
@@ -155,8 +165,11 @@ async function buildHistory(root: string, clock: Clock): Promise<void> {
   }
 }
 
-/** A few real tclsh jobs, then their run directories copied under fresh ids up to `JOBS`. */
-async function buildJobs(root: string, clock: Clock): Promise<void> {
+/**
+ * A few real tclsh jobs; the function returned copies their run directories under fresh ids
+ * and times (the history's clock), so the jobs fall among the sessions.
+ */
+async function prepareJobs(root: string): Promise<(clock: Clock) => void> {
   cpSync(exampleDesignDir(), root, { recursive: true });
   const settings = parseConfig({}, "bench").skillpilot;
   const real: string[] = [];
@@ -166,28 +179,21 @@ async function buildJobs(root: string, clock: Clock): Promise<void> {
   }
   const runs = dirname(real[0] ?? "");
   const random = createSeededRandom(7);
-  for (let n = REAL_JOBS; n < JOBS; n++) {
-    const from = real[n % REAL_JOBS] ?? "";
+  let n = REAL_JOBS;
+  return (clock) => {
+    const from = real[n++ % REAL_JOBS] ?? "";
     const oldId = from.split("/").pop() ?? "";
     const now = clock.now();
     const id = createJobId({ now: () => now }, random, 4242);
     const to = join(runs, id);
     cpSync(from, to, { recursive: true, verbatimSymlinks: true });
     const file = join(to, "job_manifest.json");
-    const m = JSON.parse(readFileSync(file, "utf8").replaceAll(oldId, id)) as Record<
-      string,
-      unknown
-    >;
+    const m = JSON.parse(readFileSync(file, "utf8").replaceAll(oldId, id)) as object;
     const created = now.toISOString();
     const finished = new Date(now.getTime() + 30_000).toISOString();
-    writeFileSync(
-      file,
-      `${JSON.stringify({ ...m, created_at: created, updated_at: finished, finished_at: finished }, null, 2)}\n`,
-    );
-  }
-  log(
-    `  ${JOBS} jobs (${REAL_JOBS} run with tclsh, ${JOBS - REAL_JOBS} replicated): ${readdirSync(runs).length} run directories`,
-  );
+    const times = { created_at: created, updated_at: finished, finished_at: finished };
+    writeFileSync(file, `${JSON.stringify({ ...m, ...times }, null, 2)}\n`);
+  };
 }
 
 interface Server {
@@ -204,6 +210,8 @@ async function startServer(root: string): Promise<Server> {
     [join(REPO, "bin", "timewarp.cjs"), "-C", root, "ui", "--json"],
     {
       stdio: ["ignore", "pipe", "inherit"],
+      // an experiment's V8 flags for the server alone (e.g. --max-semi-space-size=1)
+      env: { ...process.env, NODE_OPTIONS: process.env.TW_BENCH_SERVER_NODE_OPTIONS ?? "" },
     },
   );
   const line = await new Promise<string>((resolve, reject) => {
@@ -229,12 +237,24 @@ function peakRssMb(pid: number): { hwm: number; rss: number } {
   return { hwm: kb("VmHWM") / 1024, rss: kb("VmRSS") / 1024 };
 }
 
-async function timeApi(
-  server: Server,
-  query: string,
-  runs: number,
-): Promise<{ first: number; times: number[]; total: number }> {
+/** The server's CPU time so far (user + system, ms; /proc ticks are 10 ms). */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+interface ApiTimes {
+  first: number;
+  firstCpu: number;
+  times: number[];
+  /** The server's CPU per request, averaged over the warm ones (the machine is shared). */
+  cpuPerRequest: number;
+  total: number;
+}
+
+async function timeApi(server: Server, query: string, runs: number): Promise<ApiTimes> {
   const headers = { authorization: `Bearer ${server.token}` };
+  const pid = server.child.pid ?? 0;
   const once = async () => {
     const t = performance.now();
     const res = await fetch(`${server.origin}/api/timeline?${query}`, { headers });
@@ -243,10 +263,19 @@ async function timeApi(
       throw new Error(`timeline: ${res.status} ${JSON.stringify(doc).slice(0, 200)}`);
     return { ms: performance.now() - t, total: doc.total };
   };
+  const cpu0 = cpuMsOf(pid);
   const first = await once();
+  const cpu1 = cpuMsOf(pid);
   const times: number[] = [];
   for (let i = 0; i < runs; i++) times.push((await once()).ms);
-  return { first: first.ms, times, total: first.total };
+  const cpu2 = cpuMsOf(pid);
+  return {
+    first: first.ms,
+    firstCpu: cpu1 - cpu0,
+    times,
+    cpuPerRequest: (cpu2 - cpu1) / runs,
+    total: first.total,
+  };
 }
 
 const CHROMIUM_ARGS = [
@@ -300,19 +329,18 @@ async function main(): Promise<void> {
       "warning: no build (dist/bin/timewarp.cjs): the bin runs the sources through tsx; run `npm run build` first",
     );
   const base = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
-  const root = mkdtempSync(join(base, "tw-bench-ui-"));
-  log(
-    `workspace ${root} (${base === "/dev/shm" ? "tmpfs: the ledger's fsyncs cost nothing there" : "disk"}); ${load()}`,
-  );
+  const root = REUSE ?? mkdtempSync(join(base, "tw-bench-ui-"));
+  const where = root.startsWith("/dev/shm") ? "tmpfs: the ledger's fsyncs cost nothing" : "disk";
+  log(`workspace ${root} (${where}); ${load()}`);
   const clock = createFixedClock(new Date(Date.now() - 30 * 24 * 3600_000), 20_000);
   let server: Server | undefined;
   try {
     const t0 = performance.now();
-    await buildHistory(root, clock);
-    await buildJobs(root, clock);
+    if (REUSE === undefined) await buildHistory(root, clock, await prepareJobs(root));
+    const jobs = readdirSync(join(root, ".skillpilot", "runs")).length;
     const bus = readFileSync(workspacePaths(root).events).length;
     log(
-      `built in ${((performance.now() - t0) / 1000).toFixed(0)} s; events.jsonl ${(bus / 1024 / 1024).toFixed(1)} MiB; ${load()}`,
+      `${jobs} run directories; built in ${((performance.now() - t0) / 1000).toFixed(0)} s; events.jsonl ${(bus / 1024 / 1024).toFixed(1)} MiB; ${load()}`,
     );
     server = await startServer(root);
     const pid = server.child.pid ?? 0;
@@ -330,13 +358,13 @@ async function main(): Promise<void> {
     if (KEEP) log(`kept: ${root}`);
   } finally {
     server?.child.kill("SIGTERM");
-    if (!KEEP) rmSync(root, { recursive: true, force: true });
+    if (!KEEP && REUSE === undefined) rmSync(root, { recursive: true, force: true });
   }
 }
 
 function report(r: {
-  api: { first: number; times: number[]; total: number };
-  filtered: { first: number; times: number[]; total: number };
+  api: ApiTimes;
+  filtered: ApiTimes;
   browser: { first: number; times: number[] };
   mem: { hwm: number; rss: number };
   startRss: { hwm: number; rss: number };
@@ -362,6 +390,7 @@ function report(r: {
       r.browser.times,
       "<= 300 ms",
     ),
+    `server CPU per API request: first page ${r.api.firstCpu} ms cold, ${r.api.cpuPerRequest.toFixed(1)} ms warm; filtered ${r.filtered.cpuPerRequest.toFixed(1)} ms warm (/proc ticks of 10 ms)`,
     `server resident memory: peak ${r.mem.hwm.toFixed(1)} MB (VmHWM), now ${r.mem.rss.toFixed(1)} MB, at start ${r.startRss.rss.toFixed(1)} MB   target <= 80 MB`,
     `load: before the measurements ${r.before}; after ${r.after}`,
     "(first = the first request after start, which builds the server's index; the browser's first includes the ?token= redirect)",

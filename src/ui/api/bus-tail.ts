@@ -24,8 +24,7 @@ export interface TailedEvent {
   event: BusEvent;
 }
 
-export interface BusRead {
-  events: TailedEvent[];
+export interface BusScan {
   /** Where the next read starts: after the last whole line (a torn last line waits). */
   end: number;
   /** The bus is another file than the one read so far (shorter, or replaced): read from 0. */
@@ -34,11 +33,22 @@ export interface BusRead {
   ino: number;
 }
 
-/** Lines longer than this are skipped, never buffered whole (the bus's lines are small). */
-const CHUNK = 1 << 20;
+/**
+ * Read in pieces of this size: a first read of a large bus never holds more than a piece and
+ * the event being handled. Lines longer than this are skipped (the bus's lines are small).
+ */
+const CHUNK = 256 * 1024;
 
-/** What the bus holds after `offset` (whole lines only). A missing bus is an empty one. */
-export function readBusFrom(path: string, offset: number, ino = 0): BusRead {
+/**
+ * Hand each event the bus holds after `offset` (whole lines only) to `handler.event`, one at a
+ * time; `handler.reset` first when the bus is another file than the one read so far. A missing
+ * bus is an empty one.
+ */
+export function scanBusFrom(
+  path: string,
+  from: { offset: number; ino: number },
+  handler: { reset(): void; event(t: TailedEvent): void },
+): BusScan {
   let size: number;
   let fileIno: number;
   try {
@@ -46,42 +56,50 @@ export function readBusFrom(path: string, offset: number, ino = 0): BusRead {
     size = st.size;
     fileIno = st.ino;
   } catch (error) {
-    if (errnoCode(error) === "ENOENT") return { events: [], end: 0, reset: offset > 0, ino: 0 };
-    throw fromSystemError(error, `reading ${path}`);
+    if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `reading ${path}`);
+    if (from.offset > 0) handler.reset();
+    return { end: 0, reset: from.offset > 0, ino: 0 };
   }
-  const reset = offset > size || (ino !== 0 && ino !== fileIno);
-  let at = reset ? 0 : offset;
-  const events: TailedEvent[] = [];
-  if (at >= size) return { events, end: at, reset, ino: fileIno };
+  const reset = from.offset > size || (from.ino !== 0 && from.ino !== fileIno);
+  if (reset) handler.reset();
+  const start = reset ? 0 : from.offset;
+  if (start >= size) return { end: start, reset, ino: fileIno };
   const fd = openSync(path, "r");
   try {
-    let carry = Buffer.alloc(0);
-    let carryStart = at;
-    while (at < size) {
-      const buf = Buffer.allocUnsafe(Math.min(CHUNK, size - at));
-      const n = readSync(fd, buf, 0, buf.length, at);
-      if (n <= 0) break;
-      at += n;
-      const data =
-        carry.length === 0 ? buf.subarray(0, n) : Buffer.concat([carry, buf.subarray(0, n)]);
-      let lineStart = 0;
-      for (let lf = data.indexOf(10); lf >= 0; lf = data.indexOf(10, lineStart)) {
-        const event = parseEventLine(data.toString("utf8", lineStart, lf));
-        if (event !== undefined) events.push({ end: carryStart + lf + 1, event });
-        lineStart = lf + 1;
-      }
-      carry = data.subarray(lineStart);
-      carryStart += lineStart;
-      if (carry.length > CHUNK) {
-        // an absurd line: skip what we have of it, keep looking for its end
-        carryStart += carry.length;
-        carry = Buffer.alloc(0);
-      }
-    }
-    return { events, end: carryStart, reset, ino: fileIno };
+    return { end: scanLines(fd, start, size, handler.event), reset, ino: fileIno };
   } finally {
     closeSync(fd);
   }
+}
+
+/** The events of the whole lines in [start, size); returns the offset after the last one. */
+function scanLines(fd: number, start: number, size: number, onEvent: (t: TailedEvent) => void) {
+  let at = start;
+  let carry = Buffer.alloc(0);
+  let carryStart = start;
+  while (at < size) {
+    const buf = Buffer.allocUnsafe(Math.min(CHUNK, size - at));
+    const n = readSync(fd, buf, 0, buf.length, at);
+    if (n <= 0) break;
+    at += n;
+    const data =
+      carry.length === 0 ? buf.subarray(0, n) : Buffer.concat([carry, buf.subarray(0, n)]);
+    let lineStart = 0;
+    for (let lf = data.indexOf(10); lf >= 0; lf = data.indexOf(10, lineStart)) {
+      const event = parseEventLine(data.toString("utf8", lineStart, lf));
+      if (event !== undefined) onEvent({ end: carryStart + lf + 1, event });
+      lineStart = lf + 1;
+    }
+    // copied: a slice would keep the whole piece alive
+    carry = Buffer.from(data.subarray(lineStart));
+    carryStart += lineStart;
+    if (carry.length > CHUNK) {
+      // an absurd line: skip what we have of it, keep looking for its end
+      carryStart += carry.length;
+      carry = Buffer.alloc(0);
+    }
+  }
+  return carryStart;
 }
 
 /** The bus's current end (a new stream starts there: it shows what happens from now on). */

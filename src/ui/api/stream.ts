@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { workspacePaths } from "../../core/index.ts";
 import type { UiContext } from "../context.ts";
-import { busEnd, readBusFrom, watchBus } from "./bus-tail.ts";
+import { busEnd, scanBusFrom, type TailedEvent, watchBus } from "./bus-tail.ts";
 
 /** How long a browser waits before it reconnects a dropped stream (the `retry:` line). */
 const RETRY_MS = 2000;
@@ -64,21 +64,31 @@ async function pumpBus(
   try {
     do {
       tail.again = false;
-      const read = readBusFrom(path, tail.offset, tail.ino);
-      tail.ino = read.ino;
-      if (read.events.length > MAX_CATCH_UP) {
+      const events: TailedEvent[] = [];
+      let count = 0;
+      const scan = scanBusFrom(path, tail, {
+        reset: () => {
+          events.length = 0;
+          count = 0;
+        },
+        event: (t) => {
+          if (++count <= MAX_CATCH_UP) events.push(t);
+        },
+      });
+      tail.ino = scan.ino;
+      if (count > MAX_CATCH_UP) {
         await stream.writeSSE({
           event: "gap",
-          id: String(read.end),
-          data: JSON.stringify({ skipped: read.events.length }),
+          id: String(scan.end),
+          data: JSON.stringify({ skipped: count }),
         });
       } else {
-        for (const { end, event } of read.events) {
+        for (const { end, event } of events) {
           if (stream.aborted) return;
           await stream.writeSSE({ event: "bus", id: String(end), data: JSON.stringify(event) });
         }
       }
-      tail.offset = read.end;
+      tail.offset = scan.end;
     } while (tail.again && !stream.aborted);
   } finally {
     tail.busy = false;

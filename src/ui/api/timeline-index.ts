@@ -4,7 +4,7 @@ import { JOB_ID_PATTERN, workspacePaths } from "../../core/index.ts";
 import { readManifest, runsRootFor } from "../../runs/index.ts";
 import { listSessionStatus, type SessionListing } from "../../timemachine/index.ts";
 import type { UiContext } from "../context.ts";
-import { readBusFrom, type TailedEvent } from "./bus-tail.ts";
+import { scanBusFrom, type TailedEvent } from "./bus-tail.ts";
 import { queryRows, type TimelineFilters, type TimelinePage } from "./timeline-query.ts";
 import {
   busKey,
@@ -95,12 +95,18 @@ export function createTimelineIndex(root: string): TimelineIndex {
   let sessionCache: { mtime: number; byId: Map<string, SessionListing> } | undefined;
 
   const refreshBus = () => {
-    const read = readBusFrom(paths.events, bus.offset, bus.ino);
-    if (read.reset) bus = emptyBus();
-    for (const t of read.events) ingest(bus, t);
-    if (read.events.length > 0 || read.reset) dirty = true;
-    bus.offset = read.end;
-    bus.ino = read.ino;
+    const scan = scanBusFrom(paths.events, bus, {
+      reset: () => {
+        bus = emptyBus();
+        dirty = true;
+      },
+      event: (t) => {
+        ingest(bus, t);
+        dirty = true;
+      },
+    });
+    bus.offset = scan.end;
+    bus.ino = scan.ino;
   };
 
   const refreshJobs = () => {
