@@ -161,9 +161,12 @@ function groupRows(items) {
     const sid = row.session_id ?? null;
     let g = groups[groups.length - 1];
     if (g === undefined || g.session_id !== sid) {
-      g = { key: `${sid ?? "-"}:${row.key}`, session_id: sid, turns: [] };
+      g = { key: "", session_id: sid, turns: [] };
       groups.push(g);
     }
+    // named by its oldest row: rows arriving live go on top, so the group (its button, its
+    // focus, its collapsed state) stays the same element
+    g.key = `${sid ?? "-"}:${row.key}`;
     const turn = row.turn ?? null;
     let t = g.turns[g.turns.length - 1];
     if (t === undefined || t.turn !== turn) {
@@ -216,20 +219,26 @@ function Group({ group, info, open, onToggle, fresh }) {
       ${info?.live ? html` <${Badge} kind="ok">live<//>` : ""}
     </h2>
     <div id=${id} hidden=${!open}>
-      ${
-        sid
-          ? html`<p class="tl-session muted">
-        ${info?.task_hint ? html`${info.task_hint} · ` : ""}
-        ${info?.started_at ? html`started ${formatTime(info.started_at)}` : ""}
-        ${info?.ended_at ? html`, ended ${formatTime(info.ended_at)}` : ""}
-        · <a href=${`/timeline?session=${encodeURIComponent(sid)}`}>only this session</a>
-        ${info?.snapshot_id ? html` · <a href=${`/snapshots/${info.snapshot_id}`}>its snapshot</a>` : ""}
-      </p>`
-          : ""
-      }
+      ${sid ? html`<p class="tl-session muted">${sessionLine(sid, info)}</p>` : ""}
       ${group.turns.map((t) => html`<${Turn} turn=${t} fresh=${fresh} />`)}
     </div>
   </section>`;
+}
+
+/** A session's facts and links, joined by " · " (only those it has). */
+function sessionLine(sid, info) {
+  const when = info?.started_at
+    ? `started ${formatTime(info.started_at)}${info.ended_at ? `, ended ${formatTime(info.ended_at)}` : ""}`
+    : undefined;
+  const parts = [
+    info?.task_hint,
+    when,
+    html`<a href=${`/timeline?session=${encodeURIComponent(sid)}`}>only this session</a>`,
+    info?.snapshot_id
+      ? html`<a href=${`/snapshots/${info.snapshot_id}`}>its snapshot</a>`
+      : undefined,
+  ].filter((p) => p);
+  return parts.flatMap((p, i) => (i === 0 ? [p] : [" · ", p]));
 }
 
 function Turn({ turn, fresh }) {
