@@ -61,6 +61,15 @@ export const TimelineQuerySchema = z.object({
  * (`{ items, next, total, head, sessions, agents }`; `after=HEAD` gives what came since).
  */
 export function timelineRoutes(api: Hono, ctx: UiContext): void {
+  // The index is built once the server is up, not on the first page's request: the first read
+  // of a large bus takes a moment, and the user is still opening the printed URL.
+  setImmediate(() => {
+    try {
+      timelineIndexOf(ctx).query({}, { limit: 1 });
+    } catch {
+      // the request that needs it will say what is wrong
+    }
+  }).unref();
   api.get("/timeline", (c) => {
     const parsed = TimelineQuerySchema.safeParse(c.req.query());
     if (!parsed.success)
