@@ -92,7 +92,6 @@ export function createTimelineIndex(root: string): TimelineIndex {
   const jobs = new Map<string, { mtime: number; rows: IndexedRow[] }>();
   let merged: IndexedRow[] = [];
   let dirty = true;
-  let sessionCache: { mtime: number; byId: Map<string, SessionListing> } | undefined;
 
   const refreshBus = () => {
     const scan = scanBusFrom(paths.events, bus, {
@@ -110,51 +109,9 @@ export function createTimelineIndex(root: string): TimelineIndex {
   };
 
   const refreshJobs = () => {
-    const dir = runsRootFor(root);
-    let names: string[];
-    try {
-      names = readdirSync(dir).filter((n) => JOB_ID_PATTERN.test(n));
-    } catch {
-      names = [];
-    }
-    const present = new Set(names);
-    for (const id of jobs.keys())
-      if (!present.has(id)) {
-        jobs.delete(id);
-        dirty = true;
-      }
-    for (const id of names) {
-      let mtime: number;
-      try {
-        mtime = statSync(join(dir, id)).mtimeMs;
-      } catch {
-        continue;
-      }
-      if (jobs.get(id)?.mtime === mtime) continue;
-      const m = readManifest(join(dir, id));
-      jobs.set(id, { mtime, rows: m === undefined ? [] : rowsOfJob(m) });
-      dirty = true;
-    }
+    if (refreshJobRows(root, jobs)) dirty = true;
   };
-
-  const sessions = (): Map<string, SessionListing> => {
-    let mtime = -1;
-    try {
-      mtime = statSync(paths.sessions).mtimeMs;
-    } catch {
-      return new Map();
-    }
-    if (sessionCache?.mtime !== mtime) {
-      try {
-        const list = listSessionStatus(root);
-        sessionCache = { mtime, byId: new Map(list.map((s) => [s.session_id, s])) };
-      } catch {
-        // a record that does not read: the timeline still shows what the bus says
-        sessionCache = { mtime, byId: sessionCache?.byId ?? new Map() };
-      }
-    }
-    return sessionCache.byId;
-  };
+  const sessions = createSessionCache(root);
 
   return {
     query(filters, page) {
@@ -169,7 +126,7 @@ export function createTimelineIndex(root: string): TimelineIndex {
         merged = mergeSorted(bus.rows, jobRows);
         dirty = false;
       }
-      const records = sessions();
+      const records = sessions.get();
       const agentOf = (id: string) => bus.agents.get(id) ?? records.get(id)?.agent ?? null;
       const result = queryRows(merged, filters, page, {
         agentOf,
@@ -190,6 +147,66 @@ export function createTimelineIndex(root: string): TimelineIndex {
           ]),
         ].sort(),
       };
+    },
+  };
+}
+
+/** Each job's rows, its manifest read again only when its run directory changed. True if any did. */
+function refreshJobRows(
+  root: string,
+  jobs: Map<string, { mtime: number; rows: IndexedRow[] }>,
+): boolean {
+  const dir = runsRootFor(root);
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => JOB_ID_PATTERN.test(n));
+  } catch {
+    names = [];
+  }
+  let changed = false;
+  const present = new Set(names);
+  for (const id of jobs.keys())
+    if (!present.has(id)) {
+      jobs.delete(id);
+      changed = true;
+    }
+  for (const id of names) {
+    let mtime: number;
+    try {
+      mtime = statSync(join(dir, id)).mtimeMs;
+    } catch {
+      continue;
+    }
+    if (jobs.get(id)?.mtime === mtime) continue;
+    const m = readManifest(join(dir, id));
+    jobs.set(id, { mtime, rows: m === undefined ? [] : rowsOfJob(m) });
+    changed = true;
+  }
+  return changed;
+}
+
+/** The session records by id, read again only when their folder changed. */
+function createSessionCache(root: string): { get(): Map<string, SessionListing> } {
+  const folder = workspacePaths(root).sessions;
+  let cache: { mtime: number; byId: Map<string, SessionListing> } | undefined;
+  return {
+    get() {
+      let mtime: number;
+      try {
+        mtime = statSync(folder).mtimeMs;
+      } catch {
+        return new Map();
+      }
+      if (cache?.mtime !== mtime) {
+        try {
+          const list = listSessionStatus(root);
+          cache = { mtime, byId: new Map(list.map((s) => [s.session_id, s])) };
+        } catch {
+          // a record that does not read: the timeline still shows what the bus says
+          cache = { mtime, byId: cache?.byId ?? new Map() };
+        }
+      }
+      return cache.byId;
     },
   };
 }

@@ -119,8 +119,24 @@ export function busKey(end: number): string {
  * files were recorded as an operation: that edit row shows it).
  */
 export function rowOfEvent(key: string, e: BusEvent): TimelineRow | undefined {
-  const base = { key, ts: e.ts, session_id: null as string | null };
+  const base: RowBase = { key, ts: e.ts, session_id: null };
   const d = e.data as Record<string, unknown>;
+  return (
+    sessionRow(base, e, d) ??
+    editRow(base, e, d) ??
+    workspaceRow(base, e, d) ??
+    memoryRow(base, e, d)
+  );
+}
+
+type RowBase = Pick<TimelineRow, "key" | "ts" | "session_id">;
+
+/** The row of a session's start, resume or end; a turn; a rewind. */
+function sessionRow(
+  base: RowBase,
+  e: BusEvent,
+  d: Record<string, unknown>,
+): TimelineRow | undefined {
   switch (e.type) {
     case "session.started":
     case "session.resumed":
@@ -157,6 +173,14 @@ export function rowOfEvent(key: string, e: BusEvent): TimelineRow | undefined {
         operation_id: e.data.operation_id,
         link: `/edits/${e.data.operation_id}`,
       };
+    default:
+      return undefined;
+  }
+}
+
+/** The row of an edit, a revert, a shell command's change that was not recorded. */
+function editRow(base: RowBase, e: BusEvent, d: Record<string, unknown>): TimelineRow | undefined {
+  switch (e.type) {
     case "edit.applied":
     case "edit.recorded":
       return {
@@ -192,6 +216,18 @@ export function rowOfEvent(key: string, e: BusEvent): TimelineRow | undefined {
         ...(str(d.tool) ? { agent_tool: str(d.tool) } : {}),
       };
     }
+    default:
+      return undefined;
+  }
+}
+
+/** The row of snapshots, travels, returns, recovery, issues. */
+function workspaceRow(
+  base: RowBase,
+  e: BusEvent,
+  d: Record<string, unknown>,
+): TimelineRow | undefined {
+  switch (e.type) {
     case "snapshot.created":
       return {
         ...base,
@@ -233,6 +269,18 @@ export function rowOfEvent(key: string, e: BusEvent): TimelineRow | undefined {
         link: `/issues/${e.data.issue_id}`,
       };
     }
+    default:
+      return undefined;
+  }
+}
+
+/** The row of guard warnings and blocks, cards, milestones, hook failures. */
+function memoryRow(
+  base: RowBase,
+  e: BusEvent,
+  d: Record<string, unknown>,
+): TimelineRow | undefined {
+  switch (e.type) {
     case "guard.checked": {
       if (e.data.action !== "warn" && e.data.action !== "rollback") return undefined;
       const files = [...strs(d.paths), ...strs(d.files)];
