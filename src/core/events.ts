@@ -132,6 +132,20 @@ export function readEvents(eventsPath: string): ReadEventsResult {
   return { events, skipped };
 }
 
+/**
+ * One line of the bus as a known event, or undefined (not JSON, an unknown type, data that does
+ * not fit): for readers that tail the bus from a byte offset (the dashboard's timeline and stream).
+ */
+export function parseEventLine(line: string): BusEvent | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  return parseBusEvent(value);
+}
+
 const EnvelopeSchema = z.object({ type: z.string(), ts: z.string(), data: z.unknown() });
 
 function parseBusEvent(value: unknown): BusEvent | undefined {

@@ -33,7 +33,7 @@ export {
   toTimewarpError,
 } from "./errors.ts";
 export type { BusEvent, EventName, ReadEventsResult } from "./events.ts";
-export { appendEvent, EventRegistry, readEvents } from "./events.ts";
+export { appendEvent, EventRegistry, parseEventLine, readEvents } from "./events.ts";
 export { faultPoint } from "./fault-points.ts";
 export type { GitFileMode } from "./hash.ts";
 export { EMPTY_BLOB_ID, gitBlobId, gitFileMode } from "./hash.ts";

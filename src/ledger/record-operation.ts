@@ -199,14 +199,24 @@ export function announceOperation(
     appendEvent(
       paths.events,
       "edit.reverted",
-      { operation_id: record.id, reverted: record.reverts ?? [] },
+      {
+        operation_id: record.id,
+        reverted: record.reverts ?? [],
+        ...(record.context.sessionId === undefined ? {} : { session_id: record.context.sessionId }),
+      },
       clock,
     );
   } else {
     appendEvent(
       paths.events,
       event,
-      { operation_id: record.id, tool: record.tool, files: record.affectedFiles },
+      {
+        operation_id: record.id,
+        tool: record.tool,
+        files: record.affectedFiles,
+        // the dashboard's timeline groups edits by session without opening their records
+        ...(record.context.sessionId === undefined ? {} : { session_id: record.context.sessionId }),
+      },
       clock,
     );
   }

@@ -19,8 +19,12 @@ export { runSkill } from "./job.ts";
 export type { JobFiles, QueueState, RequestPair, RunFile, StateSpan } from "./job-files.ts";
 /** A run directory read for the dashboard: timeline and states, requests paired with acks, files, bundle. */
 export { readJobFiles } from "./job-files.ts";
-/** `skill runs` / `skill show`; both close stale RUNNING jobs first (those not resumable). */
-export { closeStaleJobs, listJobs, showJob } from "./jobs.ts";
+/**
+ * `skill runs` / `skill show`; both close stale RUNNING jobs first (those not resumable), unless
+ * `close: false` (the read-only dashboard). `readManifest(runDir)`: a job's manifest, or undefined
+ * when absent or unreadable (reads only).
+ */
+export { closeStaleJobs, listJobs, readManifest, showJob } from "./jobs.ts";
 export type { MetricSeries, SeriesJob } from "./metric-series.ts";
 /** Metrics of every job of one skill, oldest first, and the numeric ones they share (the dashboard's chart). */
 export { skillMetricSeries } from "./metric-series.ts";

@@ -196,6 +196,9 @@ export async function checkpointTurn(
             turn: record.turn,
             snapshot_id: record.snapshot_id,
             stored: record.stored,
+            // the dashboard's timeline shows the turn without opening its file
+            agent: record.agent,
+            prompt: record.prompt,
           },
           clock,
         );

@@ -28,7 +28,8 @@ const require = createRequire(join(PACKAGE_ROOT, "package.json"));
 
 /** The file behind `/vendor/<name>`, or undefined for a name not on the list. */
 export function vendorFile(name: string): string | undefined {
-  const entry = VENDOR[name];
+  // own keys only: `constructor`, `__proto__`… are names on every object
+  const entry = Object.hasOwn(VENDOR, name) ? VENDOR[name] : undefined;
   if (entry === undefined) return undefined;
   const [pkg, file] = entry;
   const file0 = join(packageDir(pkg), file);

@@ -1,0 +1,401 @@
+/**
+ * Dashboard benchmark (issue 19, "Scale"): a workspace with 100 sessions, 10,000 ledger
+ * operations and 200 SkillPilot jobs, the real server started as a user starts it
+ * (`node bin/timewarp.cjs -C WS ui --json`, a child process), and:
+ *
+ * - the first timeline page from the API (`GET /api/timeline?limit=50`): the first request
+ *   (the server builds its index) and the median / p95 of the next ones; a filtered page too;
+ * - navigation → timeline rendered in Debian's Chromium (playwright-core, headless, a fresh
+ *   profile): the first load (token redirect included) and the median / p95 of reloads;
+ * - the server's peak resident memory (VmHWM of /proc/<pid>/status) across the whole run.
+ *
+ * Targets: ≤ 300 ms, ≤ 80 MB. The workspace is made through the library: sessions, turns and
+ * edits with `startSession`, `checkpointTurn`, `recordEdits` (real records, index lines, objects),
+ * travels/returns and issues; guard warnings are appended to the bus as the hooks' guard writes
+ * them. Jobs: a few real `tclsh` jobs are run, and their run directories replicated under fresh
+ * job ids (manifest ids and times rewritten) up to the count: running 200 would take minutes.
+ *
+ *   npm run build && npm run bench:ui                 # 100 sessions, 10k operations, 200 jobs
+ *   npm run bench:ui -- --small                       # 10 sessions, 500 operations, 20 jobs
+ *   npm run bench:ui -- --keep                        # keep the workspace, print its path
+ *   npm run bench:ui -- --reuse DIR                   # measure a kept workspace again
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import {
+  appendEvent,
+  type Clock,
+  createFixedClock,
+  createJobId,
+  createSeededRandom,
+  parseConfig,
+  workspacePaths,
+} from "../src/core/index.ts";
+import { recordEdits } from "../src/ledger/index.ts";
+import { exampleDesignDir, runSkill } from "../src/runs/index.ts";
+import {
+  checkpointTurn,
+  endSession,
+  reportIssue,
+  returnToPresent,
+  startSession,
+  travel,
+} from "../src/timemachine/index.ts";
+
+const REPO = dirname(dirname(fileURLToPath(import.meta.url)));
+const args = process.argv.slice(2);
+const SMALL = args.includes("--small");
+const KEEP = args.includes("--keep");
+const REUSE = args.includes("--reuse") ? args[args.indexOf("--reuse") + 1] : undefined;
+const SESSIONS = SMALL ? 10 : 100;
+const OPS = SMALL ? 500 : 10_000;
+const JOBS = SMALL ? 20 : 200;
+const REAL_JOBS = 2;
+const API_RUNS = 30;
+const BROWSER_RUNS = 10;
+const AGENTS = ["claude-code", "codex", "gemini", "opencode"];
+const TOOLS = ["Edit", "Write", "shell", "ApplyEditBlock", "apply_patch", "MultiEdit"];
+const FILES = 300;
+
+const median = (xs: number[]) => quantile(xs, 0.5);
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return Number.NaN;
+  const at = Math.min(s.length - 1, Math.ceil(q * s.length) - 1);
+  return s[Math.max(0, at)] ?? Number.NaN;
+}
+const load = () =>
+  `load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")} on ${cpus().length} cores`;
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+/** The workspace: files, then sessions with turns and edits, travels, issues, guards. */
+async function buildHistory(
+  root: string,
+  clock: Clock,
+  replicateJob: (clock: Clock) => void,
+): Promise<void> {
+  const content = new Map<string, string>();
+  for (let i = 0; i < FILES; i++) {
+    const file = `src/m${i % 10}/file${i}.ts`;
+    mkdirSync(join(root, dirname(file)), { recursive: true });
+    const text = `export const v${i} = 0;\n`.repeat(20);
+    writeFileSync(join(root, file), text);
+    content.set(file, text);
+  }
+  const random = createSeededRandom(19);
+  const perSession = Math.floor(OPS / SESSIONS);
+  const started = performance.now();
+  for (let s = 0; s < SESSIONS; s++) {
+    const sessionId = `bench-${String(s).padStart(3, "0")}`;
+    const agent = AGENTS[s % AGENTS.length] ?? "claude-code";
+    await startSession({ root, sessionId, agent, pid: null, clock, taskHint: `task ${s}` });
+    for (let k = 0; k < perSession; k++) {
+      if (k % 25 === 0)
+        await checkpointTurn({
+          root,
+          sessionId,
+          agent,
+          prompt: `prompt ${k / 25 + 1} of ${sessionId}`,
+          clock,
+        });
+      const i = (s * perSession + k) % FILES;
+      const file = `src/m${i % 10}/file${i}.ts`;
+      const before = content.get(file) ?? "";
+      const after = `${before.slice(0, -1)} // ${s}.${k}\n`;
+      writeFileSync(join(root, file), after);
+      content.set(file, after);
+      await recordEdits({
+        root,
+        sessionId,
+        clock,
+        random,
+        tool: TOOLS[k % TOOLS.length] ?? "Edit",
+        files: [{ file, before, after }],
+      });
+      if (k % 40 === 7)
+        appendEvent(
+          workspacePaths(root).events,
+          "guard.checked",
+          {
+            action: k % 80 === 7 ? "rollback" : "warn",
+            score: 0.7,
+            paths: [file],
+            session_id: sessionId,
+          },
+          clock,
+        );
+    }
+    if (s % 10 === 5) {
+      const snap = (await startSession({ root, sessionId, agent, pid: null, clock })).snapshot_id;
+      travel({ root, snapshotId: snap, clock });
+      returnToPresent({ root, clock });
+      await reportIssue({
+        root,
+        sessionId,
+        task_context: `task ${s}`,
+        symptom: "retried the same edit",
+        success_criteria: "tests pass",
+        clock,
+      });
+    }
+    endSession({ root, sessionId, clock });
+    const jobs =
+      Math.floor(((s + 1) * (JOBS - REAL_JOBS)) / SESSIONS) -
+      Math.floor((s * (JOBS - REAL_JOBS)) / SESSIONS);
+    for (let j = 0; j < jobs; j++) replicateJob(clock);
+    if (s % 10 === 9)
+      log(
+        `  ${s + 1} sessions, ${(s + 1) * perSession} operations (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+      );
+  }
+}
+
+/**
+ * A few real tclsh jobs; the function returned copies their run directories under fresh ids
+ * and times (the history's clock), so the jobs fall among the sessions.
+ */
+async function prepareJobs(root: string): Promise<(clock: Clock) => void> {
+  cpSync(exampleDesignDir(), root, { recursive: true });
+  const settings = parseConfig({}, "bench").skillpilot;
+  const real: string[] = [];
+  for (let i = 0; i < REAL_JOBS; i++) {
+    const r = await runSkill({ cwd: root, design: "AAA", skill: "summary_health", settings });
+    real.push(r.runDir);
+  }
+  const runs = dirname(real[0] ?? "");
+  const random = createSeededRandom(7);
+  let n = REAL_JOBS;
+  return (clock) => {
+    const from = real[n++ % REAL_JOBS] ?? "";
+    const oldId = from.split("/").pop() ?? "";
+    const now = clock.now();
+    const id = createJobId({ now: () => now }, random, 4242);
+    const to = join(runs, id);
+    cpSync(from, to, { recursive: true, verbatimSymlinks: true });
+    const file = join(to, "job_manifest.json");
+    const m = JSON.parse(readFileSync(file, "utf8").replaceAll(oldId, id)) as object;
+    const created = now.toISOString();
+    const finished = new Date(now.getTime() + 30_000).toISOString();
+    const times = { created_at: created, updated_at: finished, finished_at: finished };
+    writeFileSync(file, `${JSON.stringify({ ...m, ...times }, null, 2)}\n`);
+  };
+}
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  origin: string;
+  token: string;
+}
+
+/** `timewarp ui --json` as a user starts it; its one JSON line says where it listens. */
+async function startServer(root: string): Promise<Server> {
+  const child = spawn(
+    process.execPath,
+    [join(REPO, "bin", "timewarp.cjs"), "-C", root, "ui", "--json"],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      // an experiment's V8 flags for the server alone (e.g. --max-semi-space-size=1)
+      env: { ...process.env, NODE_OPTIONS: process.env.TW_BENCH_SERVER_NODE_OPTIONS ?? "" },
+    },
+  );
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (b: Buffer) => {
+      out += b.toString();
+      const nl = out.indexOf("\n");
+      if (nl >= 0) resolve(out.slice(0, nl));
+    });
+    child.once("exit", (code) =>
+      reject(new Error(`timewarp ui exited (${code}) before it printed its URL`)),
+    );
+  });
+  const doc = JSON.parse(line) as { url: string };
+  const url = new URL(doc.url);
+  return { child, url: doc.url, origin: url.origin, token: url.searchParams.get("token") ?? "" };
+}
+
+function peakRssMb(pid: number): { hwm: number; rss: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (name: string) =>
+    Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return { hwm: kb("VmHWM") / 1024, rss: kb("VmRSS") / 1024 };
+}
+
+/** The server's CPU time so far (user + system, ms; /proc ticks are 10 ms). */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+interface ApiTimes {
+  first: number;
+  firstCpu: number;
+  times: number[];
+  /** The server's CPU per request, averaged over the warm ones (the machine is shared). */
+  cpuPerRequest: number;
+  total: number;
+}
+
+async function timeApi(server: Server, query: string, runs: number): Promise<ApiTimes> {
+  const headers = { authorization: `Bearer ${server.token}` };
+  const pid = server.child.pid ?? 0;
+  const once = async () => {
+    const t = performance.now();
+    const res = await fetch(`${server.origin}/api/timeline?${query}`, { headers });
+    const doc = (await res.json()) as { items: unknown[]; total: number };
+    if (!res.ok || doc.items.length === 0)
+      throw new Error(`timeline: ${res.status} ${JSON.stringify(doc).slice(0, 200)}`);
+    return { ms: performance.now() - t, total: doc.total };
+  };
+  const cpu0 = cpuMsOf(pid);
+  const first = await once();
+  const cpu1 = cpuMsOf(pid);
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) times.push((await once()).ms);
+  const cpu2 = cpuMsOf(pid);
+  return {
+    first: first.ms,
+    firstCpu: cpu1 - cpu0,
+    times,
+    cpuPerRequest: (cpu2 - cpu1) / runs,
+    total: first.total,
+  };
+}
+
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+
+/** Navigation → the timeline's first row visible, in Debian's Chromium with a fresh profile. */
+async function timeBrowser(
+  server: Server,
+  runs: number,
+): Promise<{ first: number; times: number[] }> {
+  const profile = mkdtempSync(join(tmpdir(), "tw-bench-ui-profile-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: CHROMIUM_ARGS,
+  });
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    const shown = () =>
+      page.waitForSelector('[data-view="timeline"] .tl-row', { state: "visible" });
+    let t = performance.now();
+    await page.goto(server.url);
+    await shown();
+    const first = performance.now() - t;
+    const times: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      t = performance.now();
+      await page.goto(`${server.origin}/timeline`);
+      await shown();
+      times.push(performance.now() - t);
+    }
+    if (process.env.TW_BENCH_SCREENSHOT)
+      await page.screenshot({ path: process.env.TW_BENCH_SCREENSHOT, fullPage: false });
+    return { first, times };
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(join(REPO, "dist", "bin", "timewarp.cjs")))
+    log(
+      "warning: no build (dist/bin/timewarp.cjs): the bin runs the sources through tsx; run `npm run build` first",
+    );
+  const base = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
+  const root = REUSE ?? mkdtempSync(join(base, "tw-bench-ui-"));
+  const where = root.startsWith("/dev/shm") ? "tmpfs: the ledger's fsyncs cost nothing" : "disk";
+  log(`workspace ${root} (${where}); ${load()}`);
+  const clock = createFixedClock(new Date(Date.now() - 30 * 24 * 3600_000), 20_000);
+  let server: Server | undefined;
+  try {
+    const t0 = performance.now();
+    if (REUSE === undefined) await buildHistory(root, clock, await prepareJobs(root));
+    const jobs = readdirSync(join(root, ".skillpilot", "runs")).length;
+    const bus = readFileSync(workspacePaths(root).events).length;
+    log(
+      `${jobs} run directories; built in ${((performance.now() - t0) / 1000).toFixed(0)} s; events.jsonl ${(bus / 1024 / 1024).toFixed(1)} MiB; ${load()}`,
+    );
+    server = await startServer(root);
+    const pid = server.child.pid ?? 0;
+    const startRss = peakRssMb(pid);
+    const before = load();
+    const api = await timeApi(server, "limit=50", API_RUNS);
+    const filtered = await timeApi(
+      server,
+      `limit=50&agent=codex&glob=${encodeURIComponent("src/m3/**")}`,
+      API_RUNS,
+    );
+    const browser = await timeBrowser(server, BROWSER_RUNS);
+    const mem = peakRssMb(pid);
+    report({ api, filtered, browser, mem, startRss, before, after: load() });
+    if (KEEP) log(`kept: ${root}`);
+  } finally {
+    server?.child.kill("SIGTERM");
+    if (!KEEP && REUSE === undefined) rmSync(root, { recursive: true, force: true });
+  }
+}
+
+function report(r: {
+  api: ApiTimes;
+  filtered: ApiTimes;
+  browser: { first: number; times: number[] };
+  mem: { hwm: number; rss: number };
+  startRss: { hwm: number; rss: number };
+  before: string;
+  after: string;
+}): void {
+  const row = (name: string, first: number, xs: number[], target: string) =>
+    `${name.padEnd(46)} ${first.toFixed(1).padStart(8)} ${median(xs).toFixed(1).padStart(8)} ${quantile(xs, 0.95).toFixed(1).padStart(8)}   ${target}`;
+  const lines = [
+    "",
+    `timewarp ui: ${SESSIONS} sessions, ${OPS} ledger operations, ${JOBS} SkillPilot jobs (${REAL_JOBS} real tclsh, the rest replicated); ${r.api.total} timeline rows`,
+    `${"".padEnd(46)} ${"first".padStart(8)} ${"median".padStart(8)} ${"p95".padStart(8)}   target`,
+    row(`API first page, limit 50 (ms, n=${API_RUNS})`, r.api.first, r.api.times, "<= 300 ms"),
+    row(
+      `API filtered page, agent+glob (ms, n=${API_RUNS})`,
+      r.filtered.first,
+      r.filtered.times,
+      `<= 300 ms (${r.filtered.total} rows match)`,
+    ),
+    row(
+      `Chromium: navigation -> timeline (ms, n=${BROWSER_RUNS})`,
+      r.browser.first,
+      r.browser.times,
+      "<= 300 ms",
+    ),
+    `server CPU per API request: first page ${r.api.firstCpu} ms cold, ${r.api.cpuPerRequest.toFixed(1)} ms warm; filtered ${r.filtered.cpuPerRequest.toFixed(1)} ms warm (/proc ticks of 10 ms)`,
+    `server resident memory: peak ${r.mem.hwm.toFixed(1)} MB (VmHWM), now ${r.mem.rss.toFixed(1)} MB, at start ${r.startRss.rss.toFixed(1)} MB   target <= 80 MB`,
+    `load: before the measurements ${r.before}; after ${r.after}`,
+    "(first = the first request after start, which builds the server's index; the browser's first includes the ?token= redirect)",
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+await main();
