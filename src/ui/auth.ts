@@ -28,8 +28,14 @@ export interface GateRefusal {
   message: string;
 }
 
-/** The cookie a page load with `?token=` sets, so links, fetches and EventSource carry it. */
-export const TOKEN_COOKIE = "tw_token";
+/**
+ * The cookie a page load with `?token=` sets, so links, fetches and EventSource carry it. Cookies
+ * are kept per host, not per port: the port in the name keeps two dashboards from replacing each
+ * other's token.
+ */
+export function tokenCookie(port: number): string {
+  return `tw_token_${port}`;
+}
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 

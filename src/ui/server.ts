@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { extname, join, normalize, sep } from "node:path";
 import { serve } from "@hono/node-server";
@@ -14,7 +14,7 @@ import {
 } from "../core/index.ts";
 import { apiRoutes } from "./api/index.ts";
 import { CONTENT_TYPES, vendorFile, webDir } from "./assets.ts";
-import { checkRequest, type GateConfig, newToken, TOKEN_COOKIE } from "./auth.ts";
+import { checkRequest, type GateConfig, newToken, tokenCookie } from "./auth.ts";
 import type { UiContext } from "./context.ts";
 
 export interface UiServerOptions {
@@ -86,7 +86,7 @@ export function createUiApp(ctx: UiContext, gate: GateConfig): Hono {
         origin: c.req.header("origin"),
         tokens: [
           c.req.query("token"),
-          getCookie(c, TOKEN_COOKIE),
+          getCookie(c, tokenCookie(gate.port)),
           c.req.header("authorization")?.replace(/^Bearer\s+/i, ""),
         ],
       },
@@ -97,7 +97,11 @@ export function createUiApp(ctx: UiContext, gate: GateConfig): Hono {
     const token = c.req.query("token");
     if (token !== undefined && c.req.method === "GET" && !c.req.path.startsWith("/api/")) {
       // The token moves from the URL into a cookie only this origin's requests carry.
-      setCookie(c, TOKEN_COOKIE, gate.token, { httpOnly: true, sameSite: "Strict", path: "/" });
+      setCookie(c, tokenCookie(gate.port), gate.token, {
+        httpOnly: true,
+        sameSite: "Strict",
+        path: "/",
+      });
       const url = new URL(c.req.url);
       url.searchParams.delete("token");
       return c.redirect(`${url.pathname}${url.search}`, 302);
@@ -150,9 +154,20 @@ function refuse(
   return c.text(`${code}: ${message}\n`, status as 400);
 }
 
+/**
+ * The page's own files and its libraries: revalidated by ETag (size and mtime), so a reload costs
+ * a 304 per file instead of the bytes, and an upgraded package is seen at once.
+ */
 function sendFile(c: Context, file: string): Response | Promise<Response> {
   let body: Buffer;
+  let etag: string;
   try {
+    const st = statSync(file);
+    if (!st.isFile()) return c.notFound();
+    etag = `"${st.size.toString(36)}-${Math.trunc(st.mtimeMs).toString(36)}"`;
+    c.header("Cache-Control", "no-cache");
+    c.header("ETag", etag);
+    if (c.req.header("if-none-match") === etag) return c.body(null, 304);
     body = readFileSync(file);
   } catch {
     return c.notFound();

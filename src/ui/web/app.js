@@ -3,6 +3,7 @@
 import { render } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { html } from "./lib/html.js";
+import { LazyView } from "./lib/lazy-view.js";
 import { interceptLinks, matchRoute, useLocation } from "./lib/router.js";
 import { ShortcutsDialog, useShortcuts } from "./lib/shortcuts.js";
 import { Badge, Loaded, useApi } from "./lib/ui.js";
@@ -92,7 +93,7 @@ function App() {
       ${
         found === undefined
           ? html`<h1>Not found</h1><p>No view at <code>${loc.path}</code>. <a href="/timeline">Go to the timeline</a>.</p>`
-          : html`<${found.route.view} params=${found.params} query=${loc.query} workspace=${workspace.data} />`
+          : html`<${LazyView} route=${found.route} params=${found.params} query=${loc.query} workspace=${workspace.data} />`
       }
     </main>
     <p class="visually-hidden" aria-live="polite">${announced}</p>

@@ -1,20 +1,16 @@
-// Every view's stable URL. A view is a component given { params, query, workspace }.
-import { EditView } from "./views/edit.js";
-import { IssueList, IssueView } from "./views/issues.js";
-import { MemoryList, MemoryRunView } from "./views/memory.js";
-import { RunList, RunView } from "./views/runs.js";
-import { SnapshotList, SnapshotView } from "./views/snapshots.js";
-import { TimelineView } from "./views/timeline.js";
+// Every view's stable URL. A view is a component given { params, query, workspace }, loaded the
+// first time its URL is visited: the timeline does not wait for the diff or chart views.
+const lazy = (load, name) => () => load().then((m) => m[name]);
 
 export const routes = [
-  { path: "/timeline", view: TimelineView },
-  { path: "/edits/:id", view: EditView },
-  { path: "/snapshots", view: SnapshotList },
-  { path: "/snapshots/:id", view: SnapshotView },
-  { path: "/issues", view: IssueList },
-  { path: "/issues/:id", view: IssueView },
-  { path: "/runs", view: RunList },
-  { path: "/runs/:job", view: RunView },
-  { path: "/memory", view: MemoryList },
-  { path: "/memory/:run", view: MemoryRunView },
+  { path: "/timeline", load: lazy(() => import("./views/timeline.js"), "TimelineView") },
+  { path: "/edits/:id", load: lazy(() => import("./views/edit.js"), "EditView") },
+  { path: "/snapshots", load: lazy(() => import("./views/snapshots.js"), "SnapshotList") },
+  { path: "/snapshots/:id", load: lazy(() => import("./views/snapshots.js"), "SnapshotView") },
+  { path: "/issues", load: lazy(() => import("./views/issues.js"), "IssueList") },
+  { path: "/issues/:id", load: lazy(() => import("./views/issues.js"), "IssueView") },
+  { path: "/runs", load: lazy(() => import("./views/runs.js"), "RunList") },
+  { path: "/runs/:job", load: lazy(() => import("./views/runs.js"), "RunView") },
+  { path: "/memory", load: lazy(() => import("./views/memory.js"), "MemoryList") },
+  { path: "/memory/:run", load: lazy(() => import("./views/memory.js"), "MemoryRunView") },
 ];

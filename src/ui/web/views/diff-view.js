@@ -1,5 +1,6 @@
 // A diff rendered by diff2html, unified or side by side, with the choice kept in `?view=`.
 import { useRef } from "preact/hooks";
+import { useDiff2Html } from "../lib/diff2html.js";
 import { html } from "../lib/html.js";
 import { navigate } from "../lib/router.js";
 
@@ -70,7 +71,7 @@ export function DiffTabs({ id, view, label = "diff layout" }) {
 /** A patch text rendered; diff2html escapes the text it shows. */
 export function DiffBody({ patch, view, empty = "No textual change." }) {
   if (!patch) return html`<p class="muted">${empty}</p>`;
-  const d2h = window.Diff2Html;
+  const d2h = useDiff2Html();
   if (d2h === undefined) return html`<pre class="mono">${patch}</pre>`;
   const markup = d2h.html(patch, { outputFormat: view, drawFileList: false, matching: "lines" });
   return html`<div class="diff" dangerouslySetInnerHTML=${{ __html: markup }}></div>`;

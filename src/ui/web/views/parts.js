@@ -4,6 +4,7 @@ import uPlot from "uplot";
 import { html } from "../lib/html.js";
 import { navigate } from "../lib/router.js";
 import { Pager } from "../lib/ui.js";
+import { DiffBody } from "./diff-view.js";
 
 /** Change the current URL's query (filters, tabs, the page) without a new history entry. */
 export function setQuery(query, changes, { push = false } = {}) {
@@ -114,13 +115,7 @@ export function duration(ms) {
 
 /** Render a diff with diff2html (it escapes the text), side by side or line by line. */
 export function DiffView({ patch, layout }) {
-  if (!window.Diff2Html) return html`<pre>${patch}</pre>`;
-  const markup = window.Diff2Html.html(patch, {
-    outputFormat: layout === "side-by-side" ? "side-by-side" : "line-by-line",
-    drawFileList: false,
-    matching: "lines",
-  });
-  return html`<div class="diff" dangerouslySetInnerHTML=${{ __html: markup }}></div>`;
+  return html`<${DiffBody} patch=${patch} view=${layout === "side-by-side" ? "side-by-side" : "line-by-line"} />`;
 }
 
 /** A `<dl>` of label/value pairs; values left out when null or undefined. */

@@ -1,0 +1,35 @@
+// A route's view, imported on first use; a failed import says so instead of a blank page.
+import { useEffect, useState } from "preact/hooks";
+import { html } from "./html.js";
+import { ErrorBox, Loading } from "./ui.js";
+
+const loaded = new Map();
+
+export function LazyView({ route, ...props }) {
+  const [state, setState] = useState(() => ({ view: loaded.get(route.path) }));
+  useEffect(() => {
+    if (loaded.has(route.path)) {
+      setState({ view: loaded.get(route.path) });
+      return;
+    }
+    let live = true;
+    setState({});
+    route.load().then(
+      (view) => {
+        loaded.set(route.path, view);
+        if (live) setState({ view });
+      },
+      (e) =>
+        live &&
+        setState({
+          error: { code: "LOAD_FAILED", message: `this view did not load: ${e.message}` },
+        }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [route.path]);
+  if (state.error) return html`<${ErrorBox} error=${state.error} />`;
+  if (state.view === undefined) return html`<${Loading} />`;
+  return html`<${state.view} ...${props} />`;
+}
