@@ -1,6 +1,5 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import { labRunOverview, listLabRuns, readLabRun } from "../../memory/index.ts";
 import type { UiContext } from "../context.ts";
 import { PageQuerySchema, pageOf, parseQuery } from "./paging.ts";
 
@@ -19,8 +18,9 @@ const RunQuery = PageQuerySchema.extend({
  * the cards it gave rendered for `?user=`, the users with a profile).
  */
 export function memoryRoutes(api: Hono, ctx: UiContext): void {
-  api.get("/memory", (c) => {
+  api.get("/memory", async (c) => {
     const q = parseQuery(PageQuerySchema, c.req.query());
+    const { labRunOverview, listLabRuns } = await memoryLibrary();
     const page = pageOf(listLabRuns(ctx.root), q);
     return c.json({
       ...page,
@@ -30,8 +30,9 @@ export function memoryRoutes(api: Hono, ctx: UiContext): void {
       })),
     });
   });
-  api.get("/memory/:run", (c) => {
+  api.get("/memory/:run", async (c) => {
     const q = parseQuery(RunQuery, c.req.query());
+    const { readLabRun } = await memoryLibrary();
     const run = readLabRun({ root: ctx.root, clock: ctx.clock }, c.req.param("run"), {
       ...(q.user === undefined ? {} : { user: q.user }),
     });
@@ -41,4 +42,12 @@ export function memoryRoutes(api: Hono, ctx: UiContext): void {
       events: { ...pageOf(events, q), all: run.events.length },
     });
   });
+}
+
+/**
+ * The memory capability (its retrieval index, redaction rules and shell parser: ~11 MB of the
+ * server's memory) is loaded when the Memory view is first asked for, not at start.
+ */
+function memoryLibrary(): Promise<typeof import("../../memory/index.ts")> {
+  return import("../../memory/index.ts");
 }
