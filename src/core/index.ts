@@ -74,6 +74,7 @@ export type {
 } from "./progress-channel.ts";
 export {
   createProgressChannel,
+  createProgressTick,
   formatProgress,
   ProgressRecordSchema,
   progressDir,

@@ -171,9 +171,7 @@ describe("the progress channel", () => {
   });
 
   it("formats a terminal line from the phase and counts, or the message", () => {
-    expect(formatProgress({ phase: "check objects", done: 3, total: 9 })).toBe(
-      "check objects 3/9",
-    );
+    expect(formatProgress({ phase: "check objects", done: 3, total: 9 })).toBe("check objects 3/9");
     expect(formatProgress({ phase: "mark", done: 3 })).toBe("mark 3");
     expect(formatProgress({ phase: "verify" })).toBe("verify…");
     expect(formatProgress({ phase: "scan", done: 5, message: "scanned 5 entries" })).toBe(

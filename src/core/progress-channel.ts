@@ -227,6 +227,25 @@ function removeQuietly(file: string): void {
   }
 }
 
+/**
+ * The progress of a loop over `total` items: the phase at once, then every `every`th item
+ * (default 256) and the last. A callback per item would cost more than the work on a large
+ * store, and a terminal line per item more still.
+ */
+export function createProgressTick(
+  onProgress: OnProgress | undefined,
+  o: { phase: string; total: number; every?: number },
+): () => void {
+  if (onProgress === undefined) return () => {};
+  const n = o.every ?? 256;
+  onProgress({ phase: o.phase, done: 0, total: o.total });
+  let done = 0;
+  return () => {
+    done++;
+    if (done % n === 0 || done === o.total) onProgress({ phase: o.phase, done, total: o.total });
+  };
+}
+
 /** The line a terminal shows for an update: its message, else the phase and its counts. */
 export function formatProgress(update: ProgressUpdate): string {
   if (update.message !== undefined) return update.message;

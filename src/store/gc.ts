@@ -3,17 +3,19 @@ import { basename, join } from "node:path";
 import {
   appendEvent,
   type Clock,
+  createProgressTick,
   ErrorCode,
   errnoCode,
   gitBlobId,
   isProcessAlive,
   isTimewarpError,
+  type OnProgress,
   systemClock,
   type WorkspacePaths,
   workspacePaths,
 } from "../core/index.ts";
 import { decodeManifest, diffManifestTexts, type Manifest } from "./manifest.ts";
-import { createObjectStore } from "./object-store.ts";
+import { createObjectStore, type ObjectStore } from "./object-store.ts";
 import { recordId } from "./snapshot-record.ts";
 import { listSnapshots, listSnapshotsChecked, readManifest } from "./snapshots.ts";
 import {
@@ -35,13 +37,19 @@ export function collectReferencedOids(
   options: {
     /** Manifests the caller holds already, by record id (a snapshot just taken): not re-read. */
     known?: ReadonlyMap<string, Manifest>;
+    /** Phase `mark`: records read of all. */
+    onProgress?: OnProgress;
   } = {},
 ): Set<string> {
   const oids = new Set<string>();
-  for (const kind of ["snapshot", "present_backup"] as const) {
-    for (const record of listSnapshots(root, { kind })) {
-      addManifest(oids, options.known?.get(recordId(record)) ?? readManifest(root, record));
-    }
+  const records = [
+    ...listSnapshots(root, { kind: "snapshot" }),
+    ...listSnapshots(root, { kind: "present_backup" }),
+  ];
+  const report = createProgressTick(options.onProgress, { phase: "mark", total: records.length });
+  for (const record of records) {
+    addManifest(oids, options.known?.get(recordId(record)) ?? readManifest(root, record));
+    report();
   }
   return oids;
 }
@@ -54,6 +62,8 @@ export interface GcOptions {
   /** What must stay: manifests, or object ids. Usually `collectReferencedOids(root)`. */
   roots: Iterable<Manifest | string>;
   clock?: Clock;
+  /** Phases `list objects`, `prune packs`, then `sweep` (objects looked at of all). */
+  onProgress?: OnProgress;
 }
 
 export interface GcResult {
@@ -86,11 +96,18 @@ export function collectGarbage(root: string, options: GcOptions): GcResult {
   const removed = new Set<string>();
   let freed = 0;
   let kept = 0;
+  options.onProgress?.({ phase: "list objects" });
   const listed = store.listAll();
+  options.onProgress?.({ phase: "prune packs" });
   const packed = store.prunePacks(keep);
   freed += packed.freed;
   for (const oid of packed.removed) removed.add(oid);
+  const tick = createProgressTick(options.onProgress, {
+    phase: "sweep",
+    total: listed.objects.length,
+  });
   for (const oid of listed.objects) {
+    tick();
     if (keep.has(oid)) {
       kept++;
       continue;
@@ -256,27 +273,15 @@ export interface FsckResult {
  * One damaged record is reported and the others are still checked. Reads everything and changes
  * nothing (a bad cache is discarded by its next reader); run it on demand.
  */
-export function fsck(root: string): FsckResult {
+export function fsck(root: string, options: { onProgress?: OnProgress } = {}): FsckResult {
   const paths = workspacePaths(root);
   const store = createObjectStore(paths.objects);
   const problems: FsckProblem[] = [];
-  const present = new Set<string>();
-  for (const oid of store.list()) {
-    present.add(oid);
-    try {
-      store.read(oid, { verify: true });
-    } catch (error) {
-      problems.push({
-        kind: "corrupt_object",
-        subject: oid,
-        path: store.pathOf(oid),
-        code: isTimewarpError(error) ? error.code : ErrorCode.IO_ERROR,
-        detail: error instanceof Error ? error.message : String(error),
-      });
-    }
-  }
+  const present = checkObjects(store, problems, options.onProgress);
   let records = 0;
   for (const kind of ["snapshot", "present_backup"] as const) {
+    const phase = kind === "snapshot" ? "check snapshots" : "check backups";
+    options.onProgress?.({ phase });
     let list: ReturnType<typeof listSnapshotsChecked>;
     try {
       list = listSnapshotsChecked(root, { kind });
@@ -294,7 +299,13 @@ export function fsck(root: string): FsckResult {
         detail: bad.message,
       });
     }
+    const tickRecord = createProgressTick(options.onProgress, {
+      phase,
+      total: list.records.length,
+      every: 16,
+    });
     for (const record of list.records) {
+      tickRecord();
       records++;
       const dir = kind === "snapshot" ? paths.snapshots : paths.backups;
       const file = join(dir, recordId(record), record.manifest.file);
@@ -318,6 +329,7 @@ export function fsck(root: string): FsckResult {
       }
     }
   }
+  options.onProgress?.({ phase: "check caches" });
   const caches = checkCaches(paths, problems);
   for (const temp of store.listTemp()) {
     problems.push({
@@ -335,6 +347,37 @@ export function fsck(root: string): FsckResult {
     caches,
     problems,
   };
+}
+
+/** Every object re-hashed against its id; the ids present. */
+function checkObjects(
+  store: ObjectStore,
+  problems: FsckProblem[],
+  onProgress: OnProgress | undefined,
+): Set<string> {
+  const present = new Set<string>();
+  onProgress?.({ phase: "list objects" });
+  const oids = store.list();
+  const tick = createProgressTick(onProgress, {
+    phase: "check objects",
+    total: oids.length,
+  });
+  for (const oid of oids) {
+    tick();
+    present.add(oid);
+    try {
+      store.read(oid, { verify: true });
+    } catch (error) {
+      problems.push({
+        kind: "corrupt_object",
+        subject: oid,
+        path: store.pathOf(oid),
+        code: isTimewarpError(error) ? error.code : ErrorCode.IO_ERROR,
+        detail: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+  return present;
 }
 
 function problemOf(
