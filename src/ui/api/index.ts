@@ -3,6 +3,7 @@ import type { UiContext } from "../context.ts";
 import { editRoutes } from "./edits.ts";
 import { issueRoutes } from "./issues.ts";
 import { memoryRoutes } from "./memory.ts";
+import { progressRoutes } from "./progress.ts";
 import { runRoutes } from "./runs.ts";
 import { snapshotRoutes } from "./snapshots.ts";
 import { timelineRoutes } from "./timeline.ts";
@@ -16,5 +17,6 @@ export function apiRoutes(ctx: UiContext): Hono {
   issueRoutes(api, ctx);
   runRoutes(api, ctx);
   memoryRoutes(api, ctx);
+  progressRoutes(api, ctx);
   return api;
 }

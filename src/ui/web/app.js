@@ -2,6 +2,7 @@
 import { render } from "preact";
 import { useEffect, useRef } from "preact/hooks";
 import { html } from "./lib/html.js";
+import { ProgressStatus } from "./lib/progress.js";
 import { interceptLinks, matchRoute, useLocation } from "./lib/router.js";
 import { Badge, Loaded, useApi } from "./lib/ui.js";
 import { routes } from "./routes.js";
@@ -56,7 +57,8 @@ function App() {
           ? html`<h1>Not found</h1><p>No view at <code>${loc.path}</code>. <a href="/timeline">Go to the timeline</a>.</p>`
           : html`<${found.route.view} params=${found.params} query=${loc.query} workspace=${workspace.data} />`
       }
-    </main>`;
+    </main>
+    <${ProgressStatus} />`;
 }
 
 interceptLinks();
