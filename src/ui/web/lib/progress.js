@@ -39,7 +39,7 @@ function counts(r) {
 export function ProgressStatus() {
   const items = useProgress();
   return html`<div class="progress-status" role="status" aria-live="polite"
-    style=${items.length === 0 ? "" : "position:sticky;bottom:0;padding:.4rem 1rem;border-top:1px solid currentColor;background:Canvas;color:CanvasText"}>
+    style=${items.length === 0 ? "" : "position:fixed;left:0;right:0;bottom:0;padding:.4rem 1rem;border-top:1px solid GrayText;background:Canvas;color:CanvasText"}>
     ${items.map((r) => {
       const id = `progress-${r.pid}`;
       return html`<div class="progress-item" key=${r.pid} style="display:flex;gap:.6rem;align-items:center">
