@@ -1,3 +1,5 @@
+import type { ProgressUpdate } from "../core/index.ts";
+
 /**
  * The CLI's progress line: one line on stderr, rewritten in place, for work that turns out slow
  * (issue 21: a first snapshot of a large tree). Quick work prints nothing: messages before
@@ -25,5 +27,14 @@ export function createProgressLine(options: {
     if (options.now() - start < after) return;
     options.write(`\r\x1b[2K${message}`);
     shown = true;
+  };
+}
+
+/** A snapshot's scan as the `scan` phase (its total is not known until it ends). */
+export function scanProgress(p: { entries: number; rehashed: number }): ProgressUpdate {
+  return {
+    phase: "scan",
+    done: p.entries,
+    message: `scanned ${p.entries} entries, read ${p.rehashed}`,
   };
 }

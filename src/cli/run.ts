@@ -22,17 +22,31 @@ export function action<A extends unknown[]>(
     const globals = command.optsWithGlobals<GlobalOptions>();
     const json = globals.json === true;
     let root: string | undefined;
+    let ctx: CommandContext | undefined;
     try {
       // `-C DIR` names the workspace: a missing one must not be created by the first write.
       if (globals.cwd !== undefined) assertInputDirectory(globals.cwd, { what: "--cwd" });
-      const ctx = createCommandContext(globals);
+      ctx = createCommandContext(globals, commandPath(command));
       root = ctx.root;
       const result = await handler(ctx, ...(args.slice(0, -1) as A));
+      ctx.progress(""); // before the result: a reader never sees work the output says is done
       printResult(result, ctx.json);
     } catch (error) {
+      ctx?.progress("");
       printError(error, json);
     } finally {
       if (root !== undefined) ensureStoreIgnored(root);
     }
   };
+}
+
+/** `snapshot create` for `timewarp snapshot create …`: the command's names below the program. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  let c = command;
+  while (c.parent !== null) {
+    names.unshift(c.name());
+    c = c.parent;
+  }
+  return names.join(" ");
 }

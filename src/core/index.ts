@@ -65,6 +65,21 @@ export {
 export type { WorkspacePaths } from "./paths.ts";
 export { DATA_DIR, workspacePaths } from "./paths.ts";
 export { isProcessAlive, isSameProcess, parentPidOf, processStartOf } from "./process-alive.ts";
+export type {
+  OnProgress,
+  ProgressChannel,
+  ProgressChannelOptions,
+  ProgressRecord,
+  ProgressUpdate,
+} from "./progress-channel.ts";
+export {
+  createProgressChannel,
+  createProgressTick,
+  formatProgress,
+  ProgressRecordSchema,
+  progressDir,
+  readProgress,
+} from "./progress-channel.ts";
 export type { FileSink, SafeWriteOptions, WorkspaceRelPath } from "./safe-path.ts";
 export {
   assertSafeRelPath,

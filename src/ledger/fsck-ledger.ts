@@ -1,6 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ErrorCode, isTempName, isTimewarpError, readJsonFile } from "../core/index.ts";
+import {
+  createProgressTick,
+  ErrorCode,
+  isTempName,
+  isTimewarpError,
+  type OnProgress,
+  readJsonFile,
+} from "../core/index.ts";
 import { createObjectStore, type FsckProblem, type FsckResult } from "../store/index.ts";
 import {
   checkIndexCache,
@@ -26,7 +33,14 @@ export interface LedgerFsckResult extends FsckResult {
  * line (a crash between the two writes) is only noted, as temp files are: `timewarp history
  * repair` adopts it. Reads only.
  */
-export function fsckLedger(root: string, base: FsckResult): LedgerFsckResult {
+export function fsckLedger(
+  root: string,
+  base: FsckResult,
+  options: {
+    /** Phases `check index` (lines of all), `check operations` (records so far), `check milestones`. */
+    onProgress?: OnProgress;
+  } = {},
+): LedgerFsckResult {
   const paths = ledgerPaths(root);
   const store = createObjectStore(paths.objects);
   const problems: FsckProblem[] = [...base.problems];
@@ -50,7 +64,12 @@ export function fsckLedger(root: string, base: FsckResult): LedgerFsckResult {
   }
   const lines = text.split("\n");
   lines.pop(); // after the last LF: empty, or a torn line readers never parse
+  const tick = createProgressTick(options.onProgress, {
+    phase: "check index",
+    total: lines.length,
+  });
   for (let n = 0; n < lines.length; n++) {
+    tick();
     const one = emptyIndex(1);
     parseIndexText(`${lines[n]}\n`, one);
     const corrupt = (detail: string) =>
@@ -104,8 +123,11 @@ export function fsckLedger(root: string, base: FsckResult): LedgerFsckResult {
   let operations = 0;
   let caches = base.caches;
   if (existsSync(indexCachePath(paths.index))) caches++;
+  options.onProgress?.({ phase: "check operations", done: 0 });
   for (const file of walkRecordFiles(paths)) {
     operations++;
+    if (operations % 256 === 0)
+      options.onProgress?.({ phase: "check operations", done: operations });
     let record: ReturnType<typeof readOperationFile>;
     try {
       record = readOperationFile(file);
@@ -136,6 +158,7 @@ export function fsckLedger(root: string, base: FsckResult): LedgerFsckResult {
       }
     }
   }
+  options.onProgress?.({ phase: "check milestones" });
   let names: string[] = [];
   try {
     names = readdirSync(paths.milestones);

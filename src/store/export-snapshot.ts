@@ -7,6 +7,7 @@ import {
   fromSystemError,
   fsyncDirectory,
   isProcessAlive,
+  type OnProgress,
   TimewarpError,
   workspacePaths,
   writeJsonAtomic,
@@ -40,8 +41,13 @@ export function exportSnapshot(
   root: string,
   id: string,
   dir: string,
-  query: RecordQuery = {},
+  options: RecordQuery & {
+    /** Phase `write`: entries written of all (files, links, directories). */
+    onProgress?: OnProgress;
+  } = {},
 ): ExportResult {
+  const { onProgress, ...query } = options;
+  onProgress?.({ phase: "read manifest" });
   const record = readSnapshot(root, id, query);
   const manifest = readManifest(root, record);
   const out = resolve(dir);
@@ -62,6 +68,7 @@ export function exportSnapshot(
     restore = restoreManifest(join(building, "workspace"), manifest, {
       store: createObjectStore(workspacePaths(root).objects),
       excludes: [],
+      ...(onProgress ? { onProgress: (p) => onProgress({ phase: "write", ...p }) } : {}),
     });
     writeJsonAtomic(join(building, RECORD_FILE), record);
     // Replaces `out` when it is an empty directory (rename(2)); checked again just before.

@@ -3,17 +3,19 @@ import { basename, join } from "node:path";
 import {
   appendEvent,
   type Clock,
+  createProgressTick,
   ErrorCode,
   errnoCode,
   gitBlobId,
   isProcessAlive,
   isTimewarpError,
+  type OnProgress,
   systemClock,
   type WorkspacePaths,
   workspacePaths,
 } from "../core/index.ts";
 import { decodeManifest, diffManifestTexts, type Manifest } from "./manifest.ts";
-import { createObjectStore } from "./object-store.ts";
+import { createObjectStore, type ObjectStore } from "./object-store.ts";
 import { recordId } from "./snapshot-record.ts";
 import { listSnapshots, listSnapshotsChecked, readManifest } from "./snapshots.ts";
 import {
@@ -37,14 +39,23 @@ export function collectReferencedOids(
     known?: ReadonlyMap<string, Manifest>;
     /** Filled with a path of each object (for gc's repack, which puts similar files together). */
     names?: Map<string, string>;
+    /** Phase `mark`: records read of all. */
+    onProgress?: OnProgress;
   } = {},
 ): Set<string> {
   const oids = new Set<string>();
-  for (const kind of ["snapshot", "present_backup"] as const) {
-    for (const record of listSnapshots(root, { kind })) {
-      const manifest = options.known?.get(recordId(record)) ?? readManifest(root, record);
-      addManifest(oids, manifest, options.names);
-    }
+  const records = [
+    ...listSnapshots(root, { kind: "snapshot" }),
+    ...listSnapshots(root, { kind: "present_backup" }),
+  ];
+  const report = createProgressTick(options.onProgress, { phase: "mark", total: records.length });
+  for (const record of records) {
+    addManifest(
+      oids,
+      options.known?.get(recordId(record)) ?? readManifest(root, record),
+      options.names,
+    );
+    report();
   }
   return oids;
 }
@@ -66,6 +77,8 @@ export interface GcOptions {
    */
   names?: ReadonlyMap<string, string>;
   clock?: Clock;
+  /** Phases `list objects`, `repack`, then `sweep` (objects looked at of all). */
+  onProgress?: OnProgress;
 }
 
 export interface GcResult {
@@ -103,11 +116,18 @@ export function collectGarbage(root: string, options: GcOptions): GcResult {
   const removed = new Set<string>();
   let freed = 0;
   let kept = 0;
+  options.onProgress?.({ phase: "list objects" });
   const listed = store.listAll();
+  options.onProgress?.({ phase: "repack" });
   const packed = store.repack(keep, options.names);
   freed += packed.freed;
   for (const oid of packed.removed) removed.add(oid);
+  const tick = createProgressTick(options.onProgress, {
+    phase: "sweep",
+    total: listed.objects.length,
+  });
   for (const oid of listed.objects) {
+    tick();
     if (keep.has(oid)) {
       kept++;
       continue;
@@ -275,27 +295,15 @@ export interface FsckResult {
  * One damaged record is reported and the others are still checked. Reads everything and changes
  * nothing (a bad cache is discarded by its next reader); run it on demand.
  */
-export function fsck(root: string): FsckResult {
+export function fsck(root: string, options: { onProgress?: OnProgress } = {}): FsckResult {
   const paths = workspacePaths(root);
   const store = createObjectStore(paths.objects);
   const problems: FsckProblem[] = [];
-  const present = new Set<string>();
-  for (const oid of store.list()) {
-    present.add(oid);
-    try {
-      store.read(oid, { verify: true });
-    } catch (error) {
-      problems.push({
-        kind: "corrupt_object",
-        subject: oid,
-        path: store.pathOf(oid),
-        code: isTimewarpError(error) ? error.code : ErrorCode.IO_ERROR,
-        detail: error instanceof Error ? error.message : String(error),
-      });
-    }
-  }
+  const present = checkObjects(store, problems, options.onProgress);
   let records = 0;
   for (const kind of ["snapshot", "present_backup"] as const) {
+    const phase = kind === "snapshot" ? "check snapshots" : "check backups";
+    options.onProgress?.({ phase });
     let list: ReturnType<typeof listSnapshotsChecked>;
     try {
       list = listSnapshotsChecked(root, { kind });
@@ -313,7 +321,13 @@ export function fsck(root: string): FsckResult {
         detail: bad.message,
       });
     }
+    const tickRecord = createProgressTick(options.onProgress, {
+      phase,
+      total: list.records.length,
+      every: 16,
+    });
     for (const record of list.records) {
+      tickRecord();
       records++;
       const dir = kind === "snapshot" ? paths.snapshots : paths.backups;
       const file = join(dir, recordId(record), record.manifest.file);
@@ -337,6 +351,7 @@ export function fsck(root: string): FsckResult {
       }
     }
   }
+  options.onProgress?.({ phase: "check caches" });
   const caches = checkCaches(paths, problems);
   for (const temp of store.listTemp()) {
     problems.push({
@@ -354,6 +369,37 @@ export function fsck(root: string): FsckResult {
     caches,
     problems,
   };
+}
+
+/** Every object re-hashed against its id; the ids present. */
+function checkObjects(
+  store: ObjectStore,
+  problems: FsckProblem[],
+  onProgress: OnProgress | undefined,
+): Set<string> {
+  const present = new Set<string>();
+  onProgress?.({ phase: "list objects" });
+  const oids = store.list();
+  const tick = createProgressTick(onProgress, {
+    phase: "check objects",
+    total: oids.length,
+  });
+  for (const oid of oids) {
+    tick();
+    present.add(oid);
+    try {
+      store.read(oid, { verify: true });
+    } catch (error) {
+      problems.push({
+        kind: "corrupt_object",
+        subject: oid,
+        path: store.pathOf(oid),
+        code: isTimewarpError(error) ? error.code : ErrorCode.IO_ERROR,
+        detail: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+  return present;
 }
 
 function problemOf(

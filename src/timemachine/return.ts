@@ -6,6 +6,7 @@ import {
   ErrorCode,
   isTimewarpError,
   type LockHandle,
+  type OnProgress,
   systemClock,
   TimewarpError,
   workspacePaths,
@@ -30,6 +31,8 @@ export interface ReturnOptions {
   clock?: Clock;
   /** Test hook: runs at every named step. */
   onStep?: (step: string) => void;
+  /** Phases `keep past work`, `restore` (entries applied of all), `verify`. */
+  onProgress?: OnProgress;
 }
 
 export interface ReturnResult {
@@ -65,7 +68,7 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
   const started = performance.now();
   const paths = workspacePaths(options.root);
   const clock = options.clock ?? systemClock;
-  const ctx: StepContext = { paths, clock, onStep: options.onStep };
+  const ctx: StepContext = { paths, clock, onStep: options.onStep, onProgress: options.onProgress };
   mkdirSync(paths.data, { recursive: true });
   const lock = acquireLock(paths.lock, { command: "return" });
   let ledger: LockHandle | undefined;
@@ -85,6 +88,7 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
     const backupId = backupIdOf(state.backup_path);
     const backup = readBackup(paths.root, backupId);
     // The work done in the past is written down before the restore rewrites it: never dropped.
+    options.onProgress?.({ phase: "keep past work" });
     const work = diffPastWork({
       root: paths.root,
       snapshotManifest: readManifest(paths.root, state.current_snapshot_id),

@@ -6,6 +6,7 @@ import {
   type Clock,
   ErrorCode,
   type LockHandle,
+  type OnProgress,
   pathTextOf,
   type Random,
   safeChmod,
@@ -39,6 +40,8 @@ export interface RewindOptions {
   dryRun?: boolean;
   clock?: Clock;
   random?: Random;
+  /** Phases `scan`, `write` (a dry run stops before it), `verify`. */
+  onProgress?: OnProgress;
 }
 
 export interface RewindResult {
@@ -104,6 +107,7 @@ export function rewind(options: RewindOptions): RewindResult {
       skipped: record.skipped,
     };
     const excludes = travelExcludes(readConfigOf(paths.root), record);
+    options.onProgress?.({ phase: "scan" });
     const present = scanNow(paths.root, excludes);
     const plan = planRewind(present, target, excludes);
     const kept = keepFullDirectories(paths.root, plan);
@@ -119,6 +123,8 @@ export function rewind(options: RewindOptions): RewindResult {
       untouched,
       left_alone: plan.leftAlone,
     };
+    if (!dryRun)
+      options.onProgress?.({ phase: "write", message: `writing ${plan.files.length} file(s)…` });
     const applied = restoreImages(
       { root: paths.root, clock, ...(options.random ? { random: options.random } : {}) },
       {
@@ -148,6 +154,7 @@ export function rewind(options: RewindOptions): RewindResult {
       };
     }
     setModes(paths.root, plan);
+    options.onProgress?.({ phase: "verify" });
     const verified = verifyRewind(paths.root, target, excludes, applied.operationId, base);
     if (applied.operationId !== null) {
       appendEvent(

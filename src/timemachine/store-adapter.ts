@@ -174,6 +174,8 @@ export function restoreExactly(
     statCache?: StatCache;
     /** More paths to leave alone (a travel: what the backup of the present did not capture). */
     alsoSkipped?: readonly SkippedPath[];
+    /** Entries applied of all (deletes, directories, writes). */
+    onProgress?: ((progress: { done: number; total: number }) => void) | undefined;
   } = {},
 ): RestoreResult {
   const { statCache, requireReplacedObjects = false } = options;
@@ -188,7 +190,7 @@ export function restoreExactly(
           paths.root,
           target.text(),
           { text: current.source.text(), skipped: current.skipped },
-          { store, excludes, requireReplacedObjects, skipped },
+          { store, excludes, requireReplacedObjects, skipped, onProgress: options.onProgress },
         );
   const result =
     byText ??
@@ -201,6 +203,7 @@ export function restoreExactly(
         : { current: { manifest: current.source.manifest(), skipped: current.skipped } }),
       requireReplacedObjects,
       skipped,
+      onProgress: options.onProgress,
     });
   if (result.blocked.length > 0) {
     throw new TimewarpError(

@@ -6,6 +6,7 @@ import {
   ErrorCode,
   faultPoint,
   inPresent,
+  type OnProgress,
   TimewarpError,
   type WorkspacePaths,
 } from "../core/index.ts";
@@ -33,6 +34,16 @@ export interface StepContext {
   clock: Clock;
   /** Test hook: runs at every named step (after the fault point). */
   onStep?: ((step: string) => void) | undefined;
+  /** Phases `restore` (entries applied of all) and `verify`. */
+  onProgress?: OnProgress | undefined;
+}
+
+/** The restore's counts as the `restore` phase, for `restoreExactly`. */
+function restoreProgress(
+  ctx: StepContext,
+): ((p: { done: number; total: number }) => void) | undefined {
+  const on = ctx.onProgress;
+  return on === undefined ? undefined : (p) => on({ phase: "restore", ...p });
 }
 
 export function step(ctx: StepContext, name: string): void {
@@ -80,6 +91,7 @@ export function finishTravel(
     // What the backup did not capture cannot be brought back: the travel must not touch it
     // either (a file over max_file_bytes, a FIFO, an unreadable directory and its subtree).
     alsoSkipped: loaded?.backupSkipped ?? backup?.skipped ?? [],
+    onProgress: restoreProgress(ctx),
   });
   step(ctx, "travel:restored");
   const past: State = {
@@ -143,8 +155,11 @@ export function restorePresent(
   const backup = loaded ?? readBackup(ctx.paths.root, t.backup_id);
   const excludes = backup.record.exclude_globs;
   step(ctx, `${t.kind}:restore-present`);
-  const restored = restoreExactly(ctx.paths.root, backup.source, excludes);
+  const restored = restoreExactly(ctx.paths.root, backup.source, excludes, {
+    onProgress: restoreProgress(ctx),
+  });
   step(ctx, `${t.kind}:verify`);
+  ctx.onProgress?.({ phase: "verify" });
   const check = verifyAgainst(ctx.paths.root, backup.source, excludes);
   if (!check.ok) {
     const shown = check.differences.slice(0, 10).map((d) => `${d.path} (${d.kind})`);

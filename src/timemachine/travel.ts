@@ -7,6 +7,7 @@ import {
   fromSystemError,
   isTimewarpError,
   type LockHandle,
+  type OnProgress,
   type Random,
   systemClock,
   systemRandom,
@@ -39,6 +40,8 @@ export interface TravelOptions {
   random?: Random;
   /** Test hook: runs at every named step. */
   onStep?: (step: string) => void;
+  /** Phases `back up` (entries scanned), `restore` (entries applied of all). */
+  onProgress?: OnProgress;
 }
 
 export interface TravelResult {
@@ -79,7 +82,7 @@ export function travel(options: TravelOptions): TravelResult {
   const paths = workspacePaths(options.root);
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;
-  const ctx: StepContext = { paths, clock, onStep: options.onStep };
+  const ctx: StepContext = { paths, clock, onStep: options.onStep, onProgress: options.onProgress };
   mkdirSync(paths.data, { recursive: true });
   const lock = acquireLock(paths.lock, { command: `travel ${options.snapshotId}` });
   let ledger: LockHandle | undefined;
@@ -116,12 +119,14 @@ export function travel(options: TravelOptions): TravelResult {
     let backup: ReturnType<typeof createSnapshot>;
     try {
       step(ctx, "travel:backup");
+      options.onProgress?.({ phase: "back up" });
       backup = createSnapshot(paths.root, {
         kind: "present_backup",
         excludes,
         sessionId: state.session_id,
         clock,
         random,
+        ...(options.onProgress ? { onProgress: backupProgress(options.onProgress) } : {}),
       });
     } catch (error) {
       // The workspace was not touched yet: close the journal and report (a full disk, typically).
@@ -175,6 +180,16 @@ export function travel(options: TravelOptions): TravelResult {
     ledger?.release();
     lock.release();
   }
+}
+
+/** The backup's scan as the `back up` phase. */
+function backupProgress(on: OnProgress) {
+  return (p: { entries: number; rehashed: number }) =>
+    on({
+      phase: "back up",
+      done: p.entries,
+      message: `backing up the present: ${p.entries} entries scanned, ${p.rehashed} read`,
+    });
 }
 
 /**

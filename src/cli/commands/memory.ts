@@ -383,7 +383,13 @@ export function registerMemoryCommands(program: Command): void {
                 : `${memoryPaths(ctx.root).eval}/predictions.jsonl`,
             ...(o.model !== undefined ? { model: o.model } : {}),
             profilesDir: memoryPaths(ctx.root).profiles,
-            onProgress: (p) => ctx.progress(`evaluated ${p.done}/${p.total} runs (${p.run})`),
+            onProgress: (p) =>
+              ctx.progress({
+                phase: "evaluate",
+                done: p.done,
+                total: p.total,
+                message: `evaluated ${p.done}/${p.total} runs (${p.run})`,
+              }),
           });
         } finally {
           ctx.progress("");

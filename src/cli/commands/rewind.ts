@@ -117,6 +117,7 @@ export function registerRewindCommand(program: Command): void {
             dryRun: opts.dryRun === true,
             clock: ctx.clock,
             random: ctx.random,
+            onProgress: ctx.progress,
           });
           const head = `turn ${r.turn} of ${r.session_id} (${r.prompt === "" ? "no prompt text" : r.prompt})`;
           const plan = r.changes.map((c) => `  ${MARK[c.change]} ${c.path}`);

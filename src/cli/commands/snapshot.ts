@@ -5,6 +5,7 @@ import { acquireLock, workspacePaths } from "../../core/index.ts";
 import type { CommandContext } from "../context.ts";
 import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
+import { scanProgress } from "../progress.ts";
 import { action } from "../run.ts";
 
 /** `timewarp snapshot create | list | show ID | diff A [B] | export ID DIR` and `timewarp gc`. */
@@ -43,7 +44,7 @@ export function registerSnapshotCommands(program: Command): void {
             sessionId: opts.sessionId ?? null,
             clock: ctx.clock,
             random: ctx.random,
-            onProgress: (p) => ctx.progress(`scanned ${p.entries} entries, read ${p.rehashed}`),
+            onProgress: (p) => ctx.progress(scanProgress(p)),
           });
         } finally {
           ctx.progress("");
@@ -244,7 +245,9 @@ export function registerSnapshotCommands(program: Command): void {
     .action(
       action(async (ctx, id: string, dir: string) => {
         const { exportSnapshot } = await import("../../store/index.ts");
-        const out = exportSnapshot(ctx.root, id, resolve(ctx.cwd, dir));
+        const out = exportSnapshot(ctx.root, id, resolve(ctx.cwd, dir), {
+          onProgress: ctx.progress,
+        });
         return {
           json: {
             snapshot_id: id,
@@ -279,7 +282,9 @@ export function registerSnapshotCommands(program: Command): void {
       action(async (ctx) => {
         const { fsck } = await import("../../store/index.ts");
         const { fsckLedger } = await import("../../ledger/index.ts");
-        const result = fsckLedger(ctx.root, fsck(ctx.root));
+        const result = fsckLedger(ctx.root, fsck(ctx.root, { onProgress: ctx.progress }), {
+          onProgress: ctx.progress,
+        });
         const lines = result.problems.map(
           (p) =>
             `  ${p.code} ${p.kind} ${p.path}${p.subject === p.path ? "" : ` (${p.subject})`}: ${p.detail}`,
@@ -317,9 +322,15 @@ export function registerSnapshotCommands(program: Command): void {
         const lock = acquireLock(paths.lock, { command: "gc" });
         try {
           const names = new Map<string, string>();
-          const roots = collectReferencedOids(ctx.root, { names });
+          const roots = collectReferencedOids(ctx.root, { names, onProgress: ctx.progress });
+          ctx.progress({ phase: "mark ledger" });
           for (const oid of collectLedgerOids(ctx.root)) roots.add(oid);
-          const result = collectGarbage(ctx.root, { roots, names, clock: ctx.clock });
+          const result = collectGarbage(ctx.root, {
+            roots,
+            names,
+            clock: ctx.clock,
+            onProgress: ctx.progress,
+          });
           return {
             json: result,
             human: `removed ${result.removed_objects} objects (${formatBytes(result.freed_bytes)}), kept ${result.kept_objects}`,

@@ -2,6 +2,7 @@ import { type Command, Option } from "commander";
 import { ErrorCode, TimewarpError } from "../../core/index.ts";
 import { helpExamples } from "../help-examples.ts";
 import { style } from "../output.ts";
+import { scanProgress } from "../progress.ts";
 import { action } from "../run.ts";
 
 const lazy = () => import("../../timemachine/index.ts");
@@ -70,7 +71,7 @@ export function registerTimemachineCommands(program: Command): void {
             sessionId: opts.sessionId,
             taskHint: opts.taskHint,
             transcriptPath: opts.transcript,
-            onProgress: (p) => ctx.progress(`scanned ${p.entries} entries, read ${p.rehashed}`),
+            onProgress: (p) => ctx.progress(scanProgress(p)),
           });
         } finally {
           ctx.progress("");
@@ -124,7 +125,13 @@ export function registerTimemachineCommands(program: Command): void {
     .action(
       action(async (ctx, snapshotId: string) => {
         const { travel } = await lazy();
-        const r = travel({ root: ctx.root, snapshotId, clock: ctx.clock, random: ctx.random });
+        const r = travel({
+          root: ctx.root,
+          snapshotId,
+          clock: ctx.clock,
+          random: ctx.random,
+          onProgress: ctx.progress,
+        });
         return {
           json: r,
           human:
@@ -158,6 +165,7 @@ export function registerTimemachineCommands(program: Command): void {
           root: ctx.root,
           clock: ctx.clock,
           savePatch: opts.savePatch,
+          onProgress: ctx.progress,
         });
         return {
           json: r,

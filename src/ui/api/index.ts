@@ -3,6 +3,7 @@ import type { UiContext } from "../context.ts";
 import { editRoutes } from "./edits.ts";
 import { issueRoutes } from "./issues.ts";
 import { memoryRoutes } from "./memory.ts";
+import { progressRoutes } from "./progress.ts";
 import { runRoutes } from "./runs.ts";
 import { snapshotRoutes } from "./snapshots.ts";
 import { streamRoutes } from "./stream.ts";
@@ -18,5 +19,6 @@ export function apiRoutes(ctx: UiContext): Hono {
   issueRoutes(api, ctx);
   runRoutes(api, ctx);
   memoryRoutes(api, ctx);
+  progressRoutes(api, ctx);
   return api;
 }

@@ -4,6 +4,7 @@ import { render } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { html } from "./lib/html.js";
 import { LazyView } from "./lib/lazy-view.js";
+import { ProgressStatus } from "./lib/progress.js";
 import { interceptLinks, matchRoute, useLocation } from "./lib/router.js";
 import { ShortcutsDialog, useShortcuts } from "./lib/shortcuts.js";
 import { Badge, Loaded, useApi } from "./lib/ui.js";
@@ -96,6 +97,7 @@ function App() {
           : html`<${LazyView} route=${found.route} params=${found.params} query=${loc.query} workspace=${workspace.data} />`
       }
     </main>
+    <aside aria-label="Running work"><${ProgressStatus} /></aside>
     <p class="visually-hidden" aria-live="polite">${announced}</p>
     <${ShortcutsDialog} open=${help} onClose=${() => setHelp(false)} />`;
 }
