@@ -79,7 +79,7 @@ describe("progress of CLI commands", () => {
     const back = runCli(["--json", "return"], { cwd: root });
     expect(back.stderr).toBe("");
     expect(oneDocument(back.stdout)).toMatchObject({ mode: "present" });
-  });
+  }, 120_000);
 });
 
 function workspaceSnapshot(root: string): string {
