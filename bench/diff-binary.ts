@@ -43,14 +43,20 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)] ?? Number.NaN;
 }
 
-/** Rows for the binary case: ours beside git, in the caller's table style. */
-export function benchBinary(dir: string, reps: number, gitStartMs: number): string[] {
+/** The binary case's two sides: 4.7 MB, 100 bytes changed (also read by bench/scale.ts). */
+export function binaryPair(): { before: Buffer; after: Buffer; from: string } {
   const { bytes: before, from } = sourceBytes();
   const after = Buffer.from(before);
   for (let i = 0; i < 100; i++) {
     const at = 1000 + i * 46_989;
     after[at] = (after[at] as number) ^ 0xa5;
   }
+  return { before, after, from };
+}
+
+/** Rows for the binary case: ours beside git, in the caller's table style. */
+export function benchBinary(dir: string, reps: number, gitStartMs: number): string[] {
+  const { before, after, from } = binaryPair();
   const fa = join(dir, "a.bin");
   const fb = join(dir, "b.bin");
   writeFileSync(fa, before);
