@@ -100,7 +100,16 @@ async function main(): Promise<void> {
       const pristine = pristineTree(size);
       trees[size] = countTree(pristine);
       process.stderr.write(`${size}: ${JSON.stringify(trees[size])} (${load()})\n`);
-      rows.push(...(await treeRows({ size, pristine, scratch, reps: o.reps, want })));
+      rows.push(
+        ...(await treeRows({
+          size,
+          pristine,
+          scratch,
+          reps: o.reps,
+          files: trees[size].files,
+          want,
+        })),
+      );
       rmSync(scratch, { recursive: true, force: true });
     }
     if (want("diff")) rows.push(...diffRows({ tree10k, scratch, reps: o.reps }));
