@@ -91,6 +91,11 @@ async function main(): Promise<void> {
   const want = (r: string) => o.rows.has(r);
   const scratch = mkdtempSync(join(process.env.SCALE_BENCH_DIR ?? tmpdir(), "tw-bench-scale-"));
   const rows: ScaleRow[] = [];
+  // each row also goes to stderr as it is measured: a long 100k run stopped early keeps them
+  const push = (xs: ScaleRow[]) => {
+    for (const r of xs) process.stderr.write(`row ${JSON.stringify(r)}\n`);
+    rows.push(...xs);
+  };
   const trees: Record<string, { files: number; bytes: number; dirs: number }> = {};
   const startLoad = load();
   try {
@@ -100,20 +105,12 @@ async function main(): Promise<void> {
       const pristine = pristineTree(size);
       trees[size] = countTree(pristine);
       process.stderr.write(`${size}: ${JSON.stringify(trees[size])} (${load()})\n`);
-      rows.push(
-        ...(await treeRows({
-          size,
-          pristine,
-          scratch,
-          reps: o.reps,
-          files: trees[size].files,
-          want,
-        })),
-      );
+      const files = trees[size].files;
+      push(await treeRows({ size, pristine, scratch, reps: o.reps, files, want }));
       rmSync(scratch, { recursive: true, force: true });
     }
-    if (want("diff")) rows.push(...diffRows({ tree10k, scratch, reps: o.reps }));
-    if (want("ledger")) rows.push(...(await ledgerRows({ scratch, reps: o.reps })));
+    if (want("diff")) push(diffRows({ tree10k, scratch, reps: o.reps }));
+    if (want("ledger")) push(await ledgerRows({ scratch, reps: o.reps }));
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

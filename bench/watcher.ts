@@ -186,6 +186,15 @@ async function latency(w: string, col: ReturnType<typeof parcelCollector>, sampl
   return { journalLine: median(line), client: median(client), parcel: median(parcelMs) };
 }
 
+/** Reported paths that are neither a changed path nor a directory above one. */
+function extra(truth: string[], reported: string[]): number {
+  const above = new Set<string>();
+  for (const p of truth)
+    for (let q = p; q !== ""; q = q.includes("/") ? q.slice(0, q.lastIndexOf("/")) : "")
+      above.add(q);
+  return reported.filter((p) => !above.has(p)).length;
+}
+
 async function exactness(
   w: string,
   col: ReturnType<typeof parcelCollector>,
@@ -230,12 +239,41 @@ async function exactness(
     tally.oursMissed += m.ours.length;
     tally.parcelMissed += m.parcel.length;
     tally.sinceMissed += m.since.length;
-    tally.oursExtra += reportedOurs.length - (truth.length - m.ours.length);
-    tally.parcelExtra += reportedParcel.length - (truth.length - m.parcel.length);
+    tally.oursExtra += extra(truth, reportedOurs);
+    tally.parcelExtra += extra(truth, reportedParcel);
     for (const [who, xs] of Object.entries(m))
       for (const p of xs.slice(0, 2)) tally.examples.push(`${who} missed ${p}`);
   }
   return { ...tally, sinceMs: median(tally.sinceMs) };
+}
+
+const f = (n: unknown) => (typeof n === "number" ? n.toFixed(n < 10 ? 1 : 0) : String(n));
+
+function printSummary(out: Record<string, unknown>): void {
+  console.log(
+    `load average ${out.loadStart} at the start, ${out.loadEnd} at the end, ${out.cpus} CPUs`,
+  );
+  for (const [k, v] of Object.entries(out)) {
+    if (!k.startsWith("startup-")) continue;
+    const { tree, ours, parcel: p } = v as Record<string, Record<string, number>>;
+    console.log(`\n${k.slice(8)} tree: ${tree?.files} files, ${tree?.dirs} directories`);
+    console.log(
+      `  ours:   watch start (CLI, until daemon.json) ${f(ours?.startMs)} ms, daemon RSS ${f(ours?.rssMiB)} MiB (peak ${f(ours?.hwmMiB)}), ${ours?.watches} inotify watches`,
+    );
+    console.log(
+      `  parcel: subscribe (in a fresh process) ${f(p?.startMs)} ms, RSS ${f(p?.rssMiB)} MiB, ${p?.watches} inotify watches; writeSnapshot ${f(p?.writeSnapshotMs)} ms, getEventsSince (no change) ${f(p?.sinceMs)} ms`,
+    );
+  }
+  const l = out.latency as Record<string, number> | undefined;
+  if (l)
+    console.log(
+      `\nwrite → report, median: ours journal line ${f(l.journalLine)} ms, ours client answer (cookie round trip) ${f(l.client)} ms; parcel callback ${f(l.parcel)} ms`,
+    );
+  const e = out.exactness as Record<string, unknown> | undefined;
+  if (e)
+    console.log(
+      `exactness: ${e.truth} changed paths; missed: ours ${e.oursMissed}, parcel subscribe ${e.parcelMissed}, parcel getEventsSince ${e.sinceMissed} (${f(e.sinceMs)} ms each); over-reported: ours ${e.oursExtra}, parcel ${e.parcelExtra}\n  ${(e.examples as string[]).join("\n  ")}`,
+    );
 }
 
 async function main(): Promise<void> {
@@ -281,7 +319,7 @@ async function main(): Promise<void> {
   }
   out.loadEnd = load();
   if (values.json) console.log(JSON.stringify(out));
-  else console.log(JSON.stringify(out, null, 2));
+  else printSummary(out);
 }
 
 await main();
