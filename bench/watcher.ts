@@ -117,13 +117,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function parcelCollector(root: string) {
   let seen = new Set<string>();
   let waiting: { path: string; resolve: () => void } | undefined;
+  const errors: string[] = [];
   const onEvents = (err: Error | null, events: { path: string }[]) => {
-    if (err) throw err;
+    // parcel passes its own failures here (e.g. removing the watch of a deleted directory):
+    // counted, and the run goes on to see whether later reports are still whole
+    if (err) errors.push(err.message);
     for (const e of events) seen.add(relativeTo(root, e.path));
     if (waiting && seen.has(waiting.path)) waiting.resolve();
   };
   return {
     onEvents,
+    errors,
     drain: () => {
       const out = seen;
       seen = new Set();
@@ -244,7 +248,12 @@ async function exactness(
     for (const [who, xs] of Object.entries(m))
       for (const p of xs.slice(0, 2)) tally.examples.push(`${who} missed ${p}`);
   }
-  return { ...tally, sinceMs: median(tally.sinceMs) };
+  return {
+    ...tally,
+    sinceMs: median(tally.sinceMs),
+    parcelErrors: col.errors.length,
+    parcelErrorKinds: [...new Set(col.errors)],
+  };
 }
 
 const f = (n: unknown) => (typeof n === "number" ? n.toFixed(n < 10 ? 1 : 0) : String(n));
@@ -272,7 +281,7 @@ function printSummary(out: Record<string, unknown>): void {
   const e = out.exactness as Record<string, unknown> | undefined;
   if (e)
     console.log(
-      `exactness: ${e.truth} changed paths; missed: ours ${e.oursMissed}, parcel subscribe ${e.parcelMissed}, parcel getEventsSince ${e.sinceMissed} (${f(e.sinceMs)} ms each); over-reported: ours ${e.oursExtra}, parcel ${e.parcelExtra}\n  ${(e.examples as string[]).join("\n  ")}`,
+      `exactness: ${e.truth} changed paths; missed: ours ${e.oursMissed}, parcel subscribe ${e.parcelMissed}, parcel getEventsSince ${e.sinceMissed} (${f(e.sinceMs)} ms each); parcel errors ${e.parcelErrors} ${JSON.stringify(e.parcelErrorKinds)}; over-reported: ours ${e.oursExtra}, parcel ${e.parcelExtra}\n  ${(e.examples as string[]).join("\n  ")}`,
     );
 }
 
