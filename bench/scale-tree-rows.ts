@@ -35,6 +35,8 @@ export interface TreeBenchOptions {
   /** Files in the tree: a round of the store row changes 1% of them. */
   files: number;
   want: (row: string) => boolean;
+  /** Called with each row as soon as it is measured. */
+  onRow?: (row: ScaleRow) => void;
 }
 
 const snap = (root: string) => createSnapshot(root, { excludes: EXCLUDES, maxFileBytes: 1e9 });
@@ -50,10 +52,14 @@ async function watchedRows(o: TreeBenchOptions, rows: ScaleRow[]): Promise<void>
     work: join(o.scratch, `git-${o.size}`),
     gitDir: join(o.scratch, `git-${o.size}.git`),
   };
+  // the twin only where a row compares with git (at 100k its first commit takes minutes)
+  const withGit = o.want("noop-cli") || o.want("return") || o.want("snapshot20");
   copyTree(o.pristine, w);
-  copyTree(o.pristine, twin.work);
-  gitInit(twin);
-  gitCommit(twin, "first");
+  if (withGit) {
+    copyTree(o.pristine, twin.work);
+    gitInit(twin);
+    gitCommit(twin, "first");
+  }
   await startSession({ root: w, sessionId: "bench" });
   watchDaemon("start", w);
   try {
@@ -84,7 +90,7 @@ function snapshot20(o: TreeBenchOptions, c: Ctx): void {
   const data = workspacePaths(c.w).data;
   for (let r = 0; r < o.reps; r++) {
     editFiles(c.w, c.files, 20, c.round + r);
-    editFiles(c.twin.work, c.files, 20, c.round + r);
+    if (o.want("snapshot20")) editFiles(c.twin.work, c.files, 20, c.round + r);
     const before = listing(data);
     tw.push(
       timed(() => {
@@ -94,7 +100,7 @@ function snapshot20(o: TreeBenchOptions, c: Ctx): void {
       }),
     );
     bytes.push(written(before, listing(data)));
-    gitMs.push(gitCommit(c.twin, `r${r}`).ms);
+    if (o.want("snapshot20")) gitMs.push(gitCommit(c.twin, `r${r}`).ms);
   }
   if (o.want("snapshot20"))
     c.rows.push({
@@ -260,6 +266,11 @@ function storeRows(o: TreeBenchOptions, rows: ScaleRow[]): void {
 /** Every tree row wanted at one size. */
 export async function treeRows(o: TreeBenchOptions): Promise<ScaleRow[]> {
   const rows: ScaleRow[] = [];
+  const push = rows.push.bind(rows);
+  rows.push = (...xs: ScaleRow[]) => {
+    for (const x of xs) o.onRow?.(x);
+    return push(...xs);
+  };
   if (["snapshot20", "record", "noop-cli", "return"].some(o.want)) await watchedRows(o, rows);
   if (o.want("rss") || o.want("store")) storeRows(o, rows);
   return rows;

@@ -92,8 +92,9 @@ async function main(): Promise<void> {
   const scratch = mkdtempSync(join(process.env.SCALE_BENCH_DIR ?? tmpdir(), "tw-bench-scale-"));
   const rows: ScaleRow[] = [];
   // each row also goes to stderr as it is measured: a long 100k run stopped early keeps them
+  const log = (r: ScaleRow) => process.stderr.write(`row ${JSON.stringify(r)}\n`);
   const push = (xs: ScaleRow[]) => {
-    for (const r of xs) process.stderr.write(`row ${JSON.stringify(r)}\n`);
+    xs.forEach(log);
     rows.push(...xs);
   };
   const trees: Record<string, { files: number; bytes: number; dirs: number }> = {};
@@ -106,7 +107,9 @@ async function main(): Promise<void> {
       trees[size] = countTree(pristine);
       process.stderr.write(`${size}: ${JSON.stringify(trees[size])} (${load()})\n`);
       const files = trees[size].files;
-      push(await treeRows({ size, pristine, scratch, reps: o.reps, files, want }));
+      rows.push(
+        ...(await treeRows({ size, pristine, scratch, reps: o.reps, files, want, onRow: log })),
+      );
       rmSync(scratch, { recursive: true, force: true });
     }
     if (want("diff")) push(diffRows({ tree10k, scratch, reps: o.reps }));
