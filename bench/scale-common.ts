@@ -1,0 +1,200 @@
+/**
+ * Shared parts of `npm run bench:scale`: one row of the table, git with a hidden git dir, the
+ * built CLI as a whole process, the watch daemon, and the deterministic edits.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import {
+  type Dirent,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { join, resolve } from "node:path";
+import { DEFAULT_EXCLUDES } from "../src/core/index.ts";
+import { createPrng } from "./snapshot-fixtures.ts";
+import { type ProcessSample, timeProcess } from "./time-process.ts";
+
+export const REPO = resolve(import.meta.dirname, "..");
+export const BIN = join(REPO, "bin", "timewarp.cjs");
+export const EXCLUDES = [...DEFAULT_EXCLUDES];
+
+/** One printed row: timewarp beside git where git has a counterpart. */
+export interface ScaleRow {
+  /** The `--rows` name that re-runs it. */
+  row: string;
+  size: string;
+  what: string;
+  /** Median (ms) or size (bytes, when `unit` is "bytes"). */
+  tw: number | null;
+  git: number | null;
+  /** The git command measured as the counterpart. */
+  gitCmd: string;
+  unit: "ms" | "bytes";
+  twRssMiB?: number | null;
+  gitRssMiB?: number | null;
+  note?: string;
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[m] ?? Number.NaN) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
+}
+
+export const mib = (kib: number | null) => (kib === null ? null : kib / 1024);
+
+/** Wall ms of `fn` after a `sync` (no one pays for the dirty pages another left behind). */
+export function timed(fn: () => void): number {
+  execFileSync("sync");
+  const t0 = performance.now();
+  fn();
+  return performance.now() - t0;
+}
+
+/** A work tree and its hidden git dir, as a shadow repository keeps them. */
+export interface GitTwin {
+  work: string;
+  gitDir: string;
+}
+
+export function gitEnv(twin: GitTwin): NodeJS.ProcessEnv {
+  return {
+    GIT_DIR: twin.gitDir,
+    GIT_WORK_TREE: twin.work,
+    GIT_AUTHOR_NAME: "bench",
+    GIT_AUTHOR_EMAIL: "bench@example.com",
+    GIT_COMMITTER_NAME: "bench",
+    GIT_COMMITTER_EMAIL: "bench@example.com",
+  };
+}
+
+/** One git command as a whole process (wall ms, peak RSS); gc.auto=0 so none packs by itself. */
+export function git(twin: GitTwin, ...args: string[]): ProcessSample {
+  return timeProcess("git", ["-c", "gc.auto=0", ...args], { cwd: twin.work, env: gitEnv(twin) });
+}
+
+export function gitInit(twin: GitTwin): void {
+  git(twin, "init", "-q");
+  writeFileSync(join(twin.gitDir, "info", "exclude"), `${EXCLUDES.join("\n")}\n`);
+}
+
+/** `git add -A && git commit`: two processes, their wall times added, the larger RSS. */
+export function gitCommit(twin: GitTwin, message: string): ProcessSample {
+  const a = git(twin, "add", "-A");
+  const c = git(twin, "commit", "-q", "--allow-empty", "--no-verify", "-m", message);
+  return {
+    ms: a.ms + c.ms,
+    rssKiB: Math.max(a.rssKiB ?? 0, c.rssKiB ?? 0) || null,
+    stdout: c.stdout,
+  };
+}
+
+/** The built CLI as a whole process in `cwd`; `TIMEWARP_WATCH=0` keeps it from starting a daemon. */
+export function cli(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): ProcessSample {
+  return timeProcess(process.execPath, [BIN, ...args], { cwd, env });
+}
+
+/** `npm run build` unless the bundle is there (the CLI rows run the built bin). */
+export function ensureBuilt(): void {
+  if (process.env.SCALE_BENCH_NO_BUILD !== "1") {
+    process.stderr.write("npm run build --silent …\n");
+    const r = spawnSync("npm", ["run", "build", "--silent"], { cwd: REPO, stdio: "ignore" });
+    if (r.status !== 0 && !existsSync(join(REPO, "dist", "bin", "timewarp.cjs")))
+      throw new Error("npm run build failed");
+  }
+}
+
+/** `timewarp watch start|stop -C root` through the built bin. */
+export function watchDaemon(verb: "start" | "stop", root: string): void {
+  const r = spawnSync(process.execPath, [BIN, "watch", verb, "-C", root], {
+    encoding: "utf8",
+    env: { ...process.env, TIMEWARP_WATCH: "" },
+  });
+  if (r.status !== 0) throw new Error(`watch ${verb} failed: ${r.stdout}${r.stderr}`);
+}
+
+/** Text files under `root` (relative, sorted) below `maxBytes`: what the edits pick from. */
+export function editableFiles(root: string, maxBytes = 200_000): string[] {
+  const out: string[] = [];
+  const walk = (rel: string): void => {
+    for (const e of readdirSync(join(root, rel), { withFileTypes: true })) {
+      const r = rel === "" ? e.name : `${rel}/${e.name}`;
+      if (e.isDirectory()) {
+        if (r !== ".timewarp") walk(r);
+      } else if (
+        e.isFile() &&
+        /\.(js|mjs|cjs|ts|mts|json|md)$/.test(e.name) &&
+        statSync(join(root, r)).size < maxBytes
+      )
+        out.push(r);
+    }
+  };
+  walk("");
+  return out.sort();
+}
+
+/**
+ * Edit `count` files chosen by `round`, spread over the tree: one line inserted in the middle
+ * (a realistic edit, which git's delta compression and ours can both use).
+ */
+export function editFiles(root: string, files: string[], count: number, round: number): string[] {
+  const rnd = createPrng(1000 + round);
+  const step = Math.max(1, Math.floor(files.length / count));
+  const chosen: string[] = [];
+  for (let k = 0; k < count; k++) {
+    const rel = files[(k * step + round * 7) % files.length] ?? "";
+    const p = join(root, rel);
+    const text = readFileSync(p, "utf8");
+    const at = text.indexOf("\n", Math.floor(text.length / 2));
+    const cut = at < 0 ? text.length : at + 1;
+    const line = `// bench edit ${round} ${Math.floor(rnd() * 1e9)}\n`;
+    writeFileSync(p, text.slice(0, cut) + line + text.slice(cut));
+    chosen.push(rel);
+  }
+  return chosen;
+}
+
+/** Apparent size (KiB, `du -sk`) of a path. */
+export function duKiB(path: string): number {
+  return Number(execFileSync("du", ["-sk", path], { encoding: "utf8" }).split("\t")[0]);
+}
+
+/** Every file under `dir` with its size and mtime: what a snapshot wrote is the difference. */
+export function listing(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (rel: string): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(join(dir, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const r = rel === "" ? e.name : `${rel}/${e.name}`;
+      if (e.isDirectory()) walk(r);
+      else {
+        try {
+          const st = statSync(join(dir, r));
+          out.set(r, `${st.size}:${st.mtimeMs}:${st.ino}`);
+        } catch {
+          // removed meanwhile
+        }
+      }
+    }
+  };
+  walk("");
+  return out;
+}
+
+/** Bytes of the files new or changed between two listings, by top-level entry. */
+export function written(before: Map<string, string>, after: Map<string, string>) {
+  const by = new Map<string, number>();
+  for (const [p, v] of after) {
+    if (before.get(p) === v) continue;
+    const top = p.split("/")[0] ?? p;
+    by.set(top, (by.get(top) ?? 0) + Number(v.split(":")[0]));
+  }
+  return by;
+}
