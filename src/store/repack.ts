@@ -207,12 +207,15 @@ export function repackObjects(
 /** Loose objects larger than this stay loose: they are streamed, with holes for runs of zeros. */
 const MAX_PACKED_BYTES = 8 * 1024 * 1024;
 
-function unlinkIfThere(file: string): void {
+/** Remove `file` if it is there; the bytes it freed (0 when it was not). */
+function unlinkIfThere(file: string): number {
+  const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
   try {
     unlinkSync(file);
   } catch (error) {
     if (errnoCode(error) !== "ENOENT") throw fromSystemError(error, `removing ${file}`);
   }
+  return size;
 }
 
 /**
@@ -245,9 +248,16 @@ export function repackStore(options: {
     }
   }
   const loosePacked: string[] = [];
+  // Loose copies of packed objects (a gc killed after its new pack was renamed in): removed
+  // whether or not this gc repacks.
+  const duplicates: string[] = [];
   for (const oid of options.loose) {
     if (!keep.has(oid)) continue;
     const path = join(dir, oid.slice(0, 2), oid.slice(2));
+    if (live.get(oid)?.kind === "packed") {
+      duplicates.push(path);
+      continue;
+    }
     const size = statSync(path, { throwIfNoEntry: false })?.size;
     if (size === undefined || size > MAX_PACKED_BYTES) continue;
     loosePacked.push(path);
@@ -260,7 +270,11 @@ export function repackStore(options: {
     removed.size === 0 &&
     loosePacked.length < MIN_PACK_OBJECTS &&
     (packs.length === 0 || (packs.length === 1 && packs[0]?.version === 2));
-  if (settled) return { packs: [...packs], removed: [], freed: 0, stats: null };
+  if (settled) {
+    let freed = 0;
+    for (const path of duplicates) freed += unlinkIfThere(path);
+    return { packs: [...packs], removed: [], freed, stats: null };
+  }
   let next: Pack[] = [];
   let stats: RepackStats | null = null;
   let after = 0;
@@ -278,5 +292,6 @@ export function repackStore(options: {
     faultPoint("gc:pack-removed");
   }
   for (const path of loosePacked) unlinkIfThere(path);
+  for (const path of duplicates) before += unlinkIfThere(path);
   return { packs: next, removed: [...removed], freed: Math.max(0, before - after), stats };
 }
