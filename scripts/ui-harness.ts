@@ -211,16 +211,11 @@ export async function waitForView(page: Page, name: string): Promise<void> {
     .locator(`[data-view="${name}"]`)
     .first()
     .waitFor({ state: "visible", timeout: 30_000 });
-  // a string: the page's DOM is not in this program's types
-  await page.waitForFunction(
-    `(() => {
-      const main = document.querySelector("main");
-      if (main === null || main.querySelector('[aria-busy="true"]') !== null) return false;
-      return !/Loading…/.test(main.textContent || "");
-    })()`,
-    undefined,
-    { timeout: 30_000 },
-  );
+  // Locators, not waitForFunction: a predicate given as a string is evaluated by the page, which
+  // its Content-Security-Policy (no unsafe-eval) refuses.
+  const main = page.locator("main");
+  await main.locator('[aria-busy="true"]').first().waitFor({ state: "detached", timeout: 30_000 });
+  await main.getByText("Loading…").first().waitFor({ state: "detached", timeout: 30_000 });
 }
 
 /**

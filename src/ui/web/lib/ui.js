@@ -107,6 +107,18 @@ export function useModal(open) {
       else document.getElementById("main")?.focus();
     }
   }, [open]);
+  // A dialog unmounted while open (its owner stops rendering it on cancel) gives the focus back
+  // too, once it has left the document.
+  useEffect(
+    () => () => {
+      const back = opener.current;
+      if (back instanceof HTMLElement)
+        queueMicrotask(() => {
+          if (back.isConnected && !back.hasAttribute("disabled")) back.focus();
+        });
+    },
+    [],
+  );
   return ref;
 }
 

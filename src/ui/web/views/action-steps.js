@@ -6,8 +6,10 @@ import { html } from "../lib/html.js";
 import { Confirm, ErrorBox } from "../lib/ui.js";
 
 /**
- * `path` and `body` name the call; `{ dry_run: true }` is added for the preview.
- * `renderPreview(preview)` shows what will happen; `cli` is the command line it equals.
+ * `path` and `body` name the call; `{ dry_run: true }` is added for the preview. The button
+ * (`label`) asks for the preview and then for confirmation in a dialog showing it; cancelled, the
+ * preview stays on the page. `renderPreview(preview)` shows what will happen; `cli` is the
+ * command line it equals.
  * `onDone(result, cli)` runs after a real call that succeeded (to reload the page's data).
  * `level` is the heading level of the result.
  */
@@ -16,7 +18,7 @@ export function ActionSteps({
   path,
   body = {},
   cli,
-  previewLabel,
+  label,
   confirmLabel,
   renderPreview,
   onDone,
@@ -24,10 +26,13 @@ export function ActionSteps({
 }) {
   const [step, setStep] = useState({ name: "idle" });
   const busy = step.name === "previewing" || step.name === "running";
+  // Not `disabled` while busy: a disabled button drops the focus, which the dialog must give
+  // back to it when it closes.
   const preview = async () => {
-    setStep({ name: "previewing" });
+    if (busy) return;
+    setStep({ name: "previewing", preview: step.preview });
     try {
-      setStep({ name: "previewed", preview: await postJSON(path, { ...body, dry_run: true }) });
+      setStep({ name: "confirming", preview: await postJSON(path, { ...body, dry_run: true }) });
     } catch (error) {
       setStep({ name: "failed", error });
     }
@@ -46,12 +51,7 @@ export function ActionSteps({
   const confirmOpen = step.name === "confirming" || step.name === "running";
   return html`<div class="action-steps">
     <div class="actions" style="justify-content:flex-start">
-      <button type="button" onClick=${preview} disabled=${busy}>${previewLabel ?? `Preview ${title.toLowerCase()}`}</button>
-      ${
-        step.preview !== undefined && step.name !== "done"
-          ? html`<button type="button" class="danger" onClick=${() => setStep({ name: "confirming", preview: step.preview })} disabled=${busy}>${confirmLabel}…</button>`
-          : null
-      }
+      <button type="button" class="danger" onClick=${preview} aria-disabled=${busy ? "true" : undefined}>${label}</button>
     </div>
     ${step.name === "previewing" ? html`<p class="muted" role="status">Previewing…</p>` : null}
     ${step.preview !== undefined && step.name !== "done" ? html`<section aria-label=${`${title}: preview`}>${renderPreview(step.preview)}</section>` : null}

@@ -145,7 +145,7 @@ function Revert({ op, view, onDone }) {
       path=${`/api/edits/${encodeURIComponent(op.id)}/revert`}
       body=${force ? { force: true } : {}}
       cli=${`timewarp revert ${op.id}${force ? " --force" : ""}`}
-      previewLabel="Preview the revert"
+      label="Revert"
       confirmLabel="Revert"
       onDone=${onDone}
       renderPreview=${(p, o = {}) => html`

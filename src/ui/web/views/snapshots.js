@@ -67,8 +67,8 @@ function TimeMachineState({ status, workspace, onChange }) {
                 level=${2}
                 path="/api/return"
                 cli="timewarp return"
-                previewLabel="Preview the return"
-                confirmLabel="Return to the present"
+                label="Return to present"
+                confirmLabel="Return"
                 onDone=${(doc, cli) => {
                   status.reload();
                   onChange?.(doc, cli);
@@ -152,7 +152,7 @@ function Actions({ id, turns, onChange }) {
       title="Travel"
       path=${`/api/snapshots/${encodeURIComponent(id)}/travel`}
       cli=${`timewarp travel ${id}`}
-      previewLabel="Preview the travel"
+      label="Travel here"
       confirmLabel="Travel"
       onDone=${onChange}
       renderPreview=${(p, o = {}) => html`<${TravelPreview} preview=${p} brief=${o.brief} />`}
@@ -165,7 +165,7 @@ function Actions({ id, turns, onChange }) {
           path="/api/rewind"
           body=${{ turn: String(t.turn), session_id: t.session_id }}
           cli=${`timewarp rewind ${t.turn} --session ${t.session_id}`}
-          previewLabel="Preview the rewind"
+          label="Rewind"
           confirmLabel="Rewind"
           onDone=${onChange}
           renderPreview=${(p) => html`<${RewindPreview} preview=${p} />`}
