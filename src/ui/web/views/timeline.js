@@ -208,12 +208,16 @@ function Group({ group, info, open, onToggle, fresh }) {
   const id = `tl-${group.key.replace(/[^A-Za-z0-9_-]/g, "_")}`;
   const count = group.turns.reduce((n, t) => n + t.rows.length + (t.head ? 1 : 0), 0);
   const sid = group.session_id;
+  // A session interrupted by other work shows as several groups: the newest time tells them apart
+  // (for people, and for screen readers, which list the groups by name).
+  const first = group.turns[0];
+  const newest = first?.rows[0]?.ts ?? first?.head?.ts;
   return html`<section class="tl-group" aria-labelledby=${`${id}-h`}>
     <h2 class="tl-group-head" id=${`${id}-h`}>
       <button type="button" aria-expanded=${open ? "true" : "false"} aria-controls=${id} onClick=${onToggle}>
         <span aria-hidden="true">${open ? "▾" : "▸"}</span>
         ${sid ? html` Session <code>${sid}</code>` : " Workspace (no session)"}
-        <span class="muted"> · ${count} ${count === 1 ? "event" : "events"}</span>
+        <span class="muted"> · ${count} ${count === 1 ? "event" : "events"}${newest ? `, up to ${formatTime(newest)}` : ""}</span>
       </button>
       ${info?.agent ? html` <${Badge}>${info.agent}<//>` : ""}
       ${info?.live ? html` <${Badge} kind="ok">live<//>` : ""}
