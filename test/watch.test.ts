@@ -529,8 +529,9 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     for (const change of [{ watch: false }, { extra_excludes: ["generated/"] }]) {
       const child = spawn(
         command,
-        // idle after 6 s: long enough that a loaded machine still sees the config change first
-        [...args, "watch", "run", "--idle-minutes", "0.1", "-C", root],
+        // idle after 15 s (the config is checked first in each tick): a loaded machine still
+        // sees the change before the daemon goes idle
+        [...args, "watch", "run", "--idle-minutes", "0.25", "-C", root],
         {
           stdio: ["ignore", "pipe", "ignore"],
           env: { ...process.env },
@@ -552,7 +553,7 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     const old = new Date(Date.now() - 60_000);
     utimesSync(watchPaths(root).info, old, old);
     expect(runningWatchDaemon(root)).toBeNull();
-  }, 60_000);
+  }, 120_000);
 
   it("the session-start hook starts it (config watch: true), and not with watch: false", async () => {
     const root = workspace();

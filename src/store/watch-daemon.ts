@@ -126,7 +126,7 @@ function createLivenessCheck(options: LivenessOptions): () => string | undefined
   return () => {
     if (!existsSync(root)) return "the workspace is gone";
     if (readDaemonInfo(wp)?.pid !== process.pid) return "daemon.json is gone or not ours";
-    if (Date.now() - options.lastActive() > idleMs) return "idle";
+    // The config before idleness: a daemon both idle and turned off says why it must not return.
     const mtime = mtimeOf(configPath);
     if (mtime !== configMtime) {
       configMtime = mtime;
@@ -140,6 +140,7 @@ function createLivenessCheck(options: LivenessOptions): () => string | undefined
         // a config being edited: judged at the next check
       }
     }
+    if (Date.now() - options.lastActive() > idleMs) return "idle";
     const t = new Date();
     try {
       utimesSync(wp.info, t, t);
