@@ -3,6 +3,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -374,8 +375,11 @@ describe("security boundary (§6.1): only scripts/ is sourced, symlinks resolved
 
   it("refuses an action other than SOURCE_TCL", async () => {
     const { session, runDir } = await open();
+    // Written aside and renamed in, as the protocol's requests are: a request written in place
+    // can be read half-written (REQUEST_MALFORMED) by a tool that polls the queue meanwhile.
+    const aside = join(runDir, "evalreq.json.tmp");
     writeFileSync(
-      join(runDir, "queue", "evalreq.json"),
+      aside,
       JSON.stringify({
         schema_version: "1.0",
         request_id: "evalreq",
@@ -385,6 +389,7 @@ describe("security boundary (§6.1): only scripts/ is sourced, symlinks resolved
         created_at: "now",
       }),
     );
+    renameSync(aside, join(runDir, "queue", "evalreq.json"));
     await session.request({ requestId: "zz", script: script(runDir, "x.tcl", "set y 1\n") });
     const ack = AckSchema.parse(
       JSON.parse(readFileSync(join(runDir, "ack", "evalreq.json"), "utf8")),

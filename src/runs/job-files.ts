@@ -63,7 +63,7 @@ export function stateSpans(events: readonly TimelineEvent[]): StateSpan[] {
   return spans;
 }
 
-/** Where a request is in queue/: waiting, claimed by the tool, done, refused, or a duplicate set aside. */
+/** Where a request is in queue/: waiting, claimed by the tool, done (renamed so, or acked), refused, or a duplicate set aside. */
 export type QueueState = "waiting" | "claimed" | "done" | "refused" | "duplicate";
 
 /** A request and its ack, paired by id. */
@@ -139,6 +139,10 @@ export function pairRequests(paths: RunPaths): RequestPair[] {
     const p = pairOf(name.slice(0, -".json".length));
     p.ack = parseFile(join(paths.ack, name), AckSchema);
     p.ack_file = `ack/${name}`;
+    // The tool writes the ack, then renames its claim `.done`: a session that ended right after
+    // its last ack can leave that rename undone. The ack is the protocol's answer, so the
+    // request is done.
+    if (p.ack !== null && p.queue_state === "claimed") p.queue_state = "done";
   }
   return [...byId.values()].sort((a, b) => a.request_id.localeCompare(b.request_id));
 }
