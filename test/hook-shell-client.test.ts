@@ -411,6 +411,7 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
     const root = workspace();
     const bin = binDir();
     await scriptedServer(root, "normal");
+    const errs: (string | undefined)[] = [];
     const runs = Array.from({ length: 8 }, (_, i) => {
       const child = spawn(
         variant.shell[0] as string,
@@ -418,15 +419,20 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
         { cwd: root, env: { ...process.env, PATH: `${bin.dir}:${process.env.PATH}` } },
       );
       child.stdin.end(`payload ${i}`);
+      child.stderr.on("data", (b: Buffer) => {
+        errs[i] = (errs[i] ?? "") + b.toString();
+      });
       return stdoutOf(child);
     });
     const outs = await Promise.all(runs);
+    // what a call that neither answered nor fell back said (the client's fail-open message)
+    const said = errs.flatMap((e, i) => (e === undefined ? [] : [`call ${i}: ${e}`])).join("\n");
     // every served call gets its own payload back; a call the server did not take in time on a
     // loaded machine falls back to the CLI (recorded by the fake bin) — never lost, never crossed
     const served = outs.flatMap((o, i) => (o === "" ? [] : [[i, o] as const]));
     for (const [i, o] of served) expect(JSON.parse(o).input).toBe(`payload ${i}`);
     expect(served.length).toBeGreaterThan(0);
-    expect(bin.calls()).toHaveLength(outs.length - served.length);
+    expect(bin.calls(), said).toHaveLength(outs.length - served.length);
     expect(leftovers(root)).toEqual([]);
   });
 });
