@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { z } from "zod";
+import type { z } from "zod";
 import { ErrorCode, formatZodIssues, TimewarpError } from "../../core/index.ts";
 import type { UiContext } from "../context.ts";
 
@@ -46,31 +46,4 @@ export function readQuery<T extends z.ZodType>(c: Context, schema: T): z.infer<T
       data: { issues: parsed.error.issues },
     });
   return parsed.data;
-}
-
-/** `?limit=` (1..500, default 50) and `?cursor=` as the contract pages lists. */
-export const PageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  cursor: z.string().max(200).optional(),
-});
-
-/** A page of `all` from an offset cursor: `{ items, next, total }`. */
-export function pageOf<T>(
-  all: readonly T[],
-  q: { limit: number; cursor?: string | undefined },
-): { items: T[]; next: string | null; total: number } {
-  const start = q.cursor === undefined ? 0 : offsetOf(q.cursor);
-  const end = start + q.limit;
-  return {
-    items: all.slice(start, end),
-    next: end < all.length ? Buffer.from(`o:${end}`).toString("base64url") : null,
-    total: all.length,
-  };
-}
-
-function offsetOf(cursor: string): number {
-  const m = /^o:(\d{1,9})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (m === null)
-    throw new TimewarpError(ErrorCode.INVALID_INPUT, `not a cursor of this list: ${cursor}`);
-  return Number(m[1]);
 }

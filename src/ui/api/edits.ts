@@ -8,13 +8,19 @@ import {
   revertOperation,
 } from "../../ledger/index.ts";
 import type { UiContext } from "../context.ts";
-import { PageQuery, readBody, readQuery, runAction } from "./actions.ts";
+import { readBody, readQuery, runAction } from "./actions.ts";
+import { PageQuerySchema } from "./paging.ts";
 
 const FormatQuery = z.object({
   format: z.enum(["unified", "context", "git"]).default("unified"),
 });
 
-const HistoryQuery = PageQuery.extend({ path: z.string().min(1).max(4096) });
+// The ledger pages history itself: its cursor is the ledger's, not a list offset.
+const HistoryQuery = z.object({
+  limit: PageQuerySchema.shape.limit,
+  cursor: z.string().max(200).optional(),
+  path: z.string().min(1).max(4096),
+});
 
 /** `timewarp revert ID [--to ID] [--dry-run] [--force]` as a body. */
 const RevertBody = z

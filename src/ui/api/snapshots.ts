@@ -13,11 +13,12 @@ import {
   turnsAtSnapshot,
 } from "../../timemachine/index.ts";
 import type { UiContext } from "../context.ts";
-import { PageQuery, pageOf, readBody, readQuery, runAction } from "./actions.ts";
+import { readBody, readQuery, runAction } from "./actions.ts";
+import { PageQuerySchema, pageOf } from "./paging.ts";
 
 /** `?to=` of a comparison: another snapshot's id, or the workspace now (absent or "workspace"). */
 const ToQuery = z.object({ to: z.string().min(1).max(200).optional() });
-const FilesQuery = PageQuery.extend({ glob: z.string().max(1000).optional() });
+const FilesQuery = PageQuerySchema.extend({ glob: z.string().max(1000).optional() });
 const FileDiffQuery = ToQuery.extend({ path: z.string().min(1).max(4096) });
 const DryRunBody = z.object({ dry_run: z.boolean().default(false) }).strict();
 /** `timewarp rewind TURN [--session ID] [--dry-run]` as a body. */
@@ -47,7 +48,7 @@ function readRoutes(api: Hono, ctx: UiContext): void {
   api.get("/status", (c) => c.json(readStatus(ctx.root)));
 
   api.get("/snapshots", (c) => {
-    const q = readQuery(c, PageQuery);
+    const q = readQuery(c, PageQuerySchema);
     const listing = listSnapshotSummaries(ctx.root);
     return c.json({ ...pageOf([...listing.snapshots].reverse(), q), corrupt: listing.corrupt });
   });
