@@ -193,7 +193,7 @@ function cli(
       child.kill("SIGKILL");
     }, 600_000);
     child.on("error", reject);
-    child.on("exit", (code, signal) => {
+    child.on("close", (code, signal) => {
       if (timer) clearTimeout(timer);
       clearTimeout(hang);
       let json: Record<string, unknown> | null = null;

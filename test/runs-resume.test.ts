@@ -108,7 +108,7 @@ function startCli(cwd: string, args: string[]): { child: ChildProcess; done: Pro
     stderr += d;
   });
   const done = new Promise<CliDone>((resolve) =>
-    child.on("exit", (code) => resolve({ code, stdout, stderr })),
+    child.on("close", (code) => resolve({ code, stdout, stderr })),
   );
   return { child, done };
 }

@@ -70,7 +70,7 @@ function runAndKill(
     child.stderr?.on("data", (c: Buffer) => {
       stderr += c.toString();
     });
-    child.on("exit", (_code, signal) => {
+    child.on("close", (_code, signal) => {
       if (signal === "SIGKILL") resolve(lines);
       else reject(new Error(`child ended without being killed (${String(signal)}): ${stderr}`));
     });

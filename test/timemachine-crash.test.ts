@@ -71,7 +71,7 @@ function runChild(
       stderr += d.toString();
     });
     p.on("error", reject);
-    p.on("exit", (_code, signal) => {
+    p.on("close", (_code, signal) => {
       if (signal === null && !stdout.includes("done"))
         reject(new Error(`child failed: ${stdout}${stderr}`));
       else resolve({ signal, stdout });

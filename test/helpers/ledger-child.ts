@@ -134,7 +134,7 @@ export function runLedgerChild(
       err += d.toString();
     });
     p.on("error", reject);
-    p.on("exit", (_code, signal) => {
+    p.on("close", (_code, signal) => {
       if (signal !== null) return resolve({ signal });
       try {
         resolve({ ...(JSON.parse(out) as Omit<LedgerChildResult, "signal">), signal: null });

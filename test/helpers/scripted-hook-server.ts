@@ -71,13 +71,13 @@ export function leftovers(root: string): string[] {
   );
 }
 
-/** What a child process prints on stdout, once it exits. */
+/** What a child process prints on stdout: all of it, once its streams close (at "exit" the pipe may still hold the last write). */
 export function stdoutOf(child: ChildProcess): Promise<string> {
   let out = "";
   child.stdout?.on("data", (b: Buffer) => {
     out += b.toString();
   });
-  return new Promise<string>((done) => child.on("exit", () => done(out)));
+  return new Promise<string>((done) => child.on("close", () => done(out)));
 }
 
 /**

@@ -63,7 +63,7 @@ export function runTimemachineChild(
       err += d.toString();
     });
     p.on("error", reject);
-    p.on("exit", () => {
+    p.on("close", () => {
       try {
         resolve(JSON.parse(out) as ChildResult);
       } catch {

@@ -94,7 +94,7 @@ function cli(args: string[]): {
     stderr += d;
   });
   const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((r) =>
-    child.on("exit", (code) => r({ code, stdout, stderr })),
+    child.on("close", (code) => r({ code, stdout, stderr })),
   );
   return { child, done };
 }
