@@ -1,4 +1,12 @@
-import { chmodSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { applyFilePatch, parsePatch } from "../src/diff/index.ts";
@@ -20,6 +28,13 @@ afterEach(async () => {
 });
 
 type Doc = Record<string, unknown>;
+
+async function waitFor(check: () => boolean): Promise<void> {
+  for (let i = 0; !check(); i++) {
+    if (i > 3000) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 /** A workspace with snapshot `old`, then changes (modified, added, removed, chmod), then `now`. */
 function workspace(): { dir: string; old: string; now: string } {
@@ -235,6 +250,35 @@ describe("the snapshot views' API", () => {
       expect(readFileSync(join(dir, "src", "a.ts"), "utf8")).toBe(
         "export const a = 10;\nexport const keep = true;\n",
       );
+    },
+    SLOW,
+  );
+
+  it(
+    "runs a travel in the CLI's own process: the server keeps answering while it works",
+    async () => {
+      const { dir, old } = workspace();
+      const server = await serve(dir);
+      // The CLI the server starts inherits this: each state write of the travel waits 2 s.
+      // An action run inside the server's process would block its event loop (and this test's,
+      // since the server is in it) until the travel ends; so would a GET behind it.
+      process.env.TIMEWARP_PAUSE_AT = "state-write:2000";
+      cleanups.push(() => {
+        delete process.env.TIMEWARP_PAUSE_AT;
+      });
+      let travelled = false;
+      const went = call(server, `/api/snapshots/${old}/travel`, {}).then((r) => {
+        travelled = true;
+        return r;
+      });
+      // the travel holds the workspace's lock while it works
+      await waitFor(() => existsSync(join(dir, ".timewarp", "lock")));
+      const status = await call(server, "/api/status");
+      expect(status.status).toBe(200);
+      expect(travelled).toBe(false);
+      const done = await went;
+      expect(done.status, JSON.stringify(done.json)).toBe(200);
+      expect(done.json).toMatchObject({ mode: "past", snapshot_id: old });
     },
     SLOW,
   );

@@ -15,7 +15,7 @@ import {
 import { apiRoutes } from "./api/index.ts";
 import { CONTENT_TYPES, vendorFile, webDir } from "./assets.ts";
 import { checkRequest, type GateConfig, newToken, tokenCookie } from "./auth.ts";
-import type { UiContext } from "./context.ts";
+import { packageCliCommand, type UiContext } from "./context.ts";
 
 export interface UiServerOptions {
   root: string;
@@ -25,6 +25,8 @@ export interface UiServerOptions {
   clock?: Clock;
   /** Tests pass their own; a launch makes a fresh one. */
   token?: string;
+  /** What runs the CLI for actions (default: this Node with the package's `bin/timewarp.cjs`). */
+  cliCommand?: string[];
 }
 
 export interface UiServer {
@@ -52,6 +54,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     root: options.root,
     allowActions: gate.allowActions,
     clock: options.clock ?? systemClock,
+    cliCommand: options.cliCommand ?? packageCliCommand(),
   };
   const app = createUiApp(ctx, gate);
   const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: gate.port });

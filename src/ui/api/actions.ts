@@ -7,7 +7,8 @@ import type { UiContext } from "../context.ts";
  * The dashboard's state-changing calls (revert, travel, return, rewind) run one at a time per
  * server, in arrival order: two clicks never race inside this process (another process holding
  * the workspace is the library's to refuse, with LOCKED). The queue waits without blocking the
- * event loop; the pages keep loading while an action runs.
+ * event loop, and a confirmed action runs in the CLI's own process (`cli-action.ts`), so the
+ * pages keep loading while it works.
  */
 const queues = new WeakMap<UiContext, Promise<unknown>>();
 

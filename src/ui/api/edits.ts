@@ -9,6 +9,7 @@ import {
 } from "../../ledger/index.ts";
 import type { UiContext } from "../context.ts";
 import { readBody, readQuery, runAction } from "./actions.ts";
+import { runCliAction } from "./cli-action.ts";
 import { PageQuerySchema } from "./paging.ts";
 
 const FormatQuery = z.object({
@@ -79,13 +80,18 @@ export function editRoutes(api: Hono, ctx: UiContext): void {
   api.post("/edits/:id/revert", async (c) => {
     const body = await readBody(c, RevertBody);
     const snapshotId = c.req.param("id");
+    if (body.dry_run)
+      return c.json(
+        await revertOperation(lctx, {
+          snapshotId,
+          targetSnapshot: body.to,
+          dryRun: true,
+          force: body.force,
+        }),
+      );
+    const args = ["revert", snapshotId, ...(body.to === undefined ? [] : ["--to", body.to])];
     const result = await runAction(ctx, () =>
-      revertOperation(lctx, {
-        snapshotId,
-        targetSnapshot: body.to,
-        dryRun: body.dry_run,
-        force: body.force,
-      }),
+      runCliAction(ctx, body.force === true ? [...args, "--force"] : args),
     );
     return c.json(result);
   });

@@ -7,13 +7,12 @@ import {
   diffSnapshots,
   listSnapshotSummaries,
   readStatus,
-  returnToPresent,
   rewind,
-  travel,
   turnsAtSnapshot,
 } from "../../timemachine/index.ts";
 import type { UiContext } from "../context.ts";
 import { readBody, readQuery, runAction } from "./actions.ts";
+import { runCliAction } from "./cli-action.ts";
 import { PageQuerySchema, pageOf } from "./paging.ts";
 
 /** `?to=` of a comparison: another snapshot's id, or the workspace now (absent or "workspace"). */
@@ -101,7 +100,7 @@ function actionRoutes(api: Hono, ctx: UiContext): void {
         status: readStatus(ctx.root),
         difference: diffSnapshots({ root: ctx.root, from: snapshotId }),
       });
-    return c.json(await runAction(ctx, () => travel({ ...tm, snapshotId })));
+    return c.json(await runAction(ctx, () => runCliAction(ctx, ["travel", snapshotId])));
   });
 
   // The preview of a return: the travel it ends, and what was changed while in the past (kept
@@ -117,15 +116,16 @@ function actionRoutes(api: Hono, ctx: UiContext): void {
         past_work: at === null ? null : diffSnapshots({ root: ctx.root, from: at }),
       });
     }
-    return c.json(await runAction(ctx, () => returnToPresent(tm)));
+    return c.json(await runAction(ctx, () => runCliAction(ctx, ["return"])));
   });
 
   // `timewarp rewind TURN [--session ID] [--dry-run] --json`: the dry run is the library's own.
   api.post("/rewind", async (c) => {
     const body = await readBody(c, RewindBody);
-    const run = () =>
-      rewind({ ...tm, turn: body.turn, sessionId: body.session_id, dryRun: body.dry_run });
-    return c.json(body.dry_run ? run() : await runAction(ctx, run));
+    if (body.dry_run)
+      return c.json(rewind({ ...tm, turn: body.turn, sessionId: body.session_id, dryRun: true }));
+    const session = body.session_id === undefined ? [] : ["--session", body.session_id];
+    return c.json(await runAction(ctx, () => runCliAction(ctx, ["rewind", body.turn, ...session])));
   });
 }
 
