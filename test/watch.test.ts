@@ -16,6 +16,7 @@ import {
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
+  acquireLock,
   effectiveExcludes,
   isProcessAlive,
   readConfig,
@@ -385,6 +386,20 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     expect(
       (runCli(["status", "--json", "-C", root]).json() as { watcher: unknown }).watcher,
     ).toBeNull();
+  });
+
+  it("a start while another daemon is still walking the tree names that one, and starts none", () => {
+    const root = workspace();
+    // a daemon holds its lock from its first moment, and writes daemon.json only once it watches
+    mkdirSync(watchPaths(root).dir, { recursive: true });
+    const lock = acquireLock(watchPaths(root).lock, { command: "timewarp watch run" });
+    try {
+      const again = runCli(["watch", "start", "--json", "-C", root]).json();
+      expect(again).toMatchObject({ started: false, pid: process.pid, reason: "already starting" });
+      expect(existsSync(watchPaths(root).log)).toBe(false);
+    } finally {
+      lock.release();
+    }
   });
 
   it("stops by itself when idle, and when its workspace is deleted", async () => {

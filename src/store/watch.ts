@@ -14,7 +14,14 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import { errnoCode, isProcessAlive, readConfig, workspacePaths } from "../core/index.ts";
+import {
+  errnoCode,
+  isProcessAlive,
+  isSameProcess,
+  readConfig,
+  readLockHolder,
+  workspacePaths,
+} from "../core/index.ts";
 
 /**
  * The file watcher's protocol (`timewarp watch`): a daemon per workspace keeps an inotify
@@ -231,6 +238,10 @@ export function startWatchDaemon(root: string, options: StartWatchOptions): Star
   const running = runningWatchDaemon(root);
   if (running !== null) return { started: false, pid: running.pid, reason: "already running" };
   const wp = watchPaths(root);
+  // One that holds the daemon's lock but has not written daemon.json yet is still walking the
+  // tree (seconds at 100k files): a second one would only fail on the lock.
+  const starting = startingDaemon(wp.lock);
+  if (starting !== null) return { started: false, pid: starting, reason: "already starting" };
   try {
     const failed = JSON.parse(readFileSync(wp.failed, "utf8")) as { at: string; reason: string };
     if (Date.now() - Date.parse(failed.at) < FAILED_BACKOFF_MS) {
@@ -269,11 +280,30 @@ export function startWatchDaemon(root: string, options: StartWatchOptions): Star
     const info = runningWatchDaemon(root);
     if (info !== null && info.pid === pid) return { started: true, pid };
     if (pid !== null && !isProcessAlive(pid)) {
+      // Another start won the lock meanwhile (a hook's, a snapshot's): that one is the daemon.
+      const other = startingDaemon(wp.lock) ?? runningWatchDaemon(root)?.pid ?? null;
+      if (other !== null && other !== pid)
+        return { started: false, pid: other, reason: "already starting" };
       return { started: false, pid: null, reason: `it exited; see ${wp.log}` };
     }
     Atomics.wait(sleeper, 0, 0, 10);
   }
   return { started: true, pid, reason: "not ready yet" };
+}
+
+/** The pid of a live process holding the daemon's lock (a daemon starting or running), or null. */
+function startingDaemon(lock: string): number | null {
+  try {
+    const holder = readLockHolder(lock);
+    if (holder === null) return null;
+    const live =
+      holder.process_start === undefined
+        ? isProcessAlive(holder.pid)
+        : isSameProcess(holder.pid, holder.process_start);
+    return live ? holder.pid : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -32,7 +32,9 @@ export function registerWatchCommands(program: Command): void {
         const { startWatchDaemon, watchPaths } = await import("../../store/index.ts");
         const { watchRunCommand } = await import("../../hooks/index.ts");
         const r = startWatchDaemon(ctx.root, { command: watchRunCommand(ctx.root), wait: true });
-        const running = r.pid !== null && (r.started || r.reason === "already running");
+        const running =
+          r.pid !== null &&
+          (r.started || r.reason === "already running" || r.reason === "already starting");
         return {
           json: {
             running,
@@ -41,7 +43,7 @@ export function registerWatchCommands(program: Command): void {
             ...(r.reason ? { reason: r.reason } : {}),
           },
           human: running
-            ? `${r.started ? "started" : "already running:"} watch daemon pid ${r.pid} (log ${watchPaths(ctx.root).log})`
+            ? `${r.started ? "started" : `${r.reason}:`} watch daemon pid ${r.pid} (log ${watchPaths(ctx.root).log})`
             : style.yellow(`watch daemon not running: ${r.reason ?? "unknown"}`),
         };
       }),
