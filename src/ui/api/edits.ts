@@ -8,8 +8,8 @@ import {
   revertOperation,
 } from "../../ledger/index.ts";
 import type { UiContext } from "../context.ts";
-import { readBody, readQuery, runAction } from "./actions.ts";
-import { PageQuerySchema } from "./paging.ts";
+import { readBody, runAction } from "./actions.ts";
+import { PageQuerySchema, parseQuery } from "./paging.ts";
 
 const FormatQuery = z.object({
   format: z.enum(["unified", "context", "git"]).default("unified"),
@@ -43,7 +43,7 @@ export function editRoutes(api: Hono, ctx: UiContext): void {
   const lctx = { root: ctx.root, clock: ctx.clock };
 
   api.get("/edits/:id", (c) => {
-    const { format } = readQuery(c, FormatQuery);
+    const { format } = parseQuery(FormatQuery, c.req.query());
     const snapshotId = c.req.param("id");
     const shown = readSnapshotDiff(lctx, { snapshotId, format });
     return c.json({
@@ -54,7 +54,7 @@ export function editRoutes(api: Hono, ctx: UiContext): void {
   });
 
   api.get("/edits/:id/history", (c) => {
-    const q = readQuery(c, HistoryQuery);
+    const q = parseQuery(HistoryQuery, c.req.query());
     const h = getEditHistory(lctx, {
       limit: Math.min(q.limit, HISTORY_PAGE_MAX),
       fileFilter: literalGlob(q.path),
