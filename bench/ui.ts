@@ -7,7 +7,8 @@
  *   (the server builds its index) and the median / p95 of the next ones; a filtered page too;
  * - navigation → timeline rendered in Debian's Chromium (playwright-core, headless, a fresh
  *   profile): the first load (token redirect included) and the median / p95 of reloads;
- * - the server's peak resident memory (VmHWM of /proc/<pid>/status) across the whole run.
+ * - the server's peak resident memory (VmHWM of /proc/<pid>/status) across the whole run, the
+ *   code cache warm as in an installed timewarp; and, apart, the peak of a start without it.
  *
  * Targets: ≤ 300 ms, ≤ 80 MB. The workspace is made through the library: sessions, turns and
  * edits with `startSession`, `checkpointTurn`, `recordEdits` (real records, index lines, objects),
@@ -20,7 +21,7 @@
  *   npm run bench:ui -- --keep                        # keep the workspace, print its path
  *   npm run bench:ui -- --reuse DIR                   # measure a kept workspace again
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import {
   cpSync,
   existsSync,
@@ -203,15 +204,22 @@ interface Server {
   token: string;
 }
 
-/** `timewarp ui --json` as a user starts it; its one JSON line says where it listens. */
-async function startServer(root: string): Promise<Server> {
+/**
+ * `timewarp ui --json` as a user starts it; its one JSON line says where it listens. `env` adds
+ * to the environment (TIMEWARP_CODE_CACHE=0: the first start after a build, no code cache yet).
+ */
+async function startServer(root: string, env: Record<string, string> = {}): Promise<Server> {
   const child = spawn(
     process.execPath,
     [join(REPO, "bin", "timewarp.cjs"), "-C", root, "ui", "--json"],
     {
       stdio: ["ignore", "pipe", "inherit"],
       // an experiment's V8 flags for the server alone (e.g. --max-semi-space-size=1)
-      env: { ...process.env, NODE_OPTIONS: process.env.TW_BENCH_SERVER_NODE_OPTIONS ?? "" },
+      env: {
+        ...process.env,
+        NODE_OPTIONS: process.env.TW_BENCH_SERVER_NODE_OPTIONS ?? "",
+        ...env,
+      },
     },
   );
   const line = await new Promise<string>((resolve, reject) => {
@@ -228,6 +236,30 @@ async function startServer(root: string): Promise<Server> {
   const doc = JSON.parse(line) as { url: string };
   const url = new URL(doc.url);
   return { child, url: doc.url, origin: url.origin, token: url.searchParams.get("token") ?? "" };
+}
+
+/**
+ * The bin compiles the CLI once and keeps V8's code cache beside the bundle (bin/timewarp.cjs);
+ * an installed timewarp has it from its first hook or command. Run one command so the server
+ * starts as it does there, not as the very first process after `npm run build`, which
+ * `coldStartPeak` measures on its own.
+ */
+function warmCodeCache(): void {
+  const r = spawnSync(process.execPath, [join(REPO, "bin", "timewarp.cjs"), "--version"]);
+  if (r.status !== 0) throw new Error(`timewarp --version failed: ${r.stderr}`);
+}
+
+/** The server's peak after its index and one first page, started without a code cache. */
+async function coldStartPeak(root: string): Promise<number> {
+  const server = await startServer(root, { TIMEWARP_CODE_CACHE: "0" });
+  try {
+    await timeApi(server, "limit=50", 1);
+    return peakRssMb(server.child.pid ?? 0).hwm;
+  } finally {
+    const gone = new Promise((resolve) => server.child.once("exit", resolve));
+    server.child.kill("SIGTERM");
+    await gone;
+  }
 }
 
 function peakRssMb(pid: number): { hwm: number; rss: number } {
@@ -342,6 +374,10 @@ async function main(): Promise<void> {
     log(
       `${jobs} run directories; built in ${((performance.now() - t0) / 1000).toFixed(0)} s; events.jsonl ${(bus / 1024 / 1024).toFixed(1)} MiB; ${load()}`,
     );
+    const cold = existsSync(join(REPO, "dist", "bin", "timewarp.cjs"))
+      ? await coldStartPeak(root)
+      : Number.NaN;
+    warmCodeCache();
     server = await startServer(root);
     const pid = server.child.pid ?? 0;
     const startRss = peakRssMb(pid);
@@ -354,7 +390,7 @@ async function main(): Promise<void> {
     );
     const browser = await timeBrowser(server, BROWSER_RUNS);
     const mem = peakRssMb(pid);
-    report({ api, filtered, browser, mem, startRss, before, after: load() });
+    report({ api, filtered, browser, mem, startRss, cold, before, after: load() });
     if (KEEP) log(`kept: ${root}`);
   } finally {
     server?.child.kill("SIGTERM");
@@ -368,6 +404,8 @@ function report(r: {
   browser: { first: number; times: number[] };
   mem: { hwm: number; rss: number };
   startRss: { hwm: number; rss: number };
+  /** Peak of a start without the code cache (index and first page only). */
+  cold: number;
   before: string;
   after: string;
 }): void {
@@ -392,6 +430,7 @@ function report(r: {
     ),
     `server CPU per API request: first page ${r.api.firstCpu} ms cold, ${r.api.cpuPerRequest.toFixed(1)} ms warm; filtered ${r.filtered.cpuPerRequest.toFixed(1)} ms warm (/proc ticks of 10 ms)`,
     `server resident memory: peak ${r.mem.hwm.toFixed(1)} MB (VmHWM), now ${r.mem.rss.toFixed(1)} MB, at start ${r.startRss.rss.toFixed(1)} MB   target <= 80 MB`,
+    `server started without V8's code cache (the first start after a build): peak ${r.cold.toFixed(1)} MB after its index and first page`,
     `load: before the measurements ${r.before}; after ${r.after}`,
     "(first = the first request after start, which builds the server's index; the browser's first includes the ?token= redirect)",
   ];

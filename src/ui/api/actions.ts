@@ -38,13 +38,3 @@ export async function readBody<T extends z.ZodType>(c: Context, schema: T): Prom
     });
   return parsed.data;
 }
-
-/** A GET's query, checked against `schema`. */
-export function readQuery<T extends z.ZodType>(c: Context, schema: T): z.infer<T> {
-  const parsed = schema.safeParse(c.req.query());
-  if (!parsed.success)
-    throw new TimewarpError(ErrorCode.INVALID_INPUT, formatZodIssues(parsed.error.issues), {
-      data: { issues: parsed.error.issues },
-    });
-  return parsed.data;
-}

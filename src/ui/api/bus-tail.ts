@@ -18,8 +18,9 @@ import { type BusEvent, errnoCode, fromSystemError, parseEventLine } from "../..
  * (the offset is the SSE event id).
  */
 
-/** An event and the offset just after its line (where the next read starts). */
+/** An event, where its line starts, and the offset just after it (where the next read starts). */
 export interface TailedEvent {
+  start: number;
   end: number;
   event: BusEvent;
 }
@@ -87,7 +88,8 @@ function scanLines(fd: number, start: number, size: number, onEvent: (t: TailedE
     let lineStart = 0;
     for (let lf = data.indexOf(10); lf >= 0; lf = data.indexOf(10, lineStart)) {
       const event = parseEventLine(data.toString("utf8", lineStart, lf));
-      if (event !== undefined) onEvent({ end: carryStart + lf + 1, event });
+      if (event !== undefined)
+        onEvent({ start: carryStart + lineStart, end: carryStart + lf + 1, event });
       lineStart = lf + 1;
     }
     // copied: a slice would keep the whole piece alive
@@ -200,5 +202,32 @@ function openWatcher(path: string, notify: () => void): FSWatcher | undefined {
     return watcher;
   } catch {
     return undefined; // the poll carries on alone
+  }
+}
+
+/**
+ * The text of lines of the bus, each given as its [start, end) (end after its newline); a line
+ * that does not read (the bus is shorter now, or gone) is undefined.
+ */
+export function readBusLines(
+  path: string,
+  spans: readonly [number, number][],
+): (string | undefined)[] {
+  if (spans.length === 0) return [];
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return spans.map(() => undefined);
+  }
+  try {
+    return spans.map(([start, end]) => {
+      const buf = Buffer.allocUnsafe(Math.max(0, end - start));
+      const n = readSync(fd, buf, 0, buf.length, start);
+      if (n !== buf.length || buf[n - 1] !== 10) return undefined;
+      return buf.toString("utf8", 0, n - 1);
+    });
+  } finally {
+    closeSync(fd);
   }
 }

@@ -8,9 +8,9 @@ import {
   revertOperation,
 } from "../../ledger/index.ts";
 import type { UiContext } from "../context.ts";
-import { readBody, readQuery, runAction } from "./actions.ts";
+import { readBody, runAction } from "./actions.ts";
 import { runCliAction } from "./cli-action.ts";
-import { PageQuerySchema } from "./paging.ts";
+import { PageQuerySchema, parseQuery } from "./paging.ts";
 
 const FormatQuery = z.object({
   format: z.enum(["unified", "context", "git"]).default("unified"),
@@ -44,7 +44,7 @@ export function editRoutes(api: Hono, ctx: UiContext): void {
   const lctx = { root: ctx.root, clock: ctx.clock };
 
   api.get("/edits/:id", (c) => {
-    const { format } = readQuery(c, FormatQuery);
+    const { format } = parseQuery(FormatQuery, c.req.query());
     const snapshotId = c.req.param("id");
     const shown = readSnapshotDiff(lctx, { snapshotId, format });
     return c.json({
@@ -55,7 +55,7 @@ export function editRoutes(api: Hono, ctx: UiContext): void {
   });
 
   api.get("/edits/:id/history", (c) => {
-    const q = readQuery(c, HistoryQuery);
+    const q = parseQuery(HistoryQuery, c.req.query());
     const h = getEditHistory(lctx, {
       limit: Math.min(q.limit, HISTORY_PAGE_MAX),
       fileFilter: literalGlob(q.path),

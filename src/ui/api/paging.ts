@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ErrorCode, TimewarpError } from "../../core/index.ts";
+import { ErrorCode, formatZodIssues, TimewarpError } from "../../core/index.ts";
 
 /** `?limit=` (default 50, max 500) and `?cursor=` (opaque: the previous page's `next`). */
 export const PageQuerySchema = z.object({
@@ -23,15 +23,17 @@ export function pageOf<T>(
   };
 }
 
-/** The query of a request against `schema`, or INVALID_INPUT naming the field. */
+/**
+ * A request's query string (`c.req.query()`) against `schema`: the value, or INVALID_INPUT naming
+ * each field that is wrong (the issues in `data`). Every route's one query parser.
+ */
 export function parseQuery<S extends z.ZodType>(
   schema: S,
   query: Record<string, string>,
 ): z.infer<S> {
-  const r = schema.safeParse(query);
-  if (r.success) return r.data;
-  throw new TimewarpError(
-    ErrorCode.INVALID_INPUT,
-    r.error.issues.map((i) => `${i.path.join(".") || "query"}: ${i.message}`).join("; "),
-  );
+  const parsed = schema.safeParse(query);
+  if (parsed.success) return parsed.data;
+  throw new TimewarpError(ErrorCode.INVALID_INPUT, formatZodIssues(parsed.error.issues), {
+    data: { issues: parsed.error.issues },
+  });
 }

@@ -11,9 +11,9 @@ import {
   turnsAtSnapshot,
 } from "../../timemachine/index.ts";
 import type { UiContext } from "../context.ts";
-import { readBody, readQuery, runAction } from "./actions.ts";
+import { readBody, runAction } from "./actions.ts";
 import { runCliAction } from "./cli-action.ts";
-import { PageQuerySchema, pageOf } from "./paging.ts";
+import { PageQuerySchema, pageOf, parseQuery } from "./paging.ts";
 
 /** `?to=` of a comparison: another snapshot's id, or the workspace now (absent or "workspace"). */
 const ToQuery = z.object({ to: z.string().min(1).max(200).optional() });
@@ -47,7 +47,7 @@ function readRoutes(api: Hono, ctx: UiContext): void {
   api.get("/status", (c) => c.json(readStatus(ctx.root)));
 
   api.get("/snapshots", (c) => {
-    const q = readQuery(c, PageQuerySchema);
+    const q = parseQuery(PageQuerySchema, c.req.query());
     const listing = listSnapshotSummaries(ctx.root);
     return c.json({ ...pageOf([...listing.snapshots].reverse(), q), corrupt: listing.corrupt });
   });
@@ -63,7 +63,7 @@ function readRoutes(api: Hono, ctx: UiContext): void {
   });
 
   api.get("/snapshots/:id/files", (c) => {
-    const q = readQuery(c, FilesQuery);
+    const q = parseQuery(FilesQuery, c.req.query());
     const entries = readManifest(ctx.root, c.req.param("id")).entries;
     const glob = q.glob?.trim();
     const match = glob ? picomatch(glob, { dot: true }) : undefined;
@@ -73,12 +73,12 @@ function readRoutes(api: Hono, ctx: UiContext): void {
   });
 
   api.get("/snapshots/:id/diff", (c) => {
-    const q = readQuery(c, ToQuery);
+    const q = parseQuery(ToQuery, c.req.query());
     return c.json(diffSnapshots({ root: ctx.root, from: c.req.param("id"), to: toOf(q.to) }));
   });
 
   api.get("/snapshots/:id/diff/file", (c) => {
-    const q = readQuery(c, FileDiffQuery);
+    const q = parseQuery(FileDiffQuery, c.req.query());
     return c.json(
       diffSnapshotFile({ root: ctx.root, from: c.req.param("id"), to: toOf(q.to), path: q.path }),
     );

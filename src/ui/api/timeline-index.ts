@@ -1,11 +1,11 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { JOB_ID_PATTERN, workspacePaths } from "../../core/index.ts";
+import { JOB_ID_PATTERN, parseEventLine, workspacePaths } from "../../core/index.ts";
 import { readManifest, runsRootFor } from "../../runs/index.ts";
 import { listSessionStatus, type SessionListing } from "../../timemachine/index.ts";
 import type { UiContext } from "../context.ts";
-import { scanBusFrom, type TailedEvent } from "./bus-tail.ts";
-import { queryRows, type TimelineFilters, type TimelinePage } from "./timeline-query.ts";
+import { readBusLines, scanBusFrom, type TailedEvent } from "./bus-tail.ts";
+import { type OrderedRows, queryRows, type TimelineFilters } from "./timeline-query.ts";
 import {
   busKey,
   compareRows,
@@ -14,12 +14,14 @@ import {
   rowsOfJob,
   type TimelineRow,
 } from "./timeline-rows.ts";
+import { BusRowTable } from "./timeline-store.ts";
 
 /**
  * The timeline's index, kept by the dashboard's process: every bus line parsed once (each query
- * reads only what was appended since), each SkillPilot job's manifest read again only when its
- * run directory changed, the session records only when their folder changed. No ledger record
- * is opened: an edit's row comes from its bus event (operation id, tool, files, session).
+ * reads only what was appended since) into a few numbers per row (`timeline-store.ts`), each
+ * SkillPilot job's manifest read again only when its run directory changed, the session records
+ * only when their folder changed. No ledger record is opened: an edit's row comes from its bus
+ * event (operation id, tool, files, session), whose line is read again for the page that shows it.
  */
 export interface TimelineIndex {
   query(
@@ -39,7 +41,17 @@ export interface SessionInfo {
   snapshot_id: string | null;
 }
 
-export interface TimelineResult extends TimelinePage {
+export interface TimelineResult {
+  /** Newest first. */
+  rows: TimelineRow[];
+  /** The cursor of the next (older) page, or null. */
+  next: string | null;
+  /** Rows matching the filters, all pages together. */
+  total: number;
+  /** The cursor of the newest matching row: `after=` it asks for what came since. */
+  head: string | null;
+  /** With `after`: more new rows matched than `limit` (the page shows the newest). */
+  truncated: boolean;
   /** The sessions the page's rows belong to. */
   sessions: Record<string, SessionInfo>;
   /** Every agent the workspace's sessions came from (the agent filter's choices). */
@@ -49,15 +61,24 @@ export interface TimelineResult extends TimelinePage {
 interface BusState {
   offset: number;
   ino: number;
-  rows: IndexedRow[];
-  sorted: boolean;
-  /** operation id → its edit row (a shell command's event names the operations it made). */
-  ops: Map<string, TimelineRow>;
+  table: BusRowTable;
+  /** The table's rows in time order; undefined while bus order is time order (the usual case). */
+  sorted: Int32Array | undefined;
+  inOrder: boolean;
+  /**
+   * A shell edit's operation id → its row: the `shell.changed` event that follows it names it
+   * (only edits with the tool `shell` are named so: on-post-tool-use records them).
+   */
+  shellOps: Map<string, number>;
+  /** Rows whose agent's tool a `shell.changed` event named (Bash, run_shell_command…). */
+  agentTools: Map<number, string>;
   agents: Map<string, string>;
   /** snapshot id → the session that took it (an issue names its session's snapshot). */
   snapshotSession: Map<string, string>;
   /** Snapshots a session start or a turn took: their own rows say so. */
   folded: Set<string>;
+  /** Snapshot rows not (yet) folded, by snapshot id. */
+  snapshotRows: Map<string, number>;
   /** Per session, its turns as (ms, turn), oldest first. */
   turns: Map<string, { ms: number; turn: number }[]>;
 }
@@ -65,12 +86,15 @@ interface BusState {
 const emptyBus = (): BusState => ({
   offset: 0,
   ino: 0,
-  rows: [],
-  sorted: true,
-  ops: new Map(),
+  table: new BusRowTable(),
+  sorted: undefined,
+  inOrder: true,
+  shellOps: new Map(),
+  agentTools: new Map(),
   agents: new Map(),
   snapshotSession: new Map(),
   folded: new Set(),
+  snapshotRows: new Map(),
   turns: new Map(),
 });
 
@@ -90,7 +114,7 @@ export function createTimelineIndex(root: string): TimelineIndex {
   const paths = workspacePaths(root);
   let bus = emptyBus();
   const jobs = new Map<string, { mtime: number; rows: IndexedRow[] }>();
-  let merged: IndexedRow[] = [];
+  let rows: OrderedRows = { order: new Int32Array(0), bus: bus.table, jobs: [] };
   let dirty = true;
 
   const refreshBus = () => {
@@ -107,39 +131,29 @@ export function createTimelineIndex(root: string): TimelineIndex {
     bus.offset = scan.end;
     bus.ino = scan.ino;
   };
-
-  const refreshJobs = () => {
-    if (refreshJobRows(root, jobs)) dirty = true;
-  };
   const sessions = createSessionCache(root);
 
   return {
     query(filters, page) {
       refreshBus();
-      refreshJobs();
+      if (refreshJobRows(root, jobs)) dirty = true;
       if (dirty) {
-        if (!bus.sorted) {
-          bus.rows.sort(compareRows);
-          bus.sorted = true;
-        }
-        const jobRows = [...jobs.values()].flatMap((j) => j.rows).sort(compareRows);
-        merged = mergeSorted(bus.rows, jobRows);
+        rows = orderRows(bus, jobs);
         dirty = false;
       }
       const records = sessions.get();
       const agentOf = (id: string) => bus.agents.get(id) ?? records.get(id)?.agent ?? null;
-      const result = queryRows(merged, filters, page, {
-        agentOf,
-        folded: (row) =>
-          row.kind === "snapshot" &&
-          row.snapshot_id !== undefined &&
-          bus.folded.has(row.snapshot_id),
-      });
-      const rows = result.rows.map((row) => withTurn(row, bus.turns));
+      const picked = queryRows(rows, filters, page, { agentOf });
+      const made = makeRows(paths.events, bus, rows, picked.refs).map((row) =>
+        withTurn(row, bus.turns),
+      );
       return {
-        ...result,
-        rows,
-        sessions: sessionsOf(rows, records, agentOf),
+        rows: made,
+        next: picked.next,
+        total: picked.total,
+        head: picked.head,
+        truncated: picked.truncated,
+        sessions: sessionsOf(made, records, agentOf),
         agents: [
           ...new Set([
             ...bus.agents.values(),
@@ -148,6 +162,80 @@ export function createTimelineIndex(root: string): TimelineIndex {
         ].sort(),
       };
     },
+  };
+}
+
+/** Every row in time order: the bus's (sorted once if the bus is out of order) and the jobs'. */
+function orderRows(
+  bus: BusState,
+  jobs: Map<string, { mtime: number; rows: IndexedRow[] }>,
+): OrderedRows {
+  const { table } = bus;
+  if (!bus.inOrder && (bus.sorted === undefined || bus.sorted.length !== table.length)) {
+    const perm = Int32Array.from({ length: table.length }, (_, i) => i);
+    perm.sort((a, b) => (table.ms[a] ?? 0) - (table.ms[b] ?? 0) || a - b);
+    bus.sorted = perm;
+  }
+  const jobRows = [...jobs.values()].flatMap((j) => j.rows).sort(compareRows);
+  const order = new Int32Array(table.length + jobRows.length);
+  const busAt = (i: number) => (bus.sorted === undefined ? i : (bus.sorted[i] ?? 0));
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  // at one millisecond a bus row's key (`b…`) sorts before a job's (`j…`)
+  while (i < table.length || j < jobRows.length) {
+    const b = i < table.length ? busAt(i) : -1;
+    const job = jobRows[j];
+    if (b >= 0 && (job === undefined || (table.ms[b] ?? 0) <= job.ms)) {
+      order[k++] = b;
+      i++;
+    } else {
+      order[k++] = -j - 1;
+      j++;
+    }
+  }
+  return { order, bus: table, jobs: jobRows };
+}
+
+/**
+ * The rows of a page: a bus row is made again from its line (read back by offset), with what
+ * later events added (its session, the agent's tool); a job's row is kept whole.
+ */
+function makeRows(
+  busPath: string,
+  bus: BusState,
+  rows: OrderedRows,
+  refs: readonly number[],
+): TimelineRow[] {
+  const { table } = bus;
+  const spans = refs
+    .filter((r) => r >= 0)
+    .map((r): [number, number] => [table.start[r] ?? 0, table.end[r] ?? 0]);
+  const lines = readBusLines(busPath, spans);
+  let n = 0;
+  return refs.map((ref) => {
+    const job = ref < 0 ? rows.jobs[-ref - 1] : undefined;
+    if (job !== undefined) return Object.assign({}, job.row);
+    const line = lines[n++];
+    const event = line === undefined ? undefined : parseEventLine(line);
+    const key = busKey(table.end[ref] ?? 0);
+    const row =
+      (event === undefined ? undefined : rowOfEvent(key, event)) ?? lostRow(table, ref, key);
+    row.session_id = table.sessions.at(table.session[ref] ?? -1);
+    const tool = bus.agentTools.get(ref);
+    if (tool !== undefined) row.agent_tool = tool;
+    return row;
+  });
+}
+
+/** A row whose line no longer reads (the bus was replaced between two reads): what the index knows. */
+function lostRow(table: BusRowTable, ref: number, key: string): TimelineRow {
+  return {
+    key,
+    ts: new Date(table.ms[ref] ?? 0).toISOString(),
+    kind: table.kindOf(ref),
+    session_id: null,
+    title: "(this event no longer reads from the bus)",
   };
 }
 
@@ -218,36 +306,65 @@ function ingest(bus: BusState, t: TailedEvent): void {
   if (e.type === "session.started" || e.type === "session.resumed") {
     if (typeof d.agent === "string") bus.agents.set(e.data.session_id, d.agent);
     bus.snapshotSession.set(e.data.snapshot_id, e.data.session_id);
-    bus.folded.add(e.data.snapshot_id);
+    fold(bus, e.data.snapshot_id);
   } else if (e.type === "turn.checkpointed") {
-    bus.folded.add(e.data.snapshot_id);
+    fold(bus, e.data.snapshot_id);
     if (typeof d.agent === "string" && !bus.agents.has(e.data.session_id))
       bus.agents.set(e.data.session_id, d.agent);
     const list = bus.turns.get(e.data.session_id) ?? [];
     list.push({ ms: Date.parse(e.ts), turn: e.data.turn });
     bus.turns.set(e.data.session_id, list);
   } else if (e.type === "shell.changed" && Array.isArray(d.operations)) {
-    for (const op of d.operations) {
-      const row = typeof op === "string" ? bus.ops.get(op) : undefined;
-      if (row === undefined) continue;
-      if (row.session_id === null && typeof d.session_id === "string")
-        row.session_id = d.session_id;
-      if (typeof d.tool === "string") row.agent_tool = d.tool;
-    }
+    shellChanged(bus, d);
   }
   const row = rowOfEvent(busKey(t.end), e);
-  if (row === undefined) return;
-  if (row.kind === "edit" && row.operation_id !== undefined) bus.ops.set(row.operation_id, row);
-  if (row.kind === "issue" && row.snapshot_id !== undefined)
-    row.session_id = bus.snapshotSession.get(row.snapshot_id) ?? null;
   const ms = Date.parse(e.ts);
-  if (!Number.isFinite(ms)) return;
-  const last = bus.rows[bus.rows.length - 1];
-  if (last !== undefined && ms < last.ms) bus.sorted = false;
-  bus.rows.push({ ms, row });
+  if (row === undefined || !Number.isFinite(ms)) return;
+  const session =
+    row.kind === "issue" && row.snapshot_id !== undefined
+      ? (bus.snapshotSession.get(row.snapshot_id) ?? null)
+      : row.session_id;
+  const { table } = bus;
+  if (table.length > 0 && ms < (table.ms[table.length - 1] ?? 0)) bus.inOrder = false;
+  const i = table.push({
+    ms,
+    start: t.start,
+    end: t.end,
+    kind: row.kind,
+    session,
+    agent: row.agent ?? null,
+    files: row.files ?? [],
+  });
+  if (row.kind === "edit" && row.tool === "shell" && row.operation_id !== undefined)
+    bus.shellOps.set(row.operation_id, i);
+  if (row.kind === "snapshot" && row.snapshot_id !== undefined) {
+    if (bus.folded.has(row.snapshot_id)) table.folded[i] = 1;
+    else bus.snapshotRows.set(row.snapshot_id, i);
+  }
 }
 
-/** The row with the turn of its session it happened in (the last turn started before it). */
+/** A session's or a turn's snapshot: its own row is left out (the session's or turn's tells it). */
+function fold(bus: BusState, snapshotId: string): void {
+  bus.folded.add(snapshotId);
+  const i = bus.snapshotRows.get(snapshotId);
+  if (i === undefined) return;
+  bus.table.folded[i] = 1;
+  bus.snapshotRows.delete(snapshotId);
+}
+
+/** A shell command's event names the operations it made: their rows get its session and tool. */
+function shellChanged(bus: BusState, d: Record<string, unknown>): void {
+  const { table } = bus;
+  for (const op of d.operations as unknown[]) {
+    const i = typeof op === "string" ? bus.shellOps.get(op) : undefined;
+    if (i === undefined) continue;
+    if (table.session[i] === -1 && typeof d.session_id === "string")
+      table.session[i] = table.sessions.intern(d.session_id);
+    if (typeof d.tool === "string") bus.agentTools.set(i, d.tool);
+  }
+}
+
+/** The row (made for this page) given the turn of its session it happened in: the last one started before it. */
 function withTurn(
   row: TimelineRow,
   turns: Map<string, { ms: number; turn: number }[]>,
@@ -267,7 +384,8 @@ function withTurn(
       lo = mid + 1;
     } else hi = mid - 1;
   }
-  return found === undefined ? row : { ...row, turn: found };
+  if (found !== undefined) row.turn = found;
+  return row;
 }
 
 function sessionsOf(
@@ -291,27 +409,5 @@ function sessionsOf(
       snapshot_id: s?.snapshot_id ?? null,
     };
   }
-  return out;
-}
-
-function mergeSorted(a: IndexedRow[], b: IndexedRow[]): IndexedRow[] {
-  if (b.length === 0) return a;
-  const out: IndexedRow[] = new Array(a.length + b.length);
-  let i = 0;
-  let j = 0;
-  let k = 0;
-  while (i < a.length && j < b.length) {
-    const x = a[i] as IndexedRow;
-    const y = b[j] as IndexedRow;
-    if (compareRows(x, y) <= 0) {
-      out[k++] = x;
-      i++;
-    } else {
-      out[k++] = y;
-      j++;
-    }
-  }
-  while (i < a.length) out[k++] = a[i++] as IndexedRow;
-  while (j < b.length) out[k++] = b[j++] as IndexedRow;
   return out;
 }

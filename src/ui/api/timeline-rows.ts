@@ -117,45 +117,46 @@ export function busKey(end: number): string {
  * The row a bus event becomes, or undefined for events the timeline leaves out (bookkeeping:
  * gc, caches, signals, offers; guard checks that passed; a shell command's event when its
  * files were recorded as an operation: that edit row shows it).
+ *
+ * Rows are object literals with their optional fields set after: Node 20's V8 makes an object
+ * spread (`{ ...base, … }`) through a slow path that costs kilobytes of heap per row, which at
+ * 10,000 rows was most of the dashboard's memory.
  */
 export function rowOfEvent(key: string, e: BusEvent): TimelineRow | undefined {
-  const base: RowBase = { key, ts: e.ts, session_id: null };
   const d = e.data as Record<string, unknown>;
   return (
-    sessionRow(base, e, d) ??
-    editRow(base, e, d) ??
-    workspaceRow(base, e, d) ??
-    memoryRow(base, e, d)
+    sessionRow(key, e, d) ?? editRow(key, e, d) ?? workspaceRow(key, e, d) ?? memoryRow(key, e, d)
   );
 }
 
-type RowBase = Pick<TimelineRow, "key" | "ts" | "session_id">;
-
 /** The row of a session's start, resume or end; a turn; a rewind. */
-function sessionRow(
-  base: RowBase,
-  e: BusEvent,
-  d: Record<string, unknown>,
-): TimelineRow | undefined {
+function sessionRow(key: string, e: BusEvent, d: Record<string, unknown>): TimelineRow | undefined {
+  const ts = e.ts;
   switch (e.type) {
     case "session.started":
     case "session.resumed":
     case "session.ended": {
       const action = e.type.slice("session.".length);
-      const snapshot = str(d.snapshot_id);
-      return {
-        ...base,
+      const row: TimelineRow = {
+        key,
+        ts,
         kind: "session",
         action,
         session_id: e.data.session_id,
         agent: str(d.agent) ?? null,
         title: `session ${action}`,
-        ...(snapshot ? { snapshot_id: snapshot, link: `/snapshots/${snapshot}` } : {}),
       };
+      const snapshot = str(d.snapshot_id);
+      if (snapshot) {
+        row.snapshot_id = snapshot;
+        row.link = `/snapshots/${snapshot}`;
+      }
+      return row;
     }
     case "turn.checkpointed":
       return {
-        ...base,
+        key,
+        ts,
         kind: "turn",
         session_id: e.data.session_id,
         agent: str(d.agent) ?? null,
@@ -166,7 +167,8 @@ function sessionRow(
       };
     case "turn.rewound":
       return {
-        ...base,
+        key,
+        ts,
         kind: "rewind",
         session_id: e.data.session_id,
         title: `code rewound to before turn ${e.data.turn}`,
@@ -179,12 +181,14 @@ function sessionRow(
 }
 
 /** The row of an edit, a revert, a shell command's change that was not recorded. */
-function editRow(base: RowBase, e: BusEvent, d: Record<string, unknown>): TimelineRow | undefined {
+function editRow(key: string, e: BusEvent, d: Record<string, unknown>): TimelineRow | undefined {
+  const ts = e.ts;
   switch (e.type) {
     case "edit.applied":
     case "edit.recorded":
       return {
-        ...base,
+        key,
+        ts,
         kind: "edit",
         session_id: str(d.session_id) ?? null,
         title: filesTitle(e.data.files),
@@ -196,7 +200,8 @@ function editRow(base: RowBase, e: BusEvent, d: Record<string, unknown>): Timeli
       };
     case "edit.reverted":
       return {
-        ...base,
+        key,
+        ts,
         kind: "revert",
         session_id: str(d.session_id) ?? null,
         title: `reverted ${e.data.reverted.join(", ") || "(nothing)"}`,
@@ -206,15 +211,18 @@ function editRow(base: RowBase, e: BusEvent, d: Record<string, unknown>): Timeli
       };
     case "shell.changed": {
       if (strs(d.operations).length > 0) return undefined;
-      return {
-        ...base,
+      const row: TimelineRow = {
+        key,
+        ts,
         kind: "shell",
         session_id: str(d.session_id) ?? null,
         title: `shell changed ${filesTitle(e.data.files)} (not recorded)`,
         files: e.data.files,
         source: "shell",
-        ...(str(d.tool) ? { agent_tool: str(d.tool) } : {}),
       };
+      const tool = str(d.tool);
+      if (tool) row.agent_tool = tool;
+      return row;
     }
     default:
       return undefined;
@@ -223,23 +231,28 @@ function editRow(base: RowBase, e: BusEvent, d: Record<string, unknown>): Timeli
 
 /** The row of snapshots, travels, returns, recovery, issues. */
 function workspaceRow(
-  base: RowBase,
+  key: string,
   e: BusEvent,
   d: Record<string, unknown>,
 ): TimelineRow | undefined {
+  const ts = e.ts;
   switch (e.type) {
     case "snapshot.created":
       return {
-        ...base,
+        key,
+        ts,
         kind: "snapshot",
+        session_id: null,
         title: `snapshot of ${e.data.files} files${e.data.partial ? " (partial)" : ""}`,
         snapshot_id: e.data.snapshot_id,
         link: `/snapshots/${e.data.snapshot_id}`,
       };
     case "travel.completed":
       return {
-        ...base,
+        key,
+        ts,
         kind: "travel",
+        session_id: null,
         title: `travelled to ${e.data.snapshot_id}`,
         snapshot_id: e.data.snapshot_id,
         backup_id: e.data.backup_id,
@@ -247,27 +260,38 @@ function workspaceRow(
       };
     case "return.completed":
       return {
-        ...base,
+        key,
+        ts,
         kind: "return",
+        session_id: null,
         title: `returned to the present (${e.data.backup_id})`,
         backup_id: e.data.backup_id,
         link: `/snapshots/${e.data.backup_id}`,
       };
     case "recover.completed":
-      return { ...base, kind: "recover", title: `recovered: ${e.data.outcome}` };
+      return {
+        key,
+        ts,
+        kind: "recover",
+        session_id: null,
+        title: `recovered: ${e.data.outcome}`,
+      };
     case "issue.reported":
     case "issue.fixed": {
       const action = e.type.slice("issue.".length);
-      const snapshot = str(d.snapshot_id);
-      return {
-        ...base,
+      const row: TimelineRow = {
+        key,
+        ts,
         kind: "issue",
         action,
+        session_id: null,
         title: `issue ${e.data.issue_id} ${action}`,
         issue_id: e.data.issue_id,
-        ...(snapshot ? { snapshot_id: snapshot } : {}),
         link: `/issues/${e.data.issue_id}`,
       };
+      const snapshot = str(d.snapshot_id);
+      if (snapshot) row.snapshot_id = snapshot;
+      return row;
     }
     default:
       return undefined;
@@ -275,47 +299,65 @@ function workspaceRow(
 }
 
 /** The row of guard warnings and blocks, cards, milestones, hook failures. */
-function memoryRow(
-  base: RowBase,
-  e: BusEvent,
-  d: Record<string, unknown>,
-): TimelineRow | undefined {
+function memoryRow(key: string, e: BusEvent, d: Record<string, unknown>): TimelineRow | undefined {
+  const ts = e.ts;
   switch (e.type) {
     case "guard.checked": {
       if (e.data.action !== "warn" && e.data.action !== "rollback") return undefined;
-      const files = [...strs(d.paths), ...strs(d.files)];
+      const files = strs(d.paths).concat(strs(d.files));
       const action = e.data.action === "rollback" ? "block" : "warn";
-      return {
-        ...base,
+      const row: TimelineRow = {
+        key,
+        ts,
         kind: "guard",
         action,
         session_id: str(d.session_id) ?? null,
         title: `guard ${action === "block" ? "blocked" : "warned on"} ${filesTitle(files)}`,
         files,
         score: e.data.score,
-        ...(str(d.tool) ? { tool: str(d.tool) } : {}),
         link: "/memory",
       };
+      const tool = str(d.tool);
+      if (tool) row.tool = tool;
+      return row;
     }
     case "card.created": {
-      const run = str(d.run_id);
-      return {
-        ...base,
+      const row: TimelineRow = {
+        key,
+        ts,
         kind: "card",
+        session_id: null,
         title: `pattern card ${e.data.pattern_id}`,
-        ...(run ? { run_id: run, link: `/memory/${run}` } : { link: "/memory" }),
+        link: "/memory",
       };
+      const run = str(d.run_id);
+      if (run) {
+        row.run_id = run;
+        row.link = `/memory/${run}`;
+      }
+      return row;
     }
     case "milestone.created":
-      return { ...base, kind: "milestone", title: `milestone ${e.data.milestone_id}` };
-    case "hook.failed":
       return {
-        ...base,
+        key,
+        ts,
+        kind: "milestone",
+        session_id: null,
+        title: `milestone ${e.data.milestone_id}`,
+      };
+    case "hook.failed": {
+      const row: TimelineRow = {
+        key,
+        ts,
         kind: "hook",
         action: "failed",
+        session_id: null,
         title: `hook ${e.data.event} failed: ${e.data.message}`,
-        ...(str(d.agent) ? { agent: str(d.agent) } : {}),
       };
+      const agent = str(d.agent);
+      if (agent) row.agent = agent;
+      return row;
+    }
     default:
       return undefined;
   }
@@ -324,34 +366,30 @@ function memoryRow(
 /** A job's rows: its start, and its end once it has one. */
 export function rowsOfJob(m: Manifest): IndexedRow[] {
   const title = `${m.skill.name} on ${m.design.enc_path.split("/").pop() ?? m.design.enc_path}`;
-  const common = {
-    kind: "job" as const,
+  const started: TimelineRow = {
+    key: `j${m.job_id}.0`,
+    ts: m.created_at,
+    kind: "job",
+    action: "started",
     session_id: null,
+    title: `job started: ${title}`,
     job_id: m.job_id,
     link: `/runs/${m.job_id}`,
   };
-  const rows: IndexedRow[] = [
-    {
-      ms: Date.parse(m.created_at),
-      row: {
-        ...common,
-        key: `j${m.job_id}.0`,
-        ts: m.created_at,
-        action: "started",
-        title: `job started: ${title}`,
-        ...(m.finished_at === undefined ? { status: m.status } : {}),
-      },
-    },
-  ];
+  if (m.finished_at === undefined) started.status = m.status;
+  const rows: IndexedRow[] = [{ ms: Date.parse(m.created_at), row: started }];
   if (m.finished_at !== undefined)
     rows.push({
       ms: Date.parse(m.finished_at),
       row: {
-        ...common,
         key: `j${m.job_id}.1`,
         ts: m.finished_at,
+        kind: "job",
         action: "finished",
+        session_id: null,
         title: `job ${m.status === "PASS" ? "passed" : "failed"}: ${title}${m.error_type && m.error_type !== "OK" ? ` (${m.error_type})` : ""}`,
+        job_id: m.job_id,
+        link: `/runs/${m.job_id}`,
         status: m.status,
       },
     });

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import { ErrorCode, formatZodIssues, TimewarpError } from "../../core/index.ts";
 import type { UiContext } from "../context.ts";
+import { parseQuery } from "./paging.ts";
 import { timelineIndexOf } from "./timeline-index.ts";
 import type { TimelineFilters } from "./timeline-query.ts";
 import { ROW_KINDS, type RowKind } from "./timeline-rows.ts";
@@ -71,13 +71,7 @@ export function timelineRoutes(api: Hono, ctx: UiContext): void {
     }
   }).unref();
   api.get("/timeline", (c) => {
-    const parsed = TimelineQuerySchema.safeParse(c.req.query());
-    if (!parsed.success)
-      throw new TimewarpError(
-        ErrorCode.INVALID_INPUT,
-        `timeline query: ${formatZodIssues(parsed.error.issues)}`,
-      );
-    const q = parsed.data;
+    const q = parseQuery(TimelineQuerySchema, c.req.query());
     const filters: TimelineFilters = {
       ...(q.agent === undefined ? {} : { agent: q.agent }),
       ...(q.glob === undefined ? {} : { glob: q.glob }),
