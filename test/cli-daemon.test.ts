@@ -207,6 +207,30 @@ describe.each(VARIANTS)("bin/timewarp under $name", (variant) => {
     SLOW_TEST_MS,
   );
 
+  it.runIf(variant.available && existsSync("/usr/bin/script"))(
+    "on a terminal: the same colours as the CLI in its own process",
+    async () => {
+      const bin = binDir();
+      // util-linux's `script` gives the command a terminal (stdout and stderr on one pty)
+      const onTty = (command: string) => {
+        const r = spawnSync("/usr/bin/script", ["-qc", command, "/dev/null"], {
+          cwd: root,
+          encoding: "utf8",
+          env: { ...baseEnv(), NO_COLOR: undefined, PATH: `${bin.dir}:${process.env.PATH}` },
+          timeout: 60_000,
+        });
+        return { status: r.status, stdout: r.stdout };
+      };
+      const before = served(root);
+      const got = onTty(`${variant.shell} ${join(bin.dir, "timewarp")} history`);
+      await waitUntil(() => served(root) > before);
+      expect(got.stdout).toContain("\x1b[1m"); // bold ids: the launcher said "a terminal"
+      expect(got).toEqual(onTty(`${process.execPath} ${NODE_CLI} history`));
+      expect(bin.nodeStarts()).toEqual([]);
+    },
+    SLOW_TEST_MS,
+  );
+
   it.runIf(variant.available)(
     "anything else runs the CLI in its own process, once, with the arguments untouched",
     () => {
