@@ -241,8 +241,6 @@ describe.each(VARIANTS)("bin/timewarp under $name", (variant) => {
         ["history", "--limit=1"],
         ["status", "--help"],
         ["snapshot", "show", snapshots[0] as string, "--json"],
-        ["history", "--cursor"],
-        ["--version"],
         ["status", "--", "x"],
       ];
       for (const args of cases)
