@@ -43,6 +43,9 @@ export interface HookWorkerOptions {
  *   it with the client's, so everything a hook reads (`CLAUDE_PROJECT_DIR`, the PATH whose
  *   node/python/go the session fingerprint records, TIMEWARP_* settings) is the caller's. The
  *   working directory cannot change in a thread and is passed to `runHook` instead.
+ * - **Commands too.** A request with a `command` (from bin/timewarp) runs through `runCommand`
+ *   in the same queue, under the client's environment; the runner stands in the client's
+ *   working directory and terminals for the command's length.
  */
 export function runHookWorker(port: MessagePort, options: HookWorkerOptions = {}): void {
   let queue: Promise<void> = Promise.resolve();
@@ -50,7 +53,8 @@ export function runHookWorker(port: MessagePort, options: HookWorkerOptions = {}
     if (message.kind === "warm") {
       queue = queue.then(async () => {
         await warm();
-        await options.warmCommands?.();
+        // (a command that fails to load later says why itself; hooks must not wait on it)
+        await options.warmCommands?.().catch(() => {});
         port.postMessage({ kind: "ready" } satisfies HookWorkerReply);
       });
       return;
