@@ -71,13 +71,17 @@ export function leftovers(root: string): string[] {
   );
 }
 
-/** What a child process prints on stdout, once it exits. */
+/**
+ * What a child process prints on stdout, once it exits and its output is read: on "close", not
+ * "exit", which can come while the pipe still holds the last of it (on a loaded machine, a
+ * parallel hook's whole answer: it then looked as if the call printed nothing).
+ */
 export function stdoutOf(child: ChildProcess): Promise<string> {
   let out = "";
   child.stdout?.on("data", (b: Buffer) => {
     out += b.toString();
   });
-  return new Promise<string>((done) => child.on("exit", () => done(out)));
+  return new Promise<string>((done) => child.on("close", () => done(out)));
 }
 
 /**
