@@ -25,8 +25,8 @@ import {
  * read-only commands answered by the daemon's worker print byte for byte what the CLI in its own
  * process prints (stdout, stderr, exit code), and everything else — no daemon, a dead server's
  * record, an argument outside its list, a server that declines or dies holding the command —
- * runs the CLI in-process exactly once. Run under dash with mawk (Debian's /bin/sh) and bash
- * with gawk. The launcher is linked into a bin directory as npm links it, beside a `node` that
+ * runs the CLI in-process exactly once. The answers are checked under dash with mawk (Debian's
+ * /bin/sh) and bash with gawk, the fall-backs (the same lines of shell) under the first of them. The launcher is linked into a bin directory as npm links it, beside a `node` that
  * logs each start: a served command starts no Node.
  */
 
@@ -130,7 +130,10 @@ afterAll(() => {
   for (const c of afterAllCleanups.splice(0).reverse()) c();
 });
 
-describe.each(VARIANTS)("bin/timewarp under $name", (variant) => {
+type Variant = (typeof VARIANTS)[number];
+
+/** The launcher's helpers for one shell and awk. */
+function under(variant: Variant) {
   /** A bin directory as npm makes one: the launcher linked in, an awk, a `node` that logs. */
   function binDir(): { dir: string; nodeStarts: () => string[] } {
     const t = makeTempDir("tw-clibin-");
@@ -158,6 +161,12 @@ describe.each(VARIANTS)("bin/timewarp under $name", (variant) => {
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   };
   const served = (dir: string) => readHookServer(dir)?.served ?? -1;
+
+  return { binDir, launch, served };
+}
+
+describe.each(VARIANTS)("bin/timewarp under $name", (variant) => {
+  const { binDir, launch, served } = under(variant);
 
   it.runIf(variant.available)(
     "the daemon answers the read-only commands byte for byte as the CLI in its own process",
@@ -230,6 +239,13 @@ describe.each(VARIANTS)("bin/timewarp under $name", (variant) => {
     },
     SLOW_TEST_MS,
   );
+});
+
+// The fall-backs are the same lines of shell under either: run under the first shell there is.
+const FIRST = VARIANTS.find((v) => v.available) ?? (VARIANTS[0] as Variant);
+describe(`bin/timewarp's fall-backs under ${FIRST.name}`, () => {
+  const variant = FIRST;
+  const { binDir, launch, served } = under(variant);
 
   it.runIf(variant.available)(
     "anything else runs the CLI in its own process, once, with the arguments untouched",
