@@ -360,7 +360,7 @@ describe.each(VARIANTS)("timewarp-hook under $name", (variant) => {
       // a record naming pid 0 (kill -0 0 would be our own process group), as a checked-in
       // .timewarp/ could carry it
       mkdirSync(hooks, { recursive: true });
-      writeFileSync(join(hooks, "server.json"), '{"protocol":3,"pid":0}\n');
+      writeFileSync(join(hooks, "server.json"), '{"protocol":4,"pid":0}\n');
       const zero = hook(bin.dir, ["echo"], { cwd: root, input: "{}" });
       expect(zero.status, zero.stderr).toBe(0);
       // not left to the claim timeout: no request was written, the CLI read the caller's stdin

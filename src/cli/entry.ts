@@ -14,7 +14,14 @@ const worker = workerData as { timewarp?: unknown } | null;
 if (!isMainThread && worker?.timewarp !== undefined && parentPort !== null) {
   // The watch daemon's hook worker (started by src/hooks/hook-daemon.ts).
   const port = parentPort;
-  import("../hooks/index.ts").then(({ runHookWorkerThread }) => runHookWorkerThread(port, worker));
+  // It also runs the read-only commands bin/timewarp hands it, through the CLI's own program.
+  Promise.all([import("../hooks/index.ts"), import("./captured-command.ts")]).then(
+    ([{ runHookWorkerThread }, { runCapturedCommand, warmCapturedCommands }]) =>
+      runHookWorkerThread(port, worker, {
+        runCommand: runCapturedCommand,
+        warmCommands: warmCapturedCommands,
+      }),
+  );
 } else {
   dropOutputOnceClosed();
   // A plain hook call asks the workspace's hook server first, then skips building the program

@@ -6,7 +6,7 @@ import { type MessagePort, Worker } from "node:worker_threads";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
 import { hookServerPaths } from "./hook-protocol.ts";
 import { type HookServer, serveHooks } from "./hook-server.ts";
-import { runHookWorker } from "./hook-worker.ts";
+import { type HookWorkerOptions, runHookWorker } from "./hook-worker.ts";
 
 /**
  * The watch daemon as `timewarp watch run` assembles it: the store's file watcher
@@ -68,7 +68,11 @@ function startHookWorker(root: string): Worker {
  * The CLI entry's branch for a worker thread that carries a `timewarp` tag in its `workerData`:
  * run the hook worker when the tag is the hook server's. Throws INTERNAL on any other tag.
  */
-export function runHookWorkerThread(port: MessagePort, data: { timewarp?: unknown }): void {
+export function runHookWorkerThread(
+  port: MessagePort,
+  data: { timewarp?: unknown },
+  commands: Pick<HookWorkerOptions, "runCommand" | "warmCommands"> = {},
+): void {
   if (data.timewarp !== HOOK_WORKER) {
     throw new TimewarpError(
       ErrorCode.INTERNAL,
@@ -76,7 +80,7 @@ export function runHookWorkerThread(port: MessagePort, data: { timewarp?: unknow
     );
   }
   const { watchCommand } = data as HookWorkerData;
-  runHookWorker(port, { watchCommand: () => watchCommand ?? [] });
+  runHookWorker(port, { watchCommand: () => watchCommand ?? [], ...commands });
 }
 
 /**

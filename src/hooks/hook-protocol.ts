@@ -24,8 +24,13 @@ import { DATA_DIR } from "../core/index.ts";
  * Two clients speak it: the bin's (Node, `hook-client.ts`) and `bin/timewarp-hook` (a POSIX
  * shell script, which spares a hook Node's start; it asks for `reply: "files"` because it has no
  * JSON parser, and reads the record's first two fields by their place: `protocol`, then `pid`).
+ *
+ * A request may also carry a CLI command instead of a hook (`command`, with `event: "command"`):
+ * `bin/timewarp`, the shell launcher of the `timewarp` command, sends the read-only commands
+ * (`isServedCommand`) and prints the answer as the CLI in its own process would have. Protocol 4
+ * added them: a server of protocol 3 would have run one as an unknown hook.
  */
-export const HOOK_PROTOCOL = 3;
+export const HOOK_PROTOCOL = 4;
 
 export interface HookServerRecord {
   protocol: number;
@@ -84,7 +89,19 @@ export interface HookRequestHeader {
   env: Record<string, string>;
   /** `files`: the answer's output as files of its own (`out-<id>`, `err-<id>`), not in the JSON. */
   reply?: "json" | "files";
+  /**
+   * A CLI command to run instead of a hook (`event` is then `"command"`): its arguments as the
+   * user typed them after `timewarp`. Only read-only ones are run (`isServedCommand`); a failure
+   * before the answer declines, so the client runs it itself (a read-only command run twice
+   * changes nothing).
+   */
+  command?: string[];
+  /** With `command`: whether the client's stdout and stderr are terminals (colours, progress). */
+  tty?: { stdout: boolean; stderr: boolean };
 }
+
+/** The `event` of a request that carries a `command`. */
+export const COMMAND_EVENT = "command";
 
 /** What a hook printed and how it exited. */
 export interface HookAnswer {

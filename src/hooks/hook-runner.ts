@@ -50,12 +50,15 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
   /**
    * Answer every queued hook: declined while the worker never loaded (nothing of them ran, so
    * their clients run them), else as failed (one may have run in part; a hook never runs twice).
+   * Commands are declined either way.
    */
   const failAll = (why: string): void => {
     for (const [id, p] of pending) {
       clearTimeout(p.timer);
       pending.delete(id);
-      writeHookReply(p.to, workerReady ? failedAnswer(p.header, why) : { declined: why }, log);
+      // A read-only command (all the server runs) may run again: its client runs it itself.
+      const rerun = !workerReady || p.header.command !== undefined;
+      writeHookReply(p.to, rerun ? { declined: why } : failedAnswer(p.header, why), log);
     }
   };
   const dropWorker = (why: string): void => {
@@ -90,7 +93,8 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
     clearTimeout(p.timer);
     pending.delete(message.id);
     writeHookReply(p.to, message.reply, log);
-    options.onAnswered(p.header, performance.now() - p.claimedAt);
+    if (message.reply.declined === undefined)
+      options.onAnswered(p.header, performance.now() - p.claimedAt);
   };
   const ensureWorker = (): Worker => {
     if (worker !== null) return worker;

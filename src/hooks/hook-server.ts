@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Worker } from "node:worker_threads";
 import { writeFileAtomic } from "../core/index.ts";
 import {
+  COMMAND_EVENT,
   HOOK_PROTOCOL,
   HOOK_RUN_LIMIT_MS,
   HOOK_TIMING_WINDOW,
@@ -13,6 +14,7 @@ import {
 } from "./hook-protocol.ts";
 import { claimHookRequest, writeHookReply } from "./hook-request.ts";
 import { createHookRunner } from "./hook-runner.ts";
+import { isServedCommand } from "./served-command.ts";
 
 export interface HookServerOptions {
   root: string;
@@ -105,6 +107,14 @@ export function serveHooks(options: HookServerOptions): HookServer {
     if (request === undefined) return;
     if ("declined" in request) {
       writeHookReply(request.to, { declined: request.declined }, log);
+      return;
+    }
+    const { command, event } = request.header;
+    if (
+      (command !== undefined || event === COMMAND_EVENT) &&
+      !(Array.isArray(command) && isServedCommand(command))
+    ) {
+      writeHookReply(request.to, { declined: "not a command this server runs" }, log);
       return;
     }
     const staleReason = closing ? "the daemon is stopping" : (options.stale?.() ?? null);

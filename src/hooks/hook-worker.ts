@@ -1,6 +1,6 @@
 import type { MessagePort } from "node:worker_threads";
 import { systemClock, systemRandom } from "../core/index.ts";
-import type { HookAnswer, HookRequestHeader } from "./hook-protocol.ts";
+import type { HookAnswer, HookReply, HookRequestHeader } from "./hook-protocol.ts";
 import { runHook } from "./run-hook.ts";
 
 /** The hook server's message to its worker: one hook call, or a warm-up. */
@@ -9,7 +9,26 @@ export type HookWorkerRequest =
   | { kind: "warm" };
 
 /** A hook's answer, or `ready` once the worker has loaded the hook code (after a warm-up). */
-export type HookWorkerReply = { kind: "reply"; id: number; reply: HookAnswer } | { kind: "ready" };
+export type HookWorkerReply = { kind: "reply"; id: number; reply: HookReply } | { kind: "ready" };
+
+/**
+ * Runs a CLI command in this thread as its own process would (the CLI's `runCapturedCommand`,
+ * handed in by the CLI's entry: this folder does not import the CLI): the arguments after
+ * `timewarp`, the client's working directory and terminals; its output and exit code.
+ */
+export type CommandRunner = (request: {
+  args: string[];
+  cwd: string;
+  tty: { stdout: boolean; stderr: boolean };
+}) => Promise<HookAnswer>;
+
+export interface HookWorkerOptions {
+  watchCommand?: (root: string) => string[];
+  /** Runs the requests that carry a `command`; without it they are declined. */
+  runCommand?: CommandRunner;
+  /** Loads what the commands load, with the hook code's warm-up. */
+  warmCommands?: () => Promise<void>;
+}
 
 /**
  * The hook server's worker thread: runs each hook call as its own process would, one at a time.
@@ -24,22 +43,27 @@ export type HookWorkerReply = { kind: "reply"; id: number; reply: HookAnswer } |
  *   it with the client's, so everything a hook reads (`CLAUDE_PROJECT_DIR`, the PATH whose
  *   node/python/go the session fingerprint records, TIMEWARP_* settings) is the caller's. The
  *   working directory cannot change in a thread and is passed to `runHook` instead.
+ * - **Commands too.** A request with a `command` (from bin/timewarp) runs through `runCommand`
+ *   in the same queue, under the client's environment; the runner stands in the client's
+ *   working directory and terminals for the command's length.
  */
-export function runHookWorker(
-  port: MessagePort,
-  options: { watchCommand?: (root: string) => string[] } = {},
-): void {
+export function runHookWorker(port: MessagePort, options: HookWorkerOptions = {}): void {
   let queue: Promise<void> = Promise.resolve();
   port.on("message", (message: HookWorkerRequest) => {
     if (message.kind === "warm") {
       queue = queue.then(async () => {
         await warm();
+        // (a command that fails to load later says why itself; hooks must not wait on it)
+        await options.warmCommands?.().catch(() => {});
         port.postMessage({ kind: "ready" } satisfies HookWorkerReply);
       });
       return;
     }
     queue = queue.then(async () => {
-      const { reply, after } = await runOne(message, options.watchCommand);
+      const { reply, after } =
+        message.header.command !== undefined
+          ? await runCommandRequest(message.header, options.runCommand)
+          : await runOne(message, options.watchCommand);
       port.postMessage({ kind: "reply", id: message.id, reply } satisfies HookWorkerReply);
       // What the answer need not wait for (a session start's cleanup) runs once it is out; the
       // next hook waits for it in the queue, as it must for the workspace lock anyway.
@@ -48,13 +72,39 @@ export function runHookWorker(
   });
 }
 
+/** This thread's environment made the client's (a worker's `process.env` is its own copy). */
+function takeEnvironment(env: Record<string, string>): void {
+  for (const key of Object.keys(process.env)) if (!(key in env)) delete process.env[key];
+  Object.assign(process.env, env);
+}
+
+/** A CLI command for `bin/timewarp`, under the client's environment; declined without a runner. */
+async function runCommandRequest(
+  header: HookRequestHeader,
+  runCommand: CommandRunner | undefined,
+): Promise<{ reply: HookReply; after?: undefined }> {
+  if (runCommand === undefined || header.command === undefined)
+    return { reply: { declined: "this worker runs no commands" } };
+  takeEnvironment(header.env);
+  try {
+    const reply = await runCommand({
+      args: header.command,
+      cwd: header.cwd,
+      tty: header.tty ?? { stdout: false, stderr: false },
+    });
+    return { reply };
+  } catch (error) {
+    // The CLI answers its own errors; reaching here is a bug: the client runs the command itself.
+    return { reply: { declined: `the command failed in the worker: ${String(error)}` } };
+  }
+}
+
 async function runOne(
   request: Extract<HookWorkerRequest, { kind: "hook" }>,
   watchCommand: ((root: string) => string[]) | undefined,
 ): Promise<{ reply: HookAnswer; after?: () => Promise<void> }> {
   const { header } = request;
-  for (const key of Object.keys(process.env)) if (!(key in header.env)) delete process.env[key];
-  Object.assign(process.env, header.env);
+  takeEnvironment(header.env);
   try {
     const run = await runHook({
       event: header.event,

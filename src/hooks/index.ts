@@ -17,11 +17,13 @@ export { callHookServer, readHookServer } from "./hook-client.ts";
 export { runHookDaemon, runHookWorkerThread, watchRunCommand } from "./hook-daemon.ts";
 export type { InstallAgent } from "./hook-events.ts";
 export { HOOK_AGENTS, HOOK_EVENTS, INSTALL_AGENTS } from "./hook-events.ts";
-export { hookServerPaths } from "./hook-protocol.ts";
+export type { HookAnswer } from "./hook-protocol.ts";
+export { COMMAND_EVENT, hookServerPaths } from "./hook-protocol.ts";
 export { findWorkspaceRoot } from "./hook-root.ts";
 export { serveHooks } from "./hook-server.ts";
 export type { InstallReport } from "./install-agent.ts";
 export { runHook } from "./run-hook.ts";
+export { isServedCommand } from "./served-command.ts";
 
 /**
  * Wire timewarp into a project for one agent (hooks and MCP server merged into the agent's

@@ -11,7 +11,8 @@
  * root, agent, --json, the reply form, and the env variables HOOK_TEST_MARKER,
  * HOOK_TEST_API_KEY, LC_ALL and AWKPATH) on stdout: exit 2 for "block", a line on stderr too for
  * "noisy", after 150 ms for "slow". It exits on "crash", and never answers "hang" (it writes
- * CWD/.hang-claimed instead) nor "hang-locked" (which takes the workspace lock first).
+ * CWD/.hang-claimed instead; so for a command from bin/timewarp with HOOK_TEST_COMMAND=hang in
+ * its environment) nor "hang-locked" (which takes the workspace lock first).
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -27,7 +28,7 @@ parentPort.on("message", (m) => {
   if (m.header.event === "crash") process.exit(3);
   // "hang" leaves ROOT/.hang-claimed behind: a test that kills the server after the claim waits
   // for it, rather than for a delay a loaded machine may overrun
-  if (m.header.event === "hang") return require("node:fs").writeFileSync(m.header.cwd + "/.hang-claimed", "");
+  if (m.header.event === "hang" || m.header.env.HOOK_TEST_COMMAND === "hang") return require("node:fs").writeFileSync(m.header.cwd + "/.hang-claimed", "");
   if (m.header.event === "hang-locked") {
     // holds the workspace lock as acquireLock writes it in a worker thread, then never answers
     const fs = require("node:fs");

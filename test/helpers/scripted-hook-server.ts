@@ -71,7 +71,11 @@ export function leftovers(root: string): string[] {
   );
 }
 
-/** What a child process prints on stdout: all of it, once its streams close (at "exit" the pipe may still hold the last write). */
+/**
+ * What a child process prints on stdout, once it exits and its output is read: on "close", not
+ * "exit", which can come while the pipe still holds the last of it (on a loaded machine, a
+ * parallel hook's whole answer: it then looked as if the call printed nothing).
+ */
 export function stdoutOf(child: ChildProcess): Promise<string> {
   let out = "";
   child.stdout?.on("data", (b: Buffer) => {

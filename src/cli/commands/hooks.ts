@@ -146,8 +146,9 @@ export function registerHookCommands(program: Command): void {
             root: ctx.root,
             agent: agent as InstallAgent,
             ...(options.command !== undefined ? { command: options.command } : {}),
-            // The wiring names the program this process runs as (npm's `timewarp` link).
-            ...(process.argv[1] !== undefined ? { invokedAs: process.argv[1] } : {}),
+            // The wiring names the program this process runs as (npm's `timewarp` link): the
+            // shell launcher bin/timewarp says which it was, since it runs bin/timewarp.cjs.
+            ...(invokedAs() !== undefined ? { invokedAs: invokedAs() } : {}),
             dryRun: options.dryRun === true,
             from: ctx.cwd,
             clock: ctx.clock,
@@ -181,4 +182,10 @@ function formatInstallReport(report: InstallReport): string {
   for (const n of report.notes) lines.push(`  ${style.dim("note")} ${n}`);
   if (report.undo !== null && !report.dry_run) lines.push(`undo: ${report.undo}`);
   return lines.join("\n");
+}
+
+/** The path the `timewarp` command was started as: bin/timewarp's own, else this script's. */
+function invokedAs(): string | undefined {
+  const launcher = process.env.TIMEWARP_LAUNCHER;
+  return launcher !== undefined && launcher !== "" ? launcher : process.argv[1];
 }
