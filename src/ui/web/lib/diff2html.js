@@ -7,7 +7,8 @@ export function loadDiff2Html() {
   if (window.Diff2Html) return Promise.resolve(window.Diff2Html);
   loading ??= new Promise((resolve, reject) => {
     const script = document.createElement("script");
-    script.src = "/vendor/diff2html.min.js";
+    // beside this module's own URL: under /v/<version>/ when the page loaded it from there
+    script.src = new URL("../../vendor/diff2html.min.js", import.meta.url).pathname;
     script.onload = () => resolve(window.Diff2Html);
     script.onerror = () => {
       loading = undefined;
