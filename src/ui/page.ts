@@ -35,7 +35,10 @@ export function pageRoutes(app: Hono, ctx: UiContext, api: Hono): void {
     const file = webFile(c.req.path.slice("/assets/".length));
     return file === undefined ? c.notFound() : sendFile(c, file);
   });
-  app.get("*", async (c) => c.html(await pageHtml(new URL(c.req.url), ctx, inner)));
+  app.get("*", (c) => {
+    c.header("content-type", "text/html; charset=utf-8");
+    return c.body(pageStream(new URL(c.req.url), ctx, inner));
+  });
 }
 
 /** `GET /api/workspace`: what the header shows. */
@@ -127,17 +130,36 @@ export function pageShell(): { text: string; csp: string } {
   return shell;
 }
 
-/** The page for `url`: the shell, and the answers its first view will ask for. */
-async function pageHtml(url: URL, ctx: UiContext, api: Hono): Promise<string> {
-  const answers: [key: string, json: string][] = [
-    ["/api/workspace", JSON.stringify(workspaceInfo(ctx))],
-  ];
+/**
+ * The page for `url`, in two parts: the shell up to `</body>` at once (the browser starts on its
+ * scripts and styles, from its cache), then the answers its first view will ask for, once known.
+ * Its scripts run when the page has arrived, with the answers in it.
+ */
+function pageStream(url: URL, ctx: UiContext, api: Hono): ReadableStream<Uint8Array> {
+  const text = pageShell().text;
+  const end = text.lastIndexOf("</body>");
+  const encoder = new TextEncoder();
+  return new ReadableStream({
+    async start(controller) {
+      controller.enqueue(encoder.encode(text.slice(0, end)));
+      // the first part leaves before the answers are computed (synchronous work)
+      await new Promise((resolve) => setImmediate(resolve));
+      const answers = await firstAnswers(url, ctx, api).catch(() => []);
+      controller.enqueue(encoder.encode(`${preloadBlock(answers)}\n  ${text.slice(end)}`));
+      controller.close();
+    },
+  });
+}
+
+/** The answers the first view for `url` asks for, as `[request, JSON]`. */
+async function firstAnswers(url: URL, ctx: UiContext, api: Hono): Promise<[string, string][]> {
+  const answers: [string, string][] = [["/api/workspace", JSON.stringify(workspaceInfo(ctx))]];
   const timeline = timelineRequest(url);
   if (timeline !== undefined) {
     const res = await api.request(`/api/timeline?${timeline}`);
     if (res.status === 200) answers.push([`/api/timeline?${timeline}`, await res.text()]);
   }
-  return pageShell().text.replace("</body>", `${preloadBlock(answers)}\n  </body>`);
+  return answers;
 }
 
 /** The timeline view's first page size (`PAGE` in `web/views/timeline.js`). */
