@@ -5,8 +5,9 @@
  *
  * - the first timeline page from the API (`GET /api/timeline?limit=50`): the first request
  *   (the server builds its index) and the median / p95 of the next ones; a filtered page too;
- * - navigation → timeline rendered in Debian's Chromium (playwright-core, headless, a fresh
- *   profile): the first load (token redirect included) and the median / p95 of reloads;
+ * - navigation → timeline rendered in Debian's Chromium (playwright-core, headless): five
+ *   launches with a fresh profile, each a first visit (token redirect included) then ten reloads
+ *   with its cache; median / p95 of each, by the wall clock and by the page's own;
  * - the server's peak resident memory (VmHWM of /proc/<pid>/status) across the whole run, the
  *   code cache warm as in an installed timewarp; and, apart, the peak of a start without it.
  *
@@ -66,6 +67,7 @@ const OPS = SMALL ? 500 : 10_000;
 const JOBS = SMALL ? 20 : 200;
 const REAL_JOBS = 2;
 const API_RUNS = 30;
+const BROWSER_LAUNCHES = 5;
 const BROWSER_RUNS = 10;
 const AGENTS = ["claude-code", "codex", "gemini", "opencode"];
 const TOOLS = ["Edit", "Write", "shell", "ApplyEditBlock", "apply_patch", "MultiEdit"];
@@ -320,39 +322,60 @@ const CHROMIUM_ARGS = [
   "--no-first-run",
 ];
 
-/** Navigation → the timeline's first row visible, in Debian's Chromium with a fresh profile. */
-async function timeBrowser(
-  server: Server,
-  runs: number,
-): Promise<{ first: number; times: number[] }> {
-  const profile = mkdtempSync(join(tmpdir(), "tw-bench-ui-profile-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: CHROMIUM_ARGS,
-  });
-  try {
-    const page = context.pages()[0] ?? (await context.newPage());
-    const shown = () =>
-      page.waitForSelector('[data-view="timeline"] .tl-row', { state: "visible" });
-    let t = performance.now();
-    await page.goto(server.url);
-    await shown();
-    const first = performance.now() - t;
-    const times: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      t = performance.now();
-      await page.goto(`${server.origin}/timeline`);
-      await shown();
-      times.push(performance.now() - t);
+interface BrowserTimes {
+  /** Wall ms from `page.goto` to the first row visible: first visits (a fresh profile each, the token's redirect included) and reloads. */
+  first: number[];
+  reload: number[];
+  /** The same on the page's own clock, navigation start → a frame after the first row: no Playwright round trips (its script injected into each new page). */
+  firstInPage: number[];
+  reloadInPage: number[];
+}
+
+/** Run in every page before its own scripts: the time a frame has passed after the first row. */
+const PAINT_PROBE = `new MutationObserver((_, o) => {
+  if (!document.querySelector('[data-view="timeline"] .tl-row')) return;
+  o.disconnect();
+  requestAnimationFrame(() => setTimeout(() => { window.__twPainted = performance.now(); }));
+}).observe(document, { childList: true, subtree: true });`;
+
+/**
+ * Navigation → the timeline's first row visible, in Debian's Chromium: per launch a fresh profile,
+ * its first visit (the URL the server printed), then `runs` visits of `/timeline` with its cache.
+ */
+async function timeBrowser(server: Server, runs: number): Promise<BrowserTimes> {
+  const t: BrowserTimes = { first: [], reload: [], firstInPage: [], reloadInPage: [] };
+  for (let launch = 0; launch < BROWSER_LAUNCHES; launch++) {
+    const profile = mkdtempSync(join(tmpdir(), "tw-bench-ui-profile-"));
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: "/usr/bin/chromium",
+      headless: true,
+      args: CHROMIUM_ARGS,
+    });
+    try {
+      await context.addInitScript(PAINT_PROBE);
+      const page = context.pages()[0] ?? (await context.newPage());
+      const visit = async (url: string, wall: number[], inPage: number[]) => {
+        const t0 = performance.now();
+        await page.goto(url);
+        await page.waitForSelector('[data-view="timeline"] .tl-row', { state: "visible" });
+        wall.push(performance.now() - t0);
+        // a function, not a string: the page's CSP refuses to evaluate strings
+        const painted = await page.waitForFunction(
+          () => (globalThis as { __twPainted?: number }).__twPainted,
+        );
+        inPage.push(Number(await painted.jsonValue()));
+      };
+      await visit(server.url, t.first, t.firstInPage);
+      for (let i = 0; i < runs; i++)
+        await visit(`${server.origin}/timeline`, t.reload, t.reloadInPage);
+      if (process.env.TW_BENCH_SCREENSHOT)
+        await page.screenshot({ path: process.env.TW_BENCH_SCREENSHOT, fullPage: false });
+    } finally {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
     }
-    if (process.env.TW_BENCH_SCREENSHOT)
-      await page.screenshot({ path: process.env.TW_BENCH_SCREENSHOT, fullPage: false });
-    return { first, times };
-  } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
   }
+  return t;
 }
 
 async function main(): Promise<void> {
@@ -401,7 +424,7 @@ async function main(): Promise<void> {
 function report(r: {
   api: ApiTimes;
   filtered: ApiTimes;
-  browser: { first: number; times: number[] };
+  browser: BrowserTimes;
   mem: { hwm: number; rss: number };
   startRss: { hwm: number; rss: number };
   /** Peak of a start without the code cache (index and first page only). */
@@ -409,6 +432,7 @@ function report(r: {
   before: string;
   after: string;
 }): void {
+  const b = r.browser;
   const row = (name: string, first: number, xs: number[], target: string) =>
     `${name.padEnd(46)} ${first.toFixed(1).padStart(8)} ${median(xs).toFixed(1).padStart(8)} ${quantile(xs, 0.95).toFixed(1).padStart(8)}   ${target}`;
   const lines = [
@@ -423,16 +447,35 @@ function report(r: {
       `<= 300 ms (${r.filtered.total} rows match)`,
     ),
     row(
-      `Chromium: navigation -> timeline (ms, n=${BROWSER_RUNS})`,
-      r.browser.first,
-      r.browser.times,
+      `Chromium: first visit, fresh profile (ms, n=${b.first.length})`,
+      b.first[0] ?? Number.NaN,
+      b.first,
+      "close to the reloads",
+    ),
+    row(
+      "  on the page's clock: navigation -> painted",
+      b.firstInPage[0] ?? Number.NaN,
+      b.firstInPage,
+      "",
+    ),
+    row(
+      `Chromium: reload, navigation -> timeline (ms, n=${b.reload.length})`,
+      b.reload[0] ?? Number.NaN,
+      b.reload,
       "<= 300 ms",
+    ),
+    row(
+      "  on the page's clock: navigation -> painted",
+      b.reloadInPage[0] ?? Number.NaN,
+      b.reloadInPage,
+      "",
     ),
     `server CPU per API request: first page ${r.api.firstCpu} ms cold, ${r.api.cpuPerRequest.toFixed(1)} ms warm; filtered ${r.filtered.cpuPerRequest.toFixed(1)} ms warm (/proc ticks of 10 ms)`,
     `server resident memory: peak ${r.mem.hwm.toFixed(1)} MB (VmHWM), now ${r.mem.rss.toFixed(1)} MB, at start ${r.startRss.rss.toFixed(1)} MB   target <= 80 MB`,
     `server started without V8's code cache (the first start after a build): peak ${r.cold.toFixed(1)} MB after its index and first page`,
     `load: before the measurements ${r.before}; after ${r.after}`,
-    "(first = the first request after start, which builds the server's index; the browser's first includes the ?token= redirect)",
+    "(first = the first request after start, which builds the server's index; a first visit includes the ?token= redirect;",
+    " wall times include Playwright's round trips and its script injected into each new page; the page's clock has none)",
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
 }

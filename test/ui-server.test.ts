@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join, resolve } from "node:path";
@@ -19,7 +20,9 @@ let actions: UiServer;
 
 const REPO = resolve(import.meta.dirname, "..");
 const PACKAGE_JSON = readFileSync(join(REPO, "package.json"), "utf8");
-const INDEX_HTML = readFileSync(join(REPO, "src/ui/web/index.html"), "utf8");
+/** The page itself (the shell, whatever its preloaded answers): what an unknown path gets. */
+const isPage = (body: string) =>
+  body.startsWith("<!doctype html>") && body.includes('<div id="app"></div>');
 
 interface RawResponse {
   status: number;
@@ -60,6 +63,14 @@ function raw(
   });
 }
 
+/** The version the page's files are named under (`/v/<version>/…`). */
+function versionOf(page: string): string {
+  const v = /"\/v\/([0-9a-f]{16})\/assets\/app\.js"/.exec(page)?.[1];
+  if (v === undefined) throw new Error("the page names no versioned app.js");
+  return v;
+}
+
+const PROMPT = "</script><script>alert(1)</script><!-- a prompt";
 const bearer = (s: UiServer) => ({ authorization: `Bearer ${s.token}` });
 const errorCode = (r: RawResponse) =>
   (JSON.parse(r.body) as { error: { code: string } }).error.code;
@@ -69,7 +80,13 @@ beforeAll(async () => {
   root = join(tmp.dir, "ws");
   mkdirSync(join(root, ".timewarp"), { recursive: true });
   mkdirSync(join(root, ".skillpilot", "runs", "job"), { recursive: true });
-  writeFileSync(join(root, ".timewarp", "events.jsonl"), "");
+  // a prompt that tries to end the page's data block
+  const turn = {
+    type: "turn.checkpointed",
+    ts: "2026-11-20T10:00:00.000Z",
+    data: { session_id: "s1", turn: 1, snapshot_id: "snap1", stored: true, prompt: PROMPT },
+  };
+  writeFileSync(join(root, ".timewarp", "events.jsonl"), `${JSON.stringify(turn)}\n`);
   readOnly = await startUiServer({ root });
   actions = await startUiServer({ root, allowActions: true });
 });
@@ -210,16 +227,17 @@ describe("files", () => {
   ];
 
   it("never serve a file outside src/ui/web through /assets or /vendor, however encoded", async () => {
-    for (const path of outside) {
+    const version = versionOf((await raw(readOnly, "/", { headers: bearer(readOnly) })).body);
+    const versioned = (v: string) => outside.map((p) => `/v/${v}${p}`);
+    for (const path of [...outside, ...versioned(version), ...versioned("0")]) {
       const r = await raw(readOnly, path, { headers: bearer(readOnly) });
       expect(r.body, path).not.toBe(PACKAGE_JSON);
       expect(r.body, path).not.toContain('"name": "timewarp"');
       expect(r.body, path).not.toContain("root:x:0:0");
       // refused, or answered with the page itself (an unknown path is a view URL)
-      expect(
-        [400, 403, 404].includes(r.status) || r.body === INDEX_HTML,
-        `${path}: ${r.status}`,
-      ).toBe(true);
+      expect([400, 403, 404].includes(r.status) || isPage(r.body), `${path}: ${r.status}`).toBe(
+        true,
+      );
     }
     const own = await raw(readOnly, "/assets/lib/api.js", { headers: bearer(readOnly) });
     expect(own.status).toBe(200);
@@ -237,7 +255,7 @@ describe("files", () => {
     // `..` leaves /vendor/ altogether: the page answers, never a file
     for (const name of ["..", "%2e%2e"]) {
       const r = await raw(readOnly, `/vendor/${name}`, { headers: bearer(readOnly) });
-      expect(r.status === 404 || r.body === INDEX_HTML, name).toBe(true);
+      expect(r.status === 404 || isPage(r.body), name).toBe(true);
     }
   });
 
@@ -272,5 +290,92 @@ describe("files", () => {
     expect(refused(".timewarp/events.jsonl\0")).toBe("UNSAFE_PATH");
     expect(refused(".skillpilot/runs/job")).toBe("NOT_A_FILE");
     expect(refused(".timewarp/nothing.json")).toBe("NOT_FOUND");
+  });
+});
+
+describe("the page", () => {
+  const page = (path: string) => raw(readOnly, path, { headers: bearer(readOnly) });
+  const preloaded = (body: string) => {
+    const block = /<script type="application\/json" id="tw-preload">([^<]*)<\/script>/.exec(body);
+    if (block?.[1] === undefined) throw new Error("the page has no preload block");
+    return JSON.parse(block[1]) as Record<string, unknown>;
+  };
+
+  it("names every file under one version the browser keeps for good, and is itself never kept", async () => {
+    const r = await page("/timeline");
+    expect(r.headers["cache-control"]).toBe("no-store");
+    const version = versionOf(r.body);
+    const urls = [...r.body.matchAll(/(?:href|src)="([^"]+)"|"(\/[^"]+\.m?js)"/g)].map(
+      (m) => m[1] ?? m[2] ?? "",
+    );
+    expect(urls.length).toBeGreaterThan(10);
+    for (const url of urls) {
+      expect(url, url).toMatch(new RegExp(`^/v/${version}/(assets|vendor)/`));
+      const file = await raw(readOnly, url, { headers: bearer(readOnly) });
+      expect(file.status, url).toBe(200);
+      expect(file.headers["cache-control"], url).toBe("private, max-age=31536000, immutable");
+      expect(file.headers.etag, url).toBeUndefined();
+    }
+    // without a version, or under another (a page of an earlier server): revalidated
+    for (const url of ["/assets/app.js", `/v/${"0".repeat(16)}/assets/app.js`]) {
+      const file = await raw(readOnly, url, { headers: bearer(readOnly) });
+      expect(file.headers["cache-control"], url).toBe("no-cache");
+      const etag = String(file.headers.etag);
+      const again = await raw(readOnly, url, {
+        headers: { ...bearer(readOnly), "if-none-match": etag },
+      });
+      expect(again.status, url).toBe(304);
+    }
+    // diff2html is loaded beside lib/diff2html.js: under the version, from the allow-list
+    const lib = await raw(readOnly, `/v/${version}/vendor/diff2html.min.js`, {
+      headers: bearer(readOnly),
+    });
+    expect(lib.status).toBe(200);
+  });
+
+  it("lets only its import map run inline (by hash): the preloaded answers are data", async () => {
+    const r = await page("/");
+    const csp = String(r.headers["content-security-policy"]);
+    const map = /<script type="importmap">([\s\S]*?)<\/script>/.exec(r.body)?.[1] ?? "";
+    const hash = createHash("sha256").update(map).digest("base64");
+    expect(csp).toContain(`script-src 'self' 'sha256-${hash}'`);
+    expect(csp).not.toMatch(/unsafe-eval/);
+    const inline = [...r.body.matchAll(/<script([^>]*)>([^<]|<(?!\/script>))+<\/script>/g)];
+    expect(inline.map((m) => (m[1] ?? "").trim())).toEqual([
+      'type="importmap"',
+      'type="application/json" id="tw-preload"',
+    ]);
+  });
+
+  it("carries its view's first answers exactly as the API gives them, `<` escaped", async () => {
+    const r = await page("/timeline");
+    const block = /id="tw-preload">([\s\S]*?)<\/script>/.exec(r.body)?.[1] ?? "";
+    expect(block).not.toContain("<");
+    const answers = preloaded(r.body);
+    expect(Object.keys(answers).sort()).toEqual(["/api/timeline?limit=50", "/api/workspace"]);
+    const api = async (path: string) =>
+      JSON.parse((await raw(readOnly, path, { headers: bearer(readOnly) })).body) as unknown;
+    expect(answers["/api/timeline?limit=50"]).toEqual(await api("/api/timeline?limit=50"));
+    expect(answers["/api/workspace"]).toEqual(await api("/api/workspace"));
+    const timeline = answers["/api/timeline?limit=50"] as { items: { title: string }[] };
+    expect(timeline.items.map((i) => i.title)).toContain(PROMPT);
+    // the root path shows the timeline too
+    expect(Object.keys(preloaded((await page("/")).body))).toContain("/api/timeline?limit=50");
+  });
+
+  it("keys a filtered timeline by its request, sorted; leaves out what it cannot know", async () => {
+    const filtered = preloaded((await page("/timeline?kind=turn&agent=a%20b&cursor=")).body);
+    expect(Object.keys(filtered).sort()).toEqual([
+      "/api/timeline?agent=a+b&kind=turn&limit=50",
+      "/api/workspace",
+    ]);
+    // local times: the page turns them into UTC in its own time zone
+    const since = preloaded((await page("/timeline?since=2026-11-20T10:00")).body);
+    expect(Object.keys(since)).toEqual(["/api/workspace"]);
+    expect(Object.keys(preloaded((await page("/runs")).body))).toEqual(["/api/workspace"]);
+    // an invalid filter: no answer in the page (the view asks, and shows the error)
+    expect(Object.keys(preloaded((await page("/timeline?kind=nope")).body))).toEqual([
+      "/api/workspace",
+    ]);
   });
 });

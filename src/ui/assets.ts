@@ -26,6 +26,11 @@ const VENDOR: Record<string, [pkg: string, file: string]> = {
 
 const require = createRequire(join(PACKAGE_ROOT, "package.json"));
 
+/** Every name on the allow-list. */
+export function vendorNames(): string[] {
+  return Object.keys(VENDOR);
+}
+
 /** The file behind `/vendor/<name>`, or undefined for a name not on the list. */
 export function vendorFile(name: string): string | undefined {
   // own keys only: `constructor`, `__proto__`… are names on every object

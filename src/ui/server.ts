@@ -1,21 +1,12 @@
-import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { extname, join, normalize, sep } from "node:path";
 import { serve } from "@hono/node-server";
 import { type Context, Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
-import {
-  type Clock,
-  ErrorCode,
-  systemClock,
-  TIMEWARP_VERSION,
-  toTimewarpError,
-} from "../core/index.ts";
+import { type Clock, ErrorCode, systemClock, toTimewarpError } from "../core/index.ts";
 import { apiRoutes } from "./api/index.ts";
-import { CONTENT_TYPES, vendorFile, webDir } from "./assets.ts";
 import { checkRequest, type GateConfig, newToken, tokenCookie } from "./auth.ts";
 import { packageCliCommand, type UiContext } from "./context.ts";
+import { pageRoutes, pageShell, workspaceInfo } from "./page.ts";
 
 export interface UiServerOptions {
   root: string;
@@ -115,22 +106,11 @@ export function createUiApp(ctx: UiContext, gate: GateConfig): Hono {
     const tw = toTimewarpError(error);
     return refuse(c, statusOf(tw.code), tw.code, tw.message, tw.data);
   });
-  app.get("/api/workspace", (c) =>
-    c.json({ root: ctx.root, allow_actions: ctx.allowActions, version: TIMEWARP_VERSION }),
-  );
-  app.route("/api", apiRoutes(ctx));
+  app.get("/api/workspace", (c) => c.json(workspaceInfo(ctx)));
+  const api = apiRoutes(ctx);
+  app.route("/api", api);
   app.all("/api/*", (c) => refuse(c, 404, ErrorCode.NOT_FOUND, `no such route: ${c.req.path}`));
-  app.get("/vendor/:name", (c) => {
-    const file = vendorFile(c.req.param("name"));
-    return file === undefined ? c.notFound() : sendFile(c, file);
-  });
-  app.get("/assets/*", (c) => {
-    const rel = normalize(c.req.path.slice("/assets/".length));
-    if (rel.startsWith("..") || rel.includes(`${sep}..`) || rel.startsWith(sep))
-      return c.notFound();
-    return sendFile(c, join(webDir(), rel));
-  });
-  app.get("*", (c) => c.html(indexHtml().text));
+  pageRoutes(app, ctx, api);
   return app;
 }
 
@@ -157,52 +137,8 @@ function refuse(
   return c.text(`${code}: ${message}\n`, status as 400);
 }
 
-/**
- * The page's own files and its libraries: revalidated by ETag (size and mtime), so a reload costs
- * a 304 per file instead of the bytes, and an upgraded package is seen at once.
- */
-function sendFile(c: Context, file: string): Response | Promise<Response> {
-  let body: Buffer;
-  let etag: string;
-  try {
-    const st = statSync(file);
-    if (!st.isFile()) return c.notFound();
-    etag = `"${st.size.toString(36)}-${Math.trunc(st.mtimeMs).toString(36)}"`;
-    c.header("Cache-Control", "no-cache");
-    c.header("ETag", etag);
-    if (c.req.header("if-none-match") === etag) return c.body(null, 304);
-    body = readFileSync(file);
-  } catch {
-    return c.notFound();
-  }
-  const type = CONTENT_TYPES[extname(file)] ?? "application/octet-stream";
-  return c.body(new Uint8Array(body), 200, { "content-type": type });
-}
-
-let cachedIndex: { text: string; csp: string } | undefined;
-
-/** The page, and its Content-Security-Policy with the hash of its one inline script (the import map). */
-function indexHtml(): { text: string; csp: string } {
-  if (cachedIndex !== undefined) return cachedIndex;
-  const text = readFileSync(join(webDir(), "index.html"), "utf8");
-  const inline = /<script type="importmap">([\s\S]*?)<\/script>/.exec(text)?.[1] ?? "";
-  const hash = createHash("sha256").update(inline).digest("base64");
-  const csp = [
-    "default-src 'self'",
-    `script-src 'self' 'sha256-${hash}'`,
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-  ].join("; ");
-  cachedIndex = { text, csp };
-  return cachedIndex;
-}
-
 function securityHeaders(c: Context): void {
-  c.header("Content-Security-Policy", indexHtml().csp);
+  c.header("Content-Security-Policy", pageShell().csp);
   c.header("X-Content-Type-Options", "nosniff");
   c.header("Referrer-Policy", "no-referrer");
   c.header("X-Frame-Options", "DENY");

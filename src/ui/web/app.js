@@ -3,7 +3,7 @@
 import { render } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { html } from "./lib/html.js";
-import { LazyView } from "./lib/lazy-view.js";
+import { LazyView, loadView } from "./lib/lazy-view.js";
 import { ProgressStatus } from "./lib/progress.js";
 import { interceptLinks, matchRoute, useLocation } from "./lib/router.js";
 import { ShortcutsDialog, useShortcuts } from "./lib/shortcuts.js";
@@ -103,4 +103,6 @@ function App() {
 }
 
 interceptLinks();
+const first = currentView(location.pathname === "/" ? "/timeline" : location.pathname);
+if (first !== undefined) await loadView(first.route);
 render(html`<${App} />`, document.getElementById("app"));

@@ -55,3 +55,33 @@ export function getJSON(path, query = {}) {
 export function postJSON(path, body = {}) {
   return request("POST", path, body);
 }
+
+let preloaded;
+
+/** The answers the server put into the page (`<script type="application/json" id="tw-preload">`). */
+function readPreloaded() {
+  const block = document.getElementById("tw-preload");
+  const text = block?.textContent;
+  block?.remove();
+  try {
+    return new Map(Object.entries(text ? JSON.parse(text) : {}));
+  } catch {
+    return new Map();
+  }
+}
+
+/**
+ * The answer to GET `path` with `query` that came with the page, or undefined. Each is taken
+ * once: a later request for the same thing asks the server. The key is the request with its
+ * query keys sorted, as the server writes it.
+ */
+export function takePreloaded(path, query = {}) {
+  preloaded ??= readPreloaded();
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== "") q.set(k, String(v));
+  q.sort();
+  const key = `${path}?${q}`.replace(/\?$/, "");
+  const answer = preloaded.get(key);
+  preloaded.delete(key);
+  return answer;
+}

@@ -5,7 +5,24 @@ import { ErrorBox, Loading } from "./ui.js";
 
 const loaded = new Map();
 
+/**
+ * Import `route`'s view now (the page's first view, before the first render: it then renders
+ * at once, without a loading frame). A failure is left for `LazyView` to show.
+ */
+export function loadView(route) {
+  if (route.view !== undefined) return Promise.resolve();
+  return route.load().then(
+    (view) => loaded.set(route.path, view),
+    () => {},
+  );
+}
+
 export function LazyView({ route, ...props }) {
+  if (route.view !== undefined) return html`<${route.view} ...${props} />`;
+  return html`<${Lazy} route=${route} ...${props} />`;
+}
+
+function Lazy({ route, ...props }) {
   const [state, setState] = useState(() => ({ view: loaded.get(route.path) }));
   useEffect(() => {
     if (loaded.has(route.path)) {

@@ -1,6 +1,6 @@
 // Shared pieces of every view: data loading, errors, paging, confirmation, formatting.
 import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks";
-import { getJSON } from "./api.js";
+import { getJSON, takePreloaded } from "./api.js";
 import { html } from "./html.js";
 
 /**
@@ -9,9 +9,18 @@ import { html } from "./html.js";
  */
 export function useApi(path, query = {}) {
   const key = `${path}?${JSON.stringify(query)}`;
-  const [state, setState] = useState({ data: undefined, error: undefined, loading: true });
+  // the page may have come with the answer: the first render shows it, no request made
+  const [state, setState] = useState(() => {
+    const data = takePreloaded(path, query);
+    return { data, error: undefined, loading: data === undefined };
+  });
   const [tick, setTick] = useState(0);
+  const preloaded = useRef(!state.loading);
   useEffect(() => {
+    if (preloaded.current) {
+      preloaded.current = false;
+      return;
+    }
     let live = true;
     setState((s) => ({ ...s, loading: true }));
     getJSON(path, query).then(
@@ -126,10 +135,20 @@ export function Badge({ kind = "", children }) {
   return html`<span class=${`badge ${kind}`}>${children}</span>`;
 }
 
+// what toLocaleString() shows, made once: a formatter per call costs more than the rest of a row
+const DATE_TIME = new Intl.DateTimeFormat(undefined, {
+  year: "numeric",
+  month: "numeric",
+  day: "numeric",
+  hour: "numeric",
+  minute: "numeric",
+  second: "numeric",
+});
+
 export function formatTime(iso) {
   if (!iso) return "";
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString();
+  return Number.isNaN(d.getTime()) ? String(iso) : DATE_TIME.format(d);
 }
 
 export function formatBytes(n) {

@@ -3,6 +3,7 @@ import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import { html } from "../lib/html.js";
 import { navigate } from "../lib/router.js";
+import { loadStyle, vendorUrl } from "../lib/styles.js";
 import { Pager } from "../lib/ui.js";
 import { DiffBody } from "./diff-view.js";
 
@@ -67,6 +68,8 @@ export function TabPanel({ id, children }) {
   </div>`;
 }
 
+const uPlotStyle = loadStyle(vendorUrl("uPlot.min.css"));
+
 /**
  * A uPlot chart, made in a ref and destroyed on unmount. `data` is uPlot's columns (x first);
  * the chart is an image to assistive technology (`label`): every caller puts a table beside it.
@@ -75,11 +78,19 @@ export function Chart({ label, data, series, scales, axes, height = 260 }) {
   const ref = useRef(null);
   const key = JSON.stringify([data, series.map((s) => s.label), scales]);
   useEffect(() => {
-    const el = ref.current;
-    if (!el) return undefined;
-    const width = Math.max(320, Math.min(el.clientWidth || 720, 960));
-    const plot = new uPlot({ width, height, series, scales, axes }, data, el);
-    return () => plot.destroy();
+    let plot;
+    let live = true;
+    // drawn once its stylesheet is there (its legend and cursor are laid out by it)
+    uPlotStyle.then(() => {
+      const el = ref.current;
+      if (!live || !el) return;
+      const width = Math.max(320, Math.min(el.clientWidth || 720, 960));
+      plot = new uPlot({ width, height, series, scales, axes }, data, el);
+    });
+    return () => {
+      live = false;
+      plot?.destroy();
+    };
   }, [key]);
   return html`<figure class="chart">
     <div ref=${ref} role="img" aria-label=${label}></div>

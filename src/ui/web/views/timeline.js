@@ -1,6 +1,6 @@
 // The timeline: sessions → turns → edits, snapshots, travels and returns, issues, guards and
 // SkillPilot jobs, newest first, paged on the server, filtered through the URL, updated live.
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { getJSON } from "../lib/api.js";
 import { html } from "../lib/html.js";
 import { useLive } from "../lib/live.js";
@@ -58,6 +58,14 @@ export function TimelineView({ query }) {
     go(p);
   };
   const data = state.data;
+  // the same element while rows and sessions stay: the live status changing re-renders no row
+  const list = useMemo(
+    () =>
+      data
+        ? html`<${Groups} items=${[...live.rows, ...data.items]} sessions=${{ ...data.sessions, ...live.sessions }} fresh=${live.fresh} />`
+        : "",
+    [data, live.rows, live.sessions, live.fresh],
+  );
   return html`<section data-view="timeline" aria-labelledby="timeline-h1">
     <h1 id="timeline-h1">Timeline</h1>
     <${Filters} query=${query} agents=${data?.agents ?? []} onApply=${go} />
@@ -68,7 +76,7 @@ export function TimelineView({ query }) {
     <div class="sr-only" role="status" aria-live="polite" aria-atomic="true">${live.announce}</div>
     ${state.error ? html`<${ErrorBox} error=${state.error} />` : ""}
     ${data === undefined && !state.error ? html`<${Loading} what="Loading the timeline" />` : ""}
-    ${data ? html`<${Groups} items=${[...live.rows, ...data.items]} sessions=${{ ...data.sessions, ...live.sessions }} fresh=${live.fresh} />` : ""}
+    ${list}
     ${data ? html`<${Pager} next=${data.next} atFirst=${cursor === undefined} onNext=${() => page(data.next)} onFirst=${() => page(undefined)} />` : ""}
   </section>`;
 }
@@ -87,9 +95,10 @@ function useLiveRows(filters, state, firstPage) {
   const timer = useRef(undefined);
   const key = JSON.stringify(filters);
   useEffect(() => {
-    setRows([]);
-    setSessions({});
-    setFresh(new Set());
+    // the same (empty) state when there is nothing to clear: no second render of every row
+    setRows((r) => (r.length === 0 ? r : []));
+    setSessions((s) => (Object.keys(s).length === 0 ? s : {}));
+    setFresh((f) => (f.size === 0 ? f : new Set()));
     head.current = state.data?.head ?? null;
   }, [key, state.data]);
   const catchUp = useCallback(async () => {
