@@ -56,8 +56,12 @@ function runBundle(file) {
     ...(cachedData !== undefined ? { cachedData } : {}),
   });
   if (useCache && (cachedData === undefined || script.cachedDataRejected)) {
-    // After the command ran, so the cache holds the functions it compiled, not only the top level.
-    process.once("beforeExit", () => {
+    // After the command ran, so the cache holds the functions it compiled, not only the top level;
+    // at "exit" too, since a long-lived command (`timewarp ui`) only ever ends by process.exit.
+    let written = false;
+    const writeCache = () => {
+      if (written) return;
+      written = true;
       const temp = `${cacheFile}.${process.pid}.tmp`;
       let fd;
       try {
@@ -81,7 +85,9 @@ function runBundle(file) {
         if (fd !== undefined) closeSync(fd);
         rmSync(temp, { force: true }); // full disk: run uncached
       }
-    });
+    };
+    process.once("beforeExit", writeCache);
+    process.once("exit", writeCache);
   }
   const module = new Module(file);
   module.filename = file;

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   copyFileSync,
@@ -26,6 +26,12 @@ const lazy = () => Promise.resolve().then(() => require("node:os").EOL.length);
 lazy().then((eol) => {
   process.stdout.write(JSON.stringify({ args: process.argv.slice(2), dir: path.basename(__dirname), eol }));
   if (process.argv.includes("--fail")) process.exitCode = 3;
+  if (process.argv.includes("--serve")) {
+    // a long-lived command (timewarp ui): runs until a signal, then process.exit
+    setInterval(() => {}, 1000);
+    process.once("SIGTERM", () => process.exit(0));
+    process.stdout.write("\\nready\\n");
+  }
 });
 `;
 
@@ -73,6 +79,25 @@ describe("bin/timewarp.cjs with V8's code cache", () => {
     // Accepted: the bin rewrites the cache (a new file, renamed in) only when V8 rejects it.
     expect(statSync(cache()).ino).toBe(written.ino);
     expect(statSync(cache()).mtimeMs).toBe(written.mtimeMs);
+  });
+
+  it("a long-lived command that ends by process.exit writes the cache too", async () => {
+    const { bin, cache } = layout();
+    const child = spawn(process.execPath, [bin, "ui", "--serve"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    await new Promise<void>((ready) =>
+      child.stdout.on("data", (b: Buffer) => {
+        out += b.toString();
+        if (out.includes("ready\n")) ready();
+      }),
+    );
+    expect(existsSync(cache())).toBe(false);
+    const closed = new Promise((r) => child.on("close", r));
+    child.kill("SIGTERM");
+    expect(await closed).toBe(0);
+    expect(statSync(cache()).size).toBeGreaterThan(0);
   });
 
   it("a torn or foreign cache costs a recompile, never a failure, and is replaced", () => {
