@@ -250,6 +250,18 @@ describe("the snapshot views' API", () => {
       expect(readFileSync(join(dir, "src", "a.ts"), "utf8")).toBe(
         "export const a = 10;\nexport const keep = true;\n",
       );
+
+      // and taken back: the preview is the CLI's dry run, the undo puts the file back
+      const undoPreview = await call(server, "/api/rewind/undo", { dry_run: true });
+      expect(undoPreview.json).toEqual(cli(dir, "rewind", "--undo", "--dry-run"));
+      expect(undoPreview.json).toMatchObject({ dry_run: true, affected_files: ["src/a.ts"] });
+      const undone = await call(server, "/api/rewind/undo", {});
+      expect(undone.status, JSON.stringify(undone.json)).toBe(200);
+      expect(undone.json).toMatchObject({ dry_run: false, affected_files: ["src/a.ts"] });
+      expect(readFileSync(join(dir, "src", "a.ts"), "utf8")).toBe("export const a = 100;\n");
+      const again = await call(server, "/api/rewind/undo", {});
+      expect(again.status).toBe(409);
+      expect((again.json.error as Doc).code).toBe("NOTHING_TO_UNDO");
     },
     SLOW,
   );
@@ -291,6 +303,7 @@ describe("the snapshot views' API", () => {
       [`/api/snapshots/${old}/travel`, {}],
       ["/api/return", {}],
       ["/api/rewind", { turn: "1" }],
+      ["/api/rewind/undo", {}],
     ] as const) {
       const r = await call(server, path, body);
       expect(r.status, path).toBe(403);

@@ -114,12 +114,24 @@ export function createUiApp(ctx: UiContext, gate: GateConfig): Hono {
   return app;
 }
 
+/** An action the time machine's state refuses now (409: it may work later), not a fault. */
+const STATE_REFUSALS: ReadonlySet<string> = new Set([
+  ErrorCode.LOCKED,
+  ErrorCode.NOT_IN_PAST,
+  ErrorCode.REWIND_IN_PAST,
+  ErrorCode.NOTHING_TO_UNDO,
+  ErrorCode.NOTHING_TO_RECOVER,
+  ErrorCode.TRANSITION_INTERRUPTED,
+  ErrorCode.SNAPSHOT_IN_USE,
+  ErrorCode.SNAPSHOT_PINNED,
+]);
+
 /** The HTTP status of an error code: the caller's mistakes 4xx, everything else 500. */
 function statusOf(code: string): 400 | 403 | 404 | 409 | 500 {
   if (code === ErrorCode.INVALID_INPUT || code === ErrorCode.RANGE_INVALID) return 400;
   if (code === ErrorCode.UNSAFE_PATH || code === ErrorCode.PROTECTED_PATH) return 403;
   if (code.endsWith("NOT_FOUND")) return 404;
-  if (code.endsWith("CONFLICT") || code === ErrorCode.LOCKED || code.startsWith("NESTED_"))
+  if (code.endsWith("CONFLICT") || code.startsWith("NESTED_") || STATE_REFUSALS.has(code))
     return 409;
   return 500;
 }

@@ -9,6 +9,7 @@ import {
   readStatus,
   rewind,
   turnsAtSnapshot,
+  undoRewind,
 } from "../../timemachine/index.ts";
 import type { UiContext } from "../context.ts";
 import { readBody, runAction } from "./actions.ts";
@@ -20,6 +21,10 @@ const ToQuery = z.object({ to: z.string().min(1).max(200).optional() });
 const FilesQuery = PageQuerySchema.extend({ glob: z.string().max(1000).optional() });
 const FileDiffQuery = ToQuery.extend({ path: z.string().min(1).max(4096) });
 const DryRunBody = z.object({ dry_run: z.boolean().default(false) }).strict();
+/** `timewarp rewind --undo [--force] [--dry-run]` as a body. */
+const UndoRewindBody = z
+  .object({ dry_run: z.boolean().default(false), force: z.boolean().default(false) })
+  .strict();
 /** `timewarp rewind TURN [--session ID] [--dry-run]` as a body. */
 const RewindBody = z
   .object({
@@ -126,6 +131,15 @@ function actionRoutes(api: Hono, ctx: UiContext): void {
       return c.json(rewind({ ...tm, turn: body.turn, sessionId: body.session_id, dryRun: true }));
     const session = body.session_id === undefined ? [] : ["--session", body.session_id];
     return c.json(await runAction(ctx, () => runCliAction(ctx, ["rewind", body.turn, ...session])));
+  });
+
+  // `timewarp rewind --undo [--force] [--dry-run] --json`: the last rewind still in effect taken
+  // back (NOTHING_TO_UNDO when there is none, REVERT_CONFLICT when its files changed since).
+  api.post("/rewind/undo", async (c) => {
+    const body = await readBody(c, UndoRewindBody);
+    if (body.dry_run) return c.json(await undoRewind({ ...tm, dryRun: true, force: body.force }));
+    const args = ["rewind", "--undo", ...(body.force ? ["--force"] : [])];
+    return c.json(await runAction(ctx, () => runCliAction(ctx, args)));
   });
 }
 

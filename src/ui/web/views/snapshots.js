@@ -77,9 +77,37 @@ function TimeMachineState({ status, workspace, onChange }) {
               />`
             : null
         }
+        ${
+          s.mode === "present" && workspace?.allow_actions
+            ? html`<details class="undo-rewind">
+                <summary>Undo the last rewind</summary>
+                <p class="muted">Takes back the last rewind still in effect: its files as they were before it. A file changed since is a conflict, and nothing changes.</p>
+                <${ActionSteps}
+                  title="Undo the last rewind"
+                  level=${2}
+                  path="/api/rewind/undo"
+                  cli="timewarp rewind --undo"
+                  label="Undo the last rewind"
+                  confirmLabel="Undo"
+                  onDone=${(doc, cli) => {
+                    status.reload();
+                    onChange?.(doc, cli);
+                  }}
+                  renderPreview=${(p) => html`<${UndoRewindPreview} preview=${p} />`}
+                />
+              </details>`
+            : null
+        }
       `}
     <//>
   </section>`;
+}
+
+function UndoRewindPreview({ preview: p }) {
+  const files = p.affected_files;
+  return html`<p>Takes back <code>${p.rewind_operation_id}</code> (${p.description}): ${files.length} path(s) go back to what they were before it.</p>
+    <ul>${files.slice(0, 100).map((f) => html`<li><code>${f}</code></li>`)}</ul>
+    ${files.length > 100 ? html`<p class="muted">… and ${files.length - 100} more</p>` : null}`;
 }
 
 function ReturnPreview({ preview, brief }) {
