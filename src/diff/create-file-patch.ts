@@ -79,7 +79,7 @@ function createOneFilePatch(opts: CreateFilePatchOptions): string {
   } else if (!sameContent) {
     const r = formatTextHunks(before ?? empty, after ?? empty, {
       context: opts.context ?? 3,
-      timeCapMs: opts.timeCapMs ?? 2000,
+      maxWork: opts.maxWork,
     });
     body = r.hunks;
     if (isRename) {
@@ -191,8 +191,8 @@ const NO_NEWLINE_TAIL = Buffer.from(`\n${NO_NEWLINE_MARKER}\n`);
 export function formatTextHunks(
   a: Buffer,
   b: Buffer,
-  opts: { context: number; timeCapMs: number; algorithm?: LineAlgorithm },
-): { hunks: string; changedBytes: number; timedOut: boolean } {
+  opts: { context: number; maxWork?: number; algorithm?: LineAlgorithm },
+): { hunks: string; changedBytes: number; overBudget: boolean } {
   const ctx = Math.max(0, opts.context);
   let p = commonPrefix(a, b);
   p = p === 0 ? 0 : a.lastIndexOf(NL, p - 1) + 1;
@@ -208,7 +208,7 @@ export function formatTextHunks(
   const lineOffset = countLines(a, ws);
   const la = scanLines(a, ws, weA);
   const lb = scanLines(b, ws, weB);
-  const { blocks, timedOut } = diffLines(la, lb, opts);
+  const { blocks, overBudget } = diffLines(la, lb, opts);
 
   const funcName = createFuncNameFinder(a);
   // Pass 1 plans the hunks and sizes the output; pass 2 copies bytes into one buffer.
@@ -283,5 +283,5 @@ export function formatTextHunks(
     }
     for (let i = pos; i < h.aEnd; i++) put(0x20, la, i);
   }
-  return { hunks: out.toString("utf8", 0, o), changedBytes, timedOut };
+  return { hunks: out.toString("utf8", 0, o), changedBytes, overBudget };
 }
