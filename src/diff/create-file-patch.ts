@@ -3,7 +3,8 @@ import { gitBlobId, pathBytesOf } from "../core/index.ts";
 import { formatBinaryChange } from "./binary-patch.ts";
 import { formatGitHeader, formatHunkHeader, NO_NEWLINE_MARKER } from "./format-git-patch.ts";
 import { createFuncNameFinder } from "./func-name.ts";
-import { type ChangeBlock, diffLines, type LineAlgorithm, scanLines } from "./line-diff.ts";
+import { internLinePair } from "./intern-lines.ts";
+import { type ChangeBlock, diffLines, type LineAlgorithm } from "./line-diff.ts";
 import type { CreateFilePatchOptions } from "./types.ts";
 
 const NL = 10;
@@ -206,9 +207,8 @@ export function formatTextHunks(
   const weA = forwardLines(a, a.length - s, ctx + SLIDE_MARGIN);
   const weB = b.length - (a.length - weA);
   const lineOffset = countLines(a, ws);
-  const la = scanLines(a, ws, weA);
-  const lb = scanLines(b, ws, weB);
-  const { blocks, overBudget } = diffLines(la, lb, opts);
+  const { a: la, b: lb, ids } = internLinePair(a, ws, weA, b, ws, weB);
+  const { blocks, overBudget } = diffLines(la, lb, ids, opts);
 
   const funcName = createFuncNameFinder(a);
   // Pass 1 plans the hunks and sizes the output; pass 2 copies bytes into one buffer.
