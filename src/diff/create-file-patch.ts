@@ -266,9 +266,10 @@ export function formatTextHunks(
     out[o++] = mark;
     const st = l.starts[i] ?? 0;
     const e = l.starts[i + 1] ?? 0;
-    // A byte loop beats a native copy call for lines this short.
+    // A byte loop beats a native copy call for short lines, and loses to it for long ones.
     const src = l.buf;
-    for (let x = st; x < e; x++) out[o++] = src[x]!;
+    if (e - st < 64) for (let x = st; x < e; x++) out[o++] = src[x]!;
+    else o += src.copy(out, o, st, e);
     if (l.buf[e - 1] !== NL) o += NO_NEWLINE_TAIL.copy(out, o);
   };
   for (const h of plan) {
