@@ -320,19 +320,22 @@ function forwardStep(s: Search, box: Box): boolean {
   box.fmin = fmin;
   box.fmax = fmax;
   let snake = 0;
-  for (let d = fmax; d >= fmin; d -= 2) {
-    const k = d + base;
+  // Diagonal k's right neighbour is the left one of the diagonal before it: read each once.
+  let hi = fwd[fmax + 1 + base]!;
+  for (let k = fmax + base; k >= fmin + base; k -= 2) {
     const lo = fwd[k - 1]!;
-    const hi = fwd[k + 1]!;
     let i1 = lo >= hi ? lo + 1 : hi;
-    const prev = i1;
+    hi = lo;
+    const d = k - base;
     let i2 = i1 - d;
-    const end = Math.min(lim1, lim2 + d);
-    while (i1 < end && ha[i1] === hb[i2]) {
-      i1++;
-      i2++;
+    if (i1 < lim1 && i2 < lim2 && ha[i1] === hb[i2]) {
+      const from = i1;
+      do {
+        i1++;
+        i2++;
+      } while (i1 < lim1 && i2 < lim2 && ha[i1] === hb[i2]);
+      if (i1 - from > snake) snake = i1 - from;
     }
-    if (i1 - prev > snake) snake = i1 - prev;
     fwd[k] = i1;
     if (odd && bmin <= d && d <= bmax && bwd[k]! <= i1) {
       setSplit(s, i1, i2, true, true);
@@ -356,19 +359,21 @@ function backwardStep(s: Search, box: Box): boolean {
   box.bmin = bmin;
   box.bmax = bmax;
   let snake = 0;
-  for (let d = bmax; d >= bmin; d -= 2) {
-    const k = d + base;
+  let hi = bwd[bmax + 1 + base]!;
+  for (let k = bmax + base; k >= bmin + base; k -= 2) {
     const lo = bwd[k - 1]!;
-    const hi = bwd[k + 1]!;
     let i1 = lo < hi ? lo : hi - 1;
-    const prev = i1;
+    hi = lo;
+    const d = k - base;
     let i2 = i1 - d;
-    const end = Math.max(off1, off2 + d);
-    while (i1 > end && ha[i1 - 1] === hb[i2 - 1]) {
-      i1--;
-      i2--;
+    if (i1 > off1 && i2 > off2 && ha[i1 - 1] === hb[i2 - 1]) {
+      const from = i1;
+      do {
+        i1--;
+        i2--;
+      } while (i1 > off1 && i2 > off2 && ha[i1 - 1] === hb[i2 - 1]);
+      if (from - i1 > snake) snake = from - i1;
     }
-    if (prev - i1 > snake) snake = prev - i1;
     bwd[k] = i1;
     if (!odd && fmin <= d && d <= fmax && i1 <= fwd[k]!) {
       setSplit(s, i1, i2, true, true);
