@@ -6,11 +6,13 @@
  *   npm run bench:diff            full size
  *   npm run bench:diff -- 0.1     a tenth of the synthetic lines, no real files (a quick check)
  *   BENCH_REPS=11 npm run bench:diff
+ *   BENCH_ONLY=lodash,typescript npm run bench:diff   only the cases whose names contain these
  *
  * Per case: our median in-process (the ledger's path: the edit's process makes the patch),
- * its CPU time, and our whole process (`bench/diff-process.mjs`: Node's start, the built
- * library's load, the patch to stdout; needs `npm run build`); git's whole process (median wall
- * and CPU); the ratio of our in-process median to git's whole process; peak RSS of both
+ * its median CPU time per run, and our whole process (`bench/diff-process.mjs`: Node's start, the built
+ * library's load, the patch to stdout; needs `npm run build`); git's whole process (median wall,
+ * and CPU per run from 10+ runs timed in one loop: finer than /usr/bin/time's 10 ms); the ratio
+ * of our in-process median to git's whole process, in wall and in CPU time; peak RSS of both
  * processes; the patch's hunk bytes (from the first `@@`, function names included) of ours,
  * git's default (Myers) and `git diff --histogram` (whose anchoring our default follows; it is
  * skipped where git takes over 30 s). The target is against git's default, as in the issue's
@@ -138,6 +140,21 @@ interface Child {
   rssMiB: number;
   out: Buffer;
 }
+/**
+ * git's CPU per run, finer than /usr/bin/time's 10 ms per process: `n` runs in one shell loop,
+ * timed together, divided by n.
+ */
+function loopCpuMs(args: string[], n: number): number {
+  const quoted = args.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+  const r = spawnSync(
+    "/usr/bin/time",
+    ["-f", "%U %S", "sh", "-c", `for i in $(seq ${n}); do ${quoted} >/dev/null; done`],
+    { encoding: "utf8" },
+  );
+  const [u = 0, s = 0] = (r.stderr.trim().split("\n").pop() ?? "").split(" ").map(Number);
+  return ((u + s) * 1000) / n;
+}
+
 /** Median wall and CPU of `reps` runs of a child, with the last run's peak RSS and output. */
 function medianChild(args: string[], n: number): Child {
   const runs = Array.from({ length: n }, () => runChild(args));
@@ -157,18 +174,25 @@ function hunkBytes(patch: Buffer | string): number {
   return at === -1 ? b.length : b.length - at - 1;
 }
 
+/**
+ * Our in-process run: the median wall and the median CPU per run (process.cpuUsage around
+ * each), after three warm-up runs (the JIT's tiers; a small file's first run costs more).
+ */
 function ours(c: Case): { ms: number; cpuMs: number; patch: string } {
   const make = () => createFilePatch({ oldPath: "f", newPath: "f", before: c.a, after: c.b });
-  let patch = make(); // warm the JIT
+  let patch = make();
+  for (let i = 0; i < 2; i++) make();
   const times: number[] = [];
-  const c0 = process.cpuUsage();
+  const cpus: number[] = [];
   for (let i = 0; i < reps; i++) {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     patch = make();
     times.push(performance.now() - t0);
+    const cu = process.cpuUsage(c0);
+    cpus.push((cu.user + cu.system) / 1000);
   }
-  const cu = process.cpuUsage(c0);
-  return { ms: median(times), cpuMs: (cu.user + cu.system) / 1000 / reps, patch };
+  return { ms: median(times), cpuMs: median(cpus), patch };
 }
 
 function row(c: Case): string[] {
@@ -179,6 +203,7 @@ function row(c: Case): string[] {
   const flags = ["--no-index", "--no-color", "--full-index", ...(c.binary ? ["--binary"] : [])];
   runChild(["git", "diff", ...flags, fa, fb]); // warms the page cache
   const git = medianChild(["git", "diff", ...flags, fa, fb], reps);
+  const gitLoopCpu = loopCpuMs(["git", "diff", ...flags, fa, fb], Math.max(reps, 10));
   const hist = c.binary
     ? undefined
     : runChild(["git", "diff", ...flags, "--histogram", fa, fb], 30_000);
@@ -192,8 +217,9 @@ function row(c: Case): string[] {
     f(us.cpuMs),
     f(proc?.ms),
     f(git.ms),
-    f(git.cpuMs),
+    f(gitLoopCpu),
     f(us.ms / git.ms, 2),
+    f(us.cpuMs / gitLoopCpu, 2),
     f(proc?.rssMiB, 0),
     f(git.rssMiB, 0),
     String(hunkBytes(us.patch)),
@@ -211,6 +237,7 @@ const header = [
   "git ms",
   "git cpu",
   "ours/git",
+  "cpu ratio",
   "ours RSS MiB",
   "git RSS MiB",
   "ours hunk B",
@@ -227,6 +254,7 @@ function printTable(rows: string[][]): void {
 }
 
 const binary = binaryPair();
+const only = process.env.BENCH_ONLY?.split(",");
 const cases: Case[] = [
   ...realCases(),
   ...syntheticCases(),
@@ -235,13 +263,13 @@ const cases: Case[] = [
     ...binary,
     binary: true,
   },
-];
+].filter((c) => only === undefined || only.some((o) => c.name.includes(o)));
 const load = () => spawnSync("uptime", { encoding: "utf8" }).stdout.trim();
 console.log(`load before: ${load()}`);
 const gitStart = medianChild(["git", "--version"], reps);
 console.log(
   `median of ${reps}; git --version takes ${gitStart.ms.toFixed(1)} ms wall, ${gitStart.cpuMs.toFixed(1)} ms CPU; ` +
-    `ours/git = our in-process median over git's whole process${built ? "" : "; no build: run npm run build for the ours-process column"}`,
+    `ours/git = our in-process median over git's whole process (wall); cpu ratio = our in-process CPU per run over git's whole-process CPU per run (10+ runs in one loop)${built ? "" : "; no build: run npm run build for the ours-process column"}`,
 );
 const rows: string[][] = [];
 for (const c of cases) {

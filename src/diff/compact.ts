@@ -1,4 +1,4 @@
-import type { Lines } from "./line-diff.ts";
+import type { Lines } from "./intern-lines.ts";
 
 /**
  * Where a group of added or removed lines can slide (the lines above it equal the lines at its

@@ -81,11 +81,11 @@ describe("createFilePatch", () => {
     expect(Buffer.from(applyFilePatch(enc(a), p) ?? []).toString()).toBe(b);
   });
 
-  it("falls back to one hunk past the time cap, and the result still applies", () => {
+  it("falls back to one hunk past the work budget, and the result still applies", () => {
     const a = lines(3000, (i) => `l${(i * 7919) % 3000}`);
     const b = lines(3000, (i) => `l${(i * 104729) % 3000}`);
     const p = only(
-      createFilePatch({ oldPath: "f", newPath: "f", before: enc(a), after: enc(b), timeCapMs: 0 }),
+      createFilePatch({ oldPath: "f", newPath: "f", before: enc(a), after: enc(b), maxWork: 0 }),
     );
     expect(p.hunks).toHaveLength(1);
     expect(Buffer.from(applyFilePatch(enc(a), p) ?? []).toString()).toBe(b);

@@ -3,7 +3,8 @@ import { gitBlobId, pathBytesOf } from "../core/index.ts";
 import { formatBinaryChange } from "./binary-patch.ts";
 import { formatGitHeader, formatHunkHeader, NO_NEWLINE_MARKER } from "./format-git-patch.ts";
 import { createFuncNameFinder } from "./func-name.ts";
-import { type ChangeBlock, diffLines, type LineAlgorithm, scanLines } from "./line-diff.ts";
+import { internLinePair } from "./intern-lines.ts";
+import { type ChangeBlock, diffLines, type LineAlgorithm } from "./line-diff.ts";
 import type { CreateFilePatchOptions } from "./types.ts";
 
 const NL = 10;
@@ -79,7 +80,7 @@ function createOneFilePatch(opts: CreateFilePatchOptions): string {
   } else if (!sameContent) {
     const r = formatTextHunks(before ?? empty, after ?? empty, {
       context: opts.context ?? 3,
-      timeCapMs: opts.timeCapMs ?? 2000,
+      maxWork: opts.maxWork,
     });
     body = r.hunks;
     if (isRename) {
@@ -191,8 +192,8 @@ const NO_NEWLINE_TAIL = Buffer.from(`\n${NO_NEWLINE_MARKER}\n`);
 export function formatTextHunks(
   a: Buffer,
   b: Buffer,
-  opts: { context: number; timeCapMs: number; algorithm?: LineAlgorithm },
-): { hunks: string; changedBytes: number; timedOut: boolean } {
+  opts: { context: number; maxWork?: number; algorithm?: LineAlgorithm },
+): { hunks: string; changedBytes: number; overBudget: boolean } {
   const ctx = Math.max(0, opts.context);
   let p = commonPrefix(a, b);
   p = p === 0 ? 0 : a.lastIndexOf(NL, p - 1) + 1;
@@ -206,9 +207,8 @@ export function formatTextHunks(
   const weA = forwardLines(a, a.length - s, ctx + SLIDE_MARGIN);
   const weB = b.length - (a.length - weA);
   const lineOffset = countLines(a, ws);
-  const la = scanLines(a, ws, weA);
-  const lb = scanLines(b, ws, weB);
-  const { blocks, timedOut } = diffLines(la, lb, opts);
+  const { a: la, b: lb, ids } = internLinePair(a, ws, weA, b, ws, weB);
+  const { blocks, overBudget } = diffLines(la, lb, ids, opts);
 
   const funcName = createFuncNameFinder(a);
   // Pass 1 plans the hunks and sizes the output; pass 2 copies bytes into one buffer.
@@ -266,9 +266,10 @@ export function formatTextHunks(
     out[o++] = mark;
     const st = l.starts[i] ?? 0;
     const e = l.starts[i + 1] ?? 0;
-    // A byte loop beats a native copy call for lines this short.
+    // A byte loop beats a native copy call for short lines, and loses to it for long ones.
     const src = l.buf;
-    for (let x = st; x < e; x++) out[o++] = src[x]!;
+    if (e - st < 64) for (let x = st; x < e; x++) out[o++] = src[x]!;
+    else o += src.copy(out, o, st, e);
     if (l.buf[e - 1] !== NL) o += NO_NEWLINE_TAIL.copy(out, o);
   };
   for (const h of plan) {
@@ -283,5 +284,5 @@ export function formatTextHunks(
     }
     for (let i = pos; i < h.aEnd; i++) put(0x20, la, i);
   }
-  return { hunks: out.toString("utf8", 0, o), changedBytes, timedOut };
+  return { hunks: out.toString("utf8", 0, o), changedBytes, overBudget };
 }

@@ -15,6 +15,7 @@
  */
 
 import type { Region } from "./histogram.ts";
+import { spend, type WorkBudget } from "./work-budget.ts";
 
 /** The edit cost from which a good snake may end the search early, and the least cost cap. */
 const HEUR_MIN_COST = 256;
@@ -62,14 +63,13 @@ export function bogoSqrt(n: number): number {
 }
 
 /**
- * Mark the changed lines of region `r` as git's classic diff does. `tick` is called now and
- * then and may throw to abort (the time cap).
+ * Mark the changed lines of region `r` as git's classic diff does, spending `budget`.
  */
 export function myersDiff(
   input: MyersInput,
   scratch: MyersScratch,
   r: Region,
-  tick: () => void,
+  budget: WorkBudget,
 ): void {
   const { idA, idB } = input;
   // The equal lines at both ends are unchanged and take no part.
@@ -100,7 +100,8 @@ export function myersDiff(
   for (let k = 0; k < refA.length; k++) ha[k] = idA[refA[k]!]!;
   const hb = new Int32Array(refB.length);
   for (let k = 0; k < refB.length; k++) hb[k] = idB[refB[k]!]!;
-  const search = createSearch(ha, hb, tick);
+  spend(budget, r.a1 - r.a0 + (r.b1 - r.b0));
+  const search = createSearch(ha, hb, budget);
   compareBoxes(
     search,
     (k) => {
@@ -182,14 +183,14 @@ interface Search {
   bwd: Int32Array;
   base: number;
   maxCost: number;
-  tick: () => void;
+  budget: WorkBudget;
   splitA: number;
   splitB: number;
   minLo: boolean;
   minHi: boolean;
 }
 
-function createSearch(ha: Int32Array, hb: Int32Array, tick: () => void): Search {
+function createSearch(ha: Int32Array, hb: Int32Array, budget: WorkBudget): Search {
   const diagonals = ha.length + hb.length + 3;
   return {
     ha,
@@ -198,7 +199,7 @@ function createSearch(ha: Int32Array, hb: Int32Array, tick: () => void): Search 
     bwd: new Int32Array(diagonals),
     base: hb.length + 1,
     maxCost: Math.max(bogoSqrt(diagonals), MAX_COST_MIN),
-    tick,
+    budget,
     splitA: 0,
     splitB: 0,
     minLo: false,
@@ -215,14 +216,12 @@ function compareBoxes(s: Search, removeA: (k: number) => void, addB: (k: number)
   const { ha, hb } = s;
   // Boxes as 5 numbers each: off1, lim1, off2, lim2, needMin (0/1).
   const stack: number[] = [0, ha.length, 0, hb.length, 0];
-  let boxes = 0;
   while (stack.length > 0) {
     const needMin = stack.pop()!;
     let lim2 = stack.pop()!;
     let off2 = stack.pop()!;
     let lim1 = stack.pop()!;
     let off1 = stack.pop()!;
-    if ((++boxes & 0xff) === 0) s.tick();
     while (off1 < lim1 && off2 < lim2 && ha[off1] === hb[off2]) {
       off1++;
       off2++;
@@ -294,8 +293,9 @@ function split(
   s.fwd[fmid + s.base] = off1;
   s.bwd[bmid + s.base] = lim1;
   for (let cost = 1; ; cost++) {
-    if ((cost & 0x3f) === 0) s.tick();
     box.gotSnake = false;
+    // Both directions' diagonals (and their snakes, counted in the steps).
+    spend(s.budget, box.fmax - box.fmin + (box.bmax - box.bmin) + 2);
     if (forwardStep(s, box) || backwardStep(s, box)) return;
     if (needMin) continue;
     if (box.gotSnake && cost > HEUR_MIN_COST && goodSnake(s, box, cost)) return;
@@ -320,19 +320,22 @@ function forwardStep(s: Search, box: Box): boolean {
   box.fmin = fmin;
   box.fmax = fmax;
   let snake = 0;
-  for (let d = fmax; d >= fmin; d -= 2) {
-    const k = d + base;
+  // Diagonal k's right neighbour is the left one of the diagonal before it: read each once.
+  let hi = fwd[fmax + 1 + base]!;
+  for (let k = fmax + base; k >= fmin + base; k -= 2) {
     const lo = fwd[k - 1]!;
-    const hi = fwd[k + 1]!;
     let i1 = lo >= hi ? lo + 1 : hi;
-    const prev = i1;
+    hi = lo;
+    const d = k - base;
     let i2 = i1 - d;
-    const end = Math.min(lim1, lim2 + d);
-    while (i1 < end && ha[i1] === hb[i2]) {
-      i1++;
-      i2++;
+    if (i1 < lim1 && i2 < lim2 && ha[i1] === hb[i2]) {
+      const from = i1;
+      do {
+        i1++;
+        i2++;
+      } while (i1 < lim1 && i2 < lim2 && ha[i1] === hb[i2]);
+      if (i1 - from > snake) snake = i1 - from;
     }
-    if (i1 - prev > snake) snake = i1 - prev;
     fwd[k] = i1;
     if (odd && bmin <= d && d <= bmax && bwd[k]! <= i1) {
       setSplit(s, i1, i2, true, true);
@@ -356,19 +359,21 @@ function backwardStep(s: Search, box: Box): boolean {
   box.bmin = bmin;
   box.bmax = bmax;
   let snake = 0;
-  for (let d = bmax; d >= bmin; d -= 2) {
-    const k = d + base;
+  let hi = bwd[bmax + 1 + base]!;
+  for (let k = bmax + base; k >= bmin + base; k -= 2) {
     const lo = bwd[k - 1]!;
-    const hi = bwd[k + 1]!;
     let i1 = lo < hi ? lo : hi - 1;
-    const prev = i1;
+    hi = lo;
+    const d = k - base;
     let i2 = i1 - d;
-    const end = Math.max(off1, off2 + d);
-    while (i1 > end && ha[i1 - 1] === hb[i2 - 1]) {
-      i1--;
-      i2--;
+    if (i1 > off1 && i2 > off2 && ha[i1 - 1] === hb[i2 - 1]) {
+      const from = i1;
+      do {
+        i1--;
+        i2--;
+      } while (i1 > off1 && i2 > off2 && ha[i1 - 1] === hb[i2 - 1]);
+      if (from - i1 > snake) snake = from - i1;
     }
-    if (prev - i1 > snake) snake = prev - i1;
     bwd[k] = i1;
     if (!odd && fmin <= d && d <= fmax && i1 <= fwd[k]!) {
       setSplit(s, i1, i2, true, true);

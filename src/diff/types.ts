@@ -113,8 +113,12 @@ export interface CreateFilePatchOptions {
   newMode?: string;
   /** Context lines. Default 3. */
   context?: number;
-  /** Time budget of the line diff; past it, the changed region becomes one hunk. Default 2000 ms. */
-  timeCapMs?: number;
+  /**
+   * Work the line diff may do (steps, see `work-budget.ts`), past which the changed region
+   * becomes one hunk. A count, never time: the same input always gives the same patch.
+   * Default: 10,000,000 + 1,000 per line of both sides (real code stays far below it).
+   */
+  maxWork?: number;
 }
 
 export type PatchFormat = "unified" | "context" | "git";
