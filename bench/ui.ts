@@ -329,6 +329,13 @@ interface BrowserTimes {
   /** The same on the page's own clock, navigation start → a frame after the first row: no Playwright round trips (its script injected into each new page). */
   firstInPage: number[];
   reloadInPage: number[];
+  /**
+   * What `timewarp ui --open` costs with the user's browser already running: a new server (new
+   * port, so nothing of the page is cached) visited right after it prints its URL (its index is
+   * still being built), in a browser that has loaded pages before.
+   */
+  newServer: number[];
+  newServerInPage: number[];
 }
 
 /** Run in every page before its own scripts: the time a frame has passed after the first row. */
@@ -342,8 +349,15 @@ const PAINT_PROBE = `new MutationObserver((_, o) => {
  * Navigation → the timeline's first row visible, in Debian's Chromium: per launch a fresh profile,
  * its first visit (the URL the server printed), then `runs` visits of `/timeline` with its cache.
  */
-async function timeBrowser(server: Server, runs: number): Promise<BrowserTimes> {
-  const t: BrowserTimes = { first: [], reload: [], firstInPage: [], reloadInPage: [] };
+async function timeBrowser(server: Server, runs: number, root: string): Promise<BrowserTimes> {
+  const t: BrowserTimes = {
+    first: [],
+    reload: [],
+    firstInPage: [],
+    reloadInPage: [],
+    newServer: [],
+    newServerInPage: [],
+  };
   for (let launch = 0; launch < BROWSER_LAUNCHES; launch++) {
     const profile = mkdtempSync(join(tmpdir(), "tw-bench-ui-profile-"));
     const context = await chromium.launchPersistentContext(profile, {
@@ -368,6 +382,12 @@ async function timeBrowser(server: Server, runs: number): Promise<BrowserTimes> 
       await visit(server.url, t.first, t.firstInPage);
       for (let i = 0; i < runs; i++)
         await visit(`${server.origin}/timeline`, t.reload, t.reloadInPage);
+      const another = await startServer(root);
+      try {
+        await visit(another.url, t.newServer, t.newServerInPage);
+      } finally {
+        another.child.kill("SIGTERM");
+      }
       if (process.env.TW_BENCH_SCREENSHOT)
         await page.screenshot({ path: process.env.TW_BENCH_SCREENSHOT, fullPage: false });
     } finally {
@@ -411,7 +431,7 @@ async function main(): Promise<void> {
       `limit=50&agent=codex&glob=${encodeURIComponent("src/m3/**")}`,
       API_RUNS,
     );
-    const browser = await timeBrowser(server, BROWSER_RUNS);
+    const browser = await timeBrowser(server, BROWSER_RUNS, root);
     const mem = peakRssMb(pid);
     report({ api, filtered, browser, mem, startRss, cold, before, after: load() });
     if (KEEP) log(`kept: ${root}`);
@@ -456,6 +476,18 @@ function report(r: {
       "  on the page's clock: navigation -> painted",
       b.firstInPage[0] ?? Number.NaN,
       b.firstInPage,
+      "",
+    ),
+    row(
+      `Chromium: a new timewarp ui, browser running (ms, n=${b.newServer.length})`,
+      b.newServer[0] ?? Number.NaN,
+      b.newServer,
+      "",
+    ),
+    row(
+      "  on the page's clock: navigation -> painted",
+      b.newServerInPage[0] ?? Number.NaN,
+      b.newServerInPage,
       "",
     ),
     row(
