@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { createFilePatch } from "../src/diff/index.ts";
 import { makeTempDir } from "./helpers/cli.ts";
+import { gitApply } from "./helpers/git-apply.ts";
 import { realisticEdit } from "./helpers/realistic-edit.ts";
 
 /**
@@ -36,22 +37,6 @@ function gitBody(before: Buffer, after: Buffer, algorithm: string[]): string {
 
 const ourBody = (p: string) => p.slice(p.indexOf("\n@@") + 1);
 
-/** Apply with real git in a scratch repository; returns the file's bytes after. */
-function gitApply(before: Buffer, patch: string): Buffer {
-  const repo = join(tmp.dir, "repo");
-  spawnSync("rm", ["-rf", repo]);
-  spawnSync("git", ["init", "-q", repo]);
-  writeFileSync(join(repo, "f"), before);
-  writeFileSync(join(repo, "p.diff"), patch);
-  const r = spawnSync("git", ["apply", "--whitespace=nowarn", "p.diff"], {
-    cwd: repo,
-    encoding: "utf8",
-  });
-  expect(r.stderr).toBe("");
-  expect(r.status).toBe(0);
-  return readFileSync(join(repo, "f"));
-}
-
 describe("line diff against real git on real code", () => {
   it.each([
     ["lib.es5.d.ts", 1],
@@ -65,7 +50,7 @@ describe("line diff against real git on real code", () => {
       const after = Buffer.from(realisticEdit(before.toString(), seed));
       const ours = createFilePatch({ oldPath: "f", newPath: "f", before, after });
       expect(ourBody(ours)).toBe(gitBody(before, after, ["--histogram"]));
-      expect(gitApply(before, ours).equals(after)).toBe(true);
+      expect(gitApply(tmp.dir, before, ours).equals(after)).toBe(true);
     },
     60_000,
   );
@@ -77,7 +62,7 @@ describe("line diff against real git on real code", () => {
     const ours = createFilePatch({ oldPath: "f", newPath: "f", before, after });
     const git = gitBody(before, after, []);
     expect(ourBody(ours).length).toBeLessThanOrEqual(git.length);
-    expect(gitApply(before, ours).equals(after)).toBe(true);
+    expect(gitApply(tmp.dir, before, ours).equals(after)).toBe(true);
   }, 60_000);
 
   it("git apply applies every patch exactly, and it is git's (property over edits of a real file)", () => {
@@ -102,7 +87,7 @@ describe("line diff against real git on real code", () => {
         const after = Buffer.from(lines.join("\n"));
         const patch = createFilePatch({ oldPath: "f", newPath: "f", before, after });
         if (patch === "") return;
-        expect(gitApply(before, patch).equals(after)).toBe(true);
+        expect(gitApply(tmp.dir, before, patch).equals(after)).toBe(true);
         expect(ourBody(patch)).toBe(gitBody(before, after, ["--histogram"]));
       }),
       { numRuns: 40, seed: 22 },
@@ -134,7 +119,7 @@ describe("line diff against real git on real code", () => {
         const patch = createFilePatch({ oldPath: "f", newPath: "f", before, after });
         if (patch === "") return;
         expect(ourBody(patch)).toBe(gitBody(before, after, ["--histogram"]));
-        expect(gitApply(before, patch).equals(after)).toBe(true);
+        expect(gitApply(tmp.dir, before, patch).equals(after)).toBe(true);
       }),
       { numRuns: 40, seed: 23 },
     );

@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { makeTempDir } from "../../test/helpers/cli.ts";
+import { gitApply } from "../../test/helpers/git-apply.ts";
 import { createFilePatch } from "./create-file-patch.ts";
 import { parsePatch } from "./parse-patch.ts";
 import { patchStats } from "./patch-stats.ts";
@@ -17,22 +17,6 @@ import { patchStats } from "./patch-stats.ts";
 const tmp = makeTempDir("tw-budget-");
 afterAll(() => tmp.cleanup());
 afterEach(() => vi.restoreAllMocks());
-
-/** Apply with real git in a scratch repository; returns the file's bytes after. */
-function gitApply(before: Buffer, patch: string): Buffer {
-  const repo = join(tmp.dir, "repo");
-  spawnSync("rm", ["-rf", repo]);
-  spawnSync("git", ["init", "-q", repo]);
-  writeFileSync(join(repo, "f"), before);
-  writeFileSync(join(repo, "p.diff"), patch);
-  const r = spawnSync("git", ["apply", "--whitespace=nowarn", "p.diff"], {
-    cwd: repo,
-    encoding: "utf8",
-  });
-  expect(r.stderr).toBe("");
-  expect(r.status).toBe(0);
-  return readFileSync(join(repo, "f"));
-}
 
 const file = (n: number, f: (i: number) => string) =>
   Buffer.from(Array.from({ length: n }, (_, i) => `${f(i)}\n`).join(""));
@@ -56,8 +40,8 @@ describe("the line diff's work budget", () => {
     // The tiny budget did cut the search short: every line changed, where the search keeps many.
     expect(removed(tiny)).toBe(4000);
     expect(removed(huge)).toBeLessThan(3600);
-    expect(gitApply(before, tiny).equals(after)).toBe(true);
-    expect(gitApply(before, huge).equals(after)).toBe(true);
+    expect(gitApply(tmp.dir, before, tiny).equals(after)).toBe(true);
+    expect(gitApply(tmp.dir, before, huge).equals(after)).toBe(true);
   }, 60_000);
 
   it("never reads the clock: a clock that jumps an hour per read changes nothing", () => {
