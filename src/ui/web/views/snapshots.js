@@ -49,6 +49,11 @@ export function SnapshotList({ query, workspace }) {
 
 /** Where the time machine is: the present, or in the past at a snapshot (with Return). */
 function TimeMachineState({ status, workspace, onChange }) {
+  // A return or an undone rewind changes the state shown here and what the page around shows.
+  const changed = (doc, cli) => {
+    status.reload();
+    onChange?.(doc, cli);
+  };
   return html`<section class="card" aria-label="time machine state">
     <${Loaded} state=${status}>
       ${(s) => html`
@@ -69,10 +74,7 @@ function TimeMachineState({ status, workspace, onChange }) {
                 cli="timewarp return"
                 label="Return to present"
                 confirmLabel="Return"
-                onDone=${(doc, cli) => {
-                  status.reload();
-                  onChange?.(doc, cli);
-                }}
+                onDone=${changed}
                 renderPreview=${(p, o = {}) => html`<${ReturnPreview} preview=${p} brief=${o.brief} />`}
               />`
             : null
@@ -89,10 +91,7 @@ function TimeMachineState({ status, workspace, onChange }) {
                   cli="timewarp rewind --undo"
                   label="Undo the last rewind"
                   confirmLabel="Undo"
-                  onDone=${(doc, cli) => {
-                    status.reload();
-                    onChange?.(doc, cli);
-                  }}
+                  onDone=${changed}
                   renderPreview=${(p) => html`<${UndoRewindPreview} preview=${p} />`}
                 />
               </details>`
