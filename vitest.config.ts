@@ -4,9 +4,15 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    // The real agent clients, the real Slurm and the real browser run in their own suites:
-    // `npm run test:agents`, `npm run test:slurm`, `npm run test:ui`.
-    exclude: ["test/agents/**", "test/slurm/**", "test/ui/**", "**/node_modules/**"],
+    // The real agent clients, the real Slurm, the real browser and the other shells and awks run
+    // in their own suites: `npm run test:agents`, `test:slurm`, `test:ui`, `test:compat`.
+    exclude: [
+      "test/agents/**",
+      "test/slurm/**",
+      "test/ui/**",
+      "test/compat/**",
+      "**/node_modules/**",
+    ],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

@@ -9,7 +9,7 @@ import { describeShellClient, SCRIPT, SLOW_TEST_MS } from "./helpers/hook-shell-
 import { cleanups, leftovers, waitUntil, workspace } from "./helpers/scripted-hook-server.ts";
 
 // bin/timewarp-hook under dash with mawk (Debian's /bin/sh and awk) and bash with gawk; busybox
-// and the one true awk run in hook-shell-client-compat.test.ts (the suite is in
+// and the one true awk run in `npm run test:compat` (test/compat/; the suite is in
 // helpers/hook-shell-suite.ts), then as an agent runs it, against the real watch daemon.
 describeShellClient(["dash with mawk", "bash with gawk"]);
 
