@@ -12,6 +12,7 @@ import {
 } from "../src/timemachine/index.ts";
 import { startUiServer, type UiServer } from "../src/ui/index.ts";
 import { makeTempDir, runCli } from "./helpers/cli.ts";
+import { uiGet } from "./helpers/ui-call.ts";
 
 // A password under a name that says so: redacted by the context rules, whatever the detector.
 const SECRET = "Zr8vK2qLm5Xw9Tb3";
@@ -23,16 +24,8 @@ let snapshotId: string;
 /** `issue list --status all --json`, run before the server starts (a sync child would stall it). */
 let cliList: { issues: unknown[] };
 
-// biome-ignore lint/suspicious/noExplicitAny: the tests read the API's JSON documents freely
-type Doc = any;
-
-async function api(path: string): Promise<{ status: number; body: string; json: () => Doc }> {
-  const res = await fetch(`${server.origin}${path}`, {
-    headers: { authorization: `Bearer ${server.token}` },
-  });
-  const body = await res.text();
-  return { status: res.status, body, json: () => JSON.parse(body) };
-}
+/** A GET of the API with the server's token. */
+const api = (path: string) => uiGet(server, path);
 
 beforeAll(async () => {
   tmp = makeTempDir("tw-ui-issues-");

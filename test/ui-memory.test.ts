@@ -5,6 +5,7 @@ import { createFixedClock } from "../src/core/index.ts";
 import { type LabContext, runE2E, viewCard } from "../src/memory/index.ts";
 import { startUiServer, type UiServer } from "../src/ui/index.ts";
 import { makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
+import { uiGet } from "./helpers/ui-call.ts";
 
 const FIXTURES = resolve(REPO_ROOT, "test/fixtures/memory/runs");
 const OK_RUN = "r01-doc-only-ok";
@@ -15,16 +16,8 @@ let ctx: LabContext;
 let server: UiServer;
 const e2e: Record<string, Awaited<ReturnType<typeof runE2E>>> = {};
 
-// biome-ignore lint/suspicious/noExplicitAny: the tests read the API's JSON documents freely
-type Doc = any;
-
-async function api(path: string): Promise<{ status: number; json: () => Doc }> {
-  const res = await fetch(`${server.origin}${path}`, {
-    headers: { authorization: `Bearer ${server.token}` },
-  });
-  const body = await res.text();
-  return { status: res.status, json: () => JSON.parse(body) };
-}
+/** A GET of the API with the server's token. */
+const api = (path: string) => uiGet(server, path);
 
 const runsDir = () => join(ctx.root, ".timewarp/memory/runs");
 

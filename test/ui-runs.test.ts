@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { flattenMetrics, listJobs, runSkill, showJob } from "../src/runs/index.ts";
 import { startUiServer, type UiServer } from "../src/ui/index.ts";
 import { makeTempDir, runCli } from "./helpers/cli.ts";
+import { uiGet } from "./helpers/ui-call.ts";
 import { copyDesign, FAST, settings, writeSkill } from "./runs-helpers.ts";
 
 const OUTSIDE = "outside the run directory: never served";
@@ -28,16 +29,8 @@ let fail: string;
 /** `skill show PASS --json`, run before the server starts (a sync child would stall it). */
 let shown: { summary: { metrics: Record<string, unknown> }; manifest: unknown };
 
-// biome-ignore lint/suspicious/noExplicitAny: the tests read the API's JSON documents freely
-type Doc = any;
-
-async function api(path: string): Promise<{ status: number; body: string; json: () => Doc }> {
-  const res = await fetch(`${server.origin}${path}`, {
-    headers: { authorization: `Bearer ${server.token}` },
-  });
-  const body = await res.text();
-  return { status: res.status, body, json: () => JSON.parse(body) };
-}
+/** A GET of the API with the server's token. */
+const api = (path: string) => uiGet(server, path);
 
 beforeAll(async () => {
   tmp = makeTempDir("tw-ui-runs-");

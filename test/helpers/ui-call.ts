@@ -39,3 +39,16 @@ export function uiCall(
     req.end(body);
   });
 }
+
+/** A GET to a dashboard server with its token: the status, the body's text, and its JSON. */
+export async function uiGet(
+  server: { origin: string; token: string },
+  path: string,
+  // biome-ignore lint/suspicious/noExplicitAny: the tests read the API's JSON documents freely
+): Promise<{ status: number; body: string; json: () => any }> {
+  const res = await fetch(`${server.origin}${path}`, {
+    headers: { authorization: `Bearer ${server.token}` },
+  });
+  const body = await res.text();
+  return { status: res.status, body, json: () => JSON.parse(body) };
+}
