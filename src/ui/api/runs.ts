@@ -31,34 +31,22 @@ export function runRoutes(api: Hono, ctx: UiContext): void {
     );
     return c.json(pageOf(newest, q));
   });
+  // `skill show JOB --json`, never closing a stale job: a read-only dashboard writes nothing
+  const jobOf = (jobId: string) =>
+    showJob({ cwd: ctx.root, jobId, clock: ctx.clock, close: false });
   api.get("/runs/:job", async (c) => {
-    const job = await showJob({
-      cwd: ctx.root,
-      jobId: c.req.param("job"),
-      clock: ctx.clock,
-      close: false,
-    });
+    const job = await jobOf(c.req.param("job"));
     return c.json({ ...job, files: readJobFiles(job.run_dir) });
   });
   api.get("/runs/:job/metrics", async (c) => {
-    const job = await showJob({
-      cwd: ctx.root,
-      jobId: c.req.param("job"),
-      clock: ctx.clock,
-      close: false,
-    });
+    const job = await jobOf(c.req.param("job"));
     return c.json(
       await skillMetricSeries({ cwd: ctx.root, skill: job.manifest.skill.name, clock: ctx.clock }),
     );
   });
   api.get("/runs/:job/file", async (c) => {
     const q = parseQuery(FileQuery, c.req.query());
-    const job = await showJob({
-      cwd: ctx.root,
-      jobId: c.req.param("job"),
-      clock: ctx.clock,
-      close: false,
-    });
+    const job = await jobOf(c.req.param("job"));
     // a path of this run directory: no climbing out of it (dataFile then checks the real path)
     if (q.path.split(/[\\/]/).some((part) => part === ".." || part === "") || isAbsolute(q.path))
       throw new TimewarpError(
