@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** A deterministic xorshift32, so every run generates the same workspace. */
@@ -101,4 +101,15 @@ export function changeFiles(
     changed.push(rel);
   }
   return changed;
+}
+
+/** Apparent size of a directory tree, bytes. */
+export function treeBytes(dir: string): number {
+  let total = 0;
+  for (const d of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, d.name);
+    if (d.isDirectory()) total += treeBytes(p);
+    else total += lstatSync(p).size;
+  }
+  return total;
 }

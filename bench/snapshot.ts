@@ -15,7 +15,7 @@
  * SNAPSHOT_BENCH_GROWTH_FILES files (default 2 000) each time. Not a test; never gates.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { DEFAULT_EXCLUDES, workspacePaths } from "../src/core/index.ts";
@@ -29,7 +29,7 @@ import {
   restoreManifestText,
   scanWorkspaceText,
 } from "../src/store/index.ts";
-import { changeFiles, type Fixture, generateWorkspace } from "./snapshot-fixtures.ts";
+import { changeFiles, type Fixture, generateWorkspace, treeBytes } from "./snapshot-fixtures.ts";
 
 const REPO = resolve(import.meta.dirname, "..");
 const FILES = Number(process.argv[2] ?? process.env.SNAPSHOT_BENCH_FILES ?? 10_000);
@@ -75,16 +75,6 @@ const gitCommit = (gitDir: string, work: string) => {
 };
 const cpA = (from: string, to: string) => execFileSync("cp", ["-a", from, to]);
 
-/** Apparent size of a directory tree, bytes. */
-function treeBytes(dir: string): number {
-  let total = 0;
-  for (const d of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, d.name);
-    if (d.isDirectory()) total += treeBytes(p);
-    else total += lstatSync(p).size;
-  }
-  return total;
-}
 const duKiB = (dir: string) =>
   Number(execFileSync("du", ["-sk", dir], { encoding: "utf8" }).split("\t")[0]);
 

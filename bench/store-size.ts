@@ -24,6 +24,7 @@ import { homedir, loadavg, tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { DEFAULT_EXCLUDES } from "../src/core/index.ts";
 import { collectGarbage, collectReferencedOids, createSnapshot } from "../src/store/index.ts";
+import { treeBytes } from "./snapshot-fixtures.ts";
 
 const REPO = resolve(import.meta.dirname, "..");
 const EXCLUDES = [...DEFAULT_EXCLUDES];
@@ -139,16 +140,6 @@ function editFile(file: string, rnd: () => number): void {
     else lines.splice(at, 1 + Math.floor(rnd() * 3));
   }
   writeFileSync(file, lines.join("\n"));
-}
-
-function treeBytes(dir: string): number {
-  let total = 0;
-  for (const d of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, d.name);
-    if (d.isDirectory()) total += treeBytes(p);
-    else total += lstatSync(p).size;
-  }
-  return total;
 }
 
 const git = (work: string, ...args: string[]) =>
