@@ -15,6 +15,8 @@ import {
   workspacePaths,
 } from "../core/index.ts";
 import { decodeManifest, diffManifestTexts, type Manifest } from "./manifest.ts";
+import { forgetNodeTexts } from "./manifest-nodes.ts";
+import { sweepManifestNodes } from "./manifest-sweep.ts";
 import { createObjectStore, type ObjectStore } from "./object-store.ts";
 import { recordId } from "./snapshot-record.ts";
 import { listSnapshots, listSnapshotsChecked, readManifest } from "./snapshots.ts";
@@ -146,6 +148,7 @@ export function collectGarbage(root: string, options: GcOptions): GcResult {
     }
   }
   recordRemoval(paths, removed, freed, options.clock ?? systemClock);
+  sweepManifestNodes(root);
   try {
     writeFileSync(
       lastGcFile(root),
@@ -299,6 +302,7 @@ export function fsck(root: string, options: { onProgress?: OnProgress } = {}): F
   const paths = workspacePaths(root);
   const store = createObjectStore(paths.objects);
   const problems: FsckProblem[] = [];
+  forgetNodeTexts(); // every manifest node is read from disk and checked
   const present = checkObjects(store, problems, options.onProgress);
   let records = 0;
   for (const kind of ["snapshot", "present_backup"] as const) {

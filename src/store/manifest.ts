@@ -2,6 +2,14 @@ import { readFileSync, statSync } from "node:fs";
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync } from "node:zlib";
 import { z } from "zod";
 import { ErrorCode, formatZodIssues, gitBlobId, TimewarpError } from "../core/index.ts";
+import { type NodeStore, nodeStoreFor } from "./manifest-nodes.ts";
+import {
+  assembleText,
+  buildTree,
+  isTreeRoot,
+  type TreeRoot,
+  treeHashOfText,
+} from "./manifest-tree.ts";
 
 const Oid = z.string().regex(/^[0-9a-f]{40}$/);
 
@@ -364,17 +372,21 @@ function entryOfLine(text: Buffer, start: number, end: number): ManifestEntry | 
 const SEPARATOR = Buffer.from(",\n");
 
 /**
- * The manifest's hash: the git blob id of its canonical text. It names exactly this list of
- * paths, types, modes, sizes, mtimes and contents; two manifests with the same hash are equal.
+ * The manifest's hash: the git blob id of the root of its tree (`manifest-tree.ts`), which names
+ * exactly this list of paths, types, modes, sizes, mtimes and contents; two manifests with the
+ * same hash are equal. (Records written before the tree hash the whole canonical text.)
  */
 export function hashManifest(manifest: Manifest): string {
-  return gitBlobId(manifestBytes(manifest));
+  return treeHashOfText(manifestBytes(manifest));
 }
 
-/** A manifest as stored (brotli-compressed: ~5x smaller, which keeps 100 snapshots of a big tree cheap), and its hash. */
-export function encodeManifest(manifest: Manifest): { bytes: Buffer; hash: string } {
-  const text = manifestBytes(manifest);
-  return { bytes: compressManifest(text), hash: gitBlobId(text) };
+/**
+ * A manifest's canonical text stored as a tree: its nodes written to `nodes`, and the record's
+ * manifest file (the brotli'd root), with the tree's hash.
+ */
+export function encodeManifestTree(text: Buffer, nodes: NodeStore): TreeRoot & { bytes: Buffer } {
+  const tree = buildTree(text, nodes);
+  return { ...tree, bytes: compressManifest(tree.root) };
 }
 
 /** A manifest's canonical text as stored. */
@@ -433,6 +445,36 @@ export function readManifestTextFile(file: string, hash: string): Buffer {
  * checked against `hash` when given. CORRUPT_FILE naming `source` on any mismatch.
  */
 function decodeManifestText(bytes: Buffer, source: string, hash: string | undefined): Buffer {
+  const stored = decodeStoredManifest(bytes, source, hash);
+  if (stored.root === undefined) return stored.text;
+  const nodes = nodeStoreFor(source);
+  if (nodes === null) {
+    throw new TimewarpError(ErrorCode.CORRUPT_FILE, `${source}: a manifest tree outside a store`, {
+      data: { file: source },
+    });
+  }
+  return assembleText(stored.root, nodes, source);
+}
+
+/**
+ * The canonical text of stored manifest bytes, unchecked (the caller made them): a tree's
+ * nodes come from `nodes`.
+ */
+export function storedManifestText(bytes: Buffer, source: string, nodes: NodeStore): Buffer {
+  const stored = decodeStoredManifest(bytes, source, undefined);
+  return stored.root === undefined ? stored.text : assembleText(stored.root, nodes, source);
+}
+
+/**
+ * Stored manifest bytes as they are: the root of a tree (`root`), or the whole canonical text
+ * of a record written before trees (`text`), checked against `hash` when given (for a tree,
+ * the root's hash: its nodes are checked as they are read).
+ */
+export function decodeStoredManifest(
+  bytes: Buffer,
+  source: string,
+  hash: string | undefined,
+): { root: Buffer; text?: undefined } | { text: Buffer; root?: undefined } {
   let text: Buffer;
   try {
     text = decompressManifest(bytes);
@@ -453,7 +495,7 @@ function decodeManifestText(bytes: Buffer, source: string, hash: string | undefi
       );
     }
   }
-  return text;
+  return isTreeRoot(text) ? { root: text } : { text };
 }
 
 /** Keep `text` as the text of the manifest file just written at `file` (see `readManifestTextFile`). */

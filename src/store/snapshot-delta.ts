@@ -1,11 +1,15 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gitBlobId } from "../core/index.ts";
 import {
+  decodeStoredManifest,
   entryLine,
   type ManifestEntry,
   readManifestTextFile,
   spliceManifestText,
 } from "./manifest.ts";
+import { type NodeStore, nodeStoreOf } from "./manifest-nodes.ts";
+import { buildTree, type LineEdit, spliceTree, type TreeRoot } from "./manifest-tree.ts";
 import type { ObjectStore } from "./object-store.ts";
 import {
   revisitRoots,
@@ -73,8 +77,13 @@ export interface ScanCounts {
 export interface DeltaScan extends ScanCounts {
   /** The manifest's hash. */
   hash: string;
-  /** Its canonical text; undefined when the workspace is as the last manifest (`known`). */
+  /**
+   * Its canonical text, for `textOnly`; undefined when the workspace is as the last manifest
+   * (`known`) or when a tree was made (`root`).
+   */
   text?: Buffer;
+  /** The root of the new manifest's tree (its nodes are stored already). */
+  root?: Buffer;
   /** The stored manifest file this scan found unchanged, and its bytes. */
   known?: ManifestRef;
   stored?: Buffer;
@@ -233,15 +242,9 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
     const quiet = token === table.watchToken && sameCache(scan.statCache.entries, slice);
     return { ...common, hash: known.hash, known, stored, quiet };
   }
-  let old: Buffer;
-  try {
-    old = readManifestTextFile(file, known.hash);
-  } catch {
-    return fallback("the last manifest file is gone or does not match");
-  }
-  const text = spliceManifestText(old, edits);
-  if (text === null) return fallback("the last manifest's text cannot be edited in place");
   if (options.textOnly === true) {
+    const text = spliceBaseText(file, known.hash, edits);
+    if (text === null) return fallback("the last manifest's text cannot be edited in place");
     let lazy: string | undefined;
     return {
       ...common,
@@ -253,13 +256,57 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
       quiet: false,
     };
   }
-  const hash = gitBlobId(text);
-  if (hash === known.hash) {
+  const tree = spliceBaseTree(file, known.hash, edits, nodeStoreOf(options.dataDir));
+  if (tree === null) return fallback("the last manifest cannot be edited in place");
+  if (tree.hash === known.hash) {
     const stored = readManifestRef(options.dataDir, known);
     if (stored === null) return fallback("the last manifest file is gone or does not match");
-    return { ...common, hash, known, stored, quiet: false };
+    return { ...common, hash: tree.hash, known, stored, quiet: false };
   }
-  return { ...common, hash, text, quiet: false };
+  return { ...common, hash: tree.hash, root: tree.root, quiet: false };
+}
+
+/** The base manifest's canonical text with `edits` spliced in; null when it cannot be. */
+function spliceBaseText(
+  file: string,
+  hash: string,
+  edits: ReadonlyMap<string, ManifestEntry | null>,
+): Buffer | null {
+  let old: Buffer;
+  try {
+    old = readManifestTextFile(file, hash);
+  } catch {
+    return null;
+  }
+  return spliceManifestText(old, edits);
+}
+
+/**
+ * The tree of the base manifest with `edits` applied, its new nodes written: by `spliceTree`
+ * when the base is a tree, else (a record written before trees) its text spliced and stored as
+ * a tree once. Null when it cannot be (the file is gone or damaged, a name is not plain).
+ */
+function spliceBaseTree(
+  file: string,
+  hash: string,
+  edits: ReadonlyMap<string, ManifestEntry | null>,
+  nodes: NodeStore,
+): TreeRoot | null {
+  const lines: LineEdit[] = [];
+  for (const path of [...edits.keys()].sort()) {
+    const entry = edits.get(path);
+    if (entry?.path_b64 !== undefined || entry?.target_b64 !== undefined) return null;
+    lines.push({ path, line: entry == null ? null : Buffer.from(entryLine(entry), "utf8") });
+  }
+  let stored: ReturnType<typeof decodeStoredManifest>;
+  try {
+    stored = decodeStoredManifest(readFileSync(file), file, hash);
+    if (stored.root !== undefined) return spliceTree(stored.root, lines, nodes, file);
+  } catch {
+    return null;
+  }
+  const text = spliceManifestText(stored.text, edits);
+  return text === null ? null : buildTree(text, nodes);
 }
 
 /** Did the scan keep every entry of the slice as it was (so the table needs no rewrite)? */

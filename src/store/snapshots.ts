@@ -39,14 +39,16 @@ import {
 import {
   compressManifest,
   decodeManifest,
-  decompressManifest,
-  encodeManifest,
+  encodeManifestTree,
   type Manifest,
   manifestBytes,
   parseManifestText,
   readManifestTextFile,
   rememberManifestText,
+  storedManifestText,
 } from "./manifest.ts";
+import { nodeStoreOf } from "./manifest-nodes.ts";
+import { assembleText } from "./manifest-tree.ts";
 import { batchObjectWrites, createObjectStore } from "./object-store.ts";
 import { type ScanOptions, type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
 import { deltaScan, type ScanCounts } from "./snapshot-delta.ts";
@@ -484,24 +486,30 @@ function scanForSnapshot(
     changed: options.changed,
     ...hooks,
   });
+  const nodes = nodeStoreOf(paths.data);
   if (!("fallback" in delta)) {
     store.flush();
-    const text = delta.text;
+    const root = delta.root;
     // Compressed when the record is written (after the answer, for a deferred record).
     let compressed: Buffer | undefined;
     const stored = () =>
-      (compressed ??= text === undefined ? (delta.stored as Buffer) : compressManifest(text));
-    const source = `${paths.statCache} (the manifest of a delta scan)`;
+      (compressed ??= root === undefined ? (delta.stored as Buffer) : compressManifest(root));
+    const source = join(paths.data, "last-manifest (a delta scan)");
+    let text: Buffer | undefined;
+    const textOf = () => {
+      text ??=
+        root === undefined
+          ? storedManifestText(stored(), source, nodes)
+          : assembleText(root, nodes, source);
+      return text;
+    };
     return {
       ...delta,
       how: "delta",
       entries: delta.files + delta.dirs + delta.symlinks,
       stored,
-      manifest: () =>
-        text === undefined
-          ? decodeManifest(stored(), { source, hash: delta.hash })
-          : parseManifestText(text, source),
-      text: () => text ?? decompressManifest(stored()),
+      manifest: () => parseManifestText(textOf(), source),
+      text: textOf,
       madeText: () => text,
       writeCache: (ref) => {
         if (!delta.quiet) {
@@ -534,7 +542,12 @@ function scanForSnapshot(
     known = undefined;
     delete scan.statCache.index?.manifest;
   }
-  const encoded = known === undefined ? encodeManifest(scan.manifest) : undefined;
+  let text: Buffer | undefined;
+  const textOf = () => {
+    text ??= manifestBytes(scan.manifest);
+    return text;
+  };
+  const encoded = known === undefined ? encodeManifestTree(textOf(), nodes) : undefined;
   return {
     how: scan.incremental ? "index" : "walk",
     files: scan.files,
@@ -547,9 +560,9 @@ function scanForSnapshot(
     hash: encoded?.hash ?? (known?.hash as string),
     entries: scan.manifest.entries.length,
     known,
-    stored: () => encoded?.bytes ?? encodeManifest(scan.manifest).bytes,
+    stored: () => encoded?.bytes ?? encodeManifestTree(textOf(), nodes).bytes,
     manifest: () => scan.manifest,
-    text: () => manifestBytes(scan.manifest),
+    text: textOf,
     madeText: () => undefined,
     writeCache: (ref) => {
       // The manifest file is worth recording only where a later scan can update the index from

@@ -1,0 +1,121 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import { isTimewarpError } from "../core/index.ts";
+import { entryLine, type ManifestEntry, manifestBytes, sortEntries } from "./manifest.ts";
+import { createNodeStore, forgetNodeTexts } from "./manifest-nodes.ts";
+import { assembleText, buildTree, type LineEdit, parseRefs, spliceTree } from "./manifest-tree.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function nodeDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "tw-tree-"));
+  dirs.push(d);
+  return join(d, "manifests");
+}
+
+const file = (path: string, n: number): ManifestEntry => ({
+  path,
+  type: "file",
+  mode: 0o644,
+  size: n,
+  mtime_ms: 1000 + n,
+  oid: n.toString(16).padStart(40, "0"),
+});
+const textOf = (m: Map<string, ManifestEntry>) =>
+  manifestBytes({ schema_version: 1, entries: sortEntries([...m.values()]) });
+const countFiles = (dir: string) =>
+  readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length;
+
+describe("manifest trees", () => {
+  it("splicing edits into a tree gives the tree of the edited text, node for node", () => {
+    // Paths in a few directories, so edits cluster and spread; sizes past several groups.
+    const pathArb = fc
+      .tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 400 }))
+      .map(([d, f]) => `d${d}/é-${f}.ts`);
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 3000 }),
+        fc.array(fc.tuple(pathArb, fc.option(fc.nat(1000), { nil: null })), { maxLength: 120 }),
+        fc.integer(),
+        (size, editList, seed) => {
+          const nodes = createNodeStore(nodeDir());
+          const before = new Map<string, ManifestEntry>();
+          for (let i = 0; i < size; i++) {
+            const p = `d${(i * 7 + seed) % 41}/é-${(i * 13) % 401}.ts`;
+            before.set(p, file(p, i));
+          }
+          const base = buildTree(textOf(before), nodes);
+          const after = new Map(before);
+          const edits = new Map<string, ManifestEntry | null>();
+          for (const [p, n] of editList) {
+            const e = n === null ? null : file(p, n);
+            edits.set(p, e);
+            if (e === null) after.delete(p);
+            else after.set(p, e);
+          }
+          const lines: LineEdit[] = [...edits.keys()].sort().map((p) => {
+            const e = edits.get(p) ?? null;
+            return { path: p, line: e === null ? null : Buffer.from(entryLine(e)) };
+          });
+          const spliced = spliceTree(base.root, lines, nodes, "test");
+          const fresh = buildTree(textOf(after), createNodeStore(nodeDir()));
+          expect(spliced?.hash).toBe(fresh.hash);
+          expect(spliced?.entries).toBe(after.size);
+          expect(assembleText(spliced?.root as Buffer, nodes, "test").equals(textOf(after))).toBe(
+            true,
+          );
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
+  it("a few edits write a few nodes, and an unchanged part is the same node", () => {
+    const dir = nodeDir();
+    const nodes = createNodeStore(dir);
+    const m = new Map<string, ManifestEntry>();
+    for (let i = 0; i < 20_000; i++)
+      m.set(`src/m${i % 97}/f${i}.js`, file(`src/m${i % 97}/f${i}.js`, i));
+    const base = buildTree(textOf(m), nodes);
+    const groups = parseRefs(base.root, "test").length;
+    expect(groups).toBeGreaterThan(20);
+    const written = countFiles(dir);
+    const lines: LineEdit[] = ["src/m1/f1.js", "src/m50/f50.js", "src/m96/f19982.js"]
+      .sort()
+      .map((p) => ({ path: p, line: Buffer.from(entryLine(file(p, 7))) }));
+    const next = spliceTree(base.root, lines, nodes, "test");
+    // one pack for the new nodes
+    expect(countFiles(dir) - written).toBe(1);
+    const a = new Set(parseRefs(base.root, "test").map((g) => g.id));
+    const b = parseRefs(next?.root as Buffer, "test").map((g) => g.id);
+    expect(b.filter((id) => a.has(id)).length).toBeGreaterThanOrEqual(groups - 3);
+  });
+
+  it("a damaged node is CORRUPT_FILE naming it", () => {
+    const dir = nodeDir();
+    const nodes = createNodeStore(dir);
+    const m = new Map<string, ManifestEntry>();
+    for (let i = 0; i < 500; i++) m.set(`f${i}`, file(`f${i}`, i));
+    const base = buildTree(textOf(m), nodes);
+    const [pack] = readdirSync(dir).filter((n) => n.endsWith(".twn"));
+    const path = join(dir, pack as string);
+    const bytes = readFileSync(path);
+    bytes.fill(0x41, bytes.length - 200); // the last nodes' bytes
+    rmSync(path);
+    writeFileSync(path, bytes);
+    forgetNodeTexts();
+    let error: unknown;
+    try {
+      assembleText(base.root, nodes, "test");
+    } catch (e) {
+      error = e;
+    }
+    expect(isTimewarpError(error) && error.code).toBe("CORRUPT_FILE");
+    expect(isTimewarpError(error) && error.data?.file).toBe(path);
+  });
+});
