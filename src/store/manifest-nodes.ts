@@ -211,6 +211,7 @@ export function createNodeStore(dir: string): NodeStore {
     return next;
   };
   const held = new Map<string, Buffer>();
+  let fresh = false;
   const slotOf = (id: string): NodeSlot | undefined => (slots ?? load()).get(id) ?? load().get(id);
   const readSlot = (id: string, slot: NodeSlot): Buffer => {
     const bytes = Buffer.alloc(slot.length);
@@ -264,10 +265,17 @@ export function createNodeStore(dir: string): NodeStore {
     },
     write(id, text) {
       keep(id, text);
-      if (held.has(id) || (slots ?? load()).has(id)) return;
+      // The packs as they are now, once per batch: a gc in another process may have dropped a
+      // node this process still lists, which a new tree must not name without storing it.
+      if (!fresh) {
+        load();
+        fresh = true;
+      }
+      if (held.has(id) || (slots as Map<string, NodeSlot>).has(id)) return;
       held.set(id, compressNode(text));
     },
     flush() {
+      fresh = false;
       if (held.size === 0) return;
       writePack(dir, held, slots ?? load());
       held.clear();

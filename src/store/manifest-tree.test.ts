@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { isTimewarpError } from "../core/index.ts";
+import { gitBlobId, isTimewarpError } from "../core/index.ts";
 import { entryLine, type ManifestEntry, manifestBytes, sortEntries } from "./manifest.ts";
 import { createNodeStore, forgetNodeTexts } from "./manifest-nodes.ts";
 import { assembleText, buildTree, type LineEdit, parseRefs, spliceTree } from "./manifest-tree.ts";
@@ -117,5 +117,19 @@ describe("manifest trees", () => {
     }
     expect(isTimewarpError(error) && error.code).toBe("CORRUPT_FILE");
     expect(isTimewarpError(error) && error.data?.file).toBe(path);
+  });
+
+  it("stores a node again when its pack went since this process listed the packs (a gc elsewhere)", () => {
+    const dir = nodeDir();
+    const nodes = createNodeStore(dir);
+    const text = Buffer.from('{"path":"a","type":"dir","mode":493,"size":0,"mtime_ms":1}');
+    const id = gitBlobId(text);
+    nodes.write(id, text);
+    nodes.flush();
+    for (const n of readdirSync(dir)) rmSync(join(dir, n)); // another process's gc dropped it
+    nodes.write(id, text);
+    nodes.flush();
+    forgetNodeTexts();
+    expect(nodes.read(id).equals(text)).toBe(true);
   });
 });

@@ -50,12 +50,18 @@ export const SnapshotRecordSchema = z
     partial: z.boolean(),
     skipped: z.array(SkippedPathSchema),
     manifest: z.object({
-      /** File name beside snapshot.json (brotli-compressed canonical JSON; gzip in older records). */
+      /**
+       * File name beside snapshot.json: the brotli'd root of the manifest's tree, whose nodes are
+       * in `.timewarp/manifests/` (older records: the whole canonical JSON, brotli or gzip).
+       */
       file: z
         .string()
         .regex(/^[^/\\]+$/)
         .refine((f) => f !== "." && f !== "..", "a file name"),
-      /** `hashManifest` of the manifest: git blob id of its canonical (uncompressed) text. */
+      /**
+       * `hashManifest` of the manifest: the git blob id of its tree's root text (records written
+       * before trees: of the whole canonical text), which the file holds uncompressed.
+       */
       hash: z.string().regex(/^[0-9a-f]{40}$/),
       entries: z.number().int().nonnegative(),
     }),
