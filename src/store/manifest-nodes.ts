@@ -200,6 +200,69 @@ function packNames(dir: string): { packs: string[]; temps: string[] } {
   return { packs: packs.sort(), temps };
 }
 
+/** The compressed bytes at a slot (zeros when the pack is shorter than its index says). */
+function slotBytes(slot: NodeSlot): Buffer {
+  const bytes = Buffer.alloc(slot.length);
+  const fd = openSync(slot.pack, "r");
+  try {
+    if (readSync(fd, bytes, 0, slot.length, slot.offset) !== slot.length) bytes.fill(0);
+  } finally {
+    closeSync(fd);
+  }
+  return bytes;
+}
+
+/** Node `id`'s text at `slot`, checked against the id (CORRUPT_FILE naming the pack). */
+function readSlot(id: string, slot: NodeSlot): Buffer {
+  let text: Buffer;
+  try {
+    text = brotliDecompressSync(slotBytes(slot));
+  } catch {
+    text = Buffer.alloc(0);
+  }
+  if (gitBlobId(text) !== id) {
+    throw new TimewarpError(
+      ErrorCode.CORRUPT_FILE,
+      `${slot.pack}: manifest node ${id} does not hold the text its id promises`,
+      { data: { file: slot.pack, node: id } },
+    );
+  }
+  return text;
+}
+
+/**
+ * Keep only the nodes of `all` in `live`: they are written as one new pack (renamed in) before
+ * the old packs go, so a crash leaves duplicates, never a loss. Returns the new slots (null when
+ * nothing had to change: one pack, nothing dead) and how many nodes went.
+ */
+function repackNodes(
+  dir: string,
+  all: ReadonlyMap<string, NodeSlot>,
+  live: ReadonlySet<string>,
+): { slots: Map<string, NodeSlot> | null; dead: number } {
+  const packs = new Set<string>();
+  const keepBytes = new Map<string, Buffer>();
+  let dead = 0;
+  for (const [id, slot] of all) {
+    packs.add(slot.pack);
+    if (live.has(id)) keepBytes.set(id, slotBytes(slot));
+    else dead++;
+  }
+  if (dead === 0 && packs.size <= 1) return { slots: null, dead: 0 };
+  const next = new Map<string, NodeSlot>();
+  const made = keepBytes.size > 0 ? writePack(dir, keepBytes, next) : undefined;
+  for (const pack of packs) {
+    if (pack === made) continue;
+    try {
+      unlinkSync(pack);
+    } catch {
+      // gone already
+    }
+  }
+  for (const id of all.keys()) if (!live.has(id)) kept.delete(id);
+  return { slots: next, dead };
+}
+
 export function createNodeStore(dir: string): NodeStore {
   const known = stores.get(dir);
   if (known !== undefined) return known;
@@ -213,29 +276,6 @@ export function createNodeStore(dir: string): NodeStore {
   const held = new Map<string, Buffer>();
   let fresh = false;
   const slotOf = (id: string): NodeSlot | undefined => (slots ?? load()).get(id) ?? load().get(id);
-  const readSlot = (id: string, slot: NodeSlot): Buffer => {
-    const bytes = Buffer.alloc(slot.length);
-    const fd = openSync(slot.pack, "r");
-    try {
-      if (readSync(fd, bytes, 0, slot.length, slot.offset) !== slot.length) bytes.fill(0);
-    } finally {
-      closeSync(fd);
-    }
-    let text: Buffer;
-    try {
-      text = brotliDecompressSync(bytes);
-    } catch {
-      text = Buffer.alloc(0);
-    }
-    if (gitBlobId(text) !== id) {
-      throw new TimewarpError(
-        ErrorCode.CORRUPT_FILE,
-        `${slot.pack}: manifest node ${id} does not hold the text its id promises`,
-        { data: { file: slot.pack, node: id } },
-      );
-    }
-    return text;
-  };
   const store: NodeStore = {
     dir,
     read(id) {
@@ -285,39 +325,9 @@ export function createNodeStore(dir: string): NodeStore {
       return { ids: [...load().keys()], temps };
     },
     keepOnly(live) {
-      const all = load();
-      const packs = new Set<string>();
-      const keepBytes = new Map<string, Buffer>();
-      let dead = 0;
-      for (const [id, slot] of all) {
-        packs.add(slot.pack);
-        if (!live.has(id)) {
-          dead++;
-          continue;
-        }
-        const fd = openSync(slot.pack, "r");
-        try {
-          const bytes = Buffer.alloc(slot.length);
-          readSync(fd, bytes, 0, slot.length, slot.offset);
-          keepBytes.set(id, bytes);
-        } finally {
-          closeSync(fd);
-        }
-      }
-      if (dead === 0 && packs.size <= 1) return 0;
-      const next = new Map<string, NodeSlot>();
-      const made = keepBytes.size > 0 ? writePack(dir, keepBytes, next) : undefined;
-      for (const pack of packs) {
-        if (pack === made) continue;
-        try {
-          unlinkSync(pack);
-        } catch {
-          // gone already
-        }
-      }
-      slots = next;
-      for (const id of all.keys()) if (!live.has(id)) kept.delete(id);
-      return dead;
+      const done = repackNodes(dir, load(), live);
+      if (done.slots !== null) slots = done.slots;
+      return done.dead;
     },
   };
   stores.set(dir, store);
