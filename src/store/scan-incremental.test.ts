@@ -9,7 +9,7 @@ import { type ScanResult, scanWorkspace } from "./scan-workspace.ts";
 import {
   encodeStatCache,
   loadStatCache,
-  openStatCacheTable,
+  openParts,
   pruneStatCache,
   writeStatCache,
 } from "./stat-cache.ts";
@@ -151,11 +151,18 @@ describe("scanWorkspace with a change list (incremental)", () => {
     const back = loadStatCache(file)!;
     expect(back.watchToken).toBe("w1:42");
     expect(back.index).toEqual(scan.statCache.index);
-    const table = openStatCacheTable(file)!;
-    expect(table.index).toEqual(scan.statCache.index);
-    expect(table.count).toBe(scan.statCache.entries.size);
+    const parts = openParts(file)!;
+    const { others, ...rest } = scan.statCache.index!;
+    expect(parts.index).toEqual(rest);
+    expect(parts.othersAt("d")).toEqual(others.filter((e) => e.path === "d"));
+    expect(parts.files).toBe(scan.statCache.entries.size);
+    parts.close();
     writeFileSync(file, bytes.subarray(0, bytes.length - 3));
     expect(loadStatCache(file)).toBeNull();
-    expect(openStatCacheTable(file)).toBeNull();
+    writeFileSync(file, bytes);
+    const at = bytes.length - 20; // a segment's byte: the partial reader finds it by its sum
+    bytes.writeUInt8(bytes.readUInt8(at) ^ 1, at);
+    writeFileSync(file, bytes);
+    expect(() => openParts(file)!.othersAt("l")).toThrow();
   });
 });

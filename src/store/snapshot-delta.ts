@@ -20,16 +20,15 @@ import {
 } from "./scan-workspace.ts";
 import {
   type CachedStat,
+  discardStatCache,
   type ManifestRef,
-  openStatCacheTable,
+  openParts,
   readManifestRef,
   type ScanIndex,
-  type StatCacheTable,
-  spliceStatCache,
-  tableKey,
-  tableLowerBound,
-  tableStat,
+  writeStatCacheUpdate,
 } from "./stat-cache.ts";
+import { byCodeUnits } from "./stat-cache-format.ts";
+import { DamagedCache, type StatCacheParts } from "./stat-cache-parts.ts";
 import { type WatchedChanges, watchedChanges } from "./watch.ts";
 
 /**
@@ -89,8 +88,8 @@ export interface DeltaScan extends ScanCounts {
   stored?: Buffer;
   /** Nothing moved and the watch token is the same: the cache on disk needs no rewrite. */
   quiet: boolean;
-  /** The new stat cache's bytes, recording `manifest` as the file that holds this manifest. */
-  cacheBytes(manifest: ManifestRef): Buffer;
+  /** Record the scan in the stat cache, naming `manifest` as the file that holds its manifest. */
+  writeCache(manifest: ManifestRef): void;
 }
 
 /** Why the delta path was not taken, and the daemon's answer when one was asked. */
@@ -101,43 +100,56 @@ export interface DeltaFallback {
 
 /**
  * Scan the workspace at `root` by the delta path when it can vouch for the result: a stat cache
- * that is a complete index of the same scope (sorted, plain names) recording the manifest file
- * of its scan, and a list of changed paths (given, or the watch daemon's). Otherwise a
+ * that is a complete index of the same scope (plain names) recording the manifest file of its
+ * scan, and a list of changed paths (given, or the watch daemon's). Otherwise a
  * `DeltaFallback`, and the caller scans the usual way (with the daemon's answer, if one came).
+ * Only the cache's segments holding a revisited path (and their directories) are read.
  */
 export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | DeltaFallback {
+  const parts = openParts(options.statCachePath);
+  if (parts === null) return { fallback: "no stat cache" };
+  try {
+    return deltaScanParts(root, parts, options);
+  } catch (error) {
+    if (!(error instanceof DamagedCache)) throw error;
+    discardStatCache(options.statCachePath, error.message);
+    return { fallback: "the stat cache was damaged" };
+  } finally {
+    parts.close();
+  }
+}
+
+function deltaScanParts(
+  root: string,
+  parts: StatCacheParts,
+  options: DeltaScanOptions,
+): DeltaScan | DeltaFallback {
   const scope = scanScope(options.excludes);
-  const table = openStatCacheTable(options.statCachePath);
-  const index = table?.index;
-  if (table === null || index === undefined) return { fallback: "no stat cache index" };
+  const index = parts.index;
+  if (index === undefined) return { fallback: "no stat cache index" };
   let changed = options.changed;
   let watched: WatchedChanges | undefined;
   if (changed === undefined) {
     if (process.env.TIMEWARP_WATCH === "0") return { fallback: "TIMEWARP_WATCH=0" };
-    watched = watchedChanges(root, table.watchToken, scope);
+    watched = watchedChanges(root, parts.watchToken, scope);
     changed = watched.changed;
   }
-  const fallback = (why: string): DeltaFallback => ({
-    fallback: why,
-    watched,
-  });
+  const fallback = (why: string): DeltaFallback => ({ fallback: why, watched });
   if (changed === undefined) return fallback(watched?.reason ?? "no change list");
   if (index.scope !== scope) return fallback("the index has other excludes");
   if (index.manifest === undefined) return fallback("the index records no manifest file");
-  if (!table.plain) return fallback("names that are not plain UTF-8");
-  const roots = revisitRoots(index, changed, table.racy);
+  if (!parts.plain) return fallback("names that are not plain UTF-8");
+  const roots = revisitRoots({ ...index, others: [] }, changed, parts.racy);
   if (roots === undefined) return fallback("the root or a name that is not plain UTF-8 changed");
-
-  // The entries below the roots: the scan looks at them again (a hit spares a re-read).
-  const removed = new Uint8Array(table.count);
-  const slice = new Map<string, CachedStat>();
-  for (const r of roots) {
-    markRange(table, removed, r, (i) => slice.set(tableKey(table, i), tableStat(table, i)));
-  }
+  const slice = sliceOf(parts, roots);
   const scan = scanWorkspace(root, {
     excludes: options.excludes,
     maxFileBytes: options.maxFileBytes,
-    statCache: { scanStartMs: table.scanStartMs, entries: slice, index },
+    statCache: {
+      scanStartMs: parts.scanStartMs,
+      entries: slice.files,
+      index: { ...index, others: slice.others },
+    },
     store: options.store,
     changed,
     clockDir: options.clockDir,
@@ -147,50 +159,123 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
   // It could not go incremental after all (cannot happen after the checks above): its result
   // saw only the slice's cache, so the caller scans again with the whole one.
   if (!scan.incremental) return fallback("the scan walked");
-  const nextIndex = scan.statCache.index as ScanIndex;
+  const found = editsOf(parts, slice, scan);
+  if (found === null) return fallback("a new name that is not UTF-8");
+  const token = scan.statCache.watchToken ?? watched?.token;
+  return finish(parts, options, { scan, found, token, slice });
+}
 
-  // Edits to the manifest, in this order (a later one wins for a path that changed type):
-  // files below the roots and below directories that went, directories and symlinks that went,
-  // those whose line changed, then the files visited.
+/**
+ * What the scan must see of the cache: the file entries and the directories and symlinks at
+ * and below each root, and every directory above one (the scan checks that a root's parents
+ * are still there, and refreshes the mtime of each root's parent).
+ */
+function sliceOf(
+  parts: StatCacheParts,
+  roots: ReadonlySet<string>,
+): { files: Map<string, CachedStat>; others: ManifestEntry[] } {
+  const files = new Map<string, CachedStat>();
+  const others = new Map<string, ManifestEntry>();
+  for (const r of roots) {
+    for (const [k, c] of parts.filesAt(r)) files.set(k, c);
+    for (const e of parts.othersAt(r)) others.set(e.path, e);
+    for (let slash = r.lastIndexOf("/"); slash > 0; slash = r.lastIndexOf("/", slash - 1)) {
+      const up = r.slice(0, slash);
+      if (others.has(up)) continue;
+      const e = parts.otherAt(up);
+      if (e !== undefined) others.set(up, e);
+    }
+  }
+  const sorted = [...others.values()].sort((a, b) => byCodeUnits(a.path, b.path));
+  return { files, others: sorted };
+}
+
+/** The changes a delta scan found: to the cache's entries, and to the manifest's lines. */
+interface Found {
+  files: Map<string, CachedStat | null>;
+  others: Map<string, ManifestEntry | null>;
+  edits: Map<string, ManifestEntry | null>;
+  counts: { files: number; dirs: number; symlinks: number; bytes: number };
+}
+
+/**
+ * Compare the scan's result with the slice it was given: every slice entry the scan did not
+ * give back went, every one it gave back changed is an edit. A directory of the slice that is
+ * no directory now takes everything below it (read from the cache) with it. Null when a new
+ * name is not UTF-8.
+ */
+function editsOf(
+  parts: StatCacheParts,
+  slice: { files: Map<string, CachedStat>; others: ManifestEntry[] },
+  scan: ReturnType<typeof scanWorkspace>,
+): Found | null {
+  const nextIndex = scan.statCache.index as ScanIndex;
+  const counts = {
+    files: parts.files,
+    dirs: parts.dirs,
+    symlinks: parts.symlinks,
+    bytes: parts.bytes,
+  };
+  const files = new Map<string, CachedStat | null>();
+  const others = new Map<string, ManifestEntry | null>();
   const edits = new Map<string, ManifestEntry | null>();
-  for (const key of slice.keys()) edits.set(key, null);
+  const dropFile = (key: string, c: CachedStat) => {
+    if (files.has(key)) return;
+    files.set(key, null);
+    edits.set(key, null);
+    counts.files--;
+    counts.bytes -= c.size;
+  };
+  const dropOther = (e: ManifestEntry) => {
+    if (others.has(e.path)) return;
+    others.set(e.path, null);
+    edits.set(e.path, null);
+    if (e.type === "dir") counts.dirs--;
+    else counts.symlinks--;
+  };
+  for (const [key, c] of slice.files) dropFile(key, c);
   const after = new Map<string, ManifestEntry>();
   for (const e of nextIndex.others) after.set(e.path, e);
   const before = new Map<string, ManifestEntry>();
-  for (const old of index.others) {
+  for (const old of slice.others) {
     before.set(old.path, old);
-    const now = after.get(old.path);
-    if (old.type === "dir" && now?.type !== "dir") {
-      markRange(table, removed, old.path, (i) => edits.set(tableKey(table, i), null));
+    dropOther(old);
+    if (old.type === "dir" && after.get(old.path)?.type !== "dir") {
+      for (const [k, c] of parts.filesAt(old.path)) dropFile(k, c);
+      for (const e of parts.othersAt(old.path)) dropOther(e);
     }
-    if (now === undefined) edits.set(old.path, null);
   }
-  let dirs = 0;
-  let symlinks = 0;
   for (const e of nextIndex.others) {
-    if (e.type === "dir") dirs++;
-    else symlinks++;
+    if (e.type === "dir") counts.dirs++;
+    else counts.symlinks++;
+    others.set(e.path, e);
     const old = before.get(e.path);
     if (old === undefined || !sameLine(old, e)) edits.set(e.path, e);
+    else edits.delete(e.path);
   }
-  let files = table.count;
-  let bytes = table.bytes;
-  for (let i = 0; i < table.count; i++) {
-    if (removed[i] !== 1) continue;
-    files--;
-    bytes -= tableStat(table, i).size;
-  }
+  const wasLinked = new Set(parts.index?.linked ?? []);
+  if (!fileEdits(slice.files, wasLinked, scan, { files, edits, counts })) return null;
+  return { files, others, edits, counts };
+}
+
+/** The scan's files into the changes (see `editsOf`); false when a name is not UTF-8. */
+function fileEdits(
+  sliceFiles: ReadonlyMap<string, CachedStat>,
+  wasLinked: ReadonlySet<string>,
+  scan: ReturnType<typeof scanWorkspace>,
+  into: Pick<Found, "files" | "edits" | "counts">,
+): boolean {
   // Hard links: the scan's entries say which file links to which (the stat cache does not); a
   // file with other links, now or at the last scan, always gets its line written anew.
   const linkOf = new Map<string, string>();
   for (const e of scan.manifest.entries) if (e.link !== undefined) linkOf.set(e.path, e.link);
-  const wasLinked = new Set(index.linked ?? []);
   for (const [key, c] of scan.statCache.entries) {
     // A new name that is not UTF-8 (found below a new directory): its entry carries its bytes.
-    if (key.charCodeAt(0) === 0) return fallback("a new name that is not UTF-8");
-    files++;
-    bytes += c.size;
-    const old = slice.get(key);
+    if (key.charCodeAt(0) === 0) return false;
+    into.counts.files++;
+    into.counts.bytes += c.size;
+    into.files.set(key, c);
+    const old = sliceFiles.get(key);
     const mode = c.mode & 0o7777;
     const link = linkOf.get(key);
     // Seen again exactly as it was: no edit (a path cannot be a file and a directory at once).
@@ -203,10 +288,10 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
       old.mtimeMs === c.mtimeMs &&
       (old.mode & 0o7777) === mode
     ) {
-      edits.delete(key);
+      into.edits.delete(key);
       continue;
     }
-    edits.set(key, {
+    into.edits.set(key, {
       path: key,
       type: "file",
       mode,
@@ -216,30 +301,54 @@ export function deltaScan(root: string, options: DeltaScanOptions): DeltaScan | 
       ...(link === undefined ? {} : { link }),
     });
   }
+  return true;
+}
 
-  const token = scan.statCache.watchToken ?? watched?.token;
-  const cacheBytes = (manifest: ManifestRef) =>
-    spliceStatCache(table, removed, scan.statCache.entries, {
+/** The delta scan's answer: the manifest spliced (or the last one, unchanged). */
+function finish(
+  parts: StatCacheParts,
+  options: DeltaScanOptions,
+  got: {
+    scan: ReturnType<typeof scanWorkspace>;
+    found: Found;
+    token: string | undefined;
+    slice: { files: Map<string, CachedStat> };
+  },
+): DeltaScan | DeltaFallback {
+  const { scan, found, token } = got;
+  const nextIndex = scan.statCache.index as ScanIndex;
+  const racy: string[] = [];
+  for (const [k, c] of scan.statCache.entries) {
+    if (c.mtimeMs >= scan.statCache.scanStartMs) racy.push(k);
+  }
+  const writeCache = (manifest: ManifestRef) => {
+    const { others: _others, ...index } = nextIndex;
+    writeStatCacheUpdate(options.statCachePath, parts, {
       scanStartMs: scan.statCache.scanStartMs,
-      watchToken: token,
-      index: { ...nextIndex, manifest },
+      ...(token === undefined ? {} : { watchToken: token }),
+      plain: true,
+      files: found.files,
+      others: found.others,
+      index: { ...index, manifest },
+      racy,
+      counts: found.counts,
     });
+  };
   const common = {
-    files,
-    dirs,
-    symlinks,
-    bytes,
+    ...found.counts,
     skipped: scan.skipped,
     rehashed: scan.rehashed,
     objects_written: scan.objects_written,
-    cacheBytes,
+    writeCache,
   };
-  const known = index.manifest;
+  const edits = found.edits;
+  const known = (parts.index as Omit<ScanIndex, "others">).manifest as ManifestRef;
   const file = join(options.dataDir, known.file);
+  const fallback = (why: string): DeltaFallback => ({ fallback: why });
   if (edits.size === 0) {
     const stored = readManifestRef(options.dataDir, known);
     if (stored === null) return fallback("the last manifest file is gone or does not match");
-    const quiet = token === table.watchToken && sameCache(scan.statCache.entries, slice);
+    const quiet = token === parts.watchToken && sameCache(scan.statCache.entries, got.slice.files);
     return { ...common, hash: known.hash, known, stored, quiet };
   }
   if (options.textOnly === true) {
@@ -351,27 +460,6 @@ function sameCache(
     }
   }
   return true;
-}
-
-/** Mark the entry `path` and every entry below it, calling `each` for each newly marked one. */
-function markRange(
-  table: StatCacheTable,
-  marks: Uint8Array,
-  path: string,
-  each: (i: number) => void,
-): void {
-  const at = tableLowerBound(table, path);
-  if (at < table.count && tableKey(table, at) === path && marks[at] !== 1) {
-    marks[at] = 1;
-    each(at);
-  }
-  // Below `path`: the keys from `path/` up to (not including) `path0` ('0' follows '/').
-  const end = tableLowerBound(table, `${path}0`);
-  for (let i = tableLowerBound(table, `${path}/`); i < end; i++) {
-    if (marks[i] === 1) continue;
-    marks[i] = 1;
-    each(i);
-  }
 }
 
 /**

@@ -513,7 +513,7 @@ function scanForSnapshot(
       madeText: () => text,
       writeCache: (ref) => {
         if (!delta.quiet) {
-          writeFileAtomic(paths.statCache, delta.cacheBytes(ref()), { durable: false });
+          delta.writeCache(ref());
         }
       },
     };
