@@ -350,9 +350,22 @@ export function createNodeStore(dir: string): NodeStore {
   const known = stores.get(dir);
   if (known !== undefined) return known;
   let slots: Map<string, NodeSlot> | undefined;
+  // Each pack's slots, by file: a reload reads only the headers of packs it has not seen (one
+  // pack per snapshot; reading them all again was most of a 20-file snapshot's tree work).
+  let byPack = new Map<string, Map<string, NodeSlot>>();
   const load = () => {
     const next = new Map<string, NodeSlot>();
-    for (const pack of packNames(dir).packs) readPackIndex(pack, next);
+    const seen = new Map<string, Map<string, NodeSlot>>();
+    for (const pack of packNames(dir).packs) {
+      let own = byPack.get(pack);
+      if (own === undefined) {
+        own = new Map();
+        if (!readPackIndex(pack, own)) continue;
+      }
+      seen.set(pack, own);
+      for (const [id, slot] of own) next.set(id, slot);
+    }
+    byPack = seen;
     slots = next;
     return next;
   };

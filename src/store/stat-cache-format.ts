@@ -35,8 +35,13 @@ export const HEADER_BYTES = HEADER_CRC_AT + 4;
 export const SUM_BYTES = 4;
 /** Per file entry after the key: size, mtime, ctime, ino (f64 each), mode (u32), oid (20 bytes). */
 const FIXED_BYTES = 8 * 4 + 4 + 20;
-/** Entries per segment: ~30 KiB of files, so 20 scattered edits read ~600 KiB at most. */
-export const SEGMENT_ENTRIES = 256;
+/**
+ * Entries per segment: 128 files (~12 KiB) or 64 directories (~6 KiB of JSON), so that 20
+ * scattered edits read and decode a few hundred KiB at most, while the head (one line per
+ * segment) stays near 100 KiB at 100k files.
+ */
+const FILE_SEGMENT = 128;
+const OTHERS_SEGMENT = 64;
 
 /** A segment: its first key, where it lies, how many entries it holds, its CRC-32. */
 export type SegmentRef = [
@@ -175,9 +180,10 @@ export function decodeOthersSegment(buf: Buffer, count: number): ManifestEntry[]
   }
 }
 
-/** `items` cut in runs of `SEGMENT_ENTRIES`, each encoded and placed from `offset`. */
+/** `items` cut in runs of `size`, each encoded and placed from `offset`. */
 function segmentsOf<T>(
   items: readonly T[],
+  size: number,
   firstOf: (t: T) => string,
   encode: (run: readonly T[]) => Buffer,
   offset: number,
@@ -185,8 +191,8 @@ function segmentsOf<T>(
   const refs: SegmentRef[] = [];
   const bytes: Buffer[] = [];
   let at = offset;
-  for (let i = 0; i < items.length; i += SEGMENT_ENTRIES) {
-    const run = items.slice(i, i + SEGMENT_ENTRIES);
+  for (let i = 0; i < items.length; i += size) {
+    const run = items.slice(i, i + size);
     const b = encode(run);
     refs.push([firstOf(run[0] as T), at, b.length, run.length, crc32(b)]);
     bytes.push(b);
@@ -219,12 +225,14 @@ export function encodeBase(cache: StatCache): Buffer {
   // Offsets count from the end of the head (where the segments begin).
   const f = segmentsOf(
     keys,
+    FILE_SEGMENT,
     (k) => k,
     (run) => encodeFileSegment(run, cache.entries),
     0,
   );
   const o = segmentsOf(
     others,
+    OTHERS_SEGMENT,
     (e) => e.path,
     (run) => Buffer.from(JSON.stringify(run), "utf8"),
     f.end,
