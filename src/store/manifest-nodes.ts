@@ -37,6 +37,11 @@ export interface NodeStore {
   readonly dir: string;
   /** The text of node `id`, checked against its id: CORRUPT_FILE naming the file otherwise. */
   read(id: string): Buffer;
+  /**
+   * The texts of `ids`, each checked as `read` does, as views into blocks decompressed once
+   * for this call (no copy per node, nothing kept after): for reading a whole manifest.
+   */
+  readMany(ids: readonly string[]): Buffer[];
   /** Hold `text` as node `id` (its git blob id) for the next `flush`, unless it is stored. */
   write(id: string, text: Buffer): void;
   /** Store the held nodes, as one pack. */
@@ -271,21 +276,8 @@ function blockOf(slot: NodeSlot): Buffer {
   const key = `${slot.pack}#${slot.blockAt}`;
   const hit = blockCache.get(key);
   if (hit !== undefined) return hit;
-  const bytes = Buffer.alloc(slot.blockLength);
-  const fd = openSync(slot.pack, "r");
-  try {
-    if (readSync(fd, bytes, 0, slot.blockLength, slot.blockAt) !== slot.blockLength) {
-      return Buffer.alloc(0);
-    }
-  } finally {
-    closeSync(fd);
-  }
-  let block: Buffer;
-  try {
-    block = brotliDecompressSync(bytes);
-  } catch {
-    return Buffer.alloc(0);
-  }
+  const block = decompressSlotBlock(slot);
+  if (block.length === 0) return block;
   blockCache.set(key, block);
   blockCacheBytes += block.length;
   for (const [k, b] of blockCache) {
@@ -296,6 +288,25 @@ function blockOf(slot: NodeSlot): Buffer {
   return block;
 }
 
+/** The decompressed block `slot` lies in (empty when it does not read or decompress). */
+function decompressSlotBlock(slot: NodeSlot): Buffer {
+  const bytes = Buffer.allocUnsafe(slot.blockLength);
+  const fd = openSync(slot.pack, "r");
+  try {
+    if (readSync(fd, bytes, 0, slot.blockLength, slot.blockAt) !== slot.blockLength) {
+      return Buffer.alloc(0);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    // One output chunk for a whole block (a block ends past 64 KiB, after its last node).
+    return brotliDecompressSync(bytes, { chunkSize: BLOCK_TARGET + 16 * 1024 });
+  } catch {
+    return Buffer.alloc(0);
+  }
+}
+
 /** Node `id`'s text at `slot`, checked against the id (CORRUPT_FILE naming the pack). */
 function readSlot(id: string, slot: NodeSlot): Buffer {
   const block = blockOf(slot);
@@ -303,13 +314,7 @@ function readSlot(id: string, slot: NodeSlot): Buffer {
     slot.start + slot.length <= block.length
       ? Buffer.from(block.subarray(slot.start, slot.start + slot.length))
       : Buffer.alloc(0);
-  if (gitBlobId(text) !== id) {
-    throw new TimewarpError(
-      ErrorCode.CORRUPT_FILE,
-      `${slot.pack}: manifest node ${id} does not hold the text its id promises`,
-      { data: { file: slot.pack, node: id } },
-    );
-  }
+  if (gitBlobId(text) !== id) throw corruptNode(slot, id);
   return text;
 }
 
@@ -344,6 +349,39 @@ function repackNodes(
   }
   for (const id of all.keys()) if (!live.has(id)) kept.delete(id);
   return { slots: next, dead };
+}
+
+function missingNode(dir: string, id: string): TimewarpError {
+  return new TimewarpError(ErrorCode.CORRUPT_FILE, `manifest node ${id} is missing from ${dir}`, {
+    data: { file: dir, node: id },
+  });
+}
+
+/** Node `id`'s text at `slot` as a view into its block (decompressed once into `blocks`). */
+function viewOf(id: string, slot: NodeSlot, blocks: Map<string, Buffer>): Buffer {
+  const key = `${slot.pack}#${slot.blockAt}`;
+  let block = blocks.get(key);
+  if (block === undefined) {
+    block = decompressSlotBlock(slot);
+    // Nodes are read in tree order, as they were packed: the last two blocks are enough, and
+    // holding no more keeps a whole read's memory near one text.
+    if (blocks.size >= 2) blocks.delete(blocks.keys().next().value as string);
+    blocks.set(key, block);
+  }
+  const text =
+    slot.start + slot.length <= block.length
+      ? block.subarray(slot.start, slot.start + slot.length)
+      : Buffer.alloc(0);
+  if (gitBlobId(text) !== id) throw corruptNode(slot, id);
+  return text;
+}
+
+function corruptNode(slot: NodeSlot, id: string): TimewarpError {
+  return new TimewarpError(
+    ErrorCode.CORRUPT_FILE,
+    `${slot.pack}: manifest node ${id} does not hold the text its id promises`,
+    { data: { file: slot.pack, node: id } },
+  );
 }
 
 export function createNodeStore(dir: string): NodeStore {
@@ -387,17 +425,32 @@ export function createNodeStore(dir: string): NodeStore {
         slot = load().get(id);
         if (slot !== undefined) text = readSlot(id, slot);
       }
-      if (text === undefined) {
-        throw new TimewarpError(
-          ErrorCode.CORRUPT_FILE,
-          `manifest node ${id} is missing from ${dir}`,
-          {
-            data: { file: dir, node: id },
-          },
-        );
-      }
+      if (text === undefined) throw missingNode(dir, id);
       keep(id, text);
       return text;
+    },
+    readMany(ids) {
+      const blocks = new Map<string, Buffer>();
+      const out: Buffer[] = [];
+      for (const id of ids) {
+        const hit = kept.get(id);
+        if (hit !== undefined) {
+          out.push(hit);
+          continue;
+        }
+        const slot = slotOf(id);
+        if (slot === undefined) throw missingNode(dir, id);
+        try {
+          out.push(viewOf(id, slot, blocks));
+        } catch (error) {
+          // a gc in another process may have replaced the pack: look again once
+          if (errnoCode(error) !== "ENOENT") throw error;
+          const again = load().get(id);
+          if (again === undefined) throw missingNode(dir, id);
+          out.push(viewOf(id, again, blocks));
+        }
+      }
+      return out;
     },
     write(id, text) {
       keep(id, text);

@@ -194,6 +194,9 @@ export function treeHashOfText(text: Buffer): string {
     read: () => {
       throw new TimewarpError(ErrorCode.INTERNAL, "no node store");
     },
+    readMany: () => {
+      throw new TimewarpError(ErrorCode.INTERNAL, "no node store");
+    },
     write: () => {},
     flush: () => {},
     listAll: () => ({ ids: [], temps: [] }),
@@ -228,17 +231,22 @@ const TEXT_TAIL = Buffer.from("\n]}\n");
 
 /** The canonical text a tree root stands for, every node read (and checked) from the store. */
 export function assembleText(root: Buffer, nodes: NodeStore, source: string): Buffer {
-  const parts: Buffer[] = [TEXT_HEAD];
-  let first = true;
-  for (const g of parseRefs(root, source)) {
-    for (const leaf of parseRefs(nodes.read(g.id), source)) {
-      if (!first) parts.push(SEP);
-      parts.push(nodes.read(leaf.id));
-      first = false;
-    }
+  const leafIds: string[] = [];
+  const groups = parseRefs(root, source);
+  const groupTexts = nodes.readMany(groups.map((g) => g.id));
+  for (const text of groupTexts) for (const leaf of parseRefs(text, source)) leafIds.push(leaf.id);
+  // Leaves are views into their blocks, each block decompressed once; the text is one copy.
+  const leaves = nodes.readMany(leafIds);
+  let size = TEXT_HEAD.length + TEXT_TAIL.length + SEP.length * Math.max(0, leaves.length - 1);
+  for (const l of leaves) size += l.length;
+  const out = Buffer.allocUnsafe(size);
+  let at = TEXT_HEAD.copy(out, 0);
+  for (let i = 0; i < leaves.length; i++) {
+    if (i > 0) at += SEP.copy(out, at);
+    at += (leaves[i] as Buffer).copy(out, at);
   }
-  parts.push(TEXT_TAIL);
-  return Buffer.concat(parts);
+  TEXT_TAIL.copy(out, at);
+  return out;
 }
 
 /** Every node id a root reaches (its groups and their leaves). */
