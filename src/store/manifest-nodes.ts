@@ -68,13 +68,24 @@ export function nodeStoreFor(file: string): NodeStore | null {
   }
 }
 
-/** Texts read or written lately, by id (a return reads the same manifest up to three times). */
+/**
+ * Nodes read or written lately, by id, least recently used first: a delta snapshot reads the
+ * leaves its edits fall in, and the next one often the same. Bounded by bytes, because the
+ * processes that live long (the watch daemon's worker, the dashboard) must stay small at 100k
+ * files (issue 22: the daemon <= 120 MiB): a whole manifest is read through `readMany`, which
+ * keeps nothing.
+ */
 const kept = new Map<string, Buffer>();
 let keptBytes = 0;
-const KEPT_BYTES = 32 * 1024 * 1024;
+const KEPT_BYTES = 2 * 1024 * 1024;
 
 function keep(id: string, text: Buffer): void {
-  if (kept.has(id)) return;
+  const had = kept.get(id);
+  if (had !== undefined) {
+    kept.delete(id);
+    kept.set(id, had);
+    return;
+  }
   kept.set(id, text);
   keptBytes += text.length;
   for (const [old, t] of kept) {
@@ -82,6 +93,11 @@ function keep(id: string, text: Buffer): void {
     kept.delete(old);
     keptBytes -= t.length;
   }
+}
+
+/** What the node caches hold now, in bytes (for the test that holds them to their bounds). */
+export function nodeCacheBytes(): { nodes: number; blocks: number } {
+  return { nodes: keptBytes, blocks: blockCacheBytes };
 }
 
 /** Forget the texts kept in memory (fsck reads every node from disk). */
@@ -266,10 +282,10 @@ function packNames(dir: string): { packs: string[]; temps: string[] } {
   return { packs: packs.sort(), temps };
 }
 
-/** Blocks decompressed lately, by pack and offset (a whole read goes block by block). */
+/** Blocks decompressed lately for `read`, by pack and offset (bounded as `kept` is). */
 const blockCache = new Map<string, Buffer>();
 let blockCacheBytes = 0;
-const BLOCK_CACHE_BYTES = 8 * 1024 * 1024;
+const BLOCK_CACHE_BYTES = 2 * 1024 * 1024;
 
 /** The decompressed block a slot lies in (empty when it does not read or decompress). */
 function blockOf(slot: NodeSlot): Buffer {
@@ -414,7 +430,10 @@ export function createNodeStore(dir: string): NodeStore {
     dir,
     read(id) {
       const hit = kept.get(id);
-      if (hit !== undefined) return hit;
+      if (hit !== undefined) {
+        keep(id, hit);
+        return hit;
+      }
       let slot = slotOf(id);
       let text: Buffer | undefined;
       try {

@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { gitBlobId, isTimewarpError } from "../core/index.ts";
 import { entryLine, type ManifestEntry, manifestBytes, sortEntries } from "./manifest.ts";
-import { createNodeStore, forgetNodeTexts } from "./manifest-nodes.ts";
+import { createNodeStore, forgetNodeTexts, nodeCacheBytes } from "./manifest-nodes.ts";
 import { assembleText, buildTree, type LineEdit, parseRefs, spliceTree } from "./manifest-tree.ts";
 
 const dirs: string[] = [];
@@ -131,5 +131,28 @@ describe("manifest trees", () => {
     nodes.flush();
     forgetNodeTexts();
     expect(nodes.read(id).equals(text)).toBe(true);
+  });
+  it("keeps a few MiB of nodes in memory however large the manifests read", () => {
+    // ~6 MiB of text: a long-lived process (the daemon's worker, the dashboard) reading whole
+    // manifests and splicing edits must not hold them (issue 22: the daemon <= 120 MiB).
+    const nodes = createNodeStore(nodeDir());
+    const m = new Map<string, ManifestEntry>();
+    for (let i = 0; i < 50_000; i++) m.set(`d${i % 50}/f-${i}.ts`, file(`d${i % 50}/f-${i}.ts`, i));
+    const text = textOf(m);
+    const tree = buildTree(text, nodes);
+    forgetNodeTexts();
+    expect(assembleText(tree.root, nodes, "test").equals(text)).toBe(true);
+    const edits: LineEdit[] = [];
+    for (let i = 0; i < 40_000; i += 97) {
+      const p = `d${i % 50}/f-${i}.ts`;
+      edits.push({ path: p, line: Buffer.from(entryLine(file(p, i + 1))) });
+    }
+    edits.sort((a, b) => (a.path < b.path ? -1 : 1));
+    const spliced = spliceTree(tree.root, edits, nodes, "test");
+    expect(spliced).not.toBeNull();
+    const held = nodeCacheBytes();
+    expect(held.nodes).toBeLessThanOrEqual(2 * 1024 * 1024);
+    expect(held.blocks).toBeLessThanOrEqual(2 * 1024 * 1024 + 128 * 1024);
+    expect(text.length).toBeGreaterThan(5 * 1024 * 1024); // more than both bounds together
   });
 });
