@@ -1,6 +1,14 @@
 import { z } from "zod";
 
-export const SNAPSHOT_RECORD_SCHEMA_VERSION = 1;
+/**
+ * 2: the record's manifest file may be the root of a tree whose nodes are in
+ * `.timewarp/manifests/` (issue 22). Timewarps before trees accept only 1, so they refuse such a
+ * record as CORRUPT_FILE (its schema_version) instead of reading a root as a manifest. Records
+ * of version 1 (whole canonical texts) still read.
+ */
+export const SNAPSHOT_RECORD_SCHEMA_VERSION = 2;
+/** The versions this timewarp reads. */
+const READ_VERSIONS = [1, SNAPSHOT_RECORD_SCHEMA_VERSION] as const;
 
 /** Where a record lives: `snapshots/<id>/` or (for the time machine) `present_backup/<id>/`. */
 export const RecordKindSchema = z.enum(["snapshot", "present_backup"]);
@@ -28,7 +36,7 @@ export const SkippedPathSchema = z.object({
  */
 export const SnapshotRecordSchema = z
   .object({
-    schema_version: z.literal(SNAPSHOT_RECORD_SCHEMA_VERSION),
+    schema_version: z.union(READ_VERSIONS.map((v) => z.literal(v))),
     kind: RecordKindSchema,
     snapshot_id: z.string().optional(),
     backup_id: z.string().optional(),
