@@ -1,7 +1,7 @@
 import { readFileSync, statSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { crc32 } from "node:zlib";
-import { appendEvent, DATA_DIR, systemClock, writeFileAtomic } from "../core/index.ts";
+import { appendEvent, DATA_DIR, faultPoint, systemClock, writeFileAtomic } from "../core/index.ts";
 import type { ManifestEntry } from "./manifest.ts";
 import type { SkippedPath } from "./scan-workspace.ts";
 import { decodeBase, encodeBase, OTHER_VERSION, readWhole } from "./stat-cache-format.ts";
@@ -337,6 +337,7 @@ export function encodeStatCache(cache: StatCache): Buffer {
  */
 export function writeStatCache(path: string, cache: StatCache): void {
   writeFileAtomic(path, encodeBase(cache), { durable: false });
+  faultPoint("stat-cache:base-written");
   removeOverlay(path);
 }
 
@@ -359,6 +360,7 @@ export function writeStatCacheUpdate(
   for (const [k, e] of next.others) others.set(k, e);
   const overlay: Overlay = { ...next, base: parts.baseId, files, others };
   if (!shouldFold(overlay, parts.baseEntries)) {
+    faultPoint("stat-cache:overlay");
     writeFileAtomic(overlayPathOf(path), encodeOverlay(overlay), { durable: false });
     return;
   }
