@@ -91,7 +91,7 @@ describe("snapshots", () => {
     expect(made.id).toMatch(/^s_20260228_153012_[0-9a-z]{6}$/);
     const record = JSON.parse(readFileSync(join(made.dir, "snapshot.json"), "utf8"));
     expect(record).toMatchObject({
-      schema_version: 1,
+      schema_version: 2,
       kind: "snapshot",
       snapshot_id: made.id,
       created_at: "2026-02-28T15:30:12Z",

@@ -91,5 +91,5 @@ describe("the stat cache's base and overlay under kill -9", () => {
     }
     // The last rounds changed a few files: the cache is a base and an overlay again.
     expect(existsSync(overlayPathOf(cacheFile))).toBe(true);
-  });
+  }, 180_000); // six child processes through tsx: slow on a loaded machine
 });
