@@ -1,0 +1,75 @@
+import { closeSync, openSync, writeSync } from "node:fs";
+import type { HookAnswer, HookReply, HookRequestHeader } from "./hook-protocol.ts";
+
+/**
+ * Runs a CLI command in this thread as its own process would (the CLI's `runCapturedCommand`,
+ * handed in by the CLI's entry: this folder does not import the CLI): the arguments after
+ * `timewarp`, the client's working directory and terminals; its output and exit code. With
+ * `stderr`, what the command writes there goes to it as it is written instead of into the
+ * answer (whose `stderr` is then empty).
+ */
+export type CommandRunner = (request: {
+  args: string[];
+  cwd: string;
+  tty: { stdout: boolean; stderr: boolean };
+  stderr?: (text: string) => void;
+}) => Promise<HookAnswer>;
+
+/**
+ * One command request in the worker, under the client's environment (the caller set it).
+ *
+ * A write command (`live`) opens its live stderr file (`stderrFile`, created new and private:
+ * anything already there is not ours, and the command is declined) and says `started` before it
+ * runs; from then on it is never declined, since its client would run it a second time: a bug
+ * that escapes the CLI's own error handling is reported `interrupted`. A read-only command the
+ * worker fails is declined, and its client runs it itself.
+ */
+export async function runServedCommand(options: {
+  header: HookRequestHeader;
+  stderrFile: string | undefined;
+  runCommand: CommandRunner | undefined;
+  started: () => void;
+}): Promise<HookReply> {
+  const { header, runCommand } = options;
+  if (runCommand === undefined || header.command === undefined)
+    return { declined: "this worker runs no commands" };
+  const request = {
+    args: header.command,
+    cwd: header.cwd,
+    tty: header.tty ?? { stdout: false, stderr: false },
+  };
+  if (header.live !== true) {
+    try {
+      return await runCommand(request);
+    } catch (error) {
+      // The CLI answers its own errors; reaching here is a bug: the client runs the command itself.
+      return { declined: `the command failed in the worker: ${String(error)}` };
+    }
+  }
+  if (options.stderrFile === undefined) return { declined: "a live command needs reply files" };
+  let fd: number;
+  try {
+    fd = openSync(options.stderrFile, "wx", 0o600);
+  } catch (error) {
+    return { declined: `cannot create the command's stderr file: ${String(error)}` };
+  }
+  try {
+    options.started();
+    return await runCommand({ ...request, stderr: (text) => writeAll(fd, text) });
+  } catch (error) {
+    return { interrupted: `the command failed in the worker: ${String(error)}` };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Write all of `text` to `fd` (a regular file: short writes only on a full disk, then lost). */
+function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text);
+  let at = 0;
+  try {
+    while (at < bytes.length) at += writeSync(fd, bytes, at);
+  } catch {
+    // Progress is best effort: the command's own result does not depend on it.
+  }
+}
