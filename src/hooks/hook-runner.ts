@@ -23,6 +23,8 @@ export interface HookRunner {
   warm(): void;
   /** Whether a hook or command was given to the worker and not yet answered. */
   busy(): boolean;
+  /** Whether the worker runs a write command it started (stopping it would cut it short). */
+  writing(): boolean;
   /** Run a hook; its answer goes to `to`. */
   run(request: { to: ReplyTo; header: HookRequestHeader; input: string; claimedAt: number }): void;
   /** Answer every hook not yet answered with `why`, and stop the worker. */
@@ -138,6 +140,7 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
   return {
     warm: () => void ensureWorker(),
     busy: () => pending.size > 0,
+    writing: () => [...pending.values()].some((p) => p.header.live === true && p.started),
     run({ to, header, input, claimedAt }) {
       const runId = nextId++;
       const timeoutMs = options.hookTimeoutMs;

@@ -118,7 +118,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
     const staleReason = closing ? "the daemon is stopping" : (options.stale?.() ?? null);
     if (staleReason !== null) {
       writeHookReply(request.to, { declined: staleReason }, log);
-      if (!closing) options.onStale?.(staleReason);
+      if (!closing && !runner.writing()) options.onStale?.(staleReason);
       return;
     }
     lastRequestAt = Date.now();
@@ -132,8 +132,9 @@ export function serveHooks(options: HookServerOptions): HookServer {
   watcher.on("error", (error) => log(`timewarp hooks: watcher error: ${String(error)}`));
   const sweeper = setInterval(() => sweepLeftovers(paths.dir, paths.record), 60_000);
   sweeper.unref();
+  // (A write command the worker runs is let finish first: stopping would cut a restore short.)
   const staleCheck = setInterval(() => {
-    const why = closing ? null : (options.stale?.() ?? null);
+    const why = closing || runner.writing() ? null : (options.stale?.() ?? null);
     if (why !== null) options.onStale?.(why);
   }, options.staleCheckMs ?? 5_000);
   staleCheck.unref();
