@@ -2,7 +2,11 @@ import type { MessagePort } from "node:worker_threads";
 import { systemClock, systemRandom } from "../core/index.ts";
 import type { HookAnswer, HookReply, HookRequestHeader } from "./hook-protocol.ts";
 import { runHook } from "./run-hook.ts";
-import { type CommandRunner, runServedCommand } from "./served-command-run.ts";
+import {
+  type CommandRunner,
+  releaseCommandMemory,
+  runServedCommand,
+} from "./served-command-run.ts";
 
 export type { CommandRunner } from "./served-command-run.ts";
 
@@ -84,7 +88,7 @@ async function runCommandRequest(
   message: Extract<HookWorkerRequest, { kind: "hook" }>,
   runCommand: CommandRunner | undefined,
   port: MessagePort,
-): Promise<{ reply: HookReply; after?: undefined }> {
+): Promise<{ reply: HookReply; after?: () => Promise<void> }> {
   takeEnvironment(message.header.env);
   const reply = await runServedCommand({
     header: message.header,
@@ -92,7 +96,8 @@ async function runCommandRequest(
     runCommand,
     started: () => port.postMessage({ kind: "started", id: message.id } satisfies HookWorkerReply),
   });
-  return { reply };
+  if (message.header.live !== true) return { reply };
+  return { reply, after: async () => releaseCommandMemory() };
 }
 
 async function runOne(

@@ -1,4 +1,6 @@
 import { closeSync, openSync, writeSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import type { HookAnswer, HookReply, HookRequestHeader } from "./hook-protocol.ts";
 
 /**
@@ -61,6 +63,22 @@ export async function runServedCommand(options: {
   } finally {
     closeSync(fd);
   }
+}
+
+let gc: (() => void) | undefined;
+/**
+ * One full garbage collection of this thread, run after a write command's reply is out: a travel
+ * or snapshot at 10k files grows the worker's heap by tens of MiB that it keeps committed though
+ * all but ~13 MiB is garbage once the command ends (measured: the daemon's RSS after three
+ * travel/return cycles 175 MiB without, 158 MiB with). The restore code keeps no cache of its
+ * own. `gc` is reached as jest's leak detector reaches it: the flag, then a context made after.
+ */
+export function releaseCommandMemory(): void {
+  if (gc === undefined) {
+    setFlagsFromString("--expose-gc");
+    gc = runInNewContext("gc") as () => void;
+  }
+  gc();
 }
 
 /** Write all of `text` to `fd` (a regular file: short writes only on a full disk, then lost). */
