@@ -14,7 +14,13 @@ import { workspacePaths } from "../src/core/index.ts";
 import { hookServerPaths, readHookServer } from "../src/hooks/index.ts";
 import { makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
 import { holdLockInChild } from "./helpers/lock-holder.ts";
-import { cleanups, leftovers, runCleanups, waitUntil } from "./helpers/scripted-hook-server.ts";
+import {
+  cleanups,
+  leftovers,
+  runCleanups,
+  scriptedServer,
+  waitUntil,
+} from "./helpers/scripted-hook-server.ts";
 
 /**
  * bin/timewarp's write commands (`snapshot create`, `travel`, `return`, `revert`) against a real
@@ -410,6 +416,41 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
       const mode = json<{ mode: string }>(inProcess(["status", "--json"], w.root)).mode;
       if (mode === "past") expect(inProcess(["return"], w.root).status).toBe(0);
       expect(tree(w.root)).toEqual(before);
+    },
+    SLOW_TEST_MS,
+  );
+});
+
+describe(`bin/timewarp's write commands and a scripted server, under ${FIRST.name}`, () => {
+  const { binDir, launch } = under(FIRST);
+
+  it.runIf(FIRST.available)(
+    "a worker that dies after starting one: COMMAND_LOST, not run again; a decline: run once here",
+    async () => {
+      const bin = binDir();
+      const t = makeTempDir("tw-cliwscript-");
+      cleanups.push(t.cleanup);
+      expect(inProcess(["init"], t.dir).status).toBe(0);
+      await scriptedServer(t.dir, "normal");
+      const lost = launch(bin.dir, ["revert", "k3v9q2m1xa"], t.dir, {
+        HOOK_TEST_COMMAND: "crash-started",
+      });
+      expect(lost.status).toBe(1);
+      expect(lost.stdout).toBe("");
+      expect(lost.stderr).toMatch(/^error COMMAND_LOST: the watch daemon \(pid \d+\) took this/);
+      expect(lost.stderr).toContain("the workspace now (timewarp status):\nworkspace ");
+      expect(bin.nodeStarts()).toEqual([`${NODE_CLI} -C ${t.dir} status`]);
+      expect(leftovers(t.dir)).toEqual([]);
+
+      // a server that declines (its code changed): nothing started, so the CLI runs it here, once
+      const u = makeTempDir("tw-cliwstale-");
+      cleanups.push(u.cleanup);
+      expect(inProcess(["init"], u.dir).status).toBe(0);
+      await scriptedServer(u.dir, "stale");
+      const args = ["revert", "nope0nope0", "--json"];
+      expect(launch(bin.dir, args, u.dir)).toEqual(inProcess(args, u.dir));
+      expect(bin.nodeStarts().slice(1)).toEqual([`${NODE_CLI} ${args.join(" ")}`]);
+      expect(leftovers(u.dir)).toEqual([]);
     },
     SLOW_TEST_MS,
   );
