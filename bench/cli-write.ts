@@ -6,8 +6,8 @@
  * `sh bin/timewarp` with the watch daemon running (its worker runs the command: no Node starts),
  * `node bin/timewarp.cjs` (in-process, the same daemon answering its scans), and git's nearest
  * equivalents on a git twin of the same tree (`git status`, `git add -A && git commit`,
- * `git reset --hard`, `git revert`). Daemon and in-process samples alternate, with the same
- * untimed set-up before each. Prints p50/p95, the client's peak RSS, and the daemon's RSS
+ * `git reset --hard`, `git revert`). Daemon, in-process and git samples alternate (a shared
+ * machine's load then weighs on all three alike), with the same untimed set-up before each. Prints p50/p95, the client's peak RSS, and the daemon's RSS
  * (VmRSS after the warm-up and after the rows, and VmHWM: the process, its worker included).
  */
 import { execFileSync, execSync, spawnSync } from "node:child_process";
@@ -48,11 +48,17 @@ function tw(c: Ctx, how: "daemon" | "node", args: string[]): ProcessSample {
     : timeProcess(process.execPath, [BIN, ...args], { cwd: c.w });
 }
 
+/** p50/p95, the client's peak RSS, and the command's own `duration_ms` p50 where it says one. */
 function row(name: string, xs: ProcessSample[]): void {
   const ms = xs.map((x) => x.ms);
   const rss = Math.max(...xs.map((x) => x.rssKiB ?? 0)) / 1024;
+  const own = xs
+    .map((x) => /"duration_ms":(\d+)/.exec(x.stdout)?.[1])
+    .filter((d) => d !== undefined)
+    .map(Number);
+  const inside = own.length > 0 ? `  (its own duration_ms p50 ${percentile(own, 50)})` : "";
   console.log(
-    `${name.padEnd(52)} p50 ${percentile(ms, 50).toFixed(1).padStart(7)} ms  p95 ${percentile(ms, 95).toFixed(1).padStart(7)} ms  peak RSS ${rss.toFixed(1).padStart(6)} MiB`,
+    `${name.padEnd(52)} p50 ${percentile(ms, 50).toFixed(1).padStart(7)} ms  p95 ${percentile(ms, 95).toFixed(1).padStart(7)} ms  peak RSS ${rss.toFixed(1).padStart(6)} MiB${inside}`,
   );
 }
 
@@ -74,6 +80,8 @@ function daemonMemory(w: string): string {
 function snapshotRows(c: Ctx, runs: number): void {
   const noop = { daemon: [] as ProcessSample[], node: [] as ProcessSample[] };
   const twenty = { daemon: [] as ProcessSample[], node: [] as ProcessSample[] };
+  const status: ProcessSample[] = [];
+  const commit: ProcessSample[] = [];
   for (let r = 0; r < runs; r++) {
     for (const how of ["daemon", "node"] as const) {
       tw(c, how, ["snapshot", "create"]);
@@ -81,10 +89,6 @@ function snapshotRows(c: Ctx, runs: number): void {
       editFiles(c.w, c.files, 20, c.round++);
       twenty[how].push(tw(c, how, ["snapshot", "create", "--json"]));
     }
-  }
-  const status: ProcessSample[] = [];
-  const commit: ProcessSample[] = [];
-  for (let r = 0; r < runs; r++) {
     status.push(git(c.twin, "status", "--porcelain"));
     editFiles(c.twin.work, c.files, 20, c.round++);
     commit.push(gitCommit(c.twin, `round ${r}`));
@@ -101,6 +105,8 @@ function snapshotRows(c: Ctx, runs: number): void {
 function travelRows(c: Ctx, runs: number): void {
   const travel = { daemon: [] as ProcessSample[], node: [] as ProcessSample[] };
   const back = { daemon: [] as ProcessSample[], node: [] as ProcessSample[] };
+  const toPast: ProcessSample[] = [];
+  const toBackup: ProcessSample[] = [];
   for (let r = 0; r < runs; r++) {
     for (const how of ["daemon", "node"] as const) {
       const past = (
@@ -112,10 +118,6 @@ function travelRows(c: Ctx, runs: number): void {
       travel[how].push(tw(c, how, ["travel", past, "--json"]));
       back[how].push(tw(c, how, ["return", "--json"]));
     }
-  }
-  const toPast: ProcessSample[] = [];
-  const toBackup: ProcessSample[] = [];
-  for (let r = 0; r < runs; r++) {
     gitCommit(c.twin, `past ${r}`);
     git(c.twin, "tag", "-f", "past");
     editFiles(c.twin.work, c.files, 20, c.round++);
@@ -136,6 +138,7 @@ function travelRows(c: Ctx, runs: number): void {
 function revertRows(c: Ctx, runs: number): void {
   const revert = { daemon: [] as ProcessSample[], node: [] as ProcessSample[] };
   const draft = join(tmpdir(), `tw-bench-draft-${process.pid}.txt`);
+  const gitRevert: ProcessSample[] = [];
   for (let r = 0; r < runs; r++) {
     for (const how of ["daemon", "node"] as const) {
       const file = c.files[(r * 13 + (how === "node" ? 5 : 0)) % c.files.length] as string;
@@ -144,14 +147,11 @@ function revertRows(c: Ctx, runs: number): void {
       const op = (JSON.parse(edit.stdout) as { snapshotId: string }).snapshotId;
       revert[how].push(tw(c, how, ["revert", op, "--json"]));
     }
-  }
-  rmSync(draft, { force: true });
-  const gitRevert: ProcessSample[] = [];
-  for (let r = 0; r < runs; r++) {
     editFiles(c.twin.work, c.files, 1, c.round++);
     gitCommit(c.twin, `one ${r}`);
     gitRevert.push(git(c.twin, "revert", "--no-edit", "HEAD"));
   }
+  rmSync(draft, { force: true });
   row("revert one edit: daemon", revert.daemon);
   row("revert one edit: in-process (node)", revert.node);
   row("  git revert --no-edit HEAD", gitRevert);
