@@ -100,6 +100,12 @@ function workspace(): { root: string; first: string; ops: string[] } {
   return { root, first, ops };
 }
 const afterAllCleanups: (() => void)[] = [];
+/** Two workspaces made alike: `a` for the CLI in its own process, `b` for the launcher. */
+let made: { a: ReturnType<typeof workspace>; b: ReturnType<typeof workspace> } | undefined;
+const pair = () => {
+  made ??= { a: workspace(), b: workspace() };
+  return made;
+};
 afterEach(runCleanups);
 afterAll(() => {
   for (const c of afterAllCleanups.splice(0).reverse()) c();
@@ -226,8 +232,8 @@ describe.each(VARIANTS)("bin/timewarp's write commands under $name", (variant) =
     "answer as the CLI in its own process and leave the same workspace, refusals included",
     async () => {
       const bin = binDir();
-      const a = workspace(); // in-process
-      const b = workspace(); // through the daemon
+      // (the second shell runs its steps on from where the first left both workspaces)
+      const { a, b } = pair();
       const steps: ((w: typeof a) => string[])[] = [
         () => ["snapshot", "create", "--json"],
         () => ["snapshot", "create"],
@@ -282,7 +288,7 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
   const { binDir, launch, start, served } = under(variant);
   let w: ReturnType<typeof workspace>;
   beforeAll(() => {
-    w = workspace();
+    w = pair().b; // its daemon is killed last
   }, SLOW_TEST_MS);
 
   it.runIf(variant.available && existsSync("/usr/bin/script"))(

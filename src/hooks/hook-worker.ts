@@ -2,11 +2,7 @@ import type { MessagePort } from "node:worker_threads";
 import { systemClock, systemRandom } from "../core/index.ts";
 import type { HookAnswer, HookReply, HookRequestHeader } from "./hook-protocol.ts";
 import { runHook } from "./run-hook.ts";
-import {
-  type CommandRunner,
-  releaseCommandMemory,
-  runServedCommand,
-} from "./served-command-run.ts";
+import { type CommandRunner, createIdleCollector, runServedCommand } from "./served-command-run.ts";
 
 export type { CommandRunner } from "./served-command-run.ts";
 
@@ -54,6 +50,8 @@ export interface HookWorkerOptions {
  */
 export function runHookWorker(port: MessagePort, options: HookWorkerOptions = {}): void {
   let queue: Promise<void> = Promise.resolve();
+  // (the heap a write command grew is collected once the worker is idle: served-command-run.ts)
+  const collector = createIdleCollector();
   port.on("message", (message: HookWorkerRequest) => {
     if (message.kind === "warm") {
       queue = queue.then(async () => {
@@ -64,6 +62,7 @@ export function runHookWorker(port: MessagePort, options: HookWorkerOptions = {}
       });
       return;
     }
+    collector.begin();
     queue = queue.then(async () => {
       const { reply, after } =
         message.header.command !== undefined
@@ -74,6 +73,8 @@ export function runHookWorker(port: MessagePort, options: HookWorkerOptions = {}
       // next hook waits for it in the queue, as it must for the workspace lock anyway.
       await after?.();
     });
+    const done = () => collector.end(message.header.live === true);
+    void queue.then(done, done);
   });
 }
 
@@ -88,7 +89,7 @@ async function runCommandRequest(
   message: Extract<HookWorkerRequest, { kind: "hook" }>,
   runCommand: CommandRunner | undefined,
   port: MessagePort,
-): Promise<{ reply: HookReply; after?: () => Promise<void> }> {
+): Promise<{ reply: HookReply; after?: undefined }> {
   takeEnvironment(message.header.env);
   const reply = await runServedCommand({
     header: message.header,
@@ -96,8 +97,7 @@ async function runCommandRequest(
     runCommand,
     started: () => port.postMessage({ kind: "started", id: message.id } satisfies HookWorkerReply),
   });
-  if (message.header.live !== true) return { reply };
-  return { reply, after: async () => releaseCommandMemory() };
+  return { reply };
 }
 
 async function runOne(
