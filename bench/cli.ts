@@ -7,20 +7,32 @@
  * (`git status`, `git log -20`, `git show HEAD`, `git diff --stat HEAD`). A workspace of FILES
  * files (default 10 000) with OPS recorded edits (default 20), two snapshots and a few changes
  * since; RUNS samples per row (default 20). Prints p50/p95 and peak RSS per child (GNU time);
- * say the load (`uptime`) beside the numbers, as the bench does.
+ * say the load (`uptime`) beside the numbers, as the bench does. Then the write commands' rows
+ * on the real 10k tree (bench/cli-write.ts); `-- --write [--size 100k] [--runs N]` runs those alone.
  */
 import { execSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { writeRows } from "./cli-write.ts";
 import { type ProcessSample, percentile, timeProcess } from "./time-process.ts";
 
 const REPO = resolve(import.meta.dirname, "..");
 const NODE_BIN = join(REPO, "bin", "timewarp.cjs");
 const LAUNCHER = join(REPO, "bin", "timewarp");
-const FILES = Number(process.argv[2] ?? 10_000);
-const RUNS = Number(process.argv[3] ?? 20);
-const OPS = Number(process.argv[4] ?? 20);
+const WRITE_ONLY = process.argv.includes("--write");
+const flag = (name: string) => {
+  const at = process.argv.indexOf(name);
+  return at < 0 ? undefined : process.argv[at + 1];
+};
+const positional = process.argv.slice(2).filter((a, i, all) => {
+  return !a.startsWith("--") && !["--size", "--runs"].includes(all[i - 1] ?? "");
+});
+const FILES = Number(positional[0] ?? 10_000);
+const RUNS = Number(positional[1] ?? 20);
+const OPS = Number(positional[2] ?? 20);
+const WRITE_SIZE = flag("--size") === "100k" ? "100k" : "10k";
+const WRITE_RUNS = Number(flag("--runs") ?? (WRITE_SIZE === "100k" ? 5 : 10));
 
 function ensureBuilt(): void {
   if (existsSync(join(REPO, "dist", "bin", "timewarp.cjs"))) return;
@@ -141,4 +153,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (!WRITE_ONLY) await main();
+writeRows({ size: WRITE_SIZE, runs: WRITE_RUNS });

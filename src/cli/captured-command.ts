@@ -7,6 +7,8 @@ export interface CapturedCommandRequest {
   cwd: string;
   /** Whether the client's stdout and stderr are terminals. */
   tty: { stdout: boolean; stderr: boolean };
+  /** Where stderr goes as it is written (a write command's progress); else into the answer. */
+  stderr?: (text: string) => void;
 }
 
 /**
@@ -16,14 +18,15 @@ export interface CapturedCommandRequest {
  * sets `process.exitCode` and reads `process.cwd()` and the terminals' `isTTY`; a worker thread
  * has its own `process` object, so for the command's length these are the client's: its output
  * collected, its working directory, its terminals (colours as the client's own process would
- * choose them). The caller has made `process.env` the client's. One command at a time.
+ * choose them). The caller has made `process.env` the client's. One command at a time. With
+ * `request.stderr`, stderr is handed on as it is written and the answer's is empty.
  */
 export async function runCapturedCommand(request: CapturedCommandRequest): Promise<HookAnswer> {
   const out: string[] = [];
   const err: string[] = [];
   const restore = [
-    capture(process.stdout, out, request.tty.stdout),
-    capture(process.stderr, err, request.tty.stderr),
+    capture(process.stdout, (text) => out.push(text), request.tty.stdout),
+    capture(process.stderr, request.stderr ?? ((text) => err.push(text)), request.tty.stderr),
     replace(process, "cwd", () => request.cwd),
   ];
   process.exitCode = undefined;
@@ -53,10 +56,14 @@ export async function warmCapturedCommands(): Promise<void> {
   ]);
 }
 
-/** Collect what is written to `stream`, which reads as a terminal when `tty`; returns the undo. */
-function capture(stream: NodeJS.WriteStream, into: string[], tty: boolean): () => void {
+/** Hand what is written to `stream` to `into`; it reads as a terminal when `tty`. Returns the undo. */
+function capture(
+  stream: NodeJS.WriteStream,
+  into: (text: string) => void,
+  tty: boolean,
+): () => void {
   const undoWrite = replace(stream, "write", ((chunk: unknown, ...rest: unknown[]) => {
-    into.push(typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString());
+    into(typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString());
     const callback = rest.find((r) => typeof r === "function") as (() => void) | undefined;
     callback?.();
     return true;

@@ -169,6 +169,17 @@ export const ErrorCode = {
   FOREIGN_ORIGIN: "FOREIGN_ORIGIN",
   /** A state-changing dashboard request to a server started without `--allow-actions` (HTTP 403). */
   ACTIONS_DISABLED: "ACTIONS_DISABLED",
+
+  // ── commands through the daemon ──────────────────────────────────────────
+  /**
+   * A write command (`snapshot create`, `travel`, `return`, `revert`) that `bin/timewarp` handed
+   * to the watch daemon, whose daemon or worker stopped after taking it and before answering. It
+   * may have run in whole, in part or not at all, and is not run again. `data.daemon_pid` names
+   * the daemon, `data.status` is `timewarp status --json` right after (null if that failed); a
+   * travel or return cut short is finished or undone by `timewarp recover`. Printed by the shell
+   * launcher itself (exit 1), not by a Node process.
+   */
+  COMMAND_LOST: "COMMAND_LOST",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -139,6 +139,8 @@ export function callHookServer(options: HookClientOptions): HookClientResult {
         return failure(options.args, "its reply is not JSON");
       }
       if (answer.declined !== undefined) return { served: false, reason: answer.declined, input };
+      // (only a write command, which this client never sends, is answered so)
+      if (answer.interrupted !== undefined) return failure(options.args, answer.interrupted);
       return { served: true, ...answer };
     }
     const now = Date.now();

@@ -26,9 +26,16 @@ import { DATA_DIR } from "../core/index.ts";
  * JSON parser, and reads the record's first two fields by their place: `protocol`, then `pid`).
  *
  * A request may also carry a CLI command instead of a hook (`command`, with `event: "command"`):
- * `bin/timewarp`, the shell launcher of the `timewarp` command, sends the read-only commands
- * (`isServedCommand`) and prints the answer as the CLI in its own process would have. Protocol 4
- * added them: a server of protocol 3 would have run one as an unknown hook.
+ * `bin/timewarp`, the shell launcher of the `timewarp` command, sends the commands
+ * `servedCommandKind` names and prints the answer as the CLI in its own process would have.
+ * Protocol 4 added them: a server of protocol 3 would have run one as an unknown hook. A write
+ * command (`live: true`) differs in two ways:
+ *   `err-<id>`         is created (new, 0600) when the worker starts the command, before it may
+ *                      write anything, and takes its stderr as it is written: the client tails
+ *                      it (progress). The reply then carries no stderr of its own.
+ *   `{"interrupted":…}` is the reply when the worker, once it started the command, stops before
+ *                      answering (it crashed, the daemon is stopping): the client must not run
+ *                      it again. A `declined` reply still means the command never started.
  */
 export const HOOK_PROTOCOL = 4;
 
@@ -98,6 +105,11 @@ export interface HookRequestHeader {
   command?: string[];
   /** With `command`: whether the client's stdout and stderr are terminals (colours, progress). */
   tty?: { stdout: boolean; stderr: boolean };
+  /**
+   * With a write command (and `reply: "files"`): its stderr goes to `err-<id>` as it is written,
+   * and once started it is never declined (see the module comment).
+   */
+  live?: boolean;
 }
 
 /** The `event` of a request that carries a `command`. */
@@ -109,10 +121,17 @@ export interface HookAnswer {
   stderr: string;
   exitCode: number;
   declined?: undefined;
+  interrupted?: undefined;
 }
 
-/** A hook's answer, or the server's refusal to run it (then the client runs it itself). */
-export type HookReply = HookAnswer | { declined: string };
+/**
+ * A hook's answer; or the server's refusal to run it (then the client runs it itself); or, for a
+ * write command only, word that it started and was cut short (then the client must not).
+ */
+export type HookReply =
+  | HookAnswer
+  | { declined: string; interrupted?: undefined }
+  | { interrupted: string; declined?: undefined };
 
 export interface HookServerPaths {
   dir: string;

@@ -62,7 +62,7 @@ export function claimHookRequest(dir: string, id: string): ClaimedRequest | unde
 /** Answer a request: its output files first (with `reply: "files"`), then the reply that publishes them. */
 export function writeHookReply(to: ReplyTo, body: HookReply, log: (line: string) => void): void {
   let json: HookReply | { exitCode: number } = body;
-  if (to.files !== undefined && body.declined === undefined) {
+  if (to.files !== undefined && "exitCode" in body) {
     // Each output file only when there is some.
     json = { exitCode: body.exitCode };
     for (const [file, text] of [

@@ -2,7 +2,7 @@ import type { Worker } from "node:worker_threads";
 import { clearLockOfThread, workspacePaths } from "../core/index.ts";
 import { isHookEvent } from "./hook-events.ts";
 import { formatHookResponse } from "./hook-outcome.ts";
-import type { HookAnswer, HookRequestHeader } from "./hook-protocol.ts";
+import type { HookAnswer, HookReply, HookRequestHeader } from "./hook-protocol.ts";
 import { type ReplyTo, writeHookReply } from "./hook-request.ts";
 import type { HookWorkerReply, HookWorkerRequest } from "./hook-worker.ts";
 
@@ -21,6 +21,10 @@ export interface HookRunnerOptions {
 export interface HookRunner {
   /** Start the worker (and have it load the hook code) unless it runs. */
   warm(): void;
+  /** Whether a hook or command was given to the worker and not yet answered. */
+  busy(): boolean;
+  /** Whether the worker runs a write command it started (stopping it would cut it short). */
+  writing(): boolean;
   /** Run a hook; its answer goes to `to`. */
   run(request: { to: ReplyTo; header: HookRequestHeader; input: string; claimedAt: number }): void;
   /** Answer every hook not yet answered with `why`, and stop the worker. */
@@ -36,29 +40,43 @@ function failedAnswer(header: HookRequestHeader, message: string): HookAnswer {
   );
 }
 
+/** A hook or command given to the worker and not yet answered. */
+interface Pending {
+  to: ReplyTo;
+  /** The run limit (none for a write command). */
+  timer: NodeJS.Timeout | undefined;
+  header: HookRequestHeader;
+  claimedAt: number;
+  /** A write command the worker said it started. */
+  started: boolean;
+}
+
+/** The answer to a request the worker will not answer (see `failAll`). */
+function lostReply(p: Pending, why: string, workerReady: boolean): HookReply {
+  if (p.header.command === undefined)
+    return workerReady ? failedAnswer(p.header, why) : { declined: why };
+  return p.header.live === true && p.started ? { interrupted: why } : { declined: why };
+}
+
 export function createHookRunner(options: HookRunnerOptions): HookRunner {
   const { log } = options;
   let nextId = 1;
   let worker: Worker | null = null;
   /** The worker loaded the hook code: from then on a request it was given may have started. */
   let workerReady = false;
-  const pending = new Map<
-    number,
-    { to: ReplyTo; timer: NodeJS.Timeout; header: HookRequestHeader; claimedAt: number }
-  >();
+  const pending = new Map<number, Pending>();
 
   /**
    * Answer every queued hook: declined while the worker never loaded (nothing of them ran, so
    * their clients run them), else as failed (one may have run in part; a hook never runs twice).
-   * Commands are declined either way.
+   * A read-only command is declined either way (its client runs it); a write command is declined
+   * only if it never started, else reported interrupted: it must not run twice either.
    */
   const failAll = (why: string): void => {
     for (const [id, p] of pending) {
-      clearTimeout(p.timer);
+      if (p.timer !== undefined) clearTimeout(p.timer);
       pending.delete(id);
-      // A read-only command (all the server runs) may run again: its client runs it itself.
-      const rerun = !workerReady || p.header.command !== undefined;
-      writeHookReply(p.to, rerun ? { declined: why } : failedAnswer(p.header, why), log);
+      writeHookReply(p.to, lostReply(p, why, workerReady), log);
     }
   };
   const dropWorker = (why: string): void => {
@@ -90,11 +108,14 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
     }
     const p = pending.get(message.id);
     if (p === undefined) return;
-    clearTimeout(p.timer);
+    if (message.kind === "started") {
+      p.started = true;
+      return;
+    }
+    if (p.timer !== undefined) clearTimeout(p.timer);
     pending.delete(message.id);
     writeHookReply(p.to, message.reply, log);
-    if (message.reply.declined === undefined)
-      options.onAnswered(p.header, performance.now() - p.claimedAt);
+    if ("exitCode" in message.reply) options.onAnswered(p.header, performance.now() - p.claimedAt);
   };
   const ensureWorker = (): Worker => {
     if (worker !== null) return worker;
@@ -118,21 +139,30 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
 
   return {
     warm: () => void ensureWorker(),
+    busy: () => pending.size > 0,
+    writing: () => [...pending.values()].some((p) => p.header.live === true && p.started),
     run({ to, header, input, claimedAt }) {
       const runId = nextId++;
       const timeoutMs = options.hookTimeoutMs;
-      const timer = setTimeout(() => {
-        log(
-          `timewarp hooks: a ${header.event} hook ran past ${timeoutMs} ms; restarting the worker`,
-        );
-        dropWorker(`the hook ran past ${timeoutMs} ms and was abandoned`);
-      }, timeoutMs);
-      pending.set(runId, { to, timer, header, claimedAt });
+      // A write command has no limit, as in its own process: abandoning it would cut a restore
+      // short for `recover` to mend, where letting it end leaves the workspace whole.
+      const timer =
+        header.live === true
+          ? undefined
+          : setTimeout(() => {
+              log(
+                `timewarp hooks: a ${header.event} hook ran past ${timeoutMs} ms; restarting the worker`,
+              );
+              dropWorker(`the hook ran past ${timeoutMs} ms and was abandoned`);
+            }, timeoutMs);
+      pending.set(runId, { to, timer, header, claimedAt, started: false });
+      const stderrFile = header.live === true ? to.files?.stderr : undefined;
       ensureWorker().postMessage({
         kind: "hook",
         id: runId,
         header,
         input,
+        ...(stderrFile !== undefined ? { stderrFile } : {}),
       } satisfies HookWorkerRequest);
     },
     stop: dropWorker,

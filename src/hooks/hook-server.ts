@@ -8,13 +8,14 @@ import {
   HOOK_RUN_LIMIT_MS,
   HOOK_TIMING_WINDOW,
   type HookEventTimings,
+  type HookRequestHeader,
   type HookServerRecord,
   hookServerPaths,
   requestId,
 } from "./hook-protocol.ts";
 import { claimHookRequest, writeHookReply } from "./hook-request.ts";
 import { createHookRunner } from "./hook-runner.ts";
-import { isServedCommand } from "./served-command.ts";
+import { servedCommandKind } from "./served-command.ts";
 
 export interface HookServerOptions {
   root: string;
@@ -109,18 +110,15 @@ export function serveHooks(options: HookServerOptions): HookServer {
       writeHookReply(request.to, { declined: request.declined }, log);
       return;
     }
-    const { command, event } = request.header;
-    if (
-      (command !== undefined || event === COMMAND_EVENT) &&
-      !(Array.isArray(command) && isServedCommand(command))
-    ) {
-      writeHookReply(request.to, { declined: "not a command this server runs" }, log);
+    const why = commandRefusal(request.header, runner.busy());
+    if (why !== null) {
+      writeHookReply(request.to, { declined: why }, log);
       return;
     }
     const staleReason = closing ? "the daemon is stopping" : (options.stale?.() ?? null);
     if (staleReason !== null) {
       writeHookReply(request.to, { declined: staleReason }, log);
-      if (!closing) options.onStale?.(staleReason);
+      if (!closing && !runner.writing()) options.onStale?.(staleReason);
       return;
     }
     lastRequestAt = Date.now();
@@ -134,8 +132,9 @@ export function serveHooks(options: HookServerOptions): HookServer {
   watcher.on("error", (error) => log(`timewarp hooks: watcher error: ${String(error)}`));
   const sweeper = setInterval(() => sweepLeftovers(paths.dir, paths.record), 60_000);
   sweeper.unref();
+  // (A write command the worker runs is let finish first: stopping would cut a restore short.)
   const staleCheck = setInterval(() => {
-    const why = closing ? null : (options.stale?.() ?? null);
+    const why = closing || runner.writing() ? null : (options.stale?.() ?? null);
     if (why !== null) options.onStale?.(why);
   }, options.staleCheckMs ?? 5_000);
   staleCheck.unref();
@@ -160,6 +159,25 @@ export function serveHooks(options: HookServerOptions): HookServer {
       runner.stop("the daemon stopped before this hook finished");
     },
   };
+}
+
+/**
+ * Why a request's command is not run here (null for a hook, or a command this server runs): not
+ * a served command; a write command without its live stderr; or a write command while the worker
+ * holds something else. That one runs in its client's own process instead, which meets a lock
+ * held as any process would (`LOCKED`): queued here it would wait and then run, an answer the
+ * CLI never gives.
+ */
+function commandRefusal(header: HookRequestHeader, busy: boolean): string | null {
+  const { command, event } = header;
+  if (command === undefined && event !== COMMAND_EVENT) return null;
+  const kind = Array.isArray(command) ? servedCommandKind(command) : null;
+  if (kind === null) return "not a command this server runs";
+  if (kind === "read" && header.live === true) return "a read-only command is not live";
+  if (kind === "write" && (header.live !== true || header.reply !== "files"))
+    return "a write command needs its stderr live";
+  if (kind === "write" && busy) return "the worker is busy";
+  return null;
 }
 
 /** Remove what killed clients left (a reply nobody collected, a request half written). */

@@ -2,25 +2,26 @@ import type { MessagePort } from "node:worker_threads";
 import { systemClock, systemRandom } from "../core/index.ts";
 import type { HookAnswer, HookReply, HookRequestHeader } from "./hook-protocol.ts";
 import { runHook } from "./run-hook.ts";
+import { type CommandRunner, createIdleCollector, runServedCommand } from "./served-command-run.ts";
 
-/** The hook server's message to its worker: one hook call, or a warm-up. */
-export type HookWorkerRequest =
-  | { kind: "hook"; id: number; header: HookRequestHeader; input: string }
-  | { kind: "warm" };
-
-/** A hook's answer, or `ready` once the worker has loaded the hook code (after a warm-up). */
-export type HookWorkerReply = { kind: "reply"; id: number; reply: HookReply } | { kind: "ready" };
+export type { CommandRunner } from "./served-command-run.ts";
 
 /**
- * Runs a CLI command in this thread as its own process would (the CLI's `runCapturedCommand`,
- * handed in by the CLI's entry: this folder does not import the CLI): the arguments after
- * `timewarp`, the client's working directory and terminals; its output and exit code.
+ * The hook server's message to its worker: one hook call (or command; a write command's live
+ * stderr goes to `stderrFile`), or a warm-up.
  */
-export type CommandRunner = (request: {
-  args: string[];
-  cwd: string;
-  tty: { stdout: boolean; stderr: boolean };
-}) => Promise<HookAnswer>;
+export type HookWorkerRequest =
+  | { kind: "hook"; id: number; header: HookRequestHeader; input: string; stderrFile?: string }
+  | { kind: "warm" };
+
+/**
+ * A hook's answer; `started` when a write command begins (from then on it is never declined);
+ * `ready` once the worker has loaded the hook code (after a warm-up).
+ */
+export type HookWorkerReply =
+  | { kind: "reply"; id: number; reply: HookReply }
+  | { kind: "started"; id: number }
+  | { kind: "ready" };
 
 export interface HookWorkerOptions {
   watchCommand?: (root: string) => string[];
@@ -49,6 +50,8 @@ export interface HookWorkerOptions {
  */
 export function runHookWorker(port: MessagePort, options: HookWorkerOptions = {}): void {
   let queue: Promise<void> = Promise.resolve();
+  // (the heap a write command grew is collected once the worker is idle: served-command-run.ts)
+  const collector = createIdleCollector();
   port.on("message", (message: HookWorkerRequest) => {
     if (message.kind === "warm") {
       queue = queue.then(async () => {
@@ -59,16 +62,19 @@ export function runHookWorker(port: MessagePort, options: HookWorkerOptions = {}
       });
       return;
     }
+    collector.begin();
     queue = queue.then(async () => {
       const { reply, after } =
         message.header.command !== undefined
-          ? await runCommandRequest(message.header, options.runCommand)
+          ? await runCommandRequest(message, options.runCommand, port)
           : await runOne(message, options.watchCommand);
       port.postMessage({ kind: "reply", id: message.id, reply } satisfies HookWorkerReply);
       // What the answer need not wait for (a session start's cleanup) runs once it is out; the
       // next hook waits for it in the queue, as it must for the workspace lock anyway.
       await after?.();
     });
+    const done = () => collector.end(message.header.live === true);
+    void queue.then(done, done);
   });
 }
 
@@ -78,25 +84,20 @@ function takeEnvironment(env: Record<string, string>): void {
   Object.assign(process.env, env);
 }
 
-/** A CLI command for `bin/timewarp`, under the client's environment; declined without a runner. */
+/** A CLI command for `bin/timewarp`, under the client's environment (served-command-run.ts). */
 async function runCommandRequest(
-  header: HookRequestHeader,
+  message: Extract<HookWorkerRequest, { kind: "hook" }>,
   runCommand: CommandRunner | undefined,
+  port: MessagePort,
 ): Promise<{ reply: HookReply; after?: undefined }> {
-  if (runCommand === undefined || header.command === undefined)
-    return { reply: { declined: "this worker runs no commands" } };
-  takeEnvironment(header.env);
-  try {
-    const reply = await runCommand({
-      args: header.command,
-      cwd: header.cwd,
-      tty: header.tty ?? { stdout: false, stderr: false },
-    });
-    return { reply };
-  } catch (error) {
-    // The CLI answers its own errors; reaching here is a bug: the client runs the command itself.
-    return { reply: { declined: `the command failed in the worker: ${String(error)}` } };
-  }
+  takeEnvironment(message.header.env);
+  const reply = await runServedCommand({
+    header: message.header,
+    stderrFile: message.stderrFile,
+    runCommand,
+    started: () => port.postMessage({ kind: "started", id: message.id } satisfies HookWorkerReply),
+  });
+  return { reply };
 }
 
 async function runOne(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isServedCommand } from "./served-command.ts";
+import { isServedCommand, servedCommandKind } from "./served-command.ts";
 
 describe("isServedCommand", () => {
   it("takes the read-only commands with their own options, globals anywhere", () => {
@@ -31,7 +31,10 @@ describe("isServedCommand", () => {
     for (const args of [
       [],
       ["snapshot"],
-      ["snapshot", "create"],
+      ["snapshot", "create", "extra"],
+      ["return", "x"],
+      ["revert"],
+      ["travel", "--to", "s_a"],
       ["snapshot", "diff"],
       ["snapshot", "diff", "a", "b", "c"],
       ["history", "show"],
@@ -44,11 +47,30 @@ describe("isServedCommand", () => {
       ["history", "--limit", "-1"],
       ["-C", "", "status"],
       ["status", "--"],
-      ["travel", "s_a"],
+      ["rewind", "t1"],
+      ["snapshot", "create", "--session-id", "--json"],
       ["help", "status"],
       ["status", ""],
       ["status", 3],
     ])
       expect(isServedCommand(args), JSON.stringify(args)).toBe(false);
+  });
+});
+
+describe("servedCommandKind", () => {
+  it("tells the write commands, which must run at most once, from the read-only ones", () => {
+    for (const args of [
+      ["snapshot", "create"],
+      ["snapshot", "create", "--session-id", "s1", "--json"],
+      ["travel", "s_a"],
+      ["-C", "/w", "travel", "s_a", "--json"],
+      ["return"],
+      ["return", "--save-patch", "i_1"],
+      ["revert", "k3v9q2m1xa", "--to", "k3v9q2m1xb", "--dry-run", "--force"],
+    ])
+      expect(servedCommandKind(args), args.join(" ")).toBe("write");
+    for (const args of [["status"], ["history", "show", "x"], ["snapshot", "diff", "a"]])
+      expect(servedCommandKind(args), args.join(" ")).toBe("read");
+    expect(servedCommandKind(["snapshot", "delete", "s_a"])).toBeNull();
   });
 });

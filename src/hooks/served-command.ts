@@ -1,9 +1,16 @@
 /**
  * The CLI commands the hook server runs for `bin/timewarp` (the shell launcher of the
- * `timewarp` command): read-only ones, whose answer is the same in the daemon's worker as in a
- * process of their own, and which may run again in-process when the daemon fails them.
+ * `timewarp` command):
  *
- * The grammar is the shell launcher's own (bin/timewarp keeps the same list): the global
+ * - **read-only** ones (`status`, `history`, `history show ID`, `snapshot list`,
+ *   `snapshot diff A [B]`), whose answer is the same in the daemon's worker as in a process of
+ *   their own, and which may run again in-process when the daemon fails them;
+ * - **write** ones (`snapshot create`, `travel ID`, `return`, `revert ID`), which must run at
+ *   most once: once the worker started one, it is never declined (its client would run it
+ *   again) but answered, or reported `interrupted` when the worker or the daemon stops under it;
+ *   their stderr (progress) goes to the client as it is written (`live` in the request).
+ *
+ * The grammar is the shell launcher's own (bin/timewarp keeps the same lists): the global
  * `--json`, `-C DIR` / `--cwd DIR`, and per command the options below, each value a separate
  * argument that does not start with `-`; anything else (`--limit=5`, `--help`, `--`, another
  * command) is left to the CLI in its own process. Where an option stands is not judged here:
@@ -22,36 +29,51 @@ const VALUE_OPTIONS = new Set([
   "--file",
   "--cursor",
   "--format",
+  "--session-id",
+  "--save-patch",
+  "--to",
 ]);
-const FLAGS = new Set(["--json", "--include-diffs"]);
+const FLAGS = new Set(["--json", "--include-diffs", "--dry-run", "--force"]);
 
-/** The words of a served command: its name, its subcommand, then its positional arguments. */
-function servedWords(words: readonly string[]): boolean {
+/** What a served command does: only reads, or writes (then it runs at most once). */
+export type ServedCommandKind = "read" | "write";
+
+/** The kind of a served command's words (its name, its subcommand, its positional arguments). */
+function kindOfWords(words: readonly string[]): ServedCommandKind | null {
   const [first, second] = words;
-  if (first === "status") return words.length === 1;
-  if (first === "history") return words.length === 1 || (second === "show" && words.length === 3);
+  const n = words.length;
+  if (first === "status") return n === 1 ? "read" : null;
+  if (first === "history") return n === 1 || (second === "show" && n === 3) ? "read" : null;
   if (first === "snapshot") {
-    if (second === "list") return words.length === 2;
-    if (second === "diff") return words.length === 3 || words.length === 4;
+    if (second === "list") return n === 2 ? "read" : null;
+    if (second === "diff") return n === 3 || n === 4 ? "read" : null;
+    if (second === "create") return n === 2 ? "write" : null;
   }
-  return false;
+  if (first === "travel" || first === "revert") return n === 2 ? "write" : null;
+  if (first === "return") return n === 1 ? "write" : null;
+  return null;
 }
 
-/** Whether the hook server runs `timewarp <args>` for a client (see the module comment). */
-export function isServedCommand(args: readonly unknown[]): boolean {
-  if (!args.every((a) => typeof a === "string")) return false;
+/** The kind of `timewarp <args>` when the hook server runs it for a client, else null. */
+export function servedCommandKind(args: readonly unknown[]): ServedCommandKind | null {
+  if (!args.every((a) => typeof a === "string")) return null;
   const words: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (FLAGS.has(arg)) continue;
     if (VALUE_OPTIONS.has(arg)) {
       const value = args[i + 1] as string | undefined;
-      if (value === undefined || value === "" || value.startsWith("-")) return false;
+      if (value === undefined || value === "" || value.startsWith("-")) return null;
       i++;
       continue;
     }
-    if (arg === "" || arg.startsWith("-")) return false;
+    if (arg === "" || arg.startsWith("-")) return null;
     words.push(arg);
   }
-  return servedWords(words);
+  return kindOfWords(words);
+}
+
+/** Whether the hook server runs `timewarp <args>` for a client (see the module comment). */
+export function isServedCommand(args: readonly unknown[]): boolean {
+  return servedCommandKind(args) !== null;
 }

@@ -12,7 +12,8 @@
  * HOOK_TEST_API_KEY, LC_ALL and AWKPATH) on stdout: exit 2 for "block", a line on stderr too for
  * "noisy", after 150 ms for "slow". It exits on "crash", and never answers "hang" (it writes
  * CWD/.hang-claimed instead; so for a command from bin/timewarp with HOOK_TEST_COMMAND=hang in
- * its environment) nor "hang-locked" (which takes the workspace lock first).
+ * its environment) nor "hang-locked" (which takes the workspace lock first). A command with
+ * HOOK_TEST_COMMAND=crash-started says it started (as a write command does), then the worker dies.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -26,6 +27,10 @@ const { parentPort } = require("node:worker_threads");
 parentPort.on("message", (m) => {
   if (m.kind === "warm") return parentPort.postMessage({ kind: "ready" });
   if (m.header.event === "crash") process.exit(3);
+  if (m.header.env.HOOK_TEST_COMMAND === "crash-started") {
+    parentPort.postMessage({ kind: "started", id: m.id });
+    return setTimeout(() => process.exit(3), 50);
+  }
   // "hang" leaves ROOT/.hang-claimed behind: a test that kills the server after the claim waits
   // for it, rather than for a delay a loaded machine may overrun
   if (m.header.event === "hang" || m.header.env.HOOK_TEST_COMMAND === "hang") return require("node:fs").writeFileSync(m.header.cwd + "/.hang-claimed", "");
