@@ -95,7 +95,7 @@ describe("the canonical manifest text", () => {
             target: `t\n${i}`,
           };
 
-  it("equals the reference for an empty manifest and across its 64 KiB pieces, multibyte names included", () => {
+  it("equals the reference for an empty manifest and at any size, multibyte names included", () => {
     for (const n of [0, 1, 2, 3000]) {
       const m: Manifest = {
         schema_version: 1,
