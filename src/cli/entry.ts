@@ -2,7 +2,6 @@ import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { dropOutputOnceClosed } from "./closed-output.ts";
 import { parseHookArgv, runHookCommand } from "./commands/hooks.ts";
 import type { HookServerTry } from "./hook-client-main.ts";
-import { preferSmallHeap } from "./small-heap.ts";
 
 /**
  * Set by the bin when it already asked the hook server (dist/bin/hook-client.cjs), with the
@@ -24,8 +23,6 @@ if (!isMainThread && worker?.timewarp !== undefined && parentPort !== null) {
       }),
   );
 } else {
-  // Every command, the dashboard and the watch daemon (whose worker shares these flags).
-  preferSmallHeap();
   dropOutputOnceClosed();
   // A plain hook call asks the workspace's hook server first, then skips building the program
   // (commander and every command group): agents start one on every tool call.
