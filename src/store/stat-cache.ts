@@ -19,6 +19,7 @@ import {
   writeFileAtomic,
 } from "../core/index.ts";
 import type { ManifestEntry } from "./manifest.ts";
+import { small } from "./scan-walker.ts";
 import type { SkippedPath } from "./scan-workspace.ts";
 
 /** What the last scan saw of one file, and the content id it hashed to. */
@@ -346,10 +347,11 @@ export function checkStatCacheFile(path: string): string | null {
 /** The fixed part of the entry whose key ends at `off`. */
 function entryAt(buf: Buffer, off: number): CachedStat {
   return {
-    size: buf.readDoubleLE(off),
+    // Small integers where they fit (`small`: no heap number per field, ~6 MB at 100k files).
+    size: small(buf.readDoubleLE(off)),
     mtimeMs: buf.readDoubleLE(off + 8),
     ctimeMs: buf.readDoubleLE(off + 16),
-    ino: buf.readDoubleLE(off + 24),
+    ino: small(buf.readDoubleLE(off + 24)),
     mode: buf.readUInt32LE(off + 32),
     oid: buf.toString("hex", off + 36, off + 56),
   };
