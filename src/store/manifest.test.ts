@@ -1,15 +1,20 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { brotliDecompressSync, gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { makeTempDir } from "../../test/helpers/cli.ts";
 import { gitBlobId } from "../core/index.ts";
 import {
   decodeManifest,
   diffManifestTexts,
   encodeManifest,
+  forgetManifestTexts,
   type Manifest,
   type ManifestEntry,
   ManifestSchema,
   manifestBytes,
   manifestProblem,
+  readManifestTextFile,
   sortEntries,
   spliceManifestText,
 } from "./manifest.ts";
@@ -275,6 +280,25 @@ describe("diffManifestTexts", () => {
         }
       }
       expectTextDiff(x, y);
+    }
+  });
+});
+
+describe("readManifestTextFile", () => {
+  it("keeps the text it read until forgetManifestTexts drops it", () => {
+    const t = makeTempDir();
+    try {
+      const file = join(t.dir, "manifest.json.br");
+      const encoded = encodeManifest(good as Manifest);
+      writeFileSync(file, encoded.bytes);
+      const first = readManifestTextFile(file, encoded.hash);
+      expect(readManifestTextFile(file, encoded.hash)).toBe(first);
+      forgetManifestTexts();
+      const again = readManifestTextFile(file, encoded.hash);
+      expect(again).not.toBe(first);
+      expect(again.equals(first)).toBe(true);
+    } finally {
+      t.cleanup();
     }
   });
 });

@@ -458,6 +458,15 @@ function decodeManifestText(bytes: Buffer, source: string, hash: string | undefi
   return text;
 }
 
+/**
+ * Drop the kept texts (see `readManifestTextFile`): a long-lived process (the hook server's
+ * worker) calls it after each request, since at 100k files each text is ~20 MB that would stay
+ * resident between requests for a hit the next request rarely has.
+ */
+export function forgetManifestTexts(): void {
+  lastTexts.length = 0;
+}
+
 /** Keep `text` as the text of the manifest file just written at `file` (see `readManifestTextFile`). */
 export function rememberManifestText(file: string, hash: string, text: Buffer): void {
   try {
