@@ -92,9 +92,11 @@ function daemonRows(rows: MemRow[], ws: string, first: string): void {
   const t0 = performance.now();
   watchDaemon("start", ws);
   const pid = daemonPid(ws);
+  // daemon.json is written once the tree is watched; the hook worker loads its code after that
+  execFileSync("sleep", ["5"]);
   const started = vm(pid);
   rows.push({
-    what: "watch daemon, started (VmHWM)",
+    what: "watch daemon, started, worker warm (VmHWM)",
     mib: mibOf(started.hwm),
     ms: performance.now() - t0,
     load: load(),
