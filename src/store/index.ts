@@ -19,7 +19,7 @@ export {
 } from "./gc.ts";
 export { initWorkspace } from "./init-workspace.ts";
 export type { Manifest, ManifestEntry } from "./manifest.ts";
-export { ManifestSchema, parseManifestText } from "./manifest.ts";
+export { forgetManifestTexts, ManifestSchema, parseManifestText } from "./manifest.ts";
 export type { ObjectStore } from "./object-store.ts";
 export { createObjectStore } from "./object-store.ts";
 export { filterExcluded, notCaptured } from "./plan-restore.ts";

@@ -1,15 +1,20 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { brotliDecompressSync, gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { makeTempDir } from "../../test/helpers/cli.ts";
 import { gitBlobId } from "../core/index.ts";
 import {
   compressManifest,
   decodeManifest,
   diffManifestTexts,
+  forgetManifestTexts,
   type Manifest,
   type ManifestEntry,
   ManifestSchema,
   manifestBytes,
   manifestProblem,
+  readManifestTextFile,
   sortEntries,
   spliceManifestText,
 } from "./manifest.ts";
@@ -95,7 +100,7 @@ describe("the canonical manifest text", () => {
             target: `t\n${i}`,
           };
 
-  it("equals the reference for an empty manifest and across its 64 KiB pieces, multibyte names included", () => {
+  it("equals the reference for an empty manifest and at any size, multibyte names included", () => {
     for (const n of [0, 1, 2, 3000]) {
       const m: Manifest = {
         schema_version: 1,
@@ -276,6 +281,26 @@ describe("diffManifestTexts", () => {
         }
       }
       expectTextDiff(x, y);
+    }
+  });
+});
+
+describe("readManifestTextFile", () => {
+  it("keeps the text it read until forgetManifestTexts drops it", () => {
+    const t = makeTempDir();
+    try {
+      const file = join(t.dir, "manifest.json.br");
+      const text = manifestBytes(good as Manifest);
+      const encoded = { bytes: compressManifest(text), hash: gitBlobId(text) };
+      writeFileSync(file, encoded.bytes);
+      const first = readManifestTextFile(file, encoded.hash);
+      expect(readManifestTextFile(file, encoded.hash)).toBe(first);
+      forgetManifestTexts();
+      const again = readManifestTextFile(file, encoded.hash);
+      expect(again).not.toBe(first);
+      expect(again.equals(first)).toBe(true);
+    } finally {
+      t.cleanup();
     }
   });
 });

@@ -220,4 +220,33 @@ describe("packs (many objects in one file)", () => {
     const store = createObjectStore(dir);
     expect(store.list()).toHaveLength(250);
   });
+
+  it("a batch holds at most 4 MiB or 1024 objects by default (counted at each writeMany)", () => {
+    const memory = createMemoryObjectStore();
+    const batches: { count: number; bytes: number }[] = [];
+    const counting: ObjectStore = {
+      ...memory,
+      writeMany(many) {
+        let bytes = 0;
+        for (const b of many.values()) bytes += b.length;
+        batches.push({ count: many.size, bytes });
+        memory.writeMany(many);
+      },
+    };
+    const batch = batchObjectWrites(counting);
+    // 1500 small objects, then 40 of 300 KiB: the count bounds the first batches, bytes the later
+    for (let i = 0; i < 1500; i++) batch.write(Buffer.from(`small ${i}`));
+    for (let i = 0; i < 40; i++) batch.write(Buffer.alloc(300 * 1024, i + 1));
+    // one larger than the arena goes straight to the store
+    const big = batch.write(Buffer.alloc(5 * 1024 * 1024, 7));
+    batch.flush();
+    expect(batches.length).toBeGreaterThanOrEqual(3);
+    for (const b of batches) {
+      expect(b.count).toBeLessThanOrEqual(1024);
+      expect(b.bytes).toBeLessThanOrEqual(4 * 1024 * 1024);
+    }
+    expect(batches.reduce((n, b) => n + b.count, 0)).toBe(1540);
+    expect(memory.has(big)).toBe(true);
+    expect(memory.list()).toHaveLength(1541);
+  });
 });

@@ -8,6 +8,7 @@ import { makeTempDir } from "../../test/helpers/cli.ts";
 import { DEFAULT_EXCLUDES, gitBlobId, isTimewarpError } from "../core/index.ts";
 import { diffManifests } from "./diff-manifests.ts";
 import { createObjectStore } from "./object-store.ts";
+import { small } from "./scan-walker.ts";
 import { scanWorkspace } from "./scan-workspace.ts";
 import type { StatCache } from "./stat-cache.ts";
 
@@ -273,5 +274,34 @@ describe("scanWorkspace", () => {
     const r = scanWorkspace(root, { excludes: EX });
     expect(r.skipped).toEqual([]);
     expect(r.manifest.entries.at(-1)?.path).toBe(leaf);
+  });
+});
+
+describe("small", () => {
+  it("gives the same number, as a small integer only where one holds it", () => {
+    for (const n of [0, 1, 420, 0o100644, 0x3fffffff, 0x40000000, 2 ** 40, 1.5, -1]) {
+      expect(small(n)).toBe(n);
+    }
+  });
+});
+
+describe("scan entries", () => {
+  it("are plain literals of one shape per type, path_b64 only for byte names", () => {
+    const t = makeTempDir();
+    try {
+      mkdirSync(join(t.dir, "d"));
+      writeFileSync(join(t.dir, "d/f.txt"), "hello");
+      writeFileSync(join(t.dir, Buffer.from([0x66, 0xff]).toString("latin1")), "x");
+      const r = scanWorkspace(t.dir, { excludes: [] });
+      const file = r.manifest.entries.find((e) => e.path === "d/f.txt");
+      expect(Object.keys(file ?? {})).toEqual(["path", "type", "mode", "size", "mtime_ms", "oid"]);
+      expect(file?.size).toBe(5);
+      const dir = r.manifest.entries.find((e) => e.path === "d");
+      expect(Object.keys(dir ?? {})).toEqual(["path", "type", "mode", "size", "mtime_ms"]);
+      const cached = r.statCache.entries.get("d/f.txt");
+      expect(cached).toMatchObject({ size: 5, ino: lstatSync(join(t.dir, "d/f.txt")).ino });
+    } finally {
+      t.cleanup();
+    }
   });
 });

@@ -3,6 +3,7 @@ import { crc32 } from "node:zlib";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
 import type { ManifestEntry } from "./manifest.ts";
 import type { CachedStat, ScanIndex, StatCache } from "./stat-cache.ts";
+import { small } from "./scan-walker.ts";
 
 /**
  * The stat cache's base file (`stat-cache.bin`, format 8), cut in segments so that an update
@@ -157,10 +158,10 @@ export function decodeFileSegment(
     out.push({
       key,
       stat: {
-        size: buf.readDoubleLE(off),
+        size: small(buf.readDoubleLE(off)),
         mtimeMs: buf.readDoubleLE(off + 8),
         ctimeMs: buf.readDoubleLE(off + 16),
-        ino: buf.readDoubleLE(off + 24),
+        ino: small(buf.readDoubleLE(off + 24)),
         mode: buf.readUInt32LE(off + 32),
         oid: buf.toString("hex", off + 36, off + 56),
       },

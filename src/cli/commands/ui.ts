@@ -37,7 +37,6 @@ export function registerUiCommand(program: Command): void {
     .action(async (opts: UiOptions, command: Command) => {
       const ctx = createCommandContext(command.optsWithGlobals<GlobalOptions>());
       try {
-        preferSmallHeap();
         const { startUiServer } = await import("../../ui/index.ts");
         collectStartupGarbage();
         const server = await startUiServer({
@@ -62,22 +61,6 @@ export function registerUiCommand(program: Command): void {
         printError(error, ctx.json);
       }
     });
-}
-
-/**
- * From here on this process is the dashboard's server: long-lived and mostly waiting, where V8's
- * defaults are tuned for throughput (issue 19, "Scale": the server stays under 80 MB resident).
- * `bench:ui` measured what they cost: the young generation grows from 2 towards 32 MB as the CLI
- * starts and the timeline's index is built, resident for no gain. So the young generation keeps
- * the size it has (`--semi-space-growth-factor=1`) and collections favour size
- * (`--optimize-for-size`: they give pages back). Both are read by the running heap, so the
- * command can set them for itself (`--max-semi-space-size` is fixed at start: only Node's
- * command line could set it, and the bin runs every command in one process). Not in the
- * library: `startUiServer` embedded in another program leaves that program's settings alone.
- */
-function preferSmallHeap(): void {
-  setFlagsFromString("--semi-space-growth-factor=1");
-  setFlagsFromString("--optimize-for-size");
 }
 
 /**
