@@ -2,8 +2,8 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs"
 import { crc32 } from "node:zlib";
 import { ErrorCode, TimewarpError } from "../core/index.ts";
 import type { ManifestEntry } from "./manifest.ts";
-import type { CachedStat, ScanIndex, StatCache } from "./stat-cache.ts";
 import { small } from "./scan-walker.ts";
+import type { CachedStat, ScanIndex, StatCache } from "./stat-cache.ts";
 
 /**
  * The stat cache's base file (`stat-cache.bin`, format 8), cut in segments so that an update
