@@ -15,22 +15,7 @@ export interface HookRunnerOptions {
   log: (line: string) => void;
   /** Called after a hook's answer was written, with its claim-to-reply time. */
   onAnswered: (header: HookRequestHeader, ms: number) => void;
-  /**
-   * How far the process's resident memory may grow past what it was once the worker had loaded
-   * before the worker is replaced (see `recycleIfGrown`); default `WORKER_GROWTH_BYTES`.
-   */
-  workerGrowthBytes?: number;
-  /** The process's resident bytes (tests set it); default `process.memoryUsage.rss`. */
-  rss?: () => number;
 }
-
-/**
- * A command over the whole tree (a travel, a snapshot diff) leaves the worker holding tens of
- * MiB at 100k files, in V8's heap and in freed native memory the allocator keeps; a collection
- * gives back only part of it. A fresh worker costs one load of the hook code (~0.1–0.3 s, off
- * any request's path), so a daemon meant to stay small replaces a worker that grew by more.
- */
-export const WORKER_GROWTH_BYTES = 32 * 1024 * 1024;
 
 /** The one worker thread that runs hooks, and the hooks it was given and has not answered. */
 export interface HookRunner {
@@ -73,10 +58,6 @@ function lostReply(p: Pending, why: string, workerReady: boolean): HookReply {
   return p.header.live === true && p.started ? { interrupted: why } : { declined: why };
 }
 
-function mib(bytes: number): string {
-  return (bytes / 1024 / 1024).toFixed(1);
-}
-
 export function createHookRunner(options: HookRunnerOptions): HookRunner {
   const { log } = options;
   let nextId = 1;
@@ -84,10 +65,6 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
   /** The worker loaded the hook code: from then on a request it was given may have started. */
   let workerReady = false;
   const pending = new Map<number, Pending>();
-  const rss = options.rss ?? (() => process.memoryUsage.rss());
-  const growth = options.workerGrowthBytes ?? WORKER_GROWTH_BYTES;
-  /** The process's resident bytes once the current worker had loaded. */
-  let loadedRss = 0;
 
   /**
    * Answer every queued hook: declined while the worker never loaded (nothing of them ran, so
@@ -127,7 +104,6 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
   const onMessage = (message: HookWorkerReply): void => {
     if (message.kind === "ready") {
       workerReady = true;
-      loadedRss = rss();
       return;
     }
     const p = pending.get(message.id);
@@ -140,23 +116,6 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
     pending.delete(message.id);
     writeHookReply(p.to, message.reply, log);
     if ("exitCode" in message.reply) options.onAnswered(p.header, performance.now() - p.claimedAt);
-    recycleIfGrown();
-  };
-  /**
-   * Once nothing is pending: a worker whose requests grew the process past its loaded size by
-   * more than `growth` is stopped (its heap goes with it) and a fresh one loads meanwhile.
-   */
-  const recycleIfGrown = (): void => {
-    const w = worker;
-    if (w === null || !workerReady || pending.size > 0) return;
-    const now = rss();
-    if (now - loadedRss <= growth) return;
-    log(
-      `timewarp hooks: the worker grew the daemon by ${mib(now - loadedRss)} MiB (to ${mib(now)}); replacing it`,
-    );
-    worker = null;
-    // the next one loads once this one is gone, so its loaded size does not count this one's
-    void w.terminate().then(() => ensureWorker());
   };
   const ensureWorker = (): Worker => {
     if (worker !== null) return worker;

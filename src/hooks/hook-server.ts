@@ -35,8 +35,6 @@ export interface HookServerOptions {
   staleCheckMs?: number;
   /** A hook running longer than this is abandoned and its worker replaced (default 2 min). */
   hookTimeoutMs?: number;
-  /** How far the worker may grow the process before it is replaced (see hook-runner.ts). */
-  workerGrowthBytes?: number;
   log?: (line: string) => void;
 }
 
@@ -95,9 +93,6 @@ export function serveHooks(options: HookServerOptions): HookServer {
     root: options.root,
     startWorker: options.startWorker,
     hookTimeoutMs: options.hookTimeoutMs ?? HOOK_RUN_LIMIT_MS,
-    ...(options.workerGrowthBytes !== undefined
-      ? { workerGrowthBytes: options.workerGrowthBytes }
-      : {}),
     log,
     onAnswered: (header, ms) => {
       served++;

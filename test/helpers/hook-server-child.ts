@@ -9,7 +9,7 @@
  *
  * The scripted worker answers every other event with what it received (event, payload, cwd,
  * root, agent, --json, the reply form, and the env variables HOOK_TEST_MARKER,
- * HOOK_TEST_API_KEY, LC_ALL and AWKPATH, and its thread id) on stdout: exit 2 for "block", a line on stderr too for
+ * HOOK_TEST_API_KEY, LC_ALL and AWKPATH) on stdout: exit 2 for "block", a line on stderr too for
  * "noisy", after 150 ms for "slow". It exits on "crash", and never answers "hang" (it writes
  * CWD/.hang-claimed instead; so for a command from bin/timewarp with HOOK_TEST_COMMAND=hang in
  * its environment) nor "hang-locked" (which takes the workspace lock first). A command with
@@ -42,7 +42,7 @@ parentPort.on("message", (m) => {
     fs.writeFileSync(m.header.cwd + "/.timewarp/lock", JSON.stringify({ pid: process.pid, host: require("node:os").hostname(), started_at: new Date().toISOString(), command: "session cleanup", thread: wt.threadId }));
     return;
   }
-  const seen = { event: m.header.event, input: m.input, cwd: m.header.cwd, root: m.header.root ?? null, agent: m.header.agent ?? null, json: m.header.json === true, reply: m.header.reply ?? null, marker: m.header.env.HOOK_TEST_MARKER ?? null, secret: m.header.env.HOOK_TEST_API_KEY ?? null, lc_all: m.header.env.LC_ALL ?? null, awkpath: m.header.env.AWKPATH ?? null, thread: require("node:worker_threads").threadId };
+  const seen = { event: m.header.event, input: m.input, cwd: m.header.cwd, root: m.header.root ?? null, agent: m.header.agent ?? null, json: m.header.json === true, reply: m.header.reply ?? null, marker: m.header.env.HOOK_TEST_MARKER ?? null, secret: m.header.env.HOOK_TEST_API_KEY ?? null, lc_all: m.header.env.LC_ALL ?? null, awkpath: m.header.env.AWKPATH ?? null };
   const stderr = m.header.event === "noisy" ? "a line on stderr\\n" : "";
   const reply = () => parentPort.postMessage({ kind: "reply", id: m.id, reply: { stdout: JSON.stringify(seen) + "\\n", stderr, exitCode: m.header.event === "block" ? 2 : 0 } });
   if (m.header.event === "slow") setTimeout(reply, 150);
@@ -60,9 +60,6 @@ const server = serveHooks({
   staleCheckMs: Number(process.env.HOOK_STALE_CHECK_MS ?? 5_000),
   onStale: (reason) => process.stdout.write(`stale: ${reason}\n`),
   hookTimeoutMs: Number(process.env.HOOK_TIMEOUT_MS ?? 120_000),
-  ...(process.env.HOOK_WORKER_GROWTH_BYTES !== undefined
-    ? { workerGrowthBytes: Number(process.env.HOOK_WORKER_GROWTH_BYTES) }
-    : {}),
   log: (line) => process.stderr.write(`${line}\n`),
 });
 process.on("SIGTERM", () => {

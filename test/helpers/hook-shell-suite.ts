@@ -160,7 +160,6 @@ export function describeShellClient(names: string[]): void {
             secret: null,
             lc_all: "C.UTF-8",
             awkpath: null, // gawk's own, not the caller's
-            thread: expect.any(Number),
           });
           // the client's own LC_ALL=C for awk does not leak into the hook's environment
           expect(
