@@ -42,7 +42,10 @@ export interface NodeStore {
    * for this call (no copy per node, nothing kept after): for reading a whole manifest.
    */
   readMany(ids: readonly string[]): Buffer[];
-  /** Hold `text` as node `id` (its git blob id) for the next `flush`, unless it is stored. */
+  /**
+   * Hold `text` as node `id` (its git blob id) for the next `flush`, unless it is stored; once
+   * 4 MiB are held they are written as a pack then and there.
+   */
   write(id: string, text: Buffer): void;
   /** Store the held nodes, as one pack. */
   flush(): void;
@@ -286,6 +289,8 @@ function packNames(dir: string): { packs: string[]; temps: string[] } {
 const blockCache = new Map<string, Buffer>();
 let blockCacheBytes = 0;
 const BLOCK_CACHE_BYTES = 2 * 1024 * 1024;
+/** New nodes held before they are written as a pack of their own (see `write`). */
+const HELD_MAX_BYTES = 4 * 1024 * 1024;
 
 /** The decompressed block a slot lies in (empty when it does not read or decompress). */
 function blockOf(slot: NodeSlot): Buffer {
@@ -424,6 +429,14 @@ export function createNodeStore(dir: string): NodeStore {
     return next;
   };
   const held = new Map<string, Buffer>();
+  let heldBytes = 0;
+  const writeHeld = (): void => {
+    fresh = false;
+    if (held.size === 0) return;
+    writePack(dir, held, slots ?? load());
+    held.clear();
+    heldBytes = 0;
+  };
   let fresh = false;
   const slotOf = (id: string): NodeSlot | undefined => (slots ?? load()).get(id) ?? load().get(id);
   const store: NodeStore = {
@@ -481,13 +494,11 @@ export function createNodeStore(dir: string): NodeStore {
       }
       if (held.has(id) || (slots as Map<string, NodeSlot>).has(id)) return;
       held.set(id, text);
+      heldBytes += text.length;
+      // A first snapshot at 100k files makes ~20 MB of nodes: written in parts, not held whole.
+      if (heldBytes >= HELD_MAX_BYTES) writeHeld();
     },
-    flush() {
-      fresh = false;
-      if (held.size === 0) return;
-      writePack(dir, held, slots ?? load());
-      held.clear();
-    },
+    flush: writeHeld,
     listAll() {
       const { temps } = packNames(dir);
       return { ids: [...load().keys()], temps };

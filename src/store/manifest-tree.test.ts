@@ -155,4 +155,17 @@ describe("manifest trees", () => {
     expect(held.blocks).toBeLessThanOrEqual(2 * 1024 * 1024 + 128 * 1024);
     expect(text.length).toBeGreaterThan(5 * 1024 * 1024); // more than both bounds together
   });
+
+  it("writes a large first tree in packs of a few MiB, every node read back", () => {
+    // at 100k files a first snapshot makes ~20 MB of nodes: held whole, they were its peak
+    const dir = nodeDir();
+    const m = new Map<string, ManifestEntry>();
+    for (let i = 0; i < 70_000; i++) m.set(`d${i % 70}/f-${i}.ts`, file(`d${i % 70}/f-${i}.ts`, i));
+    const text = textOf(m);
+    expect(text.length).toBeGreaterThan(8 * 1024 * 1024);
+    const tree = buildTree(text, createNodeStore(dir));
+    expect(readdirSync(dir).filter((n) => n.endsWith(".twn")).length).toBeGreaterThanOrEqual(2);
+    forgetNodeTexts();
+    expect(assembleText(tree.root, createNodeStore(dir), "test").equals(text)).toBe(true);
+  });
 });
