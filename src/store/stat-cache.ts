@@ -4,7 +4,13 @@ import { crc32 } from "node:zlib";
 import { appendEvent, DATA_DIR, faultPoint, systemClock, writeFileAtomic } from "../core/index.ts";
 import type { ManifestEntry } from "./manifest.ts";
 import type { SkippedPath } from "./scan-workspace.ts";
-import { decodeBase, encodeBase, OTHER_VERSION, readWhole } from "./stat-cache-format.ts";
+import {
+  decodeBase,
+  encodeBase,
+  encodeBaseParts,
+  OTHER_VERSION,
+  readWhole,
+} from "./stat-cache-format.ts";
 import {
   applyOverlay,
   baseIdOf,
@@ -336,7 +342,7 @@ export function encodeStatCache(cache: StatCache): Buffer {
  * power cut only costs a re-hash.
  */
 export function writeStatCache(path: string, cache: StatCache): void {
-  writeFileAtomic(path, encodeBase(cache), { durable: false });
+  writeFileAtomic(path, encodeBaseParts(cache), { durable: false });
   faultPoint("stat-cache:base-written");
   removeOverlay(path);
 }
