@@ -128,9 +128,10 @@ export async function runHookDaemon(options: HookDaemonOptions): Promise<string>
     signal: stop.signal,
     log,
     lastActivity: () => hooks?.lastRequestAt() ?? 0,
+    // (a write command the worker runs answers first: the lock stays held till then)
     beforeStop: () => {
       stopped = true;
-      hooks?.close();
+      return hooks?.close();
     },
   });
   if (!stopped && process.env.TIMEWARP_HOOK_SERVER !== "0") {

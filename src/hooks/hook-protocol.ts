@@ -34,8 +34,8 @@ import { DATA_DIR } from "../core/index.ts";
  *                      write anything, and takes its stderr as it is written: the client tails
  *                      it (progress). The reply then carries no stderr of its own.
  *   `{"interrupted":…}` is the reply when the worker, once it started the command, stops before
- *                      answering (it crashed, the daemon is stopping): the client must not run
- *                      it again. A `declined` reply still means the command never started.
+ *                      answering (it crashed; the daemon stopping waited `COMMAND_STOP_WAIT_MS`
+ *                      for it in vain): the client must not run it again. A `declined` reply still means the command never started.
  */
 export const HOOK_PROTOCOL = 4;
 
@@ -71,6 +71,14 @@ export const HOOK_RUN_LIMIT_MS = 120_000;
  * above it (`agent-wiring.ts`).
  */
 export const HOOK_REPLY_WAIT_MS = 130_000;
+
+/**
+ * How long a stopping daemon (`timewarp watch stop`, SIGTERM, SIGINT, SIGHUP) lets a write
+ * command its worker started run on before it stops the worker anyway: the client then gets
+ * `{"interrupted":…}` (COMMAND_LOST) and a travel or return cut short is `recover`'s, as after a
+ * kill. Generous: a return at 100k files takes seconds, and stopping it half-way only leaves work.
+ */
+export const COMMAND_STOP_WAIT_MS = 5 * 60_000;
 
 /** How many recent answers per event the server's percentiles cover. */
 export const HOOK_TIMING_WINDOW = 200;

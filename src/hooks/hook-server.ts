@@ -4,6 +4,7 @@ import type { Worker } from "node:worker_threads";
 import { writeFileAtomic } from "../core/index.ts";
 import {
   COMMAND_EVENT,
+  COMMAND_STOP_WAIT_MS,
   HOOK_PROTOCOL,
   HOOK_RUN_LIMIT_MS,
   HOOK_TIMING_WINDOW,
@@ -35,6 +36,8 @@ export interface HookServerOptions {
   staleCheckMs?: number;
   /** A hook running longer than this is abandoned and its worker replaced (default 2 min). */
   hookTimeoutMs?: number;
+  /** How long `close` lets a write command the worker started run on (`COMMAND_STOP_WAIT_MS`). */
+  stopWaitMs?: number;
   log?: (line: string) => void;
 }
 
@@ -43,8 +46,12 @@ export interface HookServer {
   lastRequestAt: () => number;
   /** How many hook calls were answered. */
   served: () => number;
-  /** Stop taking requests, decline what waits, fail what runs, stop the worker. */
-  close: () => void;
+  /**
+   * Stop taking requests and decline what waits; let a write command the worker started run to
+   * its answer (at most `stopWaitMs`, then it is reported interrupted); fail the rest, stop the
+   * worker. Resolves once the worker is stopped.
+   */
+  close: () => Promise<void>;
 }
 
 /**
@@ -68,7 +75,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   let lastRequestAt = Date.now();
   let served = 0;
-  let closing = false;
+  let closing: Promise<void> | undefined;
   const timings = createHookTimings();
   const startedAt = new Date().toISOString();
 
@@ -97,7 +104,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
     onAnswered: (header, ms) => {
       served++;
       timings.record(header.event, ms);
-      if (!closing) publish();
+      if (closing === undefined) publish();
     },
   });
 
@@ -115,10 +122,11 @@ export function serveHooks(options: HookServerOptions): HookServer {
       writeHookReply(request.to, { declined: why }, log);
       return;
     }
-    const staleReason = closing ? "the daemon is stopping" : (options.stale?.() ?? null);
+    const staleReason =
+      closing !== undefined ? "the daemon is stopping" : (options.stale?.() ?? null);
     if (staleReason !== null) {
       writeHookReply(request.to, { declined: staleReason }, log);
-      if (!closing && !runner.writing()) options.onStale?.(staleReason);
+      if (closing === undefined && !runner.writing()) options.onStale?.(staleReason);
       return;
     }
     lastRequestAt = Date.now();
@@ -134,7 +142,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
   sweeper.unref();
   // (A write command the worker runs is let finish first: stopping would cut a restore short.)
   const staleCheck = setInterval(() => {
-    const why = closing || runner.writing() ? null : (options.stale?.() ?? null);
+    const why = closing !== undefined || runner.writing() ? null : (options.stale?.() ?? null);
     if (why !== null) options.onStale?.(why);
   }, options.staleCheckMs ?? 5_000);
   staleCheck.unref();
@@ -145,8 +153,8 @@ export function serveHooks(options: HookServerOptions): HookServer {
     lastRequestAt: () => lastRequestAt,
     served: () => served,
     close: () => {
-      if (closing) return;
-      closing = true;
+      if (closing !== undefined) return closing;
+      closing = Promise.resolve();
       rmSync(paths.record, { force: true });
       watcher.close();
       clearInterval(sweeper);
@@ -156,7 +164,11 @@ export function serveHooks(options: HookServerOptions): HookServer {
         const id = requestId(name);
         if (id !== null) take(id);
       }
-      runner.stop("the daemon stopped before this hook finished");
+      closing = runner.finish(
+        "the daemon stopped before this hook finished",
+        options.stopWaitMs ?? COMMAND_STOP_WAIT_MS,
+      );
+      return closing;
     },
   };
 }

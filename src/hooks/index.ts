@@ -18,7 +18,7 @@ export { runHookDaemon, runHookWorkerThread, watchRunCommand } from "./hook-daem
 export type { InstallAgent } from "./hook-events.ts";
 export { HOOK_AGENTS, HOOK_EVENTS, INSTALL_AGENTS } from "./hook-events.ts";
 export type { HookAnswer } from "./hook-protocol.ts";
-export { COMMAND_EVENT, hookServerPaths } from "./hook-protocol.ts";
+export { COMMAND_EVENT, COMMAND_STOP_WAIT_MS, hookServerPaths } from "./hook-protocol.ts";
 export { findWorkspaceRoot } from "./hook-root.ts";
 export { serveHooks } from "./hook-server.ts";
 export type { InstallReport } from "./install-agent.ts";

@@ -43,8 +43,12 @@ export interface WatchDaemonOptions {
   signal?: AbortSignal;
   /** When something else served by this process was last used; it counts against idleness. */
   lastActivity?: () => number;
-  /** Called as the daemon stops, while it still holds its lock (what shares its lifetime). */
-  beforeStop?: (reason: string) => void;
+  /**
+   * Called as the daemon stops, once its watches are closed and `daemon.json` removed (scans
+   * walk from then on), while it still holds its lock (what shares its lifetime). A promise
+   * returned is waited for (a command still running in this process) before the lock goes.
+   */
+  beforeStop?: (reason: string) => void | Promise<void>;
 }
 
 function mtimeOf(path: string): number {
@@ -149,6 +153,16 @@ function createLivenessCheck(options: LivenessOptions): () => string | undefined
     }
     return undefined;
   };
+}
+
+/** What `run` returns, or undefined when it throws (handed to `failed`). */
+function attempt<T>(run: () => T, failed: (error: unknown) => void): T | undefined {
+  try {
+    return run();
+  } catch (error) {
+    failed(error);
+    return undefined;
+  }
 }
 
 /**
@@ -286,16 +300,17 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
       journal?.flush();
       for (const [signal, handler] of Object.entries(handlers)) process.off(signal, handler);
       options.signal?.removeEventListener("abort", onAbort);
-      try {
-        options.beforeStop?.(reason);
-      } catch (error) {
-        log(`timewarp watch: ${String(error)}`);
-      }
       if (readDaemonInfo(wp)?.pid === process.pid) rmSync(wp.info, { force: true });
-      journal?.close();
-      lock.release();
-      log(`timewarp watch: stopped (${reason})`);
-      resolve(reason);
+      const end = (): void => {
+        journal?.close();
+        lock.release();
+        log(`timewarp watch: stopped (${reason})`);
+        resolve(reason);
+      };
+      const failed = (error: unknown) => log(`timewarp watch: ${String(error)}`);
+      const after = attempt(() => options.beforeStop?.(reason), failed);
+      if (after instanceof Promise) after.catch(failed).finally(end);
+      else end();
     };
     for (const [signal, handler] of Object.entries(handlers)) process.on(signal, handler);
     options.signal?.addEventListener("abort", onAbort);

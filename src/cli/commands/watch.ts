@@ -54,11 +54,15 @@ export function registerWatchCommands(program: Command): void {
       "after",
       helpExamples(["stop it (scans walk the tree again)", "timewarp watch stop"]),
     )
-    .description("stop the watch daemon (scans walk the tree again)")
+    .description(
+      "stop the watch daemon (scans walk the tree again); a write command it runs ends first",
+    )
     .action(
       action(async (ctx) => {
         const { stopWatchDaemon } = await import("../../store/index.ts");
-        const stopped = stopWatchDaemon(ctx.root);
+        const { COMMAND_STOP_WAIT_MS } = await import("../../hooks/index.ts");
+        // The daemon lets a write command its worker runs answer before it goes: wait as long.
+        const stopped = stopWatchDaemon(ctx.root, COMMAND_STOP_WAIT_MS + 10_000);
         return {
           json: { stopped },
           human: stopped ? "watch daemon stopped" : "no watch daemon was running",
