@@ -47,7 +47,8 @@ describe("isServedCommand", () => {
       ["history", "--limit", "-1"],
       ["-C", "", "status"],
       ["status", "--"],
-      ["rewind", "t1"],
+      ["rewind", "3", "t1"],
+      ["rewind", "--session"],
       ["snapshot", "create", "--session-id", "--json"],
       ["help", "status"],
       ["status", ""],
@@ -67,6 +68,11 @@ describe("servedCommandKind", () => {
       ["return"],
       ["return", "--save-patch", "i_1"],
       ["revert", "k3v9q2m1xa", "--to", "k3v9q2m1xb", "--dry-run", "--force"],
+      // (its listing only reads, but one kind covers every form: at most once is always safe)
+      ["rewind"],
+      ["rewind", "--session", "s1", "--json"],
+      ["rewind", "3", "--dry-run"],
+      ["rewind", "--undo", "--force"],
     ])
       expect(servedCommandKind(args), args.join(" ")).toBe("write");
     for (const args of [["status"], ["history", "show", "x"], ["snapshot", "diff", "a"]])

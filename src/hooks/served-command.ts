@@ -5,7 +5,8 @@
  * - **read-only** ones (`status`, `history`, `history show ID`, `snapshot list`,
  *   `snapshot diff A [B]`), whose answer is the same in the daemon's worker as in a process of
  *   their own, and which may run again in-process when the daemon fails them;
- * - **write** ones (`snapshot create`, `travel ID`, `return`, `revert ID`), which must run at
+ * - **write** ones (`snapshot create`, `travel ID`, `return`, `revert ID`, `rewind [TURN]`,
+ *   whose listing only reads but whose `N` and `--undo` write: one kind for all), which must run at
  *   most once: once the worker started one, it is never declined (its client would run it
  *   again) but answered, or reported `interrupted` when the worker or the daemon stops under it;
  *   their stderr (progress) goes to the client as it is written (`live` in the request).
@@ -32,8 +33,9 @@ const VALUE_OPTIONS = new Set([
   "--session-id",
   "--save-patch",
   "--to",
+  "--session",
 ]);
-const FLAGS = new Set(["--json", "--include-diffs", "--dry-run", "--force"]);
+const FLAGS = new Set(["--json", "--include-diffs", "--dry-run", "--force", "--undo"]);
 
 /** What a served command does: only reads, or writes (then it runs at most once). */
 export type ServedCommandKind = "read" | "write";
@@ -51,6 +53,7 @@ function kindOfWords(words: readonly string[]): ServedCommandKind | null {
   }
   if (first === "travel" || first === "revert") return n === 2 ? "write" : null;
   if (first === "return") return n === 1 ? "write" : null;
+  if (first === "rewind") return n <= 2 ? "write" : null;
   return null;
 }
 
