@@ -1,16 +1,18 @@
 import { spawnSync } from "node:child_process";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { hookServerPaths, readHookServer } from "../src/hooks/index.ts";
+import { hookServerPaths } from "../src/hooks/index.ts";
 import { makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
+import {
+  baseEnv,
+  FIRST_VARIANT,
+  LAUNCHER_VARIANTS,
+  launcherUnder,
+  NODE_CLI,
+  type Run,
+  inProcess as runInProcess,
+} from "./helpers/launcher.ts";
 import {
   cleanups,
   killAfterHangClaimed,
@@ -30,27 +32,8 @@ import {
  * logs each start: a served command starts no Node.
  */
 
-const SCRIPT = join(REPO_ROOT, "bin", "timewarp");
-const NODE_CLI = join(REPO_ROOT, "bin", "timewarp.cjs");
 const SLOW_TEST_MS = 300_000;
-
-const VARIANTS = [
-  { name: "dash with mawk", shell: "/bin/dash", awk: "/usr/bin/mawk" },
-  { name: "bash with gawk", shell: "/bin/bash", awk: "/usr/bin/gawk" },
-].map((v) => ({ ...v, available: existsSync(v.shell) && existsSync(v.awk) }));
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The environment both paths run under: the tests' own, without their TIMEWARP_WATCH=0. */
-function baseEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
-  delete env.TIMEWARP_WATCH;
-  return env;
-}
+const VARIANTS = LAUNCHER_VARIANTS;
 
 /**
  * The CLI in its own process: the reference every launcher answer must equal (once per
@@ -61,13 +44,7 @@ function inProcess(args: string[], cwd: string): Run {
   const key = JSON.stringify([cwd, args]);
   const known = references.get(key);
   if (known !== undefined) return known;
-  const r = spawnSync(process.execPath, [NODE_CLI, ...args], {
-    cwd,
-    encoding: "utf8",
-    env: baseEnv(),
-    timeout: 60_000,
-  });
-  const run = { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  const run = runInProcess(args, cwd);
   references.set(key, run);
   return run;
 }
@@ -130,43 +107,8 @@ afterAll(() => {
   for (const c of afterAllCleanups.splice(0).reverse()) c();
 });
 
-type Variant = (typeof VARIANTS)[number];
-
-/** The launcher's helpers for one shell and awk. */
-function under(variant: Variant) {
-  /** A bin directory as npm makes one: the launcher linked in, an awk, a `node` that logs. */
-  function binDir(): { dir: string; nodeStarts: () => string[] } {
-    const t = makeTempDir("tw-clibin-");
-    cleanups.push(t.cleanup);
-    const log = join(t.dir, "node.log");
-    symlinkSync(SCRIPT, join(t.dir, "timewarp"));
-    symlinkSync(variant.awk, join(t.dir, "awk"));
-    writeFileSync(
-      join(t.dir, "node"),
-      `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${process.execPath}' "$@"\n`,
-    );
-    chmodSync(join(t.dir, "node"), 0o755);
-    return {
-      dir: t.dir,
-      nodeStarts: () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n") : []),
-    };
-  }
-  const launch = (bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Run => {
-    const r = spawnSync(variant.shell, [join(bin, "timewarp"), ...args], {
-      cwd,
-      encoding: "utf8",
-      env: { ...baseEnv(), PATH: `${bin}:${process.env.PATH}`, ...env },
-      timeout: 60_000,
-    });
-    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-  };
-  const served = (dir: string) => readHookServer(dir)?.served ?? -1;
-
-  return { binDir, launch, served };
-}
-
 describe.each(VARIANTS)("bin/timewarp under $name", (variant) => {
-  const { binDir, launch, served } = under(variant);
+  const { binDir, launch, served } = launcherUnder(variant);
 
   it.runIf(variant.available)(
     "the daemon answers the read-only commands byte for byte as the CLI in its own process",
@@ -242,10 +184,9 @@ describe.each(VARIANTS)("bin/timewarp under $name", (variant) => {
 });
 
 // The fall-backs are the same lines of shell under either: run under the first shell there is.
-const FIRST = VARIANTS.find((v) => v.available) ?? (VARIANTS[0] as Variant);
-describe(`bin/timewarp's fall-backs under ${FIRST.name}`, () => {
-  const variant = FIRST;
-  const { binDir, launch, served } = under(variant);
+describe(`bin/timewarp's fall-backs under ${FIRST_VARIANT.name}`, () => {
+  const variant = FIRST_VARIANT;
+  const { binDir, launch, served } = launcherUnder(variant);
 
   it.runIf(variant.available)(
     "anything else runs the CLI in its own process, once, with the arguments untouched",
