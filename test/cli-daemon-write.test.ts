@@ -1,18 +1,22 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { workspacePaths } from "../src/core/index.ts";
+import { isProcessAlive, workspacePaths } from "../src/core/index.ts";
 import { hookServerPaths, readHookServer } from "../src/hooks/index.ts";
-import { makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
+import { makeTempDir } from "./helpers/cli.ts";
+import {
+  baseEnv,
+  collect,
+  FIRST_VARIANT,
+  inProcess,
+  inProcessLater,
+  parsed as json,
+  LAUNCHER_VARIANTS,
+  launcherUnder,
+  NODE_CLI,
+  type Run,
+} from "./helpers/launcher.ts";
 import { holdLockInChild } from "./helpers/lock-holder.ts";
 import {
   cleanups,
@@ -23,66 +27,56 @@ import {
 } from "./helpers/scripted-hook-server.ts";
 
 /**
- * bin/timewarp's write commands (`snapshot create`, `travel`, `return`, `revert`) against a real
- * watch daemon. Two workspaces made alike go through the same commands, one in the CLI's own
- * process and one through the launcher: each answer equals the other's (stdout, stderr, exit
- * code; new ids, times and durations aside) and so do the trees after it, refusals included
- * (checked under dash with mawk and bash with gawk). Then, under the first of them: progress
- * reaches the terminal while the command runs; a held lock and a second command meet the same
- * refusal as in-process; Ctrl-C leaves the command to finish in the daemon; and a daemon killed
- * -9 mid-travel is reported as COMMAND_LOST and never runs the travel a second time.
+ * bin/timewarp's write commands (`snapshot create`, `travel`, `return`, `revert`, `rewind`)
+ * against a real watch daemon. One workspace is made once, in the CLI's own process, and copied:
+ * the steps run on one copy in the CLI's own process, and on another copy per shell through the
+ * launcher; each answer equals the in-process one (stdout, stderr, exit code; new ids, times and
+ * durations aside) and so do the trees after it, refusals included (under dash with mawk and
+ * bash with gawk). Then, under the first of them: progress reaches the terminal while the
+ * command runs; a held lock and a second command meet the same refusal as in-process; Ctrl-C
+ * leaves the command to finish in the daemon; a daemon stopped mid-travel lets it finish and
+ * answer; and a daemon killed -9 mid-travel is reported as COMMAND_LOST and never runs the
+ * travel a second time.
  */
 
-const SCRIPT = join(REPO_ROOT, "bin", "timewarp");
-const NODE_CLI = join(REPO_ROOT, "bin", "timewarp.cjs");
 const SLOW_TEST_MS = 120_000;
+const VARIANTS = LAUNCHER_VARIANTS;
+const FIRST = FIRST_VARIANT;
 
-const VARIANTS = [
-  { name: "dash with mawk", shell: "/bin/dash", awk: "/usr/bin/mawk" },
-  { name: "bash with gawk", shell: "/bin/bash", awk: "/usr/bin/gawk" },
-].map((v) => ({ ...v, available: existsSync(v.shell) && existsSync(v.awk) }));
-type Variant = (typeof VARIANTS)[number];
-const FIRST = VARIANTS.find((v) => v.available) ?? (VARIANTS[0] as Variant);
+/** The source files as the workspace starts (and as its first snapshot has them). */
+const initialTree = (): Record<string, string> =>
+  Object.fromEntries(
+    Array.from({ length: 20 }, (_, i) => [join("src", `f${i}.ts`), `export const v${i} = ${i};\n`]),
+  );
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
+interface Base {
+  root: string;
+  /** The first snapshot (the files as `initialTree`). */
+  first: string;
+  /** The three ledger edits. */
+  ops: string[];
 }
 
-function baseEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
-  delete env.TIMEWARP_WATCH;
-  return env;
-}
-
-/** The CLI in its own process. */
-function inProcess(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Run {
-  const r = spawnSync(process.execPath, [NODE_CLI, ...args], {
-    cwd,
-    encoding: "utf8",
-    env: { ...baseEnv(), ...env },
-    timeout: 60_000,
-  });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-const json = <T>(r: Run): T => JSON.parse(r.stdout) as T;
-
-/** A workspace with two snapshots, three ledger edits and a change made outside them. */
-function workspace(): { root: string; first: string; ops: string[] } {
-  const t = makeTempDir("tw-cliwrite-");
+/**
+ * The workspace every test copies, made in the CLI's own process without a daemon: two snapshots,
+ * three ledger edits, a session with two turns (checkpoints for `rewind`), and changes made
+ * outside the ledger after them.
+ */
+let base: Base | undefined;
+function baseWorkspace(): Base {
+  if (base !== undefined) return base;
+  const t = makeTempDir("tw-cliwbase-");
+  afterAllCleanups.push(t.cleanup);
   const root = t.dir;
   spawnSync("git", ["init", "-q"], { cwd: root });
   mkdirSync(join(root, "src"));
-  for (let i = 0; i < 20; i++)
-    writeFileSync(join(root, "src", `f${i}.ts`), `export const v${i} = ${i};\n`);
-  const ok = (args: string[]) => {
-    const r = inProcess(args, root);
+  for (const [path, text] of Object.entries(initialTree())) writeFileSync(join(root, path), text);
+  const ok = (args: string[], input?: string) => {
+    const r = inProcess(args, root, { env: { TIMEWARP_WATCH: "0" }, ...(input ? { input } : {}) });
     expect(r.status, `${args.join(" ")}: ${r.stderr}`).toBe(0);
     return r;
   };
   ok(["init"]);
-  ok(["watch", "start", "--json"]);
   const first = json<{ snapshot_id: string }>(ok(["snapshot", "create", "--json"])).snapshot_id;
   const ops: string[] = [];
   for (const f of ["f0", "f2", "f3"]) {
@@ -91,27 +85,47 @@ function workspace(): { root: string; first: string; ops: string[] } {
     ops.push(json<{ snapshotId: string }>(edit).snapshotId);
   }
   ok(["snapshot", "create"]);
+  const hook = (event: string, payload: object) =>
+    ok(
+      ["hook", event, "--agent", "claude-code"],
+      JSON.stringify({ session_id: "s1", cwd: root, ...payload }),
+    );
+  hook("session-start", { hook_event_name: "SessionStart", source: "startup" });
+  hook("user-prompt-submit", { hook_event_name: "UserPromptSubmit", prompt: "first" });
+  writeFileSync(join(root, "src", "f5.ts"), "export const v5 = 'by the agent';\n");
+  hook("user-prompt-submit", { hook_event_name: "UserPromptSubmit", prompt: "second" });
+  writeFileSync(join(root, "src", "f6.ts"), "export const v6 = 'by the agent';\n");
   writeFileSync(join(root, "src", "f1.ts"), "export const v1 = 'edited outside';\n");
   writeFileSync(join(root, "src", "f3.ts"), "export const f3 = 'changed again';\n");
+  base = { root, first, ops };
+  return base;
+}
+
+/** A copy of the base workspace with a watch daemon of its own (stopped after the file). */
+function daemonCopy(): Base {
+  const from = baseWorkspace();
+  const t = makeTempDir("tw-cliwrite-");
+  const cp = spawnSync("cp", ["-a", `${from.root}/.`, t.dir], { encoding: "utf8" });
+  expect(cp.status, cp.stderr).toBe(0);
+  const started = inProcess(["watch", "start", "--json"], t.dir);
+  expect(started.status, started.stderr).toBe(0);
+  // (`watch start` returns once the daemon watches; its hook server publishes its record after)
+  const deadline = Date.now() + 30_000;
+  while (readHookServer(t.dir) === null && Date.now() < deadline)
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   afterAllCleanups.push(() => {
-    inProcess(["watch", "stop", "-C", root], REPO_ROOT);
+    inProcess(["watch", "stop", "-C", t.dir], t.dir);
     t.cleanup();
   });
-  return { root, first, ops };
+  return { ...from, root: t.dir };
 }
 const afterAllCleanups: (() => void)[] = [];
-/** Two workspaces made alike: `a` for the CLI in its own process, `b` for the launcher. */
-let made: { a: ReturnType<typeof workspace>; b: ReturnType<typeof workspace> } | undefined;
-const pair = () => {
-  made ??= { a: workspace(), b: workspace() };
-  return made;
-};
 afterEach(runCleanups);
 afterAll(() => {
   for (const c of afterAllCleanups.splice(0).reverse()) c();
 });
 
-/** The workspace's files (not .timewarp/ or .git/): path → mode and content. */
+/** The workspace's files (not .timewarp/ or .git/): path → content. */
 function tree(root: string): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (dir: string) => {
@@ -126,11 +140,22 @@ function tree(root: string): Record<string, string> {
   return out;
 }
 
+/** The ledger's operation ids (from its record names, `HHMMSS_<id>.json`). */
+function ledgerOps(root: string): string[] {
+  const dir = join(root, ".timewarp", "history", "snapshots");
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true })
+    .map((n) => /_([0-9a-z]{10})\.json$/.exec(String(n))?.[1])
+    .filter((id): id is string => id !== undefined);
+}
+
 /**
- * An answer with what differs between two workspaces by nature made alike: the root's path, ids
+ * An answer with what differs between copies of one workspace: the root's path, new ids
  * (snapshots, backups, operations: numbered in order of appearance), times, durations, hashes.
  */
-function normalized(run: Run, root: string, ops: string[]): Run {
+function normalized(run: Run, root: string): Run {
+  const had = new Set(ledgerOps(baseWorkspace().root));
+  const fresh = ledgerOps(root).filter((op) => !had.has(op));
   const seen = new Map<string, string>();
   const number = (kind: string) => (id: string) => {
     if (!seen.has(id)) seen.set(id, `<${kind}${seen.size}>`);
@@ -138,11 +163,10 @@ function normalized(run: Run, root: string, ops: string[]): Run {
   };
   const clean = (text: string) => {
     let t = text.split(root).join("<root>");
-    for (const op of ops) t = t.split(op).join(number("op")(op));
+    // (numbered in order of appearance, not of the ledger's listing, which differs by copy)
+    if (fresh.length > 0) t = t.replace(new RegExp(fresh.join("|"), "g"), number("op"));
     return t
       .replace(/\b[sb]_\d{8}_\d{6}_[0-9a-z]{6}\b/g, number("id"))
-      .replace(/"(newSnapshotId|snapshotId)":"[0-9a-z]{10}"/g, (m) => number("op")(m))
-      .replace(/\(operation [0-9a-z]{10}\)/g, (m) => number("op")(m))
       .replace(/\b[0-9a-f]{40}\b/g, number("hash"))
       .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "<time>")
       .replace(/"duration_ms":\d+/g, '"duration_ms":<ms>')
@@ -163,121 +187,67 @@ function travelsCompleted(root: string): number {
   return bus.split("\n").filter((l) => l.includes('"type":"travel.completed"')).length;
 }
 
-/** The launcher's helpers for one shell and awk. */
-function under(variant: Variant) {
-  /** A bin directory as npm makes one: the launcher linked in, an awk, a `node` that logs. */
-  function binDir(): { dir: string; nodeStarts: () => string[] } {
-    const t = makeTempDir("tw-cliwbin-");
-    cleanups.push(t.cleanup);
-    const log = join(t.dir, "node.log");
-    symlinkSync(SCRIPT, join(t.dir, "timewarp"));
-    symlinkSync(variant.awk, join(t.dir, "awk"));
-    writeFileSync(
-      join(t.dir, "node"),
-      `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${process.execPath}' "$@"\n`,
-    );
-    chmodSync(join(t.dir, "node"), 0o755);
-    return {
-      dir: t.dir,
-      nodeStarts: () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n") : []),
-    };
-  }
-  const envFor = (bin: string, env: NodeJS.ProcessEnv) => ({
-    ...baseEnv(),
-    PATH: `${bin}:${process.env.PATH}`,
-    ...env,
-  });
-  const launch = (bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Run => {
-    const r = spawnSync(variant.shell, [join(bin, "timewarp"), ...args], {
-      cwd,
-      encoding: "utf8",
-      env: envFor(bin, env),
-      timeout: 60_000,
-    });
-    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-  };
-  /** The launcher in the background (its output collected), for what happens while it runs. */
-  const start = (bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) => {
-    const child = spawn(variant.shell, [join(bin, "timewarp"), ...args], {
-      cwd,
-      env: envFor(bin, env),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    cleanups.push(() => child.kill("SIGKILL"));
-    return collect(child);
-  };
-  const served = (dir: string) => readHookServer(dir)?.served ?? -1;
-  return { binDir, launch, start, served };
-}
+/**
+ * The steps both paths take, in order: each kind of answer (text and JSON, success and refusal)
+ * of each write command once, and a usage error the launcher leaves to the CLI.
+ */
+const STEPS: ((w: Base) => string[])[] = [
+  () => ["snapshot", "create", "--json"],
+  (w) => ["travel", w.first],
+  (w) => ["travel", w.first, "--json"], // NESTED_TRAVEL
+  () => ["--json", "return"],
+  () => ["return"], // NOT_IN_PAST
+  (w) => ["revert", w.ops[0] as string, "--json"],
+  (w) => ["revert", w.ops[1] as string],
+  (w) => ["revert", w.ops[2] as string], // REVERT_CONFLICT: changed since
+  (w) => ["revert", w.ops[2] as string, "--dry-run", "--json"],
+  () => ["travel", "--json"], // usage: left to the CLI in its own process
+  () => ["rewind"],
+  () => ["rewind", "2", "--dry-run", "--json"],
+  () => ["rewind", "2"],
+  () => ["rewind", "--undo", "--json"],
+  () => ["rewind", "9", "--json"], // no such turn
+];
+const UNSERVED = "travel --json";
 
-/** A child's output as it comes, and its end (once its pipes are closed). */
-function collect(child: ChildProcess) {
-  const out = { stdout: "", stderr: "" };
-  child.stdout?.on("data", (b: Buffer) => {
-    out.stdout += b.toString();
-  });
-  child.stderr?.on("data", (b: Buffer) => {
-    out.stderr += b.toString();
-  });
-  const done = new Promise<Run>((resolve) =>
-    child.once("close", (status) => resolve({ status, ...out })),
-  );
-  return { child, out, done };
+/** The steps in the CLI's own process, once for every shell: each answer and the tree after it. */
+let reference: { answers: Run[]; trees: Record<string, string>[] } | undefined;
+function referenceRun(): NonNullable<typeof reference> {
+  if (reference !== undefined) return reference;
+  const w = daemonCopy();
+  const answers: Run[] = [];
+  const trees: Record<string, string>[] = [];
+  for (const step of STEPS) {
+    answers.push(normalized(inProcess(step(w), w.root), w.root));
+    trees.push(tree(w.root));
+  }
+  reference = { answers, trees };
+  return reference;
 }
 
 describe.each(VARIANTS)("bin/timewarp's write commands under $name", (variant) => {
-  const { binDir, launch, served } = under(variant);
+  const { binDir, launch, served } = launcherUnder(variant);
 
   it.runIf(variant.available)(
     "answer as the CLI in its own process and leave the same workspace, refusals included",
     async () => {
+      const want = referenceRun();
       const bin = binDir();
-      // (the second shell runs its steps on from where the first left both workspaces)
-      const { a, b } = pair();
-      const steps: ((w: typeof a) => string[])[] = [
-        () => ["snapshot", "create", "--json"],
-        () => ["snapshot", "create"],
-        (w) => ["travel", w.first],
-        (w) => ["travel", w.first, "--json"], // NESTED_TRAVEL
-        () => ["--json", "return"],
-        () => ["travel", "s_20200101_000000_nope00", "--json"], // SNAPSHOT_NOT_FOUND
-        () => ["travel", "s_20200101_000000_nope00"],
-        () => ["return"],
-        () => ["return", "--json"], // NOT_IN_PAST
-        (w) => ["revert", w.ops[0] as string, "--json"],
-        (w) => ["revert", w.ops[1] as string],
-        (w) => ["revert", w.ops[1] as string, "--json"], // reverted already
-        (w) => ["revert", w.ops[2] as string], // REVERT_CONFLICT: changed since
-        (w) => ["revert", w.ops[2] as string, "--dry-run", "--json"],
-        () => ["revert", "nope0nope0", "--json"], // OPERATION_NOT_FOUND
-        () => ["travel", "--json"], // usage: left to the CLI in its own process
-      ];
-      // (the second shell and awk: each command once, text and JSON; the lines are the same)
-      const chosen = variant === FIRST ? steps : [0, 2, 4, 9, 10, 15].map((i) => steps[i]);
-      const opsOf = (w: typeof a) => [
-        ...w.ops,
-        ...json<{ history: { snapshotId: string }[] }>(
-          inProcess(["history", "--json", "--limit", "100"], w.root),
-        ).history.map((o) => o.snapshotId),
-      ];
-      let ops = { a: opsOf(a), b: opsOf(b) };
-      for (const step of chosen as typeof steps) {
-        const before = served(b.root);
-        const want = inProcess(step(a), a.root);
-        const got = launch(bin.dir, step(b), b.root);
-        const label = step(b).join(" ");
-        if (label.startsWith("revert") && got.status === 0 && !label.includes("--dry-run"))
-          ops = { a: opsOf(a), b: opsOf(b) };
-        expect(normalized(got, b.root, ops.b), label).toEqual(normalized(want, a.root, ops.a));
-        expect(tree(b.root), label).toEqual(tree(a.root));
-        if (label !== "travel --json") {
-          await waitUntil(() => served(b.root) > before);
-          expect(served(b.root), label).toBe(before + 1);
+      const w = daemonCopy();
+      for (const [i, step] of STEPS.entries()) {
+        const before = served(w.root);
+        const label = step(w).join(" ");
+        const got = launch(bin.dir, step(w), w.root);
+        expect(normalized(got, w.root), label).toEqual(want.answers[i]);
+        expect(tree(w.root), label).toEqual(want.trees[i]);
+        if (label !== UNSERVED) {
+          await waitUntil(() => served(w.root) > before);
+          expect(served(w.root), label).toBe(before + 1);
         }
       }
-      // only the usage error started a Node (the history calls above are in-process)
-      expect(bin.nodeStarts()).toEqual([`${NODE_CLI} travel --json`]);
-      expect(leftovers(b.root)).toEqual([]);
+      // only the usage error started a Node
+      expect(bin.nodeStarts()).toEqual([`${NODE_CLI} ${UNSERVED}`]);
+      expect(leftovers(w.root)).toEqual([]);
     },
     SLOW_TEST_MS,
   );
@@ -285,10 +255,10 @@ describe.each(VARIANTS)("bin/timewarp's write commands under $name", (variant) =
 
 describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, () => {
   const variant = FIRST;
-  const { binDir, launch, start, served } = under(variant);
-  let w: ReturnType<typeof workspace>;
+  const { binDir, launch, start, served } = launcherUnder(variant);
+  let w: Base;
   beforeAll(() => {
-    w = pair().b; // its daemon is killed last
+    w = daemonCopy(); // its daemon is killed last
   }, SLOW_TEST_MS);
 
   it.runIf(variant.available && existsSync("/usr/bin/script"))(
@@ -346,7 +316,7 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
 
       const had = backups(w.root);
       const first = start(bin.dir, ["travel", w.first, "--json"], w.root, {
-        TIMEWARP_PAUSE_AT: "travel:restore:4000",
+        TIMEWARP_PAUSE_AT: "travel:restore:6000",
       });
       // started: the worker holds the lock (the killed holder's stale one is taken over)
       const daemon = readHookServer(w.root)?.pid;
@@ -361,9 +331,13 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
       expect(first.child.exitCode).toBeNull();
       // a second write command meanwhile: the worker is busy, so it runs in its own process,
       // and meets the lock as the CLI does
-      const second = launch(bin.dir, ["snapshot", "create", "--json"], w.root);
+      // (side by side: both must come while the travel holds the lock, on a loaded machine too)
+      const [second, reference] = await Promise.all([
+        start(bin.dir, ["snapshot", "create", "--json"], w.root).done,
+        inProcessLater(["snapshot", "create", "--json"], w.root),
+      ]);
       expect(json<{ error: { code: string } }>(second).error.code).toBe("LOCKED");
-      expect(second).toEqual(inProcess(["snapshot", "create", "--json"], w.root));
+      expect(second).toEqual(reference);
       expect(bin.nodeStarts()).toEqual([`${NODE_CLI} snapshot create --json`]);
       // Ctrl-C: the launcher leaves, saying so; the travel goes on in the daemon
       first.child.kill("SIGINT");
@@ -378,6 +352,47 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
       expect(launch(bin.dir, ["return"], w.root).status).toBe(0);
       // what the launcher left (the travel's reply, nobody to read it) the server sweeps later
       await waitUntil(() => leftovers(w.root).some((n) => n.startsWith("res-")));
+    },
+    SLOW_TEST_MS,
+  );
+
+  it.runIf(variant.available)(
+    "a daemon stopped mid-travel lets it finish: its normal answer, the tree right, no COMMAND_LOST",
+    async () => {
+      const bin = binDir();
+      const had = backups(w.root);
+      const travels = travelsCompleted(w.root);
+      const daemon = readHookServer(w.root)?.pid as number;
+      const run = start(bin.dir, ["travel", w.first, "--json"], w.root, {
+        TIMEWARP_PAUSE_AT: "travel:restore:3000",
+      });
+      // the worker started the travel (its stderr file) and backed the present up
+      const hooks = hookServerPaths(w.root).dir;
+      await waitUntil(
+        () =>
+          readdirSync(hooks).some((n) => n.startsWith("err-")) &&
+          added(had, backups(w.root)).length > 0,
+        60_000,
+      );
+      // `watch stop` returns once the daemon is gone, which is once the travel has answered
+      const stop = inProcess(["watch", "stop", "--json"], w.root);
+      expect(stop.status, stop.stderr).toBe(0);
+      expect(json<{ stopped: boolean }>(stop).stopped).toBe(true);
+      expect(isProcessAlive(daemon)).toBe(false);
+      const end = await run.done;
+      expect(end.stderr).toBe("");
+      expect(end.status).toBe(0);
+      expect(json<{ snapshot_id: string }>(end).snapshot_id).toBe(w.first);
+      expect(bin.nodeStarts()).toEqual([]); // no COMMAND_LOST (it starts Node for the status)
+      expect(tree(w.root)).toEqual(initialTree());
+      expect(added(had, backups(w.root))).toHaveLength(1);
+      expect(travelsCompleted(w.root)).toBe(travels + 1);
+      const log = readFileSync(join(w.root, ".timewarp", "watch", "daemon.log"), "utf8");
+      expect(log).toContain("stopping once the write command the worker runs has answered");
+      // back to the present, with a daemon again for the next test
+      const started = inProcess(["watch", "start", "--json"], w.root);
+      expect(started.status, started.stderr).toBe(0);
+      expect(launch(bin.dir, ["return", "--json"], w.root).status).toBe(0);
     },
     SLOW_TEST_MS,
   );
@@ -428,7 +443,7 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
 });
 
 describe(`bin/timewarp's write commands and a scripted server, under ${FIRST.name}`, () => {
-  const { binDir, launch } = under(FIRST);
+  const { binDir, launch, start } = launcherUnder(FIRST);
 
   it.runIf(FIRST.available)(
     "a worker that dies after starting one: COMMAND_LOST, not run again; a decline: run once here",
@@ -457,6 +472,32 @@ describe(`bin/timewarp's write commands and a scripted server, under ${FIRST.nam
       expect(launch(bin.dir, args, u.dir)).toEqual(inProcess(args, u.dir));
       expect(bin.nodeStarts().slice(1)).toEqual([`${NODE_CLI} ${args.join(" ")}`]);
       expect(leftovers(u.dir)).toEqual([]);
+    },
+    SLOW_TEST_MS,
+  );
+
+  it.runIf(FIRST.available)(
+    "a stop that waits past its bound for a started command: COMMAND_LOST, not run again",
+    async () => {
+      const bin = binDir();
+      const t = makeTempDir("tw-cliwstop-");
+      cleanups.push(t.cleanup);
+      expect(inProcess(["init"], t.dir).status).toBe(0);
+      const { child } = await scriptedServer(t.dir, "normal", { HOOK_STOP_WAIT_MS: "300" });
+      const run = start(bin.dir, ["revert", "k3v9q2m1xa", "--json"], t.dir, {
+        HOOK_TEST_COMMAND: "hang-started",
+      });
+      await waitUntil(() => existsSync(join(t.dir, ".hang-claimed")), 60_000);
+      child.kill("SIGTERM");
+      const end = await run.done;
+      expect(end.status).toBe(1);
+      const error = json<{ error: { code: string; message: string } }>(end).error;
+      expect(error.code).toBe("COMMAND_LOST");
+      expect(error.message).toContain("not run again");
+      // the one Node started was the status, not the revert
+      expect(bin.nodeStarts()).toEqual([`${NODE_CLI} -C ${t.dir} status --json`]);
+      await waitUntil(() => child.exitCode !== null);
+      expect(child.exitCode).toBe(0);
     },
     SLOW_TEST_MS,
   );

@@ -13,7 +13,10 @@
  * "noisy", after 150 ms for "slow". It exits on "crash", and never answers "hang" (it writes
  * CWD/.hang-claimed instead; so for a command from bin/timewarp with HOOK_TEST_COMMAND=hang in
  * its environment) nor "hang-locked" (which takes the workspace lock first). A command with
- * HOOK_TEST_COMMAND=crash-started says it started (as a write command does), then the worker dies.
+ * HOOK_TEST_COMMAND=crash-started says it started (as a write command does), then the worker dies;
+ * with "hang-started" it says it started and never answers (writing CWD/.hang-claimed). SIGTERM
+ * closes the server as the daemon does (a started write command gets HOOK_STOP_WAIT_MS), then
+ * the process exits.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -30,6 +33,10 @@ parentPort.on("message", (m) => {
   if (m.header.env.HOOK_TEST_COMMAND === "crash-started") {
     parentPort.postMessage({ kind: "started", id: m.id });
     return setTimeout(() => process.exit(3), 50);
+  }
+  if (m.header.env.HOOK_TEST_COMMAND === "hang-started") {
+    parentPort.postMessage({ kind: "started", id: m.id });
+    return require("node:fs").writeFileSync(m.header.cwd + "/.hang-claimed", "");
   }
   // "hang" leaves ROOT/.hang-claimed behind: a test that kills the server after the claim waits
   // for it, rather than for a delay a loaded machine may overrun
@@ -60,11 +67,11 @@ const server = serveHooks({
   staleCheckMs: Number(process.env.HOOK_STALE_CHECK_MS ?? 5_000),
   onStale: (reason) => process.stdout.write(`stale: ${reason}\n`),
   hookTimeoutMs: Number(process.env.HOOK_TIMEOUT_MS ?? 120_000),
+  stopWaitMs: Number(process.env.HOOK_STOP_WAIT_MS ?? 300_000),
   log: (line) => process.stderr.write(`${line}\n`),
 });
 process.on("SIGTERM", () => {
-  server.close();
-  process.exit(0);
+  void server.close().then(() => process.exit(0));
 });
 // Keep the process up (the server's own watcher and worker do not).
 setInterval(() => {}, 60_000);
