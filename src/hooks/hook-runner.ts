@@ -241,7 +241,7 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
         log("timewarp hooks: stopping once the write command the worker runs has answered");
         if (!(await settlesWithin(table.empty(), waitMs))) {
           table.forgetWaiters();
-          why = `${why}: the command ran past the ${Math.round(waitMs / 1000)} s a stop waits`;
+          why = `${why}: the command ran past the ${waitMs} ms a stop waits for it`;
           log(`timewarp hooks: ${why}`);
         }
       }
