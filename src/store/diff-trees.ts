@@ -1,7 +1,12 @@
 import { ErrorCode, TimewarpError } from "../core/index.ts";
 import { parentOf } from "./entry-path.ts";
-import { MANIFEST_SCHEMA_VERSION, type ManifestEntry, manifestProblem } from "./manifest.ts";
-import type { NodeStore } from "./manifest-nodes.ts";
+import {
+  decodeStoredManifest,
+  MANIFEST_SCHEMA_VERSION,
+  type ManifestEntry,
+  manifestProblem,
+} from "./manifest.ts";
+import { type NodeStore, nodeStoreFor } from "./manifest-nodes.ts";
 import { buildTree, isTreeRoot, type NodeRef, parseRefs } from "./manifest-tree.ts";
 
 /**
@@ -289,4 +294,21 @@ export function ancestorsOf(entries: readonly { path: string }[]): string[] {
     for (let p = parentOf(e.path); p !== "" && !dirs.has(p); p = parentOf(p)) dirs.add(p);
   }
   return [...dirs].sort();
+}
+
+/**
+ * The tree in a stored manifest file's bytes, checked against `hash` (CORRUPT_FILE naming `file`
+ * otherwise): its root and the node store beside it, or, for a record written before trees, its
+ * whole text as a tree in memory.
+ */
+export function storedTree(file: string, bytes: Buffer, hash: string | undefined): ManifestTree {
+  const stored = decodeStoredManifest(bytes, file, hash);
+  if (stored.root === undefined) return treeOfText(stored.text, file);
+  const nodes = nodeStoreFor(file);
+  if (nodes === null) {
+    throw new TimewarpError(ErrorCode.CORRUPT_FILE, `${file}: a manifest tree outside a store`, {
+      data: { file },
+    });
+  }
+  return { root: stored.root, nodes, source: file };
 }
