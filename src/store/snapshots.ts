@@ -36,6 +36,7 @@ import {
   workspacePaths,
   writeFileAtomic,
 } from "../core/index.ts";
+import { type ManifestTree, storedTree } from "./diff-trees.ts";
 import {
   compressManifest,
   decodeManifest,
@@ -47,7 +48,6 @@ import {
   rememberManifestText,
   storedManifestText,
 } from "./manifest.ts";
-import { type ManifestTree, storedTree } from "./diff-trees.ts";
 import { nodeStoreOf } from "./manifest-nodes.ts";
 import { assembleText } from "./manifest-tree.ts";
 import { batchObjectWrites, createObjectStore } from "./object-store.ts";
