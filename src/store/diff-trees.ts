@@ -7,7 +7,7 @@ import {
   manifestProblem,
 } from "./manifest.ts";
 import { type NodeStore, nodeStoreFor } from "./manifest-nodes.ts";
-import { buildTree, isTreeRoot, type NodeRef, parseRefs } from "./manifest-tree.ts";
+import { assembleText, buildTree, isTreeRoot, type NodeRef, parseRefs } from "./manifest-tree.ts";
 
 /**
  * Two manifests compared as trees (issue 22): both roots are walked side by side and a group or
@@ -311,4 +311,9 @@ export function storedTree(file: string, bytes: Buffer, hash: string | undefined
     });
   }
   return { root: stored.root, nodes, source: file };
+}
+
+/** The whole canonical text a tree stands for (when it must be decoded whole after all). */
+export function treeText(tree: ManifestTree): Buffer {
+  return assembleText(tree.root, tree.nodes, tree.source);
 }

@@ -1,4 +1,5 @@
 import { diffManifests } from "./diff-manifests.ts";
+import { diffTrees, type ManifestTree } from "./diff-trees.ts";
 import { parentOf } from "./entry-path.ts";
 import { createExcludeMatcher } from "./excludes.ts";
 import {
@@ -80,6 +81,25 @@ export function verifyWorkspaceText(
   if (d === null) return null;
   const differing: Manifest = { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.a };
   // A line the workspace's scan shares is not excluded: the scan ran with these excludes.
+  const kept = filterExcluded(differing, createExcludeMatcher(options.excludes)).kept;
+  return compare(kept, d.b, current.skipped, options.skipped ?? [], d.same);
+}
+
+/**
+ * `verifyWorkspace` with both sides as trees: the expected one (a stored manifest) and the
+ * workspace's as a scan just found it (`current`, a fresh delta scan: the stat cache's answer,
+ * with what the watch daemon says changed re-read). Equal roots are equal manifests and nothing
+ * is read; otherwise only the leaves that differ are decoded. Null when a name is not plain
+ * UTF-8 (decode and use `verifyWorkspace`).
+ */
+export function verifyWorkspaceTree(
+  expected: ManifestTree,
+  current: { tree: ManifestTree; skipped: SkippedPath[] },
+  options: Pick<VerifyOptions, "excludes" | "skipped">,
+): VerifyResult | null {
+  const d = diffTrees(expected, current.tree);
+  if (d === null) return null;
+  const differing: Manifest = { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.a };
   const kept = filterExcluded(differing, createExcludeMatcher(options.excludes)).kept;
   return compare(kept, d.b, current.skipped, options.skipped ?? [], d.same);
 }
