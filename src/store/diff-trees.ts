@@ -3,7 +3,9 @@ import { parentOf } from "./entry-path.ts";
 import {
   decodeStoredManifest,
   MANIFEST_SCHEMA_VERSION,
+  type Manifest,
   type ManifestEntry,
+  manifestBytes,
   manifestProblem,
 } from "./manifest.ts";
 import { type NodeStore, nodeStoreFor } from "./manifest-nodes.ts";
@@ -70,6 +72,11 @@ export function memoryNodeStore(base?: NodeStore): NodeStore {
     listAll: () => ({ ids: [...held.keys()], temps: [] }),
     keepOnly: () => 0,
   };
+}
+
+/** A decoded manifest as a tree held in memory. */
+export function treeOfManifest(manifest: Manifest, source: string): ManifestTree {
+  return treeOfText(manifestBytes(manifest), source);
 }
 
 /** A whole canonical text (a record written before trees) as a tree held in memory. */

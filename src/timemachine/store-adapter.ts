@@ -9,8 +9,11 @@ import {
 } from "../core/index.ts";
 import {
   createObjectStore,
+  diffManifests,
+  diffManifestTrees,
   listSnapshots,
   type Manifest,
+  type ManifestDiff,
   type ManifestTree,
   parseManifestText,
   type RestoreResult,
@@ -25,6 +28,7 @@ import {
   type StatCache,
   scanWorkspace,
   scanWorkspaceTree,
+  treeOfManifest,
   treeText,
   verifyWorkspace,
   verifyWorkspaceTree,
@@ -69,6 +73,8 @@ export interface ManifestSource {
   manifest: () => Manifest;
   /** What the record did not capture: no restore to it or verify against it touches these. */
   skipped: readonly SkippedPath[];
+  /** The manifest is decoded already and the tree would be built from it: compare decoded. */
+  inHand?: boolean;
 }
 
 function memo<T>(make: () => T): () => T {
@@ -138,6 +144,41 @@ function scanCurrent(root: string, excludes: readonly string[]): CurrentState | 
     },
     skipped: scanned.skipped,
   };
+}
+
+/**
+ * The workspace now as a source, nothing written: the delta scan's tree when the watch daemon
+ * vouches for it, else a scan through the stat cache (decoded; `inHand`).
+ */
+export function scanSource(root: string, excludes: readonly string[]): CurrentState {
+  const current = scanCurrent(root, excludes);
+  if (current !== null) return current;
+  const scan = scanNow(root, excludes);
+  return {
+    source: {
+      tree: memo(() => treeOfManifest(scan.manifest, "the workspace")),
+      manifest: () => scan.manifest,
+      skipped: scan.skipped,
+      inHand: true,
+    },
+    skipped: scan.skipped,
+  };
+}
+
+/**
+ * `diffManifests` of two sources: by their trees (only differing leaves read) unless one of
+ * them is decoded already or a name is not plain UTF-8.
+ */
+export function diffSources(
+  a: ManifestSource,
+  b: ManifestSource,
+  skipped: readonly SkippedPath[],
+): ManifestDiff {
+  const byTree =
+    a.inHand === true || b.inHand === true
+      ? null
+      : diffManifestTrees(a.tree(), b.tree(), { skipped });
+  return byTree ?? diffManifests(a.manifest(), b.manifest(), { skipped });
 }
 
 /**
