@@ -64,7 +64,13 @@ export function memoryNodeStore(base?: NodeStore): NodeStore {
   return {
     dir: base?.dir ?? "",
     read,
-    readMany: (ids) => ids.map(read),
+    readMany: (ids) => {
+      // The base reads its own in one call (each block decompressed once), ours fill the gaps.
+      if (base === undefined) return ids.map(read);
+      const theirs = base.readMany(ids.filter((id) => !held.has(id)));
+      let t = 0;
+      return ids.map((id) => held.get(id) ?? (theirs[t++] as Buffer));
+    },
     write: (id, text) => {
       held.set(id, text);
     },
