@@ -11,14 +11,10 @@ import {
 import { createPatch } from "../diff/index.ts";
 import {
   createObjectStore,
-  diffManifests,
   entryPathBytes,
   fsPathOf,
-  type Manifest,
   type ManifestEntry,
   notCaptured,
-  readStatCache,
-  scanWorkspace,
 } from "../store/index.ts";
 import { getIssue } from "./issues.ts";
 import { diffSources, type ManifestSource, scanSource } from "./store-adapter.ts";
