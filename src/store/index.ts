@@ -52,7 +52,6 @@ export { peekStatCache, readStatCache } from "./stat-cache.ts";
 export type { WorkspaceDifference } from "./verify-workspace.ts";
 export {
   verifyWorkspace,
-  verifyWorkspaceText,
   verifyWorkspaceTree,
 } from "./verify-workspace.ts";
 export {

@@ -2,12 +2,7 @@ import { diffManifests } from "./diff-manifests.ts";
 import { diffTrees, type ManifestTree } from "./diff-trees.ts";
 import { parentOf } from "./entry-path.ts";
 import { createExcludeMatcher } from "./excludes.ts";
-import {
-  diffManifestTexts,
-  MANIFEST_SCHEMA_VERSION,
-  type Manifest,
-  type ManifestEntry,
-} from "./manifest.ts";
+import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestEntry } from "./manifest.ts";
 import { filterExcluded, notCaptured } from "./plan-restore.ts";
 import { type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
 import type { StatCache } from "./stat-cache.ts";
@@ -65,24 +60,6 @@ export function verifyWorkspace(
     leaveAlone: options.skipped,
   });
   return compare(expected, scan.manifest.entries, scan.skipped, options.skipped ?? [], 0);
-}
-
-/**
- * `verifyWorkspace` with both sides as canonical manifest texts: the expected one (a stored
- * manifest) and the workspace's as a scan just found it (`current`). Only differing lines are
- * decoded. Null when a text is not canonical plain UTF-8 (decode and use `verifyWorkspace`).
- */
-export function verifyWorkspaceText(
-  expected: Buffer,
-  current: { text: Buffer; skipped: SkippedPath[] },
-  options: Pick<VerifyOptions, "excludes" | "skipped">,
-): VerifyResult | null {
-  const d = diffManifestTexts(expected, current.text);
-  if (d === null) return null;
-  const differing: Manifest = { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.a };
-  // A line the workspace's scan shares is not excluded: the scan ran with these excludes.
-  const kept = filterExcluded(differing, createExcludeMatcher(options.excludes)).kept;
-  return compare(kept, d.b, current.skipped, options.skipped ?? [], d.same);
 }
 
 /**
