@@ -1,5 +1,6 @@
+import { diffTrees, type ManifestTree } from "./diff-trees.ts";
 import { entryKey } from "./entry-path.ts";
-import type { Manifest, ManifestEntry } from "./manifest.ts";
+import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestEntry } from "./manifest.ts";
 import { notCaptured } from "./plan-restore.ts";
 
 export interface ManifestChange {
@@ -66,6 +67,25 @@ export function diffManifests(
   }
   for (const e of before.values()) out.removed.push(e);
   return out;
+}
+
+/**
+ * `diffManifests` of two stored trees, reading only the leaves that differ (a line both hold is
+ * the same entry on both sides, so it adds nothing). Null when a name is not plain UTF-8 (decode
+ * both and use `diffManifests`).
+ */
+export function diffManifestTrees(
+  a: ManifestTree,
+  b: ManifestTree,
+  options: { skipped?: readonly { path: string }[] } = {},
+): ManifestDiff | null {
+  const d = diffTrees(a, b);
+  if (d === null) return null;
+  return diffManifests(
+    { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.a },
+    { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.b },
+    options,
+  );
 }
 
 /** True when the diff holds no change at all. */

@@ -5,7 +5,9 @@
  */
 
 export type { ManifestDiff } from "./diff-manifests.ts";
-export { diffManifests } from "./diff-manifests.ts";
+export { diffManifests, diffManifestTrees } from "./diff-manifests.ts";
+export type { ManifestTree } from "./diff-trees.ts";
+export { entriesAt, treeLeavesRead, treeOfManifest, treeText } from "./diff-trees.ts";
 export { entryPathBytes, fsPathOf } from "./entry-path.ts";
 export { createExcludeMatcher } from "./excludes.ts";
 export { exportSnapshot } from "./export-snapshot.ts";
@@ -24,7 +26,11 @@ export type { ObjectStore } from "./object-store.ts";
 export { createObjectStore } from "./object-store.ts";
 export { filterExcluded, notCaptured } from "./plan-restore.ts";
 export type { RestoreResult } from "./restore-manifest.ts";
-export { restoreManifest, restoreManifestText } from "./restore-manifest.ts";
+export {
+  restoreManifest,
+  restoreManifestText,
+  restoreManifestTree,
+} from "./restore-manifest.ts";
 export type { SkippedPath } from "./scan-workspace.ts";
 export { scanScope, scanWorkspace } from "./scan-workspace.ts";
 export { scanWorkspaceText } from "./snapshot-delta.ts";
@@ -38,12 +44,16 @@ export {
   listSnapshotsChecked,
   readManifest,
   readManifestText,
+  readManifestTree,
   readSnapshot,
 } from "./snapshots.ts";
 export type { StatCache } from "./stat-cache.ts";
 export { peekStatCache, readStatCache } from "./stat-cache.ts";
 export type { WorkspaceDifference } from "./verify-workspace.ts";
-export { verifyWorkspace, verifyWorkspaceText } from "./verify-workspace.ts";
+export {
+  verifyWorkspace,
+  verifyWorkspaceTree,
+} from "./verify-workspace.ts";
 export {
   ensureWatchDaemon,
   runningWatchDaemon,
@@ -55,3 +65,4 @@ export {
 export { runWatchDaemon } from "./watch-daemon.ts";
 export type { FileChange } from "./workspace-scan.ts";
 export { scanKept } from "./workspace-scan.ts";
+export { scanWorkspaceTree } from "./workspace-tree.ts";

@@ -15,12 +15,14 @@ import {
   TimewarpError,
   type WorkspaceRelPath,
 } from "../core/index.ts";
+import { ancestorsOf, diffTrees, entriesAt, type ManifestTree } from "./diff-trees.ts";
 import { createExcludeMatcher } from "./excludes.ts";
 import {
   diffManifestTexts,
   MANIFEST_SCHEMA_VERSION,
   type Manifest,
   type ManifestEntry,
+  type TextDifference,
 } from "./manifest.ts";
 import { isZeroChunk, LARGE_OBJECT_BYTES, type ObjectStore } from "./object-store.ts";
 import {
@@ -176,6 +178,40 @@ export function restoreManifestText(
 ): RestoreResult | null {
   const d = diffManifestTexts(current.text, target);
   if (d === null) return null;
+  return restoreDifference(root, d, current.skipped, options);
+}
+
+/**
+ * `restoreManifest` with both sides as trees: the target's (a stored manifest) and the
+ * workspace's as a scan just found it (`current`). Only the leaves that differ are read, and of
+ * the rest only the target's entries at the directories above a differing path (is one of them
+ * a symlink?), so the cost follows the difference. The hard links re-linked after their leader
+ * is written anew are the differing ones: a link whose line both sides share is on its leader's
+ * inode now with the target's content, so that leader is not rewritten. Null when a name is not
+ * plain UTF-8 (decode both and use `restoreManifest`).
+ */
+export function restoreManifestTree(
+  root: string,
+  target: ManifestTree,
+  current: { tree: ManifestTree; skipped: SkippedPath[] },
+  options: Omit<RestoreOptions, "current" | "statCache" | "useWatcher">,
+): RestoreResult | null {
+  const d = diffTrees(current.tree, target);
+  if (d === null) return null;
+  const above = entriesAt(target, ancestorsOf(d.b));
+  if (above === null) return null;
+  const bSymlinks = above.filter((e) => e.type === "symlink").map((e) => e.path);
+  const bLinks = d.b.filter((e) => e.type === "file" && e.link !== undefined);
+  return restoreDifference(root, { ...d, bSymlinks, bLinks }, current.skipped, options);
+}
+
+/** Plan and apply a restore from the differing entries of both sides. */
+function restoreDifference(
+  root: string,
+  d: Pick<TextDifference, "a" | "b" | "same" | "bSymlinks" | "bLinks">,
+  currentSkipped: SkippedPath[],
+  options: Omit<RestoreOptions, "current" | "statCache" | "useWatcher">,
+): RestoreResult {
   const differing: Manifest = { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.b };
   assertSafeManifest(differing, d.bSymlinks);
   // A line the scan of the workspace shares is not excluded: the scan ran with these excludes.
@@ -192,7 +228,7 @@ export function restoreManifestText(
   );
   return applyRestore(root, planRestore(d.a, kept.kept), options, {
     excluded: kept.dropped,
-    untouched: mergeSkipped(current.skipped, options.skipped),
+    untouched: mergeSkipped(currentSkipped, options.skipped),
     unchanged: d.same,
     links: links.kept,
     // A link's leader is a file of the same target manifest; here only its exclusion is unknown.
@@ -224,7 +260,7 @@ function mergeSkipped(
   return out;
 }
 
-/** Carry out a restore plan (the part `restoreManifest` and `restoreManifestText` share). */
+/** Carry out a restore plan (the part `restoreManifest` and the restores by difference share). */
 function applyRestore(
   root: string,
   fullPlan: RestorePlan,

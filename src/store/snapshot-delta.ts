@@ -59,6 +59,11 @@ export interface DeltaScanOptions {
    * see whether it came back to the last manifest (`hash` is computed when read).
    */
   textOnly?: boolean;
+  /**
+   * Where the nodes of the spliced tree go (default: the workspace's node store). A scan that
+   * must write nothing (a restore's or verify's comparison) passes one in memory.
+   */
+  nodes?: NodeStore;
 }
 
 /** What a scan counted over the whole workspace, and the paths it skipped. */
@@ -365,7 +370,8 @@ function finish(
       quiet: false,
     };
   }
-  const tree = spliceBaseTree(file, known.hash, edits, nodeStoreOf(options.dataDir));
+  const nodes = options.nodes ?? nodeStoreOf(options.dataDir);
+  const tree = spliceBaseTree(file, known.hash, edits, nodes);
   if (tree === null) return fallback("the last manifest cannot be edited in place");
   if (tree.hash === known.hash) {
     const stored = readManifestRef(options.dataDir, known);

@@ -36,6 +36,7 @@ import {
   workspacePaths,
   writeFileAtomic,
 } from "../core/index.ts";
+import { type ManifestTree, storedTree } from "./diff-trees.ts";
 import {
   compressManifest,
   decodeManifest,
@@ -717,6 +718,19 @@ export function readManifestText(
     }
     throw fromSystemError(error, `reading ${file}`);
   }
+}
+
+/**
+ * A record's manifest as a tree (its root checked against the record's hash, its nodes as they
+ * are read), for comparing two manifests by their differing nodes (`diffTrees`).
+ */
+export function readManifestTree(
+  root: string,
+  idOrRecord: string | SnapshotRecord,
+  query: RecordQuery = {},
+): ManifestTree {
+  const { file, bytes, record } = readManifestFile(root, idOrRecord, query);
+  return storedTree(file, bytes, record.manifest.hash);
 }
 
 function readManifestFile(

@@ -1,12 +1,8 @@
 import { diffManifests } from "./diff-manifests.ts";
+import { diffTrees, type ManifestTree } from "./diff-trees.ts";
 import { parentOf } from "./entry-path.ts";
 import { createExcludeMatcher } from "./excludes.ts";
-import {
-  diffManifestTexts,
-  MANIFEST_SCHEMA_VERSION,
-  type Manifest,
-  type ManifestEntry,
-} from "./manifest.ts";
+import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestEntry } from "./manifest.ts";
 import { filterExcluded, notCaptured } from "./plan-restore.ts";
 import { type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
 import type { StatCache } from "./stat-cache.ts";
@@ -67,19 +63,20 @@ export function verifyWorkspace(
 }
 
 /**
- * `verifyWorkspace` with both sides as canonical manifest texts: the expected one (a stored
- * manifest) and the workspace's as a scan just found it (`current`). Only differing lines are
- * decoded. Null when a text is not canonical plain UTF-8 (decode and use `verifyWorkspace`).
+ * `verifyWorkspace` with both sides as trees: the expected one (a stored manifest) and the
+ * workspace's as a scan just found it (`current`, a fresh delta scan: the stat cache's answer,
+ * with what the watch daemon says changed re-read). Equal roots are equal manifests and nothing
+ * is read; otherwise only the leaves that differ are decoded. Null when a name is not plain
+ * UTF-8 (decode and use `verifyWorkspace`).
  */
-export function verifyWorkspaceText(
-  expected: Buffer,
-  current: { text: Buffer; skipped: SkippedPath[] },
+export function verifyWorkspaceTree(
+  expected: ManifestTree,
+  current: { tree: ManifestTree; skipped: SkippedPath[] },
   options: Pick<VerifyOptions, "excludes" | "skipped">,
 ): VerifyResult | null {
-  const d = diffManifestTexts(expected, current.text);
+  const d = diffTrees(expected, current.tree);
   if (d === null) return null;
   const differing: Manifest = { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.a };
-  // A line the workspace's scan shares is not excluded: the scan ran with these excludes.
   const kept = filterExcluded(differing, createExcludeMatcher(options.excludes)).kept;
   return compare(kept, d.b, current.skipped, options.skipped ?? [], d.same);
 }

@@ -11,17 +11,13 @@ import {
 import { createPatch } from "../diff/index.ts";
 import {
   createObjectStore,
-  diffManifests,
   entryPathBytes,
   fsPathOf,
-  type Manifest,
   type ManifestEntry,
   notCaptured,
-  readStatCache,
-  scanWorkspace,
 } from "../store/index.ts";
 import { getIssue } from "./issues.ts";
-import type { ManifestSource } from "./store-adapter.ts";
+import { diffSources, type ManifestSource, scanSource } from "./store-adapter.ts";
 
 type PatchChange = Parameters<typeof createPatch>[0][number];
 
@@ -52,21 +48,19 @@ export interface PastWork {
  */
 export function diffPastWork(options: {
   root: string;
-  snapshotManifest: Manifest;
-  snapshotSkipped?: readonly { path: string }[];
+  /** The snapshot travelled to (its `skipped`: what it did not capture). */
+  snapshot: ManifestSource;
   /** The present as its backup captured it (read only when the snapshot skipped something). */
-  present?: Pick<ManifestSource, "manifest" | "skipped">;
+  present?: ManifestSource;
   excludes: readonly string[];
 }): PastWork | null {
   const paths = workspacePaths(options.root);
-  const scan = scanWorkspace(paths.root, {
-    excludes: options.excludes,
-    statCache: readStatCache(paths.statCache),
-    useWatcher: true,
-  });
-  const diff = diffManifests(options.snapshotManifest, scan.manifest, {
-    skipped: [...(options.snapshotSkipped ?? []), ...scan.skipped],
-  });
+  // By trees when the watch daemon vouches for the scan: only the leaves that differ are read.
+  const scan = scanSource(paths.root, options.excludes);
+  const diff = diffSources(options.snapshot, scan.source, [
+    ...options.snapshot.skipped,
+    ...scan.skipped,
+  ]);
   const store = createObjectStore(paths.objects);
   const contentOf = (e: ManifestEntry, side: "before" | "after"): Uint8Array => {
     if (e.type === "symlink") {
@@ -127,12 +121,13 @@ export function diffPastWork(options: {
       },
     });
   }
-  const uncaptured = notCaptured(options.snapshotSkipped ?? []);
+  const uncaptured = notCaptured(options.snapshot.skipped);
   if (options.present !== undefined && uncaptured.roots.size > 0) {
     // What the present's backup did not capture either, the return leaves as the past has it.
-    const sincePresent = diffManifests(options.present.manifest(), scan.manifest, {
-      skipped: [...options.present.skipped, ...scan.skipped],
-    });
+    const sincePresent = diffSources(options.present, scan.source, [
+      ...options.present.skipped,
+      ...scan.skipped,
+    ]);
     const changed = [sincePresent.modified, sincePresent.mode_changed, sincePresent.type_changed];
     for (const e of [...sincePresent.added, ...changed.flat().map((c) => c.after)]) {
       if (isContent(e) && uncaptured.covers(e.path)) created(e);

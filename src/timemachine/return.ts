@@ -12,7 +12,7 @@ import {
   workspacePaths,
 } from "../core/index.ts";
 import { holdLedgerForTransition } from "../ledger/index.ts";
-import { readManifest, readSnapshot } from "../store/index.ts";
+import { readSnapshot } from "../store/index.ts";
 import {
   diffPastWork,
   type SavedPatch,
@@ -21,7 +21,7 @@ import {
 } from "./experiment-patch.ts";
 import type { Transition } from "./state.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
-import { backupIdOf, readBackup } from "./store-adapter.ts";
+import { backupIdOf, readBackup, recordSource } from "./store-adapter.ts";
 import { nowIso, restorePresent, type StepContext, step } from "./transition-steps.ts";
 
 export interface ReturnOptions {
@@ -91,8 +91,7 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
     options.onProgress?.({ phase: "keep past work" });
     const work = diffPastWork({
       root: paths.root,
-      snapshotManifest: readManifest(paths.root, state.current_snapshot_id),
-      snapshotSkipped: readSnapshot(paths.root, state.current_snapshot_id).skipped,
+      snapshot: recordSource(paths.root, readSnapshot(paths.root, state.current_snapshot_id)),
       present: backup.source,
       excludes: backup.record.exclude_globs,
     });

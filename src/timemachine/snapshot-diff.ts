@@ -12,16 +12,12 @@ import {
 import { createFilePatch } from "../diff/index.ts";
 import {
   createObjectStore,
-  diffManifests,
+  entriesAt,
   fsPathOf,
-  type Manifest,
   type ManifestEntry,
-  readManifest,
   readSnapshot,
-  readStatCache,
-  type SkippedPath,
-  scanWorkspace,
 } from "../store/index.ts";
+import { diffSources, type ManifestSource, recordSource, scanSource } from "./store-adapter.ts";
 
 /** `timewarp snapshot diff A [B] --json`: what changed from A to B (or the workspace now). */
 export interface SnapshotDifference {
@@ -39,32 +35,31 @@ export interface SnapshotDifference {
 
 /** One side of a comparison: a snapshot's manifest, or the workspace's scan (`present`). */
 interface Side {
-  manifest: Manifest;
-  skipped: SkippedPath[];
+  source: ManifestSource;
   present: boolean;
 }
 
 function snapshotSide(root: string, id: string): Side {
-  const record = readSnapshot(root, id);
-  return { manifest: readManifest(root, record), skipped: [...record.skipped], present: false };
+  return { source: recordSource(root, readSnapshot(root, id)), present: false };
 }
 
 /** The workspace now, hashed only: the stat cache is read, never written, so a diff cannot change the next snapshot. */
 function presentSide(root: string): Side {
   const paths = workspacePaths(root);
-  const config = readConfig(paths.config);
-  const scan = scanWorkspace(paths.root, {
-    excludes: effectiveExcludes(config),
-    maxFileBytes: config.max_file_bytes,
-    statCache: readStatCache(paths.statCache),
-    useWatcher: true,
-  });
-  return { manifest: scan.manifest, skipped: [...scan.skipped], present: true };
+  const scan = scanSource(paths.root, effectiveExcludes(readConfig(paths.config)));
+  return { source: scan.source, present: true };
 }
 
 function sides(root: string, from: string, to: string | undefined): [Side, Side] {
   const a = snapshotSide(root, from);
   return [a, to === undefined ? presentSide(root) : snapshotSide(root, to)];
+}
+
+/** A side's entry at `path`: by the tree's keys (a leaf or two read) unless it is decoded. */
+function entryOf(side: Side, path: string): ManifestEntry | undefined {
+  const byTree = side.source.inHand === true ? null : entriesAt(side.source.tree(), [path]);
+  if (byTree !== null) return byTree[0];
+  return side.source.manifest().entries.find((e) => e.path === path);
 }
 
 /**
@@ -77,8 +72,8 @@ export function diffSnapshots(options: {
   to?: string;
 }): SnapshotDifference {
   const [a, b] = sides(options.root, options.from, options.to);
-  const skipped = [...a.skipped, ...b.skipped];
-  const d = diffManifests(a.manifest, b.manifest, { skipped });
+  const skipped = [...a.source.skipped, ...b.source.skipped];
+  const d = diffSources(a.source, b.source, skipped);
   return {
     from: options.from,
     to: options.to ?? "workspace",
@@ -127,9 +122,8 @@ export function diffSnapshotFile(options: {
 }): SnapshotFileDiff {
   const root = workspacePaths(options.root).root;
   const [a, b] = sides(root, options.from, options.to);
-  const find = (s: Side) => s.manifest.entries.find((e) => e.path === options.path);
-  const ea = find(a);
-  const eb = find(b);
+  const ea = entryOf(a, options.path);
+  const eb = entryOf(b, options.path);
   if (ea === undefined && eb === undefined)
     throw new TimewarpError(
       ErrorCode.NOT_FOUND,

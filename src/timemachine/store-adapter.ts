@@ -9,23 +9,29 @@ import {
 } from "../core/index.ts";
 import {
   createObjectStore,
+  diffManifests,
+  diffManifestTrees,
   listSnapshots,
   type Manifest,
+  type ManifestDiff,
+  type ManifestTree,
   parseManifestText,
   type RestoreResult,
-  readManifestText,
+  readManifestTree,
   readSnapshot,
   readStatCache,
   recordId,
   restoreManifest,
-  restoreManifestText,
+  restoreManifestTree,
   type SkippedPath,
   type SnapshotRecord,
   type StatCache,
   scanWorkspace,
-  scanWorkspaceText,
+  scanWorkspaceTree,
+  treeOfManifest,
+  treeText,
   verifyWorkspace,
-  verifyWorkspaceText,
+  verifyWorkspaceTree,
   type WorkspaceDifference,
 } from "../store/index.ts";
 
@@ -58,15 +64,17 @@ export function travelExcludes(config: Config, record: SnapshotRecord): string[]
 }
 
 /**
- * A manifest in hand: its canonical text (what travel and return compare, line by line), and
- * the decoded form, made only when a comparison by text cannot be had (no watch daemon, names
- * that are not UTF-8).
+ * A manifest in hand: its tree (what travel and return compare, node by node: only the leaves
+ * that differ are read), and the decoded form, made only when a comparison of trees cannot be
+ * had (no watch daemon, names that are not UTF-8).
  */
 export interface ManifestSource {
-  text: () => Buffer;
+  tree: () => ManifestTree;
   manifest: () => Manifest;
   /** What the record did not capture: no restore to it or verify against it touches these. */
   skipped: readonly SkippedPath[];
+  /** The manifest is decoded already and the tree would be built from it: compare decoded. */
+  inHand?: boolean;
 }
 
 function memo<T>(make: () => T): () => T {
@@ -81,24 +89,29 @@ function memo<T>(make: () => T): () => T {
   };
 }
 
-/** A record's manifest, read (and checked against its hash) on first use. */
+/** A tree's manifest, its whole text read and parsed. */
+const treeManifest = (tree: () => ManifestTree, source: string) => () => {
+  const t = tree();
+  return parseManifestText(treeText(t), source);
+};
+
+/** A record's manifest: its root read (and checked against its hash) on first use. */
 export function recordSource(root: string, record: SnapshotRecord): ManifestSource {
-  const text = memo(() => readManifestText(root, record));
+  const tree = memo(() => readManifestTree(root, record));
   return {
-    text,
-    manifest: memo(() => parseManifestText(text(), `the manifest of ${recordId(record)}`)),
+    tree,
+    manifest: memo(treeManifest(tree, `the manifest of ${recordId(record)}`)),
     skipped: record.skipped,
   };
 }
 
 /** A freshly taken snapshot's (or backup's) manifest. */
-export function createdSource(made: {
-  manifest: Manifest;
-  manifestText: () => Buffer;
-  record: SnapshotRecord;
-}): ManifestSource {
+export function createdSource(
+  root: string,
+  made: { manifest: Manifest; record: SnapshotRecord },
+): ManifestSource {
   return {
-    text: memo(() => made.manifestText()),
+    tree: memo(() => readManifestTree(root, made.record)),
     manifest: () => made.manifest,
     skipped: made.record.skipped,
   };
@@ -111,26 +124,61 @@ export interface CurrentState {
 }
 
 /**
- * The workspace now, by the delta scan (its text; nothing written) when the watch daemon can
+ * The workspace now, by the delta scan (its tree; nothing written) when the watch daemon can
  * vouch for it; null otherwise (the restore or verify then scans the usual way).
  */
 function scanCurrent(root: string, excludes: readonly string[]): CurrentState | null {
   const paths = workspacePaths(root);
-  const scanned = scanWorkspaceText(paths.root, {
+  const scanned = scanWorkspaceTree(paths.root, {
     excludes,
     statCachePath: paths.statCache,
     dataDir: paths.data,
   });
   if (scanned === null) return null;
-  const text = scanned.text;
+  const tree = scanned.tree;
   return {
     source: {
-      text: () => text,
-      manifest: memo(() => parseManifestText(text, "the workspace")),
+      tree: () => tree,
+      manifest: memo(treeManifest(() => tree, "the workspace")),
       skipped: scanned.skipped,
     },
     skipped: scanned.skipped,
   };
+}
+
+/**
+ * The workspace now as a source, nothing written: the delta scan's tree when the watch daemon
+ * vouches for it, else a scan through the stat cache (decoded; `inHand`).
+ */
+export function scanSource(root: string, excludes: readonly string[]): CurrentState {
+  const current = scanCurrent(root, excludes);
+  if (current !== null) return current;
+  const scan = scanNow(root, excludes);
+  return {
+    source: {
+      tree: memo(() => treeOfManifest(scan.manifest, "the workspace")),
+      manifest: () => scan.manifest,
+      skipped: scan.skipped,
+      inHand: true,
+    },
+    skipped: scan.skipped,
+  };
+}
+
+/**
+ * `diffManifests` of two sources: by their trees (only differing leaves read) unless one of
+ * them is decoded already or a name is not plain UTF-8.
+ */
+export function diffSources(
+  a: ManifestSource,
+  b: ManifestSource,
+  skipped: readonly SkippedPath[],
+): ManifestDiff {
+  const byTree =
+    a.inHand === true || b.inHand === true
+      ? null
+      : diffManifestTrees(a.tree(), b.tree(), { skipped });
+  return byTree ?? diffManifests(a.manifest(), b.manifest(), { skipped });
 }
 
 /**
@@ -156,7 +204,7 @@ export function scanNow(
 
 /**
  * Restore `target` into the workspace by difference; a restore that could not apply every
- * entry throws. Compares by text (only differing lines decoded) when both sides have one.
+ * entry throws. Compares trees (only differing leaves decoded) when both sides have one.
  * What `target` did not capture, what `alsoSkipped` lists (a travel: what its backup did not
  * capture) and what the workspace's scan cannot read are left alone (`result.left_alone` says
  * which target entries that kept from being applied).
@@ -186,10 +234,10 @@ export function restoreExactly(
   const byText =
     current === null
       ? null
-      : restoreManifestText(
+      : restoreManifestTree(
           paths.root,
-          target.text(),
-          { text: current.source.text(), skipped: current.skipped },
+          target.tree(),
+          { tree: current.source.tree(), skipped: current.skipped },
           { store, excludes, requireReplacedObjects, skipped, onProgress: options.onProgress },
         );
   const result =
@@ -230,9 +278,9 @@ export function verifyAgainst(
   const byText =
     current === null
       ? null
-      : verifyWorkspaceText(
-          expected.text(),
-          { text: current.source.text(), skipped: current.skipped },
+      : verifyWorkspaceTree(
+          expected.tree(),
+          { tree: current.source.tree(), skipped: current.skipped },
           { excludes, skipped: expected.skipped },
         );
   return (

@@ -104,7 +104,7 @@ export function travel(options: TravelOptions): TravelResult {
     }
     const snapshot = readSnapshot(paths.root, options.snapshotId);
     const target = recordSource(paths.root, snapshot);
-    target.text(); // read and checked against its hash before anything is touched
+    target.tree(); // its root read and checked against its hash before anything is touched
     const excludes = travelExcludes(readConfigOf(paths.root), snapshot);
 
     let t: Transition = {
@@ -144,7 +144,7 @@ export function travel(options: TravelOptions): TravelResult {
         target,
         excludes,
         // the backup scanned the workspace a moment ago, under the lock: no second scan
-        current: { source: createdSource(backup), skipped: backup.record.skipped },
+        current: { source: createdSource(paths.root, backup), skipped: backup.record.skipped },
         backupSkipped: backup.record.skipped,
       });
     } catch (error) {
