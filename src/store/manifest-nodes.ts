@@ -98,6 +98,14 @@ function keep(id: string, text: Buffer): void {
   }
 }
 
+/** Blocks decompressed by this process, and their bytes (for the tests that count reads). */
+const decompressed = { blocks: 0, bytes: 0 };
+
+/** How many node blocks this process has decompressed, and how many bytes they held. */
+export function nodeBlockReads(): { blocks: number; bytes: number } {
+  return { ...decompressed };
+}
+
 /** What the node caches hold now, in bytes (for the test that holds them to their bounds). */
 export function nodeCacheBytes(): { nodes: number; blocks: number } {
   return { nodes: keptBytes, blocks: blockCacheBytes };
@@ -321,8 +329,11 @@ function decompressSlotBlock(slot: NodeSlot): Buffer {
     closeSync(fd);
   }
   try {
-    // One output chunk for a whole block (a block ends past 64 KiB, after its last node).
-    return brotliDecompressSync(bytes, { chunkSize: BLOCK_TARGET + 16 * 1024 });
+    // One output chunk for a whole block (a block ends past its target, after its last node).
+    const block = brotliDecompressSync(bytes, { chunkSize: BLOCK_TARGET + 32 * 1024 });
+    decompressed.blocks++;
+    decompressed.bytes += block.length;
+    return block;
   } catch {
     return Buffer.alloc(0);
   }
@@ -410,19 +421,24 @@ export function createNodeStore(dir: string): NodeStore {
   if (known !== undefined) return known;
   let slots: Map<string, NodeSlot> | undefined;
   // Each pack's slots, by file: a reload reads only the headers of packs it has not seen (one
-  // pack per snapshot; reading them all again was most of a 20-file snapshot's tree work).
+  // pack per snapshot), and adds them to the merged map; only a pack gone (a gc) rebuilds it.
   let byPack = new Map<string, Map<string, NodeSlot>>();
   const load = () => {
-    const next = new Map<string, NodeSlot>();
+    const packs = packNames(dir).packs;
+    const present = new Set(packs);
+    let gone = slots === undefined;
+    for (const pack of byPack.keys()) if (!present.has(pack)) gone = true;
+    const next = gone ? new Map<string, NodeSlot>() : (slots as Map<string, NodeSlot>);
     const seen = new Map<string, Map<string, NodeSlot>>();
-    for (const pack of packNames(dir).packs) {
+    for (const pack of packs) {
       let own = byPack.get(pack);
+      const added = own === undefined;
       if (own === undefined) {
         own = new Map();
         if (!readPackIndex(pack, own)) continue;
       }
       seen.set(pack, own);
-      for (const [id, slot] of own) next.set(id, slot);
+      if (gone || added) for (const [id, slot] of own) next.set(id, slot);
     }
     byPack = seen;
     slots = next;
@@ -433,7 +449,11 @@ export function createNodeStore(dir: string): NodeStore {
   const writeHeld = (): void => {
     fresh = false;
     if (held.size === 0) return;
-    writePack(dir, held, slots ?? load());
+    const own = new Map<string, NodeSlot>();
+    const file = writePack(dir, held, own);
+    const into = slots ?? load();
+    for (const [id, slot] of own) into.set(id, slot);
+    byPack.set(file, own);
     held.clear();
     heldBytes = 0;
   };
@@ -505,7 +525,11 @@ export function createNodeStore(dir: string): NodeStore {
     },
     keepOnly(live) {
       const done = repackNodes(dir, load(), live);
-      if (done.slots !== null) slots = done.slots;
+      // Read again from the packs on the next use (the new pack's header only).
+      if (done.slots !== null) {
+        slots = undefined;
+        byPack = new Map();
+      }
       return done.dead;
     },
   };
