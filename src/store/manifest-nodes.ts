@@ -21,6 +21,7 @@ import {
   TimewarpError,
   tempPathFor,
 } from "../core/index.ts";
+import { createMergedNodeIndex, type NodeSlot } from "./manifest-node-index.ts";
 
 /**
  * The nodes of tree manifests (`manifest-tree.ts`), each named by the git blob id of its text,
@@ -148,15 +149,6 @@ const BLOCK_BYTES = 4 + 4;
  */
 const BLOCK_TARGET = 16 * 1024;
 const PACK_NAME = /^pack-[0-9a-f]{40}\.twn$/;
-
-/** Where a node lies: its pack file, its block there (compressed), and its bytes in the block. */
-interface NodeSlot {
-  pack: string;
-  blockAt: number;
-  blockLength: number;
-  start: number;
-  length: number;
-}
 
 /** One pack's slots, from its header; false when the file is not a whole pack. */
 function readPackIndex(file: string, into: Map<string, NodeSlot>): boolean {
@@ -425,46 +417,31 @@ function corruptNode(slot: NodeSlot, id: string): TimewarpError {
 export function createNodeStore(dir: string): NodeStore {
   const known = stores.get(dir);
   if (known !== undefined) return known;
-  let slots: Map<string, NodeSlot> | undefined;
-  // Each pack's slots, by file: a reload reads only the headers of packs it has not seen (one
-  // pack per snapshot), and adds them to the merged map; only a pack gone (a gc) rebuilds it.
-  let byPack = new Map<string, Map<string, NodeSlot>>();
-  const load = () => {
-    const packs = packNames(dir).packs;
-    const present = new Set(packs);
-    let gone = slots === undefined;
-    for (const pack of byPack.keys()) if (!present.has(pack)) gone = true;
-    const next = gone ? new Map<string, NodeSlot>() : (slots as Map<string, NodeSlot>);
-    const seen = new Map<string, Map<string, NodeSlot>>();
-    for (const pack of packs) {
-      let own = byPack.get(pack);
-      const added = own === undefined;
-      if (own === undefined) {
-        own = new Map();
-        if (!readPackIndex(pack, own)) continue;
-      }
-      seen.set(pack, own);
-      if (gone || added) for (const [id, slot] of own) next.set(id, slot);
-    }
-    byPack = seen;
-    slots = next;
-    return next;
-  };
+  const index = createMergedNodeIndex(dir, {
+    list: () => packNames(dir).packs,
+    readHeader: readPackIndex,
+  });
   const held = new Map<string, Buffer>();
   let heldBytes = 0;
   const writeHeld = (): void => {
     fresh = false;
     if (held.size === 0) return;
     const own = new Map<string, NodeSlot>();
-    const file = writePack(dir, held, own);
-    const into = slots ?? load();
-    for (const [id, slot] of own) into.set(id, slot);
-    byPack.set(file, own);
+    index.added(writePack(dir, held, own), own);
     held.clear();
     heldBytes = 0;
   };
   let fresh = false;
-  const slotOf = (id: string): NodeSlot | undefined => (slots ?? load()).get(id) ?? load().get(id);
+  const slotOf = (id: string): NodeSlot | undefined => {
+    const slot = index.find(id);
+    if (slot !== undefined) return slot;
+    index.reload();
+    return index.find(id);
+  };
+  const again = (id: string): NodeSlot | undefined => {
+    index.reload();
+    return index.find(id);
+  };
   const store: NodeStore = {
     dir,
     read(id) {
@@ -480,7 +457,7 @@ export function createNodeStore(dir: string): NodeStore {
       } catch (error) {
         // a gc in another process may have replaced the pack: look again once
         if (errnoCode(error) !== "ENOENT") throw error;
-        slot = load().get(id);
+        slot = again(id);
         if (slot !== undefined) text = readSlot(id, slot);
       }
       if (text === undefined) throw missingNode(dir, id);
@@ -503,9 +480,9 @@ export function createNodeStore(dir: string): NodeStore {
         } catch (error) {
           // a gc in another process may have replaced the pack: look again once
           if (errnoCode(error) !== "ENOENT") throw error;
-          const again = load().get(id);
-          if (again === undefined) throw missingNode(dir, id);
-          out.push(viewOf(id, again, blocks));
+          const slot2 = again(id);
+          if (slot2 === undefined) throw missingNode(dir, id);
+          out.push(viewOf(id, slot2, blocks));
         }
       }
       return out;
@@ -515,27 +492,29 @@ export function createNodeStore(dir: string): NodeStore {
       // The packs as they are now, once per batch: a gc in another process may have dropped a
       // node this process still lists, which a new tree must not name without storing it.
       if (!fresh) {
-        load();
+        index.reload();
         fresh = true;
       }
-      if (held.has(id) || (slots as Map<string, NodeSlot>).has(id)) return;
+      if (held.has(id) || index.find(id) !== undefined) return;
       held.set(id, text);
       heldBytes += text.length;
       // A first snapshot at 100k files makes ~20 MB of nodes: written in parts, not held whole.
       if (heldBytes >= HELD_MAX_BYTES) writeHeld();
     },
-    flush: writeHeld,
+    flush() {
+      writeHeld();
+      index.persist();
+    },
     listAll() {
       const { temps } = packNames(dir);
-      return { ids: [...load().keys()], temps };
+      index.reload();
+      return { ids: [...index.all().keys()], temps };
     },
     keepOnly(live) {
-      const done = repackNodes(dir, load(), live);
-      // Read again from the packs on the next use (the new pack's header only).
-      if (done.slots !== null) {
-        slots = undefined;
-        byPack = new Map();
-      }
+      index.reload();
+      const done = repackNodes(dir, index.all(), live);
+      // Listed again on the next use: the new pack (the index file names packs now gone).
+      if (done.slots !== null) index.reset();
       return done.dead;
     },
   };
