@@ -71,7 +71,7 @@ function filesOf(dir: string): string[] {
 function prepare(size: "10k" | "100k", work: string): string[] {
   if (existsSync(join(work, ".timewarp", "stat-cache.bin"))) return filesOf(work);
   let t0 = performance.now();
-  execFileSync("cp", ["-a", pristineTree(size), work]);
+  if (!existsSync(work)) execFileSync("cp", ["-a", pristineTree(size), work]);
   const files = filesOf(work);
   console.error(`${size}: copied ${files.length} files in ${(performance.now() - t0) / 1000} s`);
   t0 = performance.now();
