@@ -109,5 +109,11 @@ describe("the merged index of the node packs", () => {
     expect(readNodeIndex(dir, new Set(readdirSync(dir).map((n) => join(dir, n))))?.nodes).toBe(
       PACKS * PER_PACK + 1,
     );
+    // gc: one new pack, and the index (naming packs now gone) removed
+    const live = new Set([gitBlobId(nodeText(1)), gitBlobId(more)]);
+    expect(store.keepOnly(live)).toBe(PACKS * PER_PACK - 1);
+    expect(existsSync(join(dir, NODE_INDEX_FILE))).toBe(false);
+    forgetNodeTexts();
+    expect(store.read(gitBlobId(more)).equals(more)).toBe(true);
   }, 60_000);
 });

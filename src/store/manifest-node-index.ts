@@ -181,7 +181,10 @@ export interface MergedNodeIndex {
   added(pack: string, slots: ReadonlyMap<string, NodeSlot>): void;
   /** Every node's slot (gc). */
   all(): Map<string, NodeSlot>;
-  /** Forget everything: the next use lists the packs again (after gc replaced them). */
+  /**
+   * Forget everything and remove the index file, which names packs now gone: the next use lists
+   * the packs again (after gc replaced them; the next flush writes a new index).
+   */
   reset(): void;
   /** Write the index file anew when enough packs or nodes are outside it (after a flush). */
   persist(): void;
@@ -247,6 +250,11 @@ export function createMergedNodeIndex(
       index = null;
       byPack = new Map();
       extra = new Map();
+      try {
+        unlinkSync(join(dir, NODE_INDEX_FILE));
+      } catch {
+        // none
+      }
     },
     persist() {
       if (byPack.size < INDEX_AFTER_PACKS && extra.size < INDEX_AFTER_NODES) return;
