@@ -1,5 +1,6 @@
 /**
- * `npx tsx bench/snapshot-tree.ts [--size 10k|100k|both] [--reps N] [--keep]` — issue 22 item 1's
+ * `npx tsx bench/snapshot-tree.ts [--size 10k|100k|both] [--reps N] [--keep] [--work DIR]
+ * [--only noop|edit20] [--profile]` — issue 22 item 1's
  * targets on the bench:scale real trees (`scale-trees.ts`), in process: a snapshot after 20
  * changed files and one with no change, both by the delta path (the change list given, as the
  * watch daemon would report it), with wall and CPU time (the machine is shared: CPU time is the
@@ -10,6 +11,7 @@ import { execFileSync } from "node:child_process";
 import {
   appendFileSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   rmSync,
@@ -33,6 +35,8 @@ const arg = (name: string) => {
 const SIZE = arg("--size") ?? "10k";
 const REPS = Number(arg("--reps") ?? 7);
 const EXCLUDES = [...DEFAULT_EXCLUDES];
+const ONLY = arg("--only");
+const KINDS = (["noop", "edit20"] as const).filter((k) => ONLY === undefined || k === ONLY);
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -63,21 +67,34 @@ function filesOf(dir: string): string[] {
   return out.sort();
 }
 
+/** A copy of the tree with its first snapshot in `work` (kept from an earlier `--work` run). */
+function prepare(size: "10k" | "100k", work: string): string[] {
+  if (existsSync(join(work, ".timewarp", "stat-cache.bin"))) return filesOf(work);
+  let t0 = performance.now();
+  if (!existsSync(work)) execFileSync("cp", ["-a", pristineTree(size), work]);
+  const files = filesOf(work);
+  console.error(`${size}: copied ${files.length} files in ${(performance.now() - t0) / 1000} s`);
+  t0 = performance.now();
+  createSnapshot(work, { excludes: EXCLUDES });
+  console.error(
+    `${size}: first snapshot ${Math.round(performance.now() - t0)} ms (load ${load()})`,
+  );
+  // one delta snapshot so the cache records its manifest file, then the measured ones
+  createSnapshot(work, { excludes: EXCLUDES, changed: [] });
+  return files;
+}
+
 function measure(size: "10k" | "100k"): void {
-  const scratch = mkdtempSync(join(process.env.SCALE_BENCH_DIR ?? tmpdir(), "tw-bench-tree-"));
-  const work = join(scratch, "w");
+  const reuse = arg("--work");
+  if (reuse !== undefined) mkdirSync(reuse, { recursive: true });
+  const scratch =
+    reuse ?? mkdtempSync(join(process.env.SCALE_BENCH_DIR ?? tmpdir(), "tw-bench-tree-"));
+  const work = join(scratch, reuse === undefined ? "w" : size);
   try {
-    let t0 = performance.now();
-    execFileSync("cp", ["-a", pristineTree(size), work]);
-    const files = filesOf(work);
-    console.error(`${size}: copied ${files.length} files in ${(performance.now() - t0) / 1000} s`);
-    t0 = performance.now();
-    createSnapshot(work, { excludes: EXCLUDES });
-    console.error(
-      `${size}: first snapshot ${Math.round(performance.now() - t0)} ms (load ${load()})`,
-    );
-    // one delta snapshot so the cache records its manifest file, then the measured ones
-    createSnapshot(work, { excludes: EXCLUDES, changed: [] });
+    const files = prepare(size, work);
+    // The copy's gigabyte of dirty pages would otherwise be written back under the records'
+    // fsyncs: the measured snapshots start from a clean page cache, as a daemon's would.
+    execFileSync("sync");
     const paths = workspacePaths(work);
     const rnd = createPrng(7);
     const rows: Record<string, { wall: number[]; cpu: number[]; how: string[]; bytes: number[] }> =
@@ -90,7 +107,7 @@ function measure(size: "10k" | "100k"): void {
     profile?.post("Profiler.enable");
     profile?.post("Profiler.start");
     for (let r = 0; r < REPS; r++) {
-      for (const kind of ["noop", "edit20"] as const) {
+      for (const kind of KINDS) {
         const changed: string[] = [];
         if (kind === "edit20") {
           while (changed.length < 20) {
@@ -121,6 +138,7 @@ function measure(size: "10k" | "100k"): void {
     });
     const cache = statSync(paths.statCache).size;
     for (const [kind, row] of Object.entries(rows)) {
+      if (row.wall.length === 0) continue;
       console.log(
         `${size} ${kind.padEnd(6)} wall ${median(row.wall).toFixed(1)} ms  cpu ${median(row.cpu).toFixed(1)} ms  ` +
           `record+nodes ${(median(row.bytes) / 1024).toFixed(1)} KiB  scan ${[...new Set(row.how)].join(",")}  ` +
@@ -129,7 +147,8 @@ function measure(size: "10k" | "100k"): void {
     }
     writeFileSync(join(scratch, "done"), "");
   } finally {
-    if (!args.includes("--keep")) rmSync(scratch, { recursive: true, force: true });
+    if (!args.includes("--keep") && reuse === undefined)
+      rmSync(scratch, { recursive: true, force: true });
   }
 }
 

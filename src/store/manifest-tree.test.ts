@@ -5,7 +5,12 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { gitBlobId, isTimewarpError } from "../core/index.ts";
 import { entryLine, type ManifestEntry, manifestBytes, sortEntries } from "./manifest.ts";
-import { createNodeStore, forgetNodeTexts, nodeCacheBytes } from "./manifest-nodes.ts";
+import {
+  createNodeStore,
+  forgetNodeTexts,
+  nodeBlockReads,
+  nodeCacheBytes,
+} from "./manifest-nodes.ts";
 import { assembleText, buildTree, type LineEdit, parseRefs, spliceTree } from "./manifest-tree.ts";
 
 const dirs: string[] = [];
@@ -167,5 +172,54 @@ describe("manifest trees", () => {
     expect(readdirSync(dir).filter((n) => n.endsWith(".twn")).length).toBeGreaterThanOrEqual(2);
     forgetNodeTexts();
     expect(assembleText(tree.root, createNodeStore(dir), "test").equals(text)).toBe(true);
+  });
+
+  it("reading one node decompresses only the block it lies in", () => {
+    const dir = nodeDir();
+    const m = new Map<string, ManifestEntry>();
+    for (let i = 0; i < 20_000; i++) m.set(`d${i % 20}/f-${i}.ts`, file(`d${i % 20}/f-${i}.ts`, i));
+    const text = textOf(m);
+    const tree = buildTree(text, createNodeStore(dir));
+    const group = parseRefs(tree.root, "test")[3];
+    const nodes = createNodeStore(dir);
+    forgetNodeTexts();
+    const before = nodeBlockReads();
+    const leaves = parseRefs(nodes.read(group?.id as string), "test");
+    const leaf = nodes.read((leaves[1] as (typeof leaves)[0]).id);
+    const after = nodeBlockReads();
+    expect(leaf.length).toBeGreaterThan(0);
+    // the group's block and the leaf's (one when they share it), each a small part of the text
+    expect(after.blocks - before.blocks).toBeGreaterThanOrEqual(1);
+    expect(after.blocks - before.blocks).toBeLessThanOrEqual(2);
+    // a block is ~16 KiB, ending after the node that crosses that (nodes here are < 8 KiB)
+    expect((after.bytes - before.bytes) / (after.blocks - before.blocks)).toBeLessThan(24 * 1024);
+    expect(text.length).toBeGreaterThan(50 * (after.bytes - before.bytes));
+  });
+
+  it("finds the nodes of packs written by other processes, and forgets the packs a gc removed", () => {
+    const dir = nodeDir();
+    const mine = createNodeStore(dir);
+    const a = Buffer.from('{"path":"a","type":"dir","mode":493,"size":0,"mtime_ms":1}');
+    mine.write(gitBlobId(a), a);
+    mine.flush();
+    forgetNodeTexts();
+    expect(mine.read(gitBlobId(a)).equals(a)).toBe(true); // the merged index is loaded now
+    // another process adds a pack: copied in under the name its bytes give, as a writer does
+    const other = nodeDir();
+    const b = Buffer.from('{"path":"b","type":"dir","mode":493,"size":0,"mtime_ms":2}');
+    const theirs = createNodeStore(other);
+    theirs.write(gitBlobId(b), b);
+    theirs.flush();
+    const [name] = readdirSync(other).filter((n) => n.endsWith(".twn"));
+    writeFileSync(join(dir, name as string), readFileSync(join(other, name as string)));
+    forgetNodeTexts();
+    expect(mine.read(gitBlobId(b)).equals(b)).toBe(true);
+    expect(mine.read(gitBlobId(a)).equals(a)).toBe(true);
+    // a gc elsewhere keeps only b: a is gone for this process too, b still reads
+    for (const n of readdirSync(dir)) if (n !== name) rmSync(join(dir, n));
+    forgetNodeTexts();
+    expect(mine.listAll().ids).toEqual([gitBlobId(b)]);
+    expect(mine.read(gitBlobId(b)).equals(b)).toBe(true);
+    expect(() => mine.read(gitBlobId(a))).toThrow(/missing/);
   });
 });

@@ -8,8 +8,8 @@ import { byCodeUnits, HEADER_BYTES, HEADER_CRC_AT, hex8 } from "./stat-cache-for
  * changed since the base was written (a file's new stat data, or null: gone), the whole rest of
  * the latest scan's state (scan start, watch token, skipped, hard links, the manifest file, the
  * racy keys, the counts) and the id of the base it applies to. An update rewrites only this
- * small file; when it passes a tenth of the base (`shouldFold`), the two are folded into a new
- * base. It ends with the CRC-32 of its text. An overlay naming another base (a fold killed
+ * small file; when it passes a tenth of the base or 2,048 entries (`shouldFold`), the two are
+ * folded into a new base. It ends with the CRC-32 of its text. An overlay naming another base (a fold killed
  * between writing the base and removing the overlay) is ignored: the base holds it already.
  */
 export interface Overlay {
@@ -110,9 +110,20 @@ export function decodeOverlay(buf: Buffer): Overlay | string {
   };
 }
 
-/** Fold when the overlay holds more entries than a tenth of the base (and a few hundred). */
+/**
+ * At most this many entries, whatever the base's size: every delta snapshot decodes and
+ * rewrites the whole overlay and scans it once per revisited path, so a tenth of a 100k-file
+ * base (~13,000 entries, 1.7 MiB) cost ~15 ms each way plus a scan of all of it per path; a
+ * fold (the base written whole) every ~50–100 snapshots costs less (issue 22, item 1).
+ */
+const OVERLAY_MAX_ENTRIES = 2048;
+
+/**
+ * Fold when the overlay holds more entries than a tenth of the base (and a few hundred), or
+ * than `OVERLAY_MAX_ENTRIES`.
+ */
 export function shouldFold(o: Overlay, baseEntries: number): boolean {
-  return o.files.size + o.others.size > 256 + baseEntries / 10;
+  return o.files.size + o.others.size > Math.min(256 + baseEntries / 10, OVERLAY_MAX_ENTRIES);
 }
 
 /** The base's cache with the overlay applied (the base's object is changed and returned). */

@@ -1,0 +1,119 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../../test/helpers/cli.ts";
+import { gitBlobId } from "../core/index.ts";
+import { NODE_INDEX_FILE, readNodeIndex } from "./manifest-node-index.ts";
+import { createNodeStore, forgetNodeTexts } from "./manifest-nodes.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function nodeDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "tw-node-index-"));
+  dirs.push(d);
+  return join(d, "manifests");
+}
+
+/** The index is written anew once 16 packs lie outside it. */
+const PACKS = 16;
+const PER_PACK = 30;
+const nodeText = (i: number) =>
+  Buffer.from(`{"path":"d${i % 7}/n-${i}.ts","type":"file","mode":420,"size":${i}}`);
+
+/** Write PACKS packs of PER_PACK nodes each, one flush per pack, as that many snapshots do. */
+const WRITER = `
+import { createNodeStore } from ${JSON.stringify(join(REPO_ROOT, "src/store/manifest-nodes.ts"))};
+import { gitBlobId } from ${JSON.stringify(join(REPO_ROOT, "src/core/index.ts"))};
+const [dir, packs, perPack] = process.argv.slice(2).map((a, i) => (i === 0 ? a : Number(a)));
+const nodes = createNodeStore(dir);
+for (let p = 0; p < packs; p++) {
+  for (let k = 0; k < perPack; k++) {
+    const i = p * perPack + k;
+    const text = Buffer.from(\`{"path":"d\${i % 7}/n-\${i}.ts","type":"file","mode":420,"size":\${i}}\`);
+    nodes.write(gitBlobId(text), text);
+  }
+  nodes.flush();
+}
+console.log("done");
+`;
+
+function runWriter(dir: string, packs: number, crashAt?: string) {
+  const script = join(dir, "..", "writer.ts");
+  writeFileSync(script, WRITER);
+  return spawnSync(
+    process.execPath,
+    ["--import", "tsx", script, dir, String(packs), String(PER_PACK)],
+    {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+      env: { ...process.env, TIMEWARP_CRASH_AT: crashAt ?? "" },
+    },
+  );
+}
+
+/** Every pack's header made unreadable (its magic): only the index can still find its nodes. */
+function spoilPackHeaders(dir: string): void {
+  for (const name of readdirSync(dir).filter((n) => n.endsWith(".twn"))) {
+    const bytes = readFileSync(join(dir, name));
+    bytes.write("XXXX", 0, "latin1");
+    rmSync(join(dir, name));
+    writeFileSync(join(dir, name), bytes);
+  }
+}
+
+describe("the merged index of the node packs", () => {
+  it("finds the nodes of every pack it covers by itself, each checked against its id", () => {
+    const dir = nodeDir();
+    const run = runWriter(dir, PACKS);
+    expect(run.stdout.trim(), run.stderr).toBe("done");
+    const packs = readdirSync(dir).filter((n) => n.endsWith(".twn"));
+    expect(packs.length).toBe(PACKS);
+    const index = readNodeIndex(dir, new Set(packs.map((n) => join(dir, n))));
+    expect(index?.nodes).toBe(PACKS * PER_PACK);
+    spoilPackHeaders(dir);
+    // A store this process has not opened yet (another spelling of the same folder): it
+    // lists the packs, reads the index and no header.
+    const fresh = createNodeStore(join(dir, "..", "manifests", "."));
+    forgetNodeTexts();
+    for (let i = 0; i < PACKS * PER_PACK; i++) {
+      const text = nodeText(i);
+      expect(fresh.read(gitBlobId(text)).equals(text)).toBe(true);
+    }
+    // a pack it covers gone (a gc elsewhere): the index is not used, the rest is read by header
+    rmSync(join(dir, packs[0] as string));
+    expect(readNodeIndex(dir, new Set(readdirSync(dir).map((n) => join(dir, n))))).toBeNull();
+  }, 60_000);
+
+  it("a writer killed while writing it leaves the packs whole and every node readable", () => {
+    const dir = nodeDir();
+    const run = runWriter(dir, PACKS + 2, "nodes:index-written:1");
+    expect(run.signal, run.stderr).toBe("SIGKILL");
+    expect(existsSync(join(dir, NODE_INDEX_FILE))).toBe(false);
+    const store = createNodeStore(join(dir, "..", "manifests", "."));
+    // the temp file is a dead writer's, for gc to remove
+    expect(store.listAll().temps.length).toBe(1);
+    expect(store.listAll().ids.length).toBe(PACKS * PER_PACK); // killed at the 16th pack's flush
+    forgetNodeTexts();
+    for (let i = 0; i < PACKS * PER_PACK; i++) {
+      const text = nodeText(i);
+      expect(store.read(gitBlobId(text)).equals(text)).toBe(true);
+    }
+    // the next flush with enough packs outside an index writes it
+    const more = nodeText(100_000);
+    store.write(gitBlobId(more), more);
+    store.flush();
+    expect(readNodeIndex(dir, new Set(readdirSync(dir).map((n) => join(dir, n))))?.nodes).toBe(
+      PACKS * PER_PACK + 1,
+    );
+    // gc: one new pack, and the index (naming packs now gone) removed
+    const live = new Set([gitBlobId(nodeText(1)), gitBlobId(more)]);
+    expect(store.keepOnly(live)).toBe(PACKS * PER_PACK - 1);
+    expect(existsSync(join(dir, NODE_INDEX_FILE))).toBe(false);
+    forgetNodeTexts();
+    expect(store.read(gitBlobId(more)).equals(more)).toBe(true);
+  }, 60_000);
+});

@@ -1,0 +1,270 @@
+import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { basename, join } from "node:path";
+import { crc32 } from "node:zlib";
+import { faultPoint, fromSystemError, tempPathFor } from "../core/index.ts";
+
+/**
+ * The merged index of the manifest node packs (`.timewarp/manifests/index.twi`), git's
+ * multi-pack index for `manifest-nodes.ts`: without it a process that opens the store reads
+ * every pack's header and builds a map of every node (~4,300 at 100k files, plus one pack per
+ * snapshot since the last gc), which a one-shot command pays before its first read. The index
+ * is one file read whole and searched in place (a binary search over sorted ids, nothing
+ * decoded up front); packs it does not cover are read by header as before.
+ *
+ * Layout: magic "TWI1", pack count, node count (u32 LE each); per pack the 20 bytes of its name
+ * (`pack-<40 hex>.twn`); per node, sorted by id: id (20 bytes), pack number, block offset, block
+ * length, start and length in the block (u32 LE each); the CRC-32 of everything before it.
+ *
+ * It is a cache: written whole under a temp name and renamed in (never synced: a power cut
+ * leaves an old or damaged one, which is ignored), and used only when its sum holds and every
+ * pack it names is still there (a gc that replaced a pack makes it stale until the next one is
+ * written). A node read through it is still checked against its id.
+ */
+export const NODE_INDEX_FILE = "index.twi";
+const MAGIC = "TWI1";
+const HEAD_BYTES = 12;
+const ENTRY_BYTES = 20 + 5 * 4;
+
+/** Where a node lies: its pack file, its block there (compressed), and its bytes in the block. */
+export interface NodeSlot {
+  pack: string;
+  blockAt: number;
+  blockLength: number;
+  start: number;
+  length: number;
+}
+
+/** An index read from disk: the packs it covers, and a lookup by node id. */
+export interface NodeIndex {
+  packs: readonly string[];
+  nodes: number;
+  find(id: string): NodeSlot | undefined;
+  /** Every node it lists (for gc and `listAll`). */
+  entries(): Iterable<[string, NodeSlot]>;
+}
+
+/**
+ * The index in `dir`, when it reads, its sum holds and each pack it names is in `present`
+ * (full paths); null otherwise.
+ */
+export function readNodeIndex(dir: string, present: ReadonlySet<string>): NodeIndex | null {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(join(dir, NODE_INDEX_FILE));
+  } catch {
+    return null;
+  }
+  if (buf.length < HEAD_BYTES + 4 || buf.toString("latin1", 0, 4) !== MAGIC) return null;
+  const packCount = buf.readUInt32LE(4);
+  const count = buf.readUInt32LE(8);
+  const entriesAt = HEAD_BYTES + packCount * 20;
+  const end = entriesAt + count * ENTRY_BYTES;
+  if (buf.length !== end + 4 || crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) return null;
+  const packs: string[] = [];
+  for (let p = 0; p < packCount; p++) {
+    const at = HEAD_BYTES + p * 20;
+    const pack = join(dir, `pack-${buf.toString("hex", at, at + 20)}.twn`);
+    if (!present.has(pack)) return null;
+    packs.push(pack);
+  }
+  const slotAt = (i: number): NodeSlot | undefined => {
+    const at = entriesAt + i * ENTRY_BYTES + 20;
+    const pack = packs[buf.readUInt32LE(at)];
+    if (pack === undefined) return undefined;
+    return {
+      pack,
+      blockAt: buf.readUInt32LE(at + 4),
+      blockLength: buf.readUInt32LE(at + 8),
+      start: buf.readUInt32LE(at + 12),
+      length: buf.readUInt32LE(at + 16),
+    };
+  };
+  return {
+    packs,
+    nodes: count,
+    find(id) {
+      const key = Buffer.from(id, "hex");
+      if (key.length !== 20) return undefined;
+      let lo = 0;
+      let hi = count;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        const at = entriesAt + mid * ENTRY_BYTES;
+        const c = buf.compare(key, 0, 20, at, at + 20);
+        if (c === 0) return slotAt(mid);
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      return undefined;
+    },
+    *entries() {
+      for (let i = 0; i < count; i++) {
+        const at = entriesAt + i * ENTRY_BYTES;
+        const slot = slotAt(i);
+        if (slot !== undefined) yield [buf.toString("hex", at, at + 20), slot];
+      }
+    },
+  };
+}
+
+/** The bytes of an index of `slots` (id → slot; each slot's pack named `pack-<hex>.twn`). */
+function encodeNodeIndex(slots: ReadonlyMap<string, NodeSlot>): Buffer {
+  const packNo = new Map<string, number>();
+  for (const slot of slots.values()) {
+    if (!packNo.has(slot.pack)) packNo.set(slot.pack, packNo.size);
+  }
+  const ids = [...slots.keys()].sort();
+  const entriesAt = HEAD_BYTES + packNo.size * 20;
+  const out = Buffer.alloc(entriesAt + ids.length * ENTRY_BYTES + 4);
+  out.write(MAGIC, 0, "latin1");
+  out.writeUInt32LE(packNo.size, 4);
+  out.writeUInt32LE(ids.length, 8);
+  for (const [pack, n] of packNo)
+    out.write(basename(pack).slice(5, 45), HEAD_BYTES + n * 20, "hex");
+  for (const [i, id] of ids.entries()) {
+    const slot = slots.get(id) as NodeSlot;
+    const at = entriesAt + i * ENTRY_BYTES;
+    out.write(id, at, "hex");
+    out.writeUInt32LE(packNo.get(slot.pack) as number, at + 20);
+    out.writeUInt32LE(slot.blockAt, at + 24);
+    out.writeUInt32LE(slot.blockLength, at + 28);
+    out.writeUInt32LE(slot.start, at + 32);
+    out.writeUInt32LE(slot.length, at + 36);
+  }
+  const end = out.length - 4;
+  out.writeUInt32LE(crc32(out.subarray(0, end)), end);
+  return out;
+}
+
+/**
+ * Write the index of `slots` into `dir`: a temp file, then renamed over the old one (fault
+ * point `nodes:index-written` between the two, for the kill -9 test).
+ */
+export function writeNodeIndex(dir: string, slots: ReadonlyMap<string, NodeSlot>): void {
+  const file = join(dir, NODE_INDEX_FILE);
+  const data = encodeNodeIndex(slots);
+  const temp = tempPathFor(file);
+  let fd: number | undefined;
+  try {
+    fd = openSync(temp, "wx", 0o644);
+    for (let off = 0; off < data.length; ) off += writeSync(fd, data, off);
+    closeSync(fd);
+    fd = undefined;
+    faultPoint("nodes:index-written");
+    renameSync(temp, file);
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    try {
+      unlinkSync(temp);
+    } catch {
+      // never created
+    }
+    throw fromSystemError(error, `writing the manifest node index ${file}`);
+  }
+}
+
+/** Packs not covered by the index file before it is written anew (each is one header read). */
+const INDEX_AFTER_PACKS = 16;
+/** Nodes not covered by it before it is written anew (a first snapshot of a large tree). */
+const INDEX_AFTER_NODES = 2048;
+
+/**
+ * A process's view of where every node lies: the index file, plus the packs it does not cover
+ * read by header. `reload` lists the packs again and reads only the headers of new ones; a pack
+ * gone (a gc elsewhere) starts over.
+ */
+export interface MergedNodeIndex {
+  /** Node `id`'s slot (the packs are listed on first use); undefined when none holds it. */
+  find(id: string): NodeSlot | undefined;
+  reload(): void;
+  /** A pack this process wrote, with its slots. */
+  added(pack: string, slots: ReadonlyMap<string, NodeSlot>): void;
+  /** Every node's slot (gc). */
+  all(): Map<string, NodeSlot>;
+  /**
+   * Forget everything and remove the index file, which names packs now gone: the next use lists
+   * the packs again (after gc replaced them; the next flush writes a new index).
+   */
+  reset(): void;
+  /** Write the index file anew when enough packs or nodes are outside it (after a flush). */
+  persist(): void;
+}
+
+export function createMergedNodeIndex(
+  dir: string,
+  packs: { list(): string[]; readHeader(pack: string, into: Map<string, NodeSlot>): boolean },
+): MergedNodeIndex {
+  let index: NodeIndex | null = null;
+  let loaded = false;
+  // The packs outside the index, by file, and their slots merged.
+  let byPack = new Map<string, Map<string, NodeSlot>>();
+  let extra = new Map<string, NodeSlot>();
+  const reload = (): void => {
+    const list = packs.list();
+    const present = new Set(list);
+    if (!loaded || index?.packs.some((p) => !present.has(p))) {
+      index = readNodeIndex(dir, present);
+      byPack = new Map();
+      extra = new Map();
+      loaded = true;
+    }
+    const covered = new Set(index?.packs ?? []);
+    let gone = false;
+    for (const pack of byPack.keys()) if (!present.has(pack)) gone = true;
+    const next = gone ? new Map<string, NodeSlot>() : extra;
+    const seen = new Map<string, Map<string, NodeSlot>>();
+    for (const pack of list) {
+      if (covered.has(pack)) continue;
+      let own = byPack.get(pack);
+      const isNew = own === undefined;
+      if (own === undefined) {
+        own = new Map();
+        if (!packs.readHeader(pack, own)) continue;
+      }
+      seen.set(pack, own);
+      if (gone || isNew) for (const [id, slot] of own) next.set(id, slot);
+    }
+    byPack = seen;
+    extra = next;
+  };
+  const all = (): Map<string, NodeSlot> => {
+    if (!loaded) reload();
+    const out = new Map<string, NodeSlot>(index?.entries() ?? []);
+    for (const [id, slot] of extra) out.set(id, slot);
+    return out;
+  };
+  return {
+    find(id) {
+      if (!loaded) reload();
+      return extra.get(id) ?? index?.find(id);
+    },
+    reload,
+    added(pack, slots) {
+      if (!loaded) reload();
+      byPack.set(pack, new Map(slots));
+      for (const [id, slot] of slots) extra.set(id, slot);
+    },
+    all,
+    reset() {
+      loaded = false;
+      index = null;
+      byPack = new Map();
+      extra = new Map();
+      try {
+        unlinkSync(join(dir, NODE_INDEX_FILE));
+      } catch {
+        // none
+      }
+    },
+    persist() {
+      if (byPack.size < INDEX_AFTER_PACKS && extra.size < INDEX_AFTER_NODES) return;
+      try {
+        writeNodeIndex(dir, all());
+      } catch {
+        // a cache: without it the next process reads the packs' headers
+        return;
+      }
+      loaded = false;
+    },
+  };
+}
