@@ -45,7 +45,7 @@ function sweep(nodes: NodeStore, roots: readonly Buffer[]): number {
       nodes,
       "test",
       (id) => !live.has(id),
-      (kind, ref) => live.set(ref.id, { key: `${kind} ${ref.first}`, rank }),
+      (kind, ref) => live.set(ref.id, { kind, first: ref.first, rank }),
     );
   }
   return nodes.keepOnly(planNodeLayout(live));

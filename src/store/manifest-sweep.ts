@@ -37,7 +37,7 @@ export function sweepManifestNodes(root: string): number {
         nodes,
         r.file,
         (id) => !live.has(id),
-        (kind, ref) => live.set(ref.id, { key: `${kind} ${ref.first}`, rank }),
+        (kind, ref) => live.set(ref.id, { kind, first: ref.first, rank }),
       );
       rank++;
     } catch (error) {

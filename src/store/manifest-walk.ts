@@ -94,9 +94,11 @@ export function readStoredManifest(
   return decodeStoredManifest(bytes, file, hash);
 }
 
-/** A live node as gc's sweep met it: its kind and first path (`key`), and its newest root. */
+/** A live node as gc's sweep met it: its kind, its first line's path, its newest root. */
 export interface LiveNode {
-  key: string;
+  kind: NodeKind;
+  /** The first line's path key (`NodeRef.first`). */
+  first: string;
   /** The index of the newest root reaching it (0: the newest tree). */
   rank: number;
 }
@@ -105,33 +107,33 @@ export interface LiveNode {
 export const MAX_NODE_DEPTH = 10;
 
 /**
- * gc's layout of the live nodes, given in the order the walk met them (roots newest first):
- * the newest tree's nodes whole, in tree order, so a whole read of the newest manifest reads
- * them as it read a snapshot's own pack; then the older versions of each leaf or group (same
- * kind and first path), newest first, each a delta against the version after it in time (which
- * differs by a line or two), chains at most `MAX_NODE_DEPTH` deep. Pure.
+ * gc's layout of the live nodes, given in the order the walk met them (roots newest first, so
+ * a node's versions come newest first): in tree order (by first path, a group before its first
+ * leaf), each position's newest version whole, then its older versions (same kind and first
+ * path), each a delta against the version after it in time, which differs by a line or two;
+ * chains at most `MAX_NODE_DEPTH` deep. A position's versions lie side by side, so reading any
+ * snapshot's tree goes through the blocks in order, and a chain stays in a block or two; a whole
+ * read of the newest tree decompresses the older versions beside its nodes too (on the 100k
+ * store test ~12% more bytes). Pure.
  */
 export function planNodeLayout(live: ReadonlyMap<string, LiveNode>): NodeLayout[] {
-  const whole: NodeLayout[] = [];
-  const byKey = new Map<string, string[]>();
+  const byKey = new Map<string, { first: string; kind: NodeKind; ids: string[] }>();
   for (const [id, node] of live) {
-    if (node.rank === 0) whole.push({ id, base: null });
-    const versions = byKey.get(node.key);
-    if (versions === undefined) byKey.set(node.key, [id]);
-    else versions.push(id);
+    const key = `${node.kind} ${node.first}`;
+    const versions = byKey.get(key);
+    if (versions === undefined) byKey.set(key, { first: node.first, kind: node.kind, ids: [id] });
+    else versions.ids.push(id);
   }
-  const older: NodeLayout[] = [];
-  for (const versions of byKey.values()) {
+  const positions = [...byKey.values()].sort((a, b) =>
+    a.first < b.first ? -1 : a.first > b.first ? 1 : a.kind < b.kind ? -1 : 1,
+  );
+  const layout: NodeLayout[] = [];
+  for (const { ids } of positions) {
     let depth = 0;
-    for (let i = 0; i < versions.length; i++) {
-      const id = versions[i] as string;
-      if (i === 0) {
-        if ((live.get(id) as LiveNode).rank !== 0) older.push({ id, base: null });
-        continue;
-      }
-      depth = depth >= MAX_NODE_DEPTH ? 0 : depth + 1;
-      older.push({ id, base: depth === 0 ? null : (versions[i - 1] as string) });
+    for (let i = 0; i < ids.length; i++) {
+      depth = i === 0 || depth >= MAX_NODE_DEPTH ? 0 : depth + 1;
+      layout.push({ id: ids[i] as string, base: depth === 0 ? null : (ids[i - 1] as string) });
     }
   }
-  return [...whole, ...older];
+  return layout;
 }
