@@ -205,6 +205,11 @@ function main(): void {
     const snapRss = process.resourceUsage().maxRSS;
     const before = sizes(tw);
     const gitBefore = treeBytes(join(gw, ".git"));
+    // STORE_BENCH_KEEP=1: a copy of the store before gc, to run gc on again (`--gc DIR`).
+    if (process.env.STORE_BENCH_KEEP === "1") {
+      mkdirSync(join(scratch, "before-gc"));
+      execFileSync("cp", ["-a", join(tw, ".timewarp"), join(scratch, "before-gc", ".timewarp")]);
+    }
     const gc = timed(
       [process.execPath, "--import", "tsx", join(REPO, "bench", "store-size.ts"), "--gc", tw],
       REPO,

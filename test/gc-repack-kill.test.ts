@@ -73,6 +73,8 @@ describe("kill -9 during gc's repack", () => {
     ["while writing the new pack", "gc:packing:40"],
     ["after the new pack is renamed in", "gc:repacked:1"],
     ["between removing old packs", "gc:pack-removed:1"],
+    ["while writing the manifest nodes' pack", "gc:nodes-packing:1"],
+    ["after the manifest nodes' pack is renamed in", "gc:nodes-repacked:1"],
   ])(
     "%s: duplicates at most, never a loss; the next gc finishes",
     (_what, crashAt) => {
@@ -101,6 +103,8 @@ describe("kill -9 during gc's repack", () => {
       expect(readdirSync(join(objects, "pack")).filter((n) => n.endsWith(".twpack"))).toHaveLength(
         1,
       );
+      const manifests = join(workspacePaths(root).data, "manifests");
+      expect(readdirSync(manifests)).toEqual([expect.stringMatching(/^pack-[0-9a-f]{40}\.twn$/)]);
       expect(fsck(root).problems).toEqual([]); // the killed writer's temp file went too
     },
     120_000,

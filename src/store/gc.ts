@@ -14,12 +14,24 @@ import {
   type WorkspacePaths,
   workspacePaths,
 } from "../core/index.ts";
-import { decodeManifest, diffManifestTexts, type Manifest } from "./manifest.ts";
-import { forgetNodeTexts } from "./manifest-nodes.ts";
+import {
+  diffManifestTexts,
+  type Manifest,
+  type ManifestEntry,
+  parseManifestText,
+} from "./manifest.ts";
+import { forgetNodeTexts, type NodeStore, nodeStoreOf } from "./manifest-nodes.ts";
 import { sweepManifestNodes } from "./manifest-sweep.ts";
+import { parseRefs } from "./manifest-tree.ts";
+import {
+  leafEntries,
+  readStoredManifest,
+  recordManifestFile,
+  walkNewNodes,
+} from "./manifest-walk.ts";
 import { createObjectStore, type ObjectStore } from "./object-store.ts";
 import { recordId } from "./snapshot-record.ts";
-import { listSnapshots, listSnapshotsChecked, readManifest } from "./snapshots.ts";
+import { listSnapshots, listSnapshotsChecked } from "./snapshots.ts";
 import {
   checkStatCacheFile,
   loadStatCache,
@@ -30,9 +42,11 @@ import {
 } from "./stat-cache.ts";
 
 /**
- * Every object id referenced by a record under `snapshots/` or `present_backup/` (manifests are
- * read one at a time, so memory stays flat however many snapshots there are). A corrupt record
- * or manifest throws: gc must never run on a partial root set.
+ * Every object id referenced by a record under `snapshots/` or `present_backup/`. Tree
+ * manifests are walked node by node (`manifest-walk.ts`), each distinct node read once and
+ * none kept, so memory holds the ids, not the manifests (issue 22 item 5); a record written
+ * before trees is read whole. A corrupt record or manifest throws: gc must never run on a
+ * partial root set.
  */
 export function collectReferencedOids(
   root: string,
@@ -51,19 +65,40 @@ export function collectReferencedOids(
     ...listSnapshots(root, { kind: "present_backup" }),
   ];
   const report = createProgressTick(options.onProgress, { phase: "mark", total: records.length });
+  const paths = workspacePaths(root);
+  const nodes = nodeStoreOf(paths.data);
+  const seen = new Set<string>();
+  const isNew = (id: string) => !seen.has(id) && seen.add(id) !== undefined;
   for (const record of records) {
-    addManifest(
-      oids,
-      options.known?.get(recordId(record)) ?? readManifest(root, record),
-      options.names,
-    );
+    const known = options.known?.get(recordId(record));
+    if (known !== undefined) addManifest(oids, known, options.names);
+    else {
+      const file = recordManifestFile(paths, record);
+      const stored = readStoredManifest(file, record.manifest.hash);
+      if (stored.root === undefined) {
+        addManifest(oids, parseManifestText(stored.text, file), options.names);
+      } else {
+        walkNewNodes(stored.root, nodes, file, isNew, (kind, ref) => {
+          if (kind === "leaf")
+            addEntries(oids, leafEntries(nodes.read(ref.id), file), options.names);
+        });
+      }
+    }
     report();
   }
   return oids;
 }
 
 function addManifest(oids: Set<string>, manifest: Manifest, names?: Map<string, string>): void {
-  for (const e of manifest.entries) {
+  addEntries(oids, manifest.entries, names);
+}
+
+function addEntries(
+  oids: Set<string>,
+  entries: readonly ManifestEntry[],
+  names?: Map<string, string>,
+): void {
+  for (const e of entries) {
     if (e.type !== "file" || e.oid === undefined) continue;
     oids.add(e.oid);
     if (names !== undefined && !names.has(e.oid)) names.set(e.oid, e.path);
@@ -304,6 +339,7 @@ export function fsck(root: string, options: { onProgress?: OnProgress } = {}): F
   const problems: FsckProblem[] = [];
   forgetNodeTexts(); // every manifest node is read from disk and checked
   const present = checkObjects(store, problems, options.onProgress);
+  const check = createManifestCheck(nodeStoreOf(paths.data), present);
   let records = 0;
   for (const kind of ["snapshot", "present_backup"] as const) {
     const phase = kind === "snapshot" ? "check snapshots" : "check backups";
@@ -333,30 +369,25 @@ export function fsck(root: string, options: { onProgress?: OnProgress } = {}): F
     for (const record of list.records) {
       tickRecord();
       records++;
-      const dir = kind === "snapshot" ? paths.snapshots : paths.backups;
-      const file = join(dir, recordId(record), record.manifest.file);
-      let manifest: Manifest;
-      try {
-        manifest = readManifest(root, record);
-      } catch (error) {
-        problems.push(problemOf("bad_record", recordId(record), file, error));
+      const file = recordManifestFile(paths, record);
+      const found = check(file, record.manifest.hash);
+      if (found.error !== undefined) {
+        problems.push(problemOf("bad_record", recordId(record), file, found.error));
         continue;
       }
-      for (const e of manifest.entries) {
-        if (e.type === "file" && e.oid !== undefined && !present.has(e.oid)) {
-          problems.push({
-            kind: "missing_object",
-            subject: e.oid,
-            path: file,
-            code: ErrorCode.OBJECT_NOT_FOUND,
-            detail: `${recordId(record)}: ${e.path}`,
-          });
-        }
+      for (const e of found.missing) {
+        problems.push({
+          kind: "missing_object",
+          subject: e.oid,
+          path: file,
+          code: ErrorCode.OBJECT_NOT_FOUND,
+          detail: `${recordId(record)}: ${e.path}`,
+        });
       }
     }
   }
   options.onProgress?.({ phase: "check caches" });
-  const caches = checkCaches(paths, problems);
+  const caches = checkCaches(paths, problems, check);
   for (const temp of store.listTemp()) {
     problems.push({
       kind: "temp_file",
@@ -372,6 +403,79 @@ export function fsck(root: string, options: { onProgress?: OnProgress } = {}): F
     records,
     caches,
     problems,
+  };
+}
+
+/** What fsck found in a manifest or one of its nodes: files whose object is absent, or an error. */
+interface ManifestFinding {
+  missing: readonly { oid: string; path: string }[];
+  error?: unknown;
+}
+
+const NOTHING: ManifestFinding = { missing: [] };
+
+/** The files of `entries` whose object is not in `present`. */
+function missingOf(entries: readonly ManifestEntry[], present: ReadonlySet<string>) {
+  const missing: { oid: string; path: string }[] = [];
+  for (const e of entries) {
+    if (e.type === "file" && e.oid !== undefined && !present.has(e.oid)) {
+      missing.push({ oid: e.oid, path: e.path });
+    }
+  }
+  return missing.length > 0 ? { missing } : NOTHING;
+}
+
+/**
+ * fsck's check of stored manifest files: `(file, hash)` reads one (checked against `hash` when
+ * given) and what it names. A tree is walked node by node, each node read from the packs once
+ * (its id checked) and its finding remembered for the next record that reaches it, so memory
+ * holds findings, not manifests (issue 22 item 5).
+ */
+function createManifestCheck(
+  nodes: NodeStore,
+  present: ReadonlySet<string>,
+): (file: string, hash: string | undefined) => ManifestFinding {
+  const found = new Map<string, ManifestFinding>();
+  const remember = (id: string, f: ManifestFinding) => {
+    found.set(id, f);
+    return f;
+  };
+  const leaf = (id: string, file: string): ManifestFinding => {
+    try {
+      return remember(id, missingOf(leafEntries(nodes.read(id), file), present));
+    } catch (error) {
+      return remember(id, { missing: [], error });
+    }
+  };
+  const group = (id: string, file: string): ManifestFinding => {
+    const missing: { oid: string; path: string }[] = [];
+    try {
+      for (const ref of parseRefs(nodes.read(id), file)) {
+        const f = found.get(ref.id) ?? leaf(ref.id, file);
+        if (f.error !== undefined) return remember(id, f);
+        missing.push(...f.missing);
+      }
+    } catch (error) {
+      return remember(id, { missing: [], error });
+    }
+    return remember(id, missing.length > 0 ? { missing } : NOTHING);
+  };
+  return (file, hash) => {
+    const missing: { oid: string; path: string }[] = [];
+    try {
+      const stored = readStoredManifest(file, hash);
+      if (stored.root === undefined) {
+        return missingOf(parseManifestText(stored.text, file).entries, present);
+      }
+      for (const ref of parseRefs(stored.root, file)) {
+        const f = found.get(ref.id) ?? group(ref.id, file);
+        if (f.error !== undefined) return f;
+        missing.push(...f.missing);
+      }
+    } catch (error) {
+      return { missing: [], error };
+    }
+    return { missing };
   };
 }
 
@@ -426,7 +530,11 @@ function problemOf(
  * command's changes are diffed against; same format, kept in `.timewarp/hooks/`), and the last
  * manifest the stat cache names. Returns how many files were checked.
  */
-function checkCaches(paths: WorkspacePaths, problems: FsckProblem[]): number {
+function checkCaches(
+  paths: WorkspacePaths,
+  problems: FsckProblem[],
+  check: (file: string, hash: string | undefined) => ManifestFinding,
+): number {
   let checked = 0;
   const cacheProblem = (file: string, detail: string) =>
     problems.push({
@@ -454,7 +562,7 @@ function checkCaches(paths: WorkspacePaths, problems: FsckProblem[]): number {
   }
   if (existsSync(paths.lastManifest)) {
     checked++;
-    const problem = lastManifestProblem(paths, ref);
+    const problem = lastManifestProblem(paths, ref, check);
     if (problem !== null) cacheProblem(paths.lastManifest, `${paths.lastManifest}: ${problem}`);
   }
   return checked;
@@ -494,7 +602,11 @@ function cacheEntryProblems(root: string, cache: StatCache): string[] {
 }
 
 /** What is wrong with `last-manifest.json.br` (null: nothing). */
-function lastManifestProblem(paths: WorkspacePaths, ref: ManifestRef | undefined): string | null {
+function lastManifestProblem(
+  paths: WorkspacePaths,
+  ref: ManifestRef | undefined,
+  check: (file: string, hash: string | undefined) => ManifestFinding,
+): string | null {
   let bytes: Buffer;
   try {
     bytes = readFileSync(paths.lastManifest);
@@ -506,10 +618,7 @@ function lastManifestProblem(paths: WorkspacePaths, ref: ManifestRef | undefined
     const problem = manifestRefProblem(bytes, ref);
     if (problem !== null) return problem;
   }
-  try {
-    decodeManifest(bytes, { source: paths.lastManifest, ...(named ? { hash: ref.hash } : {}) });
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  }
-  return null;
+  const { error } = check(paths.lastManifest, named ? ref.hash : undefined);
+  if (error === undefined) return null;
+  return error instanceof Error ? error.message : String(error);
 }

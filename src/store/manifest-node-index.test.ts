@@ -110,10 +110,43 @@ describe("the merged index of the node packs", () => {
       PACKS * PER_PACK + 1,
     );
     // gc: one new pack, and the index (naming packs now gone) removed
-    const live = new Set([gitBlobId(nodeText(1)), gitBlobId(more)]);
+    const live = [
+      { id: gitBlobId(nodeText(1)), base: null },
+      { id: gitBlobId(more), base: null },
+    ];
     expect(store.keepOnly(live)).toBe(PACKS * PER_PACK - 1);
     expect(existsSync(join(dir, NODE_INDEX_FILE))).toBe(false);
     forgetNodeTexts();
     expect(store.read(gitBlobId(more)).equals(more)).toBe(true);
   }, 60_000);
+
+  it("keeps a gc pack's delta bases, so a node read through the index is made from its base", () => {
+    const dir = nodeDir();
+    const store = createNodeStore(dir);
+    const lines = Array.from({ length: 40 }, (_, i) => nodeText(i).toString());
+    const newer = Buffer.from(lines.join(",\n"));
+    lines[20] = nodeText(999).toString();
+    const older = Buffer.from(lines.join(",\n"));
+    for (const text of [newer, older]) {
+      store.write(gitBlobId(text), text);
+      store.flush(); // two snapshots: two packs, which gc folds into one
+    }
+    // gc's layout: the older version as a delta against the newer one
+    store.keepOnly([
+      { id: gitBlobId(newer), base: null },
+      { id: gitBlobId(older), base: gitBlobId(newer) },
+    ]);
+    // 2,048 nodes outside the index make the next flush write it, gc's pack included
+    for (let i = 10_000; i < 10_000 + 2048; i++) store.write(gitBlobId(nodeText(i)), nodeText(i));
+    store.flush();
+    const index = readNodeIndex(dir, new Set(readdirSync(dir).map((n) => join(dir, n))));
+    expect(index?.nodes).toBe(2 + 2048);
+    const slot = index?.find(gitBlobId(older));
+    expect(slot?.base).toBe(gitBlobId(newer));
+    expect(slot?.length).toBeLessThan(older.length / 2);
+    expect(index?.find(gitBlobId(newer))?.base).toBeNull();
+    forgetNodeTexts();
+    expect(store.read(gitBlobId(older)).equals(older)).toBe(true);
+    expect(store.readMany([gitBlobId(newer), gitBlobId(older)])[1]?.equals(older)).toBe(true);
+  });
 });

@@ -11,9 +11,11 @@ import { faultPoint, fromSystemError, tempPathFor } from "../core/index.ts";
  * is one file read whole and searched in place (a binary search over sorted ids, nothing
  * decoded up front); packs it does not cover are read by header as before.
  *
- * Layout: magic "TWI1", pack count, node count (u32 LE each); per pack the 20 bytes of its name
+ * Layout: magic "TWI2", pack count, node count (u32 LE each); per pack the 20 bytes of its name
  * (`pack-<40 hex>.twn`); per node, sorted by id: id (20 bytes), pack number, block offset, block
- * length, start and length in the block (u32 LE each); the CRC-32 of everything before it.
+ * length, start and length in the block, and its delta base (the base's number in this sorted
+ * list, or 0xffffffff for a whole text: gc's TWN3 packs) (u32 LE each); the CRC-32 of everything
+ * before it. (TWI1, without bases, was never released: it no longer reads, and is rewritten.)
  *
  * It is a cache: written whole under a temp name and renamed in (never synced: a power cut
  * leaves an old or damaged one, which is ignored), and used only when its sum holds and every
@@ -21,17 +23,22 @@ import { faultPoint, fromSystemError, tempPathFor } from "../core/index.ts";
  * written). A node read through it is still checked against its id.
  */
 export const NODE_INDEX_FILE = "index.twi";
-const MAGIC = "TWI1";
+const MAGIC = "TWI2";
 const HEAD_BYTES = 12;
-const ENTRY_BYTES = 20 + 5 * 4;
+const ENTRY_BYTES = 20 + 6 * 4;
+const NO_BASE = 0xffffffff;
 
-/** Where a node lies: its pack file, its block there (compressed), and its bytes in the block. */
+/**
+ * Where a node lies: its pack file, its block there (compressed), and its bytes in the block:
+ * its text, or (`base` set) a git delta that makes it from the text of node `base`.
+ */
 export interface NodeSlot {
   pack: string;
   blockAt: number;
   blockLength: number;
   start: number;
   length: number;
+  base: string | null;
 }
 
 /** An index read from disk: the packs it covers, and a lookup by node id. */
@@ -70,13 +77,16 @@ export function readNodeIndex(dir: string, present: ReadonlySet<string>): NodeIn
   const slotAt = (i: number): NodeSlot | undefined => {
     const at = entriesAt + i * ENTRY_BYTES + 20;
     const pack = packs[buf.readUInt32LE(at)];
-    if (pack === undefined) return undefined;
+    const base = buf.readUInt32LE(at + 20);
+    if (pack === undefined || (base !== NO_BASE && base >= count)) return undefined;
+    const baseAt = entriesAt + base * ENTRY_BYTES;
     return {
       pack,
       blockAt: buf.readUInt32LE(at + 4),
       blockLength: buf.readUInt32LE(at + 8),
       start: buf.readUInt32LE(at + 12),
       length: buf.readUInt32LE(at + 16),
+      base: base === NO_BASE ? null : buf.toString("hex", baseAt, baseAt + 20),
     };
   };
   return {
@@ -114,6 +124,8 @@ function encodeNodeIndex(slots: ReadonlyMap<string, NodeSlot>): Buffer {
     if (!packNo.has(slot.pack)) packNo.set(slot.pack, packNo.size);
   }
   const ids = [...slots.keys()].sort();
+  const number = new Map<string, number>();
+  for (const [i, id] of ids.entries()) number.set(id, i);
   const entriesAt = HEAD_BYTES + packNo.size * 20;
   const out = Buffer.alloc(entriesAt + ids.length * ENTRY_BYTES + 4);
   out.write(MAGIC, 0, "latin1");
@@ -130,6 +142,11 @@ function encodeNodeIndex(slots: ReadonlyMap<string, NodeSlot>): Buffer {
     out.writeUInt32LE(slot.blockLength, at + 28);
     out.writeUInt32LE(slot.start, at + 32);
     out.writeUInt32LE(slot.length, at + 36);
+    const base = slot.base === null ? NO_BASE : number.get(slot.base);
+    // A delta's base is in its own pack, so in `slots`; if not, no index (the caller's catch).
+    if (base === undefined)
+      throw new Error(`node ${id}: its delta base ${slot.base} is not listed`);
+    out.writeUInt32LE(base, at + 40);
   }
   const end = out.length - 4;
   out.writeUInt32LE(crc32(out.subarray(0, end)), end);

@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import {
   closeSync,
+  fsyncSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -14,13 +16,16 @@ import {
   DATA_DIR,
   ErrorCode,
   errnoCode,
+  faultPoint,
   fromSystemError,
+  fsyncDirectory,
   gitBlobId,
   isProcessAlive,
   isTempName,
   TimewarpError,
   tempPathFor,
 } from "../core/index.ts";
+import { applyGitDelta, createGitDelta } from "../diff/index.ts";
 import { createMergedNodeIndex, type NodeSlot } from "./manifest-node-index.ts";
 
 /**
@@ -31,8 +36,10 @@ import { createMergedNodeIndex, type NodeSlot } from "./manifest-node-index.ts";
  * block counts; per node its id, block, start and length in the block; per block its offset
  * and compressed length), then the blocks: the nodes' texts in tree order, ~16 KiB at a time,
  * each block brotli-compressed. An unchanged part of a tree is the same node in every snapshot. gc
- * (`manifest-sweep.ts`) rewrites the nodes a live record reaches into one pack, then removes
- * the others.
+ * (`manifest-sweep.ts`) rewrites the nodes a live record reaches into one pack of format
+ * "TWN3", then removes the others: there a node may be stored as a git delta against another
+ * node of the pack (an older version of a leaf against the newer one), and the table follows
+ * the blocks, so the pack is streamed out (`keepOnly`).
  */
 export interface NodeStore {
   readonly dir: string;
@@ -52,8 +59,20 @@ export interface NodeStore {
   flush(): void;
   /** Every node id stored, and leftover temp files of dead writers. */
   listAll(): { ids: string[]; temps: string[] };
-  /** Keep only the nodes in `live`: one new pack with them, then the old packs go. */
-  keepOnly(live: ReadonlySet<string>): number;
+  /**
+   * Keep only the nodes of `layout`: one new pack with them in that order (each whole or as a
+   * delta against its `base`), renamed in, then the old packs go; the number of nodes dropped.
+   */
+  keepOnly(layout: readonly NodeLayout[]): number;
+}
+
+/**
+ * A live node as gc lays it out: stored whole, or as a git delta against `base` (another node
+ * of the layout, usually the newer version of the same leaf or group).
+ */
+export interface NodeLayout {
+  id: string;
+  base: string | null;
 }
 
 /** The node store beside the `.timewarp/` directory `dataDir`. */
@@ -112,8 +131,21 @@ export function nodeCacheBytes(): { nodes: number; blocks: number } {
   return { nodes: keptBytes, blocks: blockCacheBytes };
 }
 
+/** Calls of the stores' `read` and `readMany` since the last `forgetNodeTexts`. */
+const calls = { read: 0, readMany: 0 };
+
+/**
+ * How many nodes were asked of the node stores since the last `forgetNodeTexts` (for the tests
+ * that hold gc's and fsck's walks to one read per distinct node and no whole manifest).
+ */
+export function nodeReadCounts(): { read: number; readMany: number } {
+  return { ...calls };
+}
+
 /** Forget the texts kept in memory (fsck reads every node from disk). */
 export function forgetNodeTexts(): void {
+  calls.read = 0;
+  calls.readMany = 0;
   kept.clear();
   keptBytes = 0;
   blockCache.clear();
@@ -121,14 +153,15 @@ export function forgetNodeTexts(): void {
 }
 
 /**
- * Brotli at quality 3 with a 64 KiB window, for one block of nodes: on 16 KiB blocks of a real
- * 100k-file manifest it compresses as well as quality 1 did on 64 KiB ones (5.85× against
- * 5.98×) for ~135 µs a block.
+ * Brotli with a 64 KiB window for one block of nodes. A snapshot's packs use quality 3: on
+ * 16 KiB blocks of a real 100k-file manifest it compresses as well as quality 1 did on 64 KiB
+ * ones (5.85× against 5.98×) for ~135 µs a block. gc's packs use a higher one (written once,
+ * read as fast).
  */
-function compressBlock(text: Buffer): Buffer {
+function compressBlock(text: Buffer, quality = 3): Buffer {
   return brotliCompressSync(text, {
     params: {
-      [constants.BROTLI_PARAM_QUALITY]: 3,
+      [constants.BROTLI_PARAM_QUALITY]: quality,
       [constants.BROTLI_PARAM_LGWIN]: 16,
       [constants.BROTLI_PARAM_SIZE_HINT]: text.length,
     },
@@ -140,6 +173,13 @@ const MAGIC = "TWN2";
 const HEAD_BYTES = 12;
 const NODE_BYTES = 20 + 4 + 4 + 4;
 const BLOCK_BYTES = 4 + 4;
+/** gc's packs: the head also holds where the table is; a node also its base (index, or none). */
+const MAGIC3 = "TWN3";
+const HEAD3_BYTES = 16;
+const NODE3_BYTES = NODE_BYTES + 4;
+const NO_BASE = 0xffffffff;
+/** A delta chain longer than this is a damaged table (gc writes at most `MAX_NODE_DEPTH`). */
+const MAX_CHAIN = 64;
 /**
  * Nodes are compressed together in blocks of about this many bytes: compressed one by one they
  * made reading a whole 10k-file manifest (~500 nodes) 7× slower than one text. A delta
@@ -150,29 +190,55 @@ const BLOCK_BYTES = 4 + 4;
 const BLOCK_TARGET = 16 * 1024;
 const PACK_NAME = /^pack-[0-9a-f]{40}\.twn$/;
 
-/** One pack's slots, from its header; false when the file is not a whole pack. */
+/** A pack's table: node and block counts, the table's bytes, and the size of a node's row. */
+interface PackTable {
+  count: number;
+  blocks: number;
+  table: Buffer;
+  row: number;
+}
+
+/** The table of the pack open as `fd` (TWN2: after the head; TWN3: where its head says). */
+function readTable(fd: number): PackTable | null {
+  const head = Buffer.alloc(HEAD3_BYTES);
+  const got = readSync(fd, head, 0, HEAD3_BYTES, 0);
+  if (got < HEAD_BYTES) return null;
+  const magic = head.toString("latin1", 0, 4);
+  const v3 = magic === MAGIC3 && got === HEAD3_BYTES;
+  if (magic !== MAGIC && !v3) return null;
+  const count = head.readUInt32LE(4);
+  const blocks = head.readUInt32LE(8);
+  const row = v3 ? NODE3_BYTES : NODE_BYTES;
+  const table = Buffer.alloc(count * row + blocks * BLOCK_BYTES);
+  const at = v3 ? head.readUInt32LE(12) : HEAD_BYTES;
+  if (readSync(fd, table, 0, table.length, at) !== table.length) return null;
+  return { count, blocks, table, row };
+}
+
+/** One pack's slots, from its table; false when the file is not a whole pack. */
 function readPackIndex(file: string, into: Map<string, NodeSlot>): boolean {
   let fd: number | undefined;
   try {
     fd = openSync(file, "r");
-    const head = Buffer.alloc(HEAD_BYTES);
-    if (readSync(fd, head, 0, HEAD_BYTES, 0) !== HEAD_BYTES) return false;
-    if (head.toString("latin1", 0, 4) !== MAGIC) return false;
-    const count = head.readUInt32LE(4);
-    const blocks = head.readUInt32LE(8);
-    const table = Buffer.alloc(count * NODE_BYTES + blocks * BLOCK_BYTES);
-    if (readSync(fd, table, 0, table.length, HEAD_BYTES) !== table.length) return false;
-    const blockTable = count * NODE_BYTES;
+    const t = readTable(fd);
+    if (t === null) return false;
+    const { count, blocks, table, row } = t;
+    const blockTable = count * row;
     for (let i = 0; i < count; i++) {
-      const at = i * NODE_BYTES;
+      const at = i * row;
       const b = table.readUInt32LE(at + 20);
-      if (b >= blocks) return false;
+      const baseIndex = row === NODE3_BYTES ? table.readUInt32LE(at + 32) : NO_BASE;
+      if (b >= blocks || (baseIndex !== NO_BASE && baseIndex >= count)) return false;
       into.set(table.toString("hex", at, at + 20), {
         pack: file,
         blockAt: table.readUInt32LE(blockTable + b * BLOCK_BYTES),
         blockLength: table.readUInt32LE(blockTable + b * BLOCK_BYTES + 4),
         start: table.readUInt32LE(at + 24),
         length: table.readUInt32LE(at + 28),
+        base:
+          baseIndex === NO_BASE
+            ? null
+            : table.toString("hex", baseIndex * row, baseIndex * row + 20),
       });
     }
     return true;
@@ -245,6 +311,7 @@ function writePack(
       blockLength: (blocks[n.block] as Buffer).length,
       start: n.start,
       length: n.length,
+      base: null,
     });
   }
   return file;
@@ -337,38 +404,178 @@ function decompressSlotBlock(slot: NodeSlot): Buffer {
   }
 }
 
-/** Node `id`'s text at `slot`, checked against the id (CORRUPT_FILE naming the pack). */
-function readSlot(id: string, slot: NodeSlot): Buffer {
-  const block = blockOf(slot);
-  const text =
-    slot.start + slot.length <= block.length
-      ? Buffer.from(block.subarray(slot.start, slot.start + slot.length))
+/** The bytes `slot` stores, a view into `block` (empty when the block is too short). */
+function storedIn(slot: NodeSlot, block: Buffer): Buffer {
+  return slot.start + slot.length <= block.length
+    ? block.subarray(slot.start, slot.start + slot.length)
+    : Buffer.alloc(0);
+}
+
+/**
+ * Node `id`'s text from what its slot stores (the text, or a delta applied to the text of its
+ * base, which `baseText` reads), checked against the id (CORRUPT_FILE naming the pack).
+ */
+function textOf(
+  id: string,
+  slot: NodeSlot,
+  stored: Buffer,
+  baseText: (base: string) => Buffer,
+): Buffer {
+  let text = stored;
+  if (slot.base !== null) {
+    const made = applyGitDelta(baseText(slot.base), stored);
+    text = made.ok
+      ? Buffer.from(made.result.buffer, made.result.byteOffset, made.result.byteLength)
       : Buffer.alloc(0);
+  }
   if (gitBlobId(text) !== id) throw corruptNode(slot, id);
   return text;
 }
 
+/** Node `id`'s text at `slot`, a copy (kept texts must not pin their blocks), checked. */
+function readSlot(id: string, slot: NodeSlot, baseText: (base: string) => Buffer): Buffer {
+  const stored = storedIn(slot, blockOf(slot));
+  return textOf(id, slot, slot.base === null ? Buffer.from(stored) : stored, baseText);
+}
+
 /**
- * Keep only the nodes of `all` in `live`: they are written as one new pack (renamed in) before
- * the old packs go, so a crash leaves duplicates, never a loss. Returns the new slots (null when
- * nothing had to change: one pack, nothing dead) and how many nodes went.
+ * Brotli quality of gc's blocks: on the 100k store test (bench:store) quality 4 made them 6%
+ * smaller than quality 1 (5.6 against 5.9 MiB); 5 to 9 were no smaller and took 2-2.5x as long.
+ */
+const GC_BLOCK_QUALITY = 4;
+
+/** Blocks streamed into the pack open as `fd` from byte `at`: `add` places bytes in the current one. */
+function createBlockStream(fd: number, at: number) {
+  const table: number[] = [];
+  let parts: Buffer[] = [];
+  let size = 0;
+  const flush = () => {
+    if (parts.length === 0) return;
+    const bytes = compressBlock(Buffer.concat(parts, size), GC_BLOCK_QUALITY);
+    for (let off = 0; off < bytes.length; )
+      off += writeSync(fd, bytes, off, bytes.length - off, at + off);
+    table.push(at, bytes.length);
+    at += bytes.length;
+    parts = [];
+    size = 0;
+    faultPoint("gc:nodes-packing");
+  };
+  return {
+    add(bytes: Buffer): { block: number; start: number } {
+      const place = { block: table.length / 2, start: size };
+      parts.push(bytes);
+      size += bytes.length;
+      if (size >= BLOCK_TARGET) flush();
+      return place;
+    },
+    /** The last block written; the block table and where it goes (the end of the blocks). */
+    finish(): { blocks: Buffer; end: number } {
+      flush();
+      const blocks = Buffer.alloc(table.length * 4);
+      for (const [i, v] of table.entries()) blocks.writeUInt32LE(v, i * 4);
+      return { blocks, end: at };
+    },
+  };
+}
+
+/** What gc stores for `node`: a delta against its base when one is under half the text. */
+function storedForm(
+  node: NodeLayout,
+  read: (id: string) => Buffer,
+  index: ReadonlyMap<string, number>,
+): { stored: Buffer; base: number } {
+  const text = read(node.id);
+  const base = node.base === null ? undefined : index.get(node.base);
+  if (base === undefined || node.base === null) return { stored: text, base: NO_BASE };
+  const delta = createGitDelta(read(node.base), text, { maxSize: Math.floor(text.length / 2) });
+  if (delta === null) return { stored: text, base: NO_BASE };
+  return { stored: Buffer.from(delta.buffer, delta.byteOffset, delta.byteLength), base };
+}
+
+/**
+ * gc's pack (TWN3) of `layout`'s nodes in order, read through `read`: streamed into a temp
+ * file (blocks, then the table, then the head), fsynced and renamed in (fault points
+ * `gc:nodes-packing` per block). Returns its file.
+ */
+function writeLayoutPack(
+  dir: string,
+  layout: readonly NodeLayout[],
+  read: (id: string) => Buffer,
+): string {
+  mkdirSync(dir, { recursive: true });
+  const index = new Map<string, number>();
+  for (const [i, n] of layout.entries()) index.set(n.id, i);
+  const temp = tempPathFor(join(dir, "pack-new.twn"));
+  let fd: number | undefined = openSync(temp, "wx", 0o444);
+  try {
+    const out = createBlockStream(fd, HEAD3_BYTES);
+    const table = Buffer.alloc(layout.length * NODE3_BYTES);
+    for (const [i, n] of layout.entries()) {
+      const { stored, base } = storedForm(n, read, index);
+      const { block, start } = out.add(stored);
+      const at = i * NODE3_BYTES;
+      table.write(n.id, at, "hex");
+      table.writeUInt32LE(block, at + 20);
+      table.writeUInt32LE(start, at + 24);
+      table.writeUInt32LE(stored.length, at + 28);
+      table.writeUInt32LE(base, at + 32);
+    }
+    const { blocks, end } = out.finish();
+    const head = Buffer.alloc(HEAD3_BYTES);
+    head.write(MAGIC3, 0, "latin1");
+    head.writeUInt32LE(layout.length, 4);
+    head.writeUInt32LE(blocks.length / BLOCK_BYTES, 8);
+    head.writeUInt32LE(end, 12);
+    for (const [bytes, at] of [
+      [table, end],
+      [blocks, end + table.length],
+      [head, 0],
+    ] as const) {
+      for (let off = 0; off < bytes.length; )
+        off += writeSync(fd, bytes, off, bytes.length - off, at + off);
+    }
+    // Durable before the packs it replaces are deleted: a power cut must not take both.
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    const name = createHash("sha1").update(head).update(table).update(blocks).digest("hex");
+    const file = join(dir, `pack-${name}.twn`);
+    renameSync(temp, file);
+    fsyncDirectory(dir);
+    return file;
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    try {
+      unlinkSync(temp);
+    } catch {
+      // never created
+    }
+    throw fromSystemError(error, `writing manifest nodes in ${dir}`);
+  }
+}
+
+/**
+ * Keep only `layout`'s nodes of `all`: they are written as one new pack (renamed in, fault
+ * point `gc:nodes-repacked` after) before the old packs go, so a crash leaves duplicates, never
+ * a loss. Returns how many nodes went, and whether anything was written (nothing when there is
+ * one pack and nothing dead in it).
  */
 function repackNodes(
   dir: string,
   all: ReadonlyMap<string, NodeSlot>,
-  live: ReadonlySet<string>,
-): { slots: Map<string, NodeSlot> | null; dead: number } {
-  const packs = new Set<string>();
-  const keepBytes = new Map<string, Buffer>();
+  layout: readonly NodeLayout[],
+  read: (id: string) => Buffer,
+): { changed: boolean; dead: number } {
+  const live = new Set<string>();
+  for (const n of layout) live.add(n.id);
+  // Every pack on disk: one whose nodes all lie in a later pack too (a gc killed before it
+  // removed the packs it replaced) holds no slot, and still goes.
+  const packs = packNames(dir).packs;
   let dead = 0;
-  for (const [id, slot] of all) {
-    packs.add(slot.pack);
-    if (live.has(id)) keepBytes.set(id, readSlot(id, slot));
-    else dead++;
-  }
-  if (dead === 0 && packs.size <= 1) return { slots: null, dead: 0 };
-  const next = new Map<string, NodeSlot>();
-  const made = keepBytes.size > 0 ? writePack(dir, keepBytes, next) : undefined;
+  for (const id of all.keys()) if (!live.has(id)) dead++;
+  if (dead === 0 && packs.length <= 1) return { changed: false, dead: 0 };
+  const made = layout.length > 0 ? writeLayoutPack(dir, layout, read) : undefined;
+  faultPoint("gc:nodes-repacked");
   for (const pack of packs) {
     if (pack === made) continue;
     try {
@@ -377,8 +584,7 @@ function repackNodes(
       // gone already
     }
   }
-  for (const id of all.keys()) if (!live.has(id)) kept.delete(id);
-  return { slots: next, dead };
+  return { changed: true, dead };
 }
 
 function missingNode(dir: string, id: string): TimewarpError {
@@ -387,8 +593,16 @@ function missingNode(dir: string, id: string): TimewarpError {
   });
 }
 
-/** Node `id`'s text at `slot` as a view into its block (decompressed once into `blocks`). */
-function viewOf(id: string, slot: NodeSlot, blocks: Map<string, Buffer>): Buffer {
+/**
+ * Node `id`'s text at `slot` as a view into its block (decompressed once into `blocks`); a
+ * delta's text is made from its base's, which `baseText` reads.
+ */
+function viewOf(
+  id: string,
+  slot: NodeSlot,
+  blocks: Map<string, Buffer>,
+  baseText: (base: string) => Buffer,
+): Buffer {
   const key = `${slot.pack}#${slot.blockAt}`;
   let block = blocks.get(key);
   if (block === undefined) {
@@ -398,12 +612,7 @@ function viewOf(id: string, slot: NodeSlot, blocks: Map<string, Buffer>): Buffer
     if (blocks.size >= 2) blocks.delete(blocks.keys().next().value as string);
     blocks.set(key, block);
   }
-  const text =
-    slot.start + slot.length <= block.length
-      ? block.subarray(slot.start, slot.start + slot.length)
-      : Buffer.alloc(0);
-  if (gitBlobId(text) !== id) throw corruptNode(slot, id);
-  return text;
+  return textOf(id, slot, storedIn(slot, block), baseText);
 }
 
 function corruptNode(slot: NodeSlot, id: string): TimewarpError {
@@ -442,29 +651,40 @@ export function createNodeStore(dir: string): NodeStore {
     index.reload();
     return index.find(id);
   };
+  /** Node `id` from the packs (its base first, for a delta), kept; `depth` bounds a chain. */
+  const readNode = (id: string, depth: number): Buffer => {
+    const hit = kept.get(id);
+    if (hit !== undefined) {
+      keep(id, hit);
+      return hit;
+    }
+    let slot = slotOf(id);
+    if (depth > MAX_CHAIN && slot !== undefined) throw corruptNode(slot, id);
+    const baseText = (base: string) => readNode(base, depth + 1);
+    let text: Buffer | undefined;
+    try {
+      if (slot !== undefined) text = readSlot(id, slot, baseText);
+    } catch (error) {
+      // a gc in another process may have replaced the pack: look again once
+      if (errnoCode(error) !== "ENOENT") throw error;
+      slot = again(id);
+      if (slot !== undefined) text = readSlot(id, slot, baseText);
+    }
+    if (text === undefined) throw missingNode(dir, id);
+    keep(id, text);
+    return text;
+  };
+  /** Node `id` for `readMany`: a view into its block, or (a delta) made from its base. */
+  const viewNode = (id: string, slot: NodeSlot, blocks: Map<string, Buffer>): Buffer =>
+    slot.base === null ? viewOf(id, slot, blocks, (base) => readNode(base, 1)) : readNode(id, 0);
   const store: NodeStore = {
     dir,
     read(id) {
-      const hit = kept.get(id);
-      if (hit !== undefined) {
-        keep(id, hit);
-        return hit;
-      }
-      let slot = slotOf(id);
-      let text: Buffer | undefined;
-      try {
-        if (slot !== undefined) text = readSlot(id, slot);
-      } catch (error) {
-        // a gc in another process may have replaced the pack: look again once
-        if (errnoCode(error) !== "ENOENT") throw error;
-        slot = again(id);
-        if (slot !== undefined) text = readSlot(id, slot);
-      }
-      if (text === undefined) throw missingNode(dir, id);
-      keep(id, text);
-      return text;
+      calls.read++;
+      return readNode(id, 0);
     },
     readMany(ids) {
+      calls.readMany++;
       const blocks = new Map<string, Buffer>();
       const out: Buffer[] = [];
       for (const id of ids) {
@@ -476,13 +696,13 @@ export function createNodeStore(dir: string): NodeStore {
         const slot = slotOf(id);
         if (slot === undefined) throw missingNode(dir, id);
         try {
-          out.push(viewOf(id, slot, blocks));
+          out.push(viewNode(id, slot, blocks));
         } catch (error) {
           // a gc in another process may have replaced the pack: look again once
           if (errnoCode(error) !== "ENOENT") throw error;
           const slot2 = again(id);
           if (slot2 === undefined) throw missingNode(dir, id);
-          out.push(viewOf(id, slot2, blocks));
+          out.push(viewNode(id, slot2, blocks));
         }
       }
       return out;
@@ -510,11 +730,17 @@ export function createNodeStore(dir: string): NodeStore {
       index.reload();
       return { ids: [...index.all().keys()], temps };
     },
-    keepOnly(live) {
+    keepOnly(layout) {
       index.reload();
-      const done = repackNodes(dir, index.all(), live);
-      // Listed again on the next use: the new pack (the index file names packs now gone).
-      if (done.slots !== null) index.reset();
+      const done = repackNodes(dir, index.all(), layout, (id) => readNode(id, 0));
+      if (done.changed) {
+        kept.clear();
+        keptBytes = 0;
+        blockCache.clear();
+        blockCacheBytes = 0;
+        // Listed again on the next use: the new pack (the index file names packs now gone).
+        index.reset();
+      }
       return done.dead;
     },
   };

@@ -249,16 +249,6 @@ export function assembleText(root: Buffer, nodes: NodeStore, source: string): Bu
   return out;
 }
 
-/** Every node id a root reaches (its groups and their leaves). */
-export function treeNodeIds(root: Buffer, nodes: NodeStore, source: string): string[] {
-  const ids: string[] = [];
-  for (const g of parseRefs(root, source)) {
-    ids.push(g.id);
-    for (const leaf of parseRefs(nodes.read(g.id), source)) ids.push(leaf.id);
-  }
-  return ids;
-}
-
 /** The path a ref's first line holds; null when it is not a plain name. */
 function keyOf(first: string): string | null {
   if (!first.endsWith('"')) return null;

@@ -33,6 +33,11 @@ import {
 export const REPACK_WINDOW = 10;
 /** The longest delta chain written (git's default is 50; reads here resolve chains whole). */
 export const MAX_DELTA_DEPTH = 10;
+/**
+ * Bytes of objects the window holds (git's `pack.windowMemory`): past it the oldest leave
+ * first, the newest always stays: ten objects of up to 8 MiB each could hold 80 MiB.
+ */
+const WINDOW_BYTES = 32 * 1024 * 1024;
 /** Brotli quality for pack entries: measured on node_modules (store README), ~4.8× on source. */
 const BROTLI_QUALITY = 6;
 
@@ -158,6 +163,17 @@ function writeItem(
   return { reused: false, delta: false };
 }
 
+/** Drop the oldest objects from the window past its count or its bytes (the newest stays). */
+function trimWindow(window: Item[]): void {
+  let held = 0;
+  for (const w of window) held += w.bytes?.length ?? 0;
+  while (window.length > REPACK_WINDOW || (window.length > 1 && held > WINDOW_BYTES)) {
+    const old = window.shift() as Item;
+    held -= old.bytes?.length ?? 0;
+    old.bytes = undefined;
+  }
+}
+
 /**
  * Write every object of `live` into one new version-2 pack in the store at `dir` and return it
  * (renamed in and synced: the caller may then delete what it replaces). `names` (object id →
@@ -195,7 +211,7 @@ export function repackObjects(
       if (how.reused) stats.reused++;
       if (how.delta) stats.deltas++;
       window.push(item);
-      if (window.length > REPACK_WINDOW) (window.shift() as Item).bytes = undefined;
+      trimWindow(window);
     }
     return { pack: writer.finish(), stats };
   } catch (error) {
