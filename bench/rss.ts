@@ -5,7 +5,8 @@
  * on a twin copy (issue 22, item 5: ≤ 150 MiB for any command at 100k files, the watch daemon
  * ≤ 120 MiB with its worker). The daemon's number is its VmHWM (`/proc/PID/status`) after it
  * started, and again after its worker served commands (status, history, snapshot list and diff
- * through `bin/timewarp`) and a snapshot took its answer.
+ * through `bin/timewarp`) and a snapshot took its answer, and its VmRSS (with RssAnon) 5 s after
+ * a travel and a return it served.
  *
  * The trees are bench:scale's (`scale-trees.ts`, real npm packages, ~10k files, or ten copies of
  * them), copied with `cp -a` into the temp dir (`MEM_BENCH_DIR`). Rows without the daemon run
@@ -69,11 +70,11 @@ function run(rows: MemRow[], ws: string, what: string, args: string[]): unknown 
   return s.stdout.trim() === "" ? null : JSON.parse(s.stdout);
 }
 
-/** VmHWM and VmRSS (KiB) of `pid`. */
-function vm(pid: number): { hwm: number; rss: number } {
+/** VmHWM, VmRSS and RssAnon (KiB) of `pid`. */
+function vm(pid: number): { hwm: number; rss: number; anon: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { hwm: field("VmHWM"), rss: field("VmRSS") };
+  return { hwm: field("VmHWM"), rss: field("VmRSS"), anon: field("RssAnon") };
 }
 
 function daemonPid(ws: string): number {
@@ -125,6 +126,19 @@ function daemonRows(rows: MemRow[], ws: string, first: string): void {
     ms: performance.now() - t1,
     load: load(),
     note: `VmRSS ${(after.rss / 1024).toFixed(1)} MiB; served: status, history, snapshot list, snapshot diff`,
+  });
+  // The write commands through the daemon's worker too, then what it keeps once idle.
+  const t2 = performance.now();
+  served(ws, ["travel", first]);
+  served(ws, ["return"]);
+  execFileSync("sleep", ["5"]);
+  const idle = vm(pid);
+  rows.push({
+    what: "watch daemon + worker, 5 s after a served travel and return (VmRSS)",
+    mib: mibOf(idle.rss),
+    ms: performance.now() - t2,
+    load: load(),
+    note: `VmHWM ${(idle.hwm / 1024).toFixed(1)} MiB, RssAnon ${(idle.anon / 1024).toFixed(1)} MiB`,
   });
   watchDaemon("stop", ws);
 }

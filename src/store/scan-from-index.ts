@@ -96,19 +96,13 @@ export function updateFromIndex(update: IndexUpdate): boolean {
       dropped++;
       continue;
     }
-    out.cache.entries.set(key, c);
+    // Its manifest entry is the row itself (`ScanFindings.entries`).
+    out.cache.entries.add(key, c, false);
     out.files++;
     out.bytes += c.size;
-    out.entries.push({
-      path: key,
-      type: "file",
-      mode: c.mode & 0o7777,
-      size: c.size,
-      mtime_ms: c.mtimeMs,
-      oid: c.oid,
-    });
   }
-  const carried = out.entries.length;
+  const found = () => out.files + out.dirs + out.symlinks;
+  const carried = found();
   for (const r of tops) {
     const slash = r.lastIndexOf("/");
     if (slash >= 0 && !liveDirs.has(r.slice(0, slash))) continue;
@@ -116,5 +110,5 @@ export function updateFromIndex(update: IndexUpdate): boolean {
   }
   walker.walk();
   // Nothing dropped, nothing found, no directory moved: the same manifest as the index's.
-  return !moved && dropped === 0 && out.entries.length === carried && out.skipped.length === 0;
+  return !moved && dropped === 0 && found() === carried && out.skipped.length === 0;
 }

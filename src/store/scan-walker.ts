@@ -7,9 +7,15 @@ import { LARGE_OBJECT_BYTES, type ObjectStore } from "./object-store.ts";
 import { type FsPath, hashStable, readStable, type SkipReason } from "./read-stable.ts";
 import type { SkippedPath } from "./scan-workspace.ts";
 import type { CachedStat, StatCache } from "./stat-cache.ts";
+import { StatTable } from "./stat-cache-table.ts";
 
 /** What a scan has found so far; a walk and an update from the index both add to it. */
 export interface ScanFindings {
+  /**
+   * The manifest entries kept as objects: directories, symlinks, and files named by bytes or
+   * with other hard links (`markHardLinks` edits those). Every other file's entry is its row of
+   * `cache.entries`, a `StatTable` (issue 22, item 5: an object per file cost ~290 bytes more).
+   */
   entries: ManifestEntry[];
   /** The directories and symlinks (the index keeps them; files are in the stat cache). */
   others: ManifestEntry[];
@@ -19,7 +25,7 @@ export interface ScanFindings {
   /** Files with other hard links, by device and inode: grouped into `link` fields at the end. */
   links: { entry: ManifestEntry; id: string }[];
   /** The new stat cache's entries are added here. */
-  cache: StatCache;
+  cache: StatCache & { entries: StatTable };
   files: number;
   dirs: number;
   symlinks: number;
@@ -58,7 +64,7 @@ export function newFindings(scanStartMs: number): ScanFindings {
     skipped: [],
     linked: [],
     links: [],
-    cache: { scanStartMs, entries: new Map() },
+    cache: { scanStartMs, entries: new StatTable(1024) },
     files: 0,
     dirs: 0,
     symlinks: 0,
@@ -211,19 +217,26 @@ export function createScanWalker(options: ScanWalkerOptions): ScanWalker {
     return { stat: got.stat, oid };
   };
 
+  /** Record a file: a row of the new cache, and an entry object only when it needs one. */
+  const addFile = (rel: string, raw: Buffer | undefined, key: string, st: Stats, c: CachedStat) => {
+    out.files++;
+    out.bytes += c.size;
+    const apart = raw !== undefined || st.nlink > 1;
+    out.cache.entries.add(key, c, apart);
+    if (!apart) return;
+    const entry = fileEntry(rel, raw, st, c.oid);
+    out.entries.push(entry);
+    // A hard link is one whatever its name's bytes (a cache hit must group as a miss does).
+    if (st.nlink > 1) out.links.push({ entry, id: `${st.dev}:${st.ino}` });
+  };
+
   const visitFile = (fsPath: FsPath, rel: string, raw: Buffer | undefined, st: Stats) => {
     const key = raw === undefined ? rel : `\0b64:${raw.toString("base64")}`;
     if (st.nlink > 1 && raw === undefined) out.linked.push(rel);
     const cached = oldCache.entries.get(key);
     if (cached !== undefined && cacheHit(cached, st, oldCache.scanStartMs)) {
       // Fast path: nothing to read, the cache entry carries over as it is.
-      out.cache.entries.set(key, cached);
-      out.files++;
-      out.bytes += cached.size;
-      const hit = fileEntry(rel, raw, st, cached.oid);
-      out.entries.push(hit);
-      // A hard link is one whatever its name's bytes (a cache hit must group as a miss does).
-      if (st.nlink > 1) out.links.push({ entry: hit, id: `${st.dev}:${st.ino}` });
+      addFile(rel, raw, key, st, cached);
       return;
     }
     if (st.size > maxBytes) {
@@ -238,13 +251,7 @@ export function createScanWalker(options: ScanWalkerOptions): ScanWalker {
     }
     const { stat, oid } = read;
     out.rehashed++;
-    const size = stat.size;
-    out.cache.entries.set(key, cachedStatOf(stat, oid));
-    out.files++;
-    out.bytes += size;
-    const made = fileEntry(rel, raw, stat, oid);
-    out.entries.push(made);
-    if (stat.nlink > 1) out.links.push({ entry: made, id: `${stat.dev}:${stat.ino}` });
+    addFile(rel, raw, key, stat, cachedStatOf(stat, oid));
   };
 
   const visit: ScanWalker["visit"] = (fsPath, rel, raw, text, isDir) => {

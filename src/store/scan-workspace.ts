@@ -6,6 +6,8 @@ import {
   MANIFEST_SCHEMA_VERSION,
   type Manifest,
   type ManifestEntry,
+  manifestBytes,
+  manifestBytesOf,
   sortEntries,
 } from "./manifest.ts";
 import type { ObjectStore } from "./object-store.ts";
@@ -13,6 +15,7 @@ import type { SkipReason } from "./read-stable.ts";
 import { updateFromIndex } from "./scan-from-index.ts";
 import { createScanWalker, newFindings } from "./scan-walker.ts";
 import { emptyStatCache, type ScanIndex, type StatCache } from "./stat-cache.ts";
+import type { StatTable } from "./stat-cache-table.ts";
 import { type WatchedChanges, watchedChanges } from "./watch.ts";
 
 export interface SkippedPath {
@@ -65,7 +68,10 @@ export interface ScanOptions {
 
 /** What a scan found: the manifest, what it skipped and why, counts, and the new stat cache. */
 export interface ScanResult {
+  /** The manifest, made on first use (`manifestText` makes its text without it). */
   manifest: Manifest;
+  /** The manifest's canonical text (`manifestBytes`), made from the scan's columns. */
+  manifestText: () => Buffer;
   skipped: SkippedPath[];
   files: number;
   dirs: number;
@@ -255,8 +261,21 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
   if (unchanged && knownManifest !== undefined) newCache.index.manifest = knownManifest;
   if (asked.token !== undefined) newCache.watchToken = asked.token;
   const watch = asked.watch;
+  const rows = manifestRows(out.entries, newCache.entries);
+  let manifest: Manifest | undefined;
   return {
-    manifest: { schema_version: MANIFEST_SCHEMA_VERSION, entries: sortEntries(out.entries) },
+    get manifest() {
+      if (manifest === undefined) {
+        const entries = new Array<ManifestEntry>(rows.count);
+        for (let i = 0; i < rows.count; i++) entries[i] = rows.at(i);
+        manifest = { schema_version: MANIFEST_SCHEMA_VERSION, entries };
+      }
+      return manifest;
+    },
+    manifestText: () =>
+      manifest === undefined
+        ? manifestBytesOf(MANIFEST_SCHEMA_VERSION, rows.count, rows.at)
+        : manifestBytes(manifest),
     skipped,
     files: out.files,
     dirs: out.dirs,
@@ -272,6 +291,47 @@ export function scanWorkspace(root: string, options: ScanOptions): ScanResult {
       (watch !== undefined && "changed" in watch && watch.changed === 0),
     ...(watch === undefined ? {} : { watch }),
   };
+}
+
+/**
+ * The manifest's entries in order, from the scan's entry objects and the rows of its table that
+ * have none (`ScanFindings.entries`): both sorted as `sortEntries` sorts (the rows' keys are
+ * their paths), then merged. `at(i)` makes a row's entry anew on each call.
+ */
+function manifestRows(
+  objects: ManifestEntry[],
+  table: StatTable,
+): { count: number; at: (i: number) => ManifestEntry } {
+  sortEntries(objects);
+  const all = table.sortedRows();
+  let n = 0;
+  for (let i = 0; i < all.length; i++) {
+    if (!table.isMarked(all[i] as number)) all[n++] = all[i] as number;
+  }
+  const rows = all.subarray(0, n);
+  // order[i] >= 0: a row of the table; < 0: objects[-order[i] - 1].
+  const order = new Int32Array(objects.length + n);
+  let o = 0;
+  let r = 0;
+  for (let i = 0; i < order.length; i++) {
+    const obj = objects[o];
+    const takeObject =
+      obj !== undefined && (r >= n || (obj.path_b64 ?? obj.path) <= table.keyAt(rows[r] as number));
+    order[i] = takeObject ? -++o : (rows[r++] as number);
+  }
+  const at = (i: number): ManifestEntry => {
+    const k = order[i] as number;
+    if (k < 0) return objects[-k - 1] as ManifestEntry;
+    return {
+      path: table.keyAt(k),
+      type: "file",
+      mode: table.modeAt(k) & 0o7777,
+      size: table.sizeAt(k),
+      mtime_ms: table.mtimeAt(k),
+      oid: table.oidAt(k),
+    };
+  };
+  return { count: order.length, at };
 }
 
 /** Throws NOT_A_DIRECTORY unless `root` is a directory. */

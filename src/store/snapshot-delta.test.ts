@@ -27,7 +27,7 @@ const EX = [...DEFAULT_EXCLUDES, "*.log"];
 const OPTS = { excludes: EX, maxFileBytes: 1e9 };
 
 /** A cache's files and index as a walk would have them (stat data aside: it differs per scan). */
-function cacheView(entries: Map<string, CachedStat>, others: ManifestEntry[]) {
+function cacheView(entries: ReadonlyMap<string, CachedStat>, others: ManifestEntry[]) {
   return {
     files: [...entries].map(([k, c]) => [k, c.oid, c.size, c.mode]).sort(),
     others: [...others].sort((a, b) => (a.path < b.path ? -1 : 1)),

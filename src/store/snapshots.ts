@@ -42,7 +42,6 @@ import {
   decodeManifest,
   encodeManifestTree,
   type Manifest,
-  manifestBytes,
   parseManifestText,
   readManifestTextFile,
   rememberManifestText,
@@ -545,7 +544,7 @@ function scanForSnapshot(
   }
   let text: Buffer | undefined;
   const textOf = () => {
-    text ??= manifestBytes(scan.manifest);
+    text ??= scan.manifestText();
     return text;
   };
   const encoded = known === undefined ? encodeManifestTree(textOf(), nodes) : undefined;
@@ -559,7 +558,7 @@ function scanForSnapshot(
     rehashed: scan.rehashed,
     objects_written: scan.objects_written,
     hash: encoded?.hash ?? (known?.hash as string),
-    entries: scan.manifest.entries.length,
+    entries: scan.files + scan.dirs + scan.symlinks,
     known,
     stored: () => encoded?.bytes ?? encodeManifestTree(textOf(), nodes).bytes,
     manifest: () => scan.manifest,

@@ -4,6 +4,7 @@ import { ErrorCode, TimewarpError } from "../core/index.ts";
 import type { ManifestEntry } from "./manifest.ts";
 import { small } from "./scan-walker.ts";
 import type { CachedStat, ScanIndex, StatCache } from "./stat-cache.ts";
+import { type StatEntries, StatTable, tableWithChanges } from "./stat-cache-table.ts";
 
 /**
  * The stat cache's base file (`stat-cache.bin`, format 8), cut in segments so that an update
@@ -120,26 +121,40 @@ function writeHeader(buf: Buffer, h: BaseHeader): void {
   buf.writeUInt32LE(headerSum(buf), HEADER_CRC_AT);
 }
 
-/** One file segment's bytes. */
-function encodeFileSegment(keys: readonly string[], entries: ReadonlyMap<string, CachedStat>) {
+/** One file segment's bytes: the table's rows `rows[from..to)`. */
+function encodeFileSegment(table: StatTable, rows: Uint32Array, from: number, to: number): Buffer {
   let size = 0;
-  for (const k of keys) size += 4 + Buffer.byteLength(k, "utf8") + FIXED_BYTES;
+  for (let i = from; i < to; i++) {
+    size += 4 + Buffer.byteLength(table.keyAt(rows[i] as number), "utf8") + FIXED_BYTES;
+  }
   const buf = Buffer.allocUnsafe(size);
   let off = 0;
-  for (const key of keys) {
-    const len = buf.write(key, off + 4, "utf8");
+  for (let i = from; i < to; i++) {
+    const row = rows[i] as number;
+    const len = buf.write(table.keyAt(row), off + 4, "utf8");
     buf.writeUInt32LE(len, off);
     off += 4 + len;
-    const c = entries.get(key) as CachedStat;
-    buf.writeDoubleLE(c.size, off);
-    buf.writeDoubleLE(c.mtimeMs, off + 8);
-    buf.writeDoubleLE(c.ctimeMs, off + 16);
-    buf.writeDoubleLE(c.ino, off + 24);
-    buf.writeUInt32LE(c.mode, off + 32);
-    buf.write(c.oid, off + 36, 20, "hex");
+    table.writeStat(row, buf, off);
+    table.copyOid(row, buf, off + 36);
     off += FIXED_BYTES;
   }
   return buf;
+}
+
+/**
+ * A file segment's entries added to `into`, in order; false when its bytes do not add up to
+ * `count` entries (some may have been added).
+ */
+export function decodeFileSegmentInto(buf: Buffer, count: number, into: StatTable): boolean {
+  let off = 0;
+  for (let i = 0; i < count; i++) {
+    if (off + 4 > buf.length) return false;
+    const keyEnd = off + 4 + buf.readUInt32LE(off);
+    if (keyEnd + FIXED_BYTES > buf.length) return false;
+    into.addEncoded(buf.toString("utf8", off + 4, keyEnd), buf, keyEnd);
+    off = keyEnd + FIXED_BYTES;
+  }
+  return off === buf.length;
 }
 
 /** A file segment's entries, in order; null when its bytes do not add up to `count` entries. */
@@ -202,6 +217,29 @@ function segmentsOf<T>(
   return { refs, bytes, end: at };
 }
 
+/** The table's rows (in key order, `rows`) cut in file segments, placed from 0. */
+function fileSegmentsOf(
+  table: StatTable,
+  rows: Uint32Array,
+): { refs: SegmentRef[]; bytes: Buffer[]; end: number } {
+  const refs: SegmentRef[] = [];
+  const bytes: Buffer[] = [];
+  let at = 0;
+  for (let i = 0; i < rows.length; i += FILE_SEGMENT) {
+    const to = Math.min(rows.length, i + FILE_SEGMENT);
+    const b = encodeFileSegment(table, rows, i, to);
+    refs.push([table.keyAt(rows[i] as number), at, b.length, to - i, crc32(b)]);
+    bytes.push(b);
+    at += b.length;
+  }
+  return { refs, bytes, end: at };
+}
+
+/** `entries` as a table (a copy in key order when it is a plain map). */
+function asTable(entries: StatEntries): StatTable {
+  return entries instanceof StatTable ? entries : tableWithChanges(entries, new Map());
+}
+
 /** Code-unit order, as `Array.prototype.sort` without a comparator. */
 export const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -215,16 +253,18 @@ export function encodeBase(cache: StatCache): Buffer {
  * 100k files the segments are ~13 MB, which a writer then need not copy into one buffer.
  */
 export function encodeBaseParts(cache: StatCache): Buffer[] {
-  const keys = [...cache.entries.keys()].sort(byCodeUnits);
+  const table = asTable(cache.entries);
+  const rows = table.sortedRows();
   const others = [...(cache.index?.others ?? [])].sort((a, b) => byCodeUnits(a.path, b.path));
   let plain = true;
   let bytes = 0;
   const racy: string[] = [];
   let dirs = 0;
-  for (const key of keys) {
-    const c = cache.entries.get(key) as CachedStat;
-    bytes += c.size;
-    if (c.mtimeMs >= cache.scanStartMs) racy.push(key);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i] as number;
+    const key = table.keyAt(row);
+    bytes += table.sizeAt(row);
+    if (table.mtimeAt(row) >= cache.scanStartMs) racy.push(key);
     if (plain && !isPlainKey(key)) plain = false;
   }
   for (const e of others) {
@@ -232,13 +272,7 @@ export function encodeBaseParts(cache: StatCache): Buffer[] {
     if (plain && (e.path_b64 !== undefined || !isPlainKey(e.path))) plain = false;
   }
   // Offsets count from the end of the head (where the segments begin).
-  const f = segmentsOf(
-    keys,
-    FILE_SEGMENT,
-    (k) => k,
-    (run) => encodeFileSegment(run, cache.entries),
-    0,
-  );
+  const f = fileSegmentsOf(table, rows);
   const o = segmentsOf(
     others,
     OTHERS_SEGMENT,
@@ -258,7 +292,7 @@ export function encodeBaseParts(cache: StatCache): Buffer[] {
   const out = Buffer.allocUnsafe(HEADER_BYTES + 4 + text.length + 4);
   writeHeader(out, {
     scanStartMs: cache.scanStartMs,
-    files: keys.length,
+    files: rows.length,
     plain,
     bytes,
     watchToken: cache.watchToken,
@@ -311,12 +345,12 @@ export function decodeBase(buf: Buffer): StatCache | string {
   if (typeof parsed === "string") return parsed;
   const { head, end } = parsed;
   const limit = buf.length - SUM_BYTES;
-  const entries = new Map<string, CachedStat>();
+  const entries = new StatTable(header.files);
   for (const [, off, len, count] of head.files) {
     const at = end + off;
-    const run = at + len > limit ? null : decodeFileSegment(buf.subarray(at, at + len), count);
-    if (run === null) return "a file segment does not add up";
-    for (const { key, stat } of run) entries.set(key, stat);
+    if (at + len > limit || !decodeFileSegmentInto(buf.subarray(at, at + len), count, entries)) {
+      return "a file segment does not add up";
+    }
   }
   if (entries.size !== header.files) return "its file count does not add up";
   const others: ManifestEntry[] = [];

@@ -82,7 +82,7 @@ describe("the stat cache's base and overlay under kill -9", () => {
       expect(made.record.files).toBe(walk.files);
       const cache = loadStatCache(cacheFile);
       expect(cache, crashAt).not.toBeNull();
-      const oids = (m: Map<string, { oid: string }>) =>
+      const oids = (m: ReadonlyMap<string, { oid: string }>) =>
         [...m].map(([k, c]) => `${k} ${c.oid}`).sort();
       expect(oids(cache!.entries)).toEqual(oids(walk.statCache.entries));
       expect(cache!.index!.others.map((e) => e.path).sort()).toEqual(

@@ -2,6 +2,7 @@ import { crc32 } from "node:zlib";
 import type { ManifestEntry } from "./manifest.ts";
 import type { CachedStat, ScanIndex, StatCache } from "./stat-cache.ts";
 import { byCodeUnits, HEADER_BYTES, HEADER_CRC_AT, hex8 } from "./stat-cache-format.ts";
+import { tableWithChanges } from "./stat-cache-table.ts";
 
 /**
  * The stat cache's overlay (`stat-cache.bin.overlay`), git's split index: the entries that
@@ -126,20 +127,10 @@ export function shouldFold(o: Overlay, baseEntries: number): boolean {
   return o.files.size + o.others.size > Math.min(256 + baseEntries / 10, OVERLAY_MAX_ENTRIES);
 }
 
-/** The base's cache with the overlay applied (the base's object is changed and returned). */
+/** The base's cache with the overlay applied (a new cache; the base's is left as it was). */
 export function applyOverlay(cache: StatCache, o: Overlay): StatCache {
-  let added = false;
-  for (const [k, c] of o.files) {
-    if (c === null) cache.entries.delete(k);
-    else {
-      added ||= !cache.entries.has(k);
-      cache.entries.set(k, c);
-    }
-  }
   // Entries come in key order, as from a base alone.
-  const entries = added
-    ? new Map([...cache.entries].sort((a, b) => byCodeUnits(a[0], b[0])))
-    : cache.entries;
+  const entries = tableWithChanges(cache.entries, o.files);
   const others = new Map<string, ManifestEntry>();
   for (const e of cache.index?.others ?? []) others.set(e.path, e);
   for (const [p, e] of o.others) {

@@ -25,6 +25,7 @@ import {
   overlayPathOf,
   type StatCacheParts,
 } from "./stat-cache-parts.ts";
+import type { StatEntries } from "./stat-cache-table.ts";
 
 /** What the last scan saw of one file, and the content id it hashed to. */
 export interface CachedStat {
@@ -48,7 +49,8 @@ export interface CachedStat {
  */
 export interface StatCache {
   scanStartMs: number;
-  entries: Map<string, CachedStat>;
+  /** Per file key (its path, or `\0b64:` and its bytes in base64), in columns when many. */
+  entries: StatEntries;
   /**
    * The rest of the scan that built this cache (directories, symlinks, skipped paths) and the
    * scope it ran with (`scanScope`): with them the cache is a complete index of the workspace,

@@ -268,6 +268,7 @@ export function startWatchDaemon(root: string, options: StartWatchOptions): Star
   const [exe, ...args] = options.command;
   const child = spawn(exe as string, args, {
     cwd: root,
+    env: { ...DAEMON_MALLOC, ...process.env },
     detached: true,
     stdio: ["ignore", log, log],
   });
@@ -290,6 +291,20 @@ export function startWatchDaemon(root: string, options: StartWatchOptions): Star
   }
   return { started: true, pid, reason: "not ready yet" };
 }
+
+/**
+ * glibc's malloc tuned for the long-lived daemon (issue 22, item 5: ≤ 120 MiB with its worker
+ * at 100k files), unless the user set these: a fixed mmap threshold, so that a large buffer (a
+ * 20 MB manifest text, a file read) is mapped on its own and unmapped when freed; glibc's
+ * default raises the threshold after each such free, and later ones stay in the worker's arena,
+ * never given back. Measured at 100k after status, history, snapshot list and diff, two
+ * snapshots, a travel and a return: RSS 170 → 128 MiB (RssAnon 126 → 84) five seconds after,
+ * warm 121 → 104. Other C libraries ignore them.
+ */
+const DAEMON_MALLOC = {
+  MALLOC_MMAP_THRESHOLD_: "131072",
+  MALLOC_TRIM_THRESHOLD_: "131072",
+};
 
 /** The pid of a live process holding the daemon's lock (a daemon starting or running), or null. */
 function startingDaemon(lock: string): number | null {
