@@ -7,7 +7,7 @@
 export type { ManifestDiff } from "./diff-manifests.ts";
 export { diffManifests, diffManifestTrees } from "./diff-manifests.ts";
 export type { ManifestTree } from "./diff-trees.ts";
-export { entriesAt, treeLeavesRead, treeOfManifest, treeText } from "./diff-trees.ts";
+export { entriesAt, treeLeavesRead, treeOfManifest, treeOfText, treeText } from "./diff-trees.ts";
 export { entryPathBytes, fsPathOf } from "./entry-path.ts";
 export { createExcludeMatcher } from "./excludes.ts";
 export { exportSnapshot } from "./export-snapshot.ts";

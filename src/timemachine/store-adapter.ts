@@ -25,10 +25,9 @@ import {
   restoreManifestTree,
   type SkippedPath,
   type SnapshotRecord,
-  type StatCache,
   scanWorkspace,
   scanWorkspaceTree,
-  treeOfManifest,
+  treeOfText,
   treeText,
   verifyWorkspace,
   verifyWorkspaceTree,
@@ -153,13 +152,14 @@ function scanCurrent(root: string, excludes: readonly string[]): CurrentState | 
 export function scanSource(root: string, excludes: readonly string[]): CurrentState {
   const current = scanCurrent(root, excludes);
   if (current !== null) return current;
-  const scan = scanNow(root, excludes);
+  // No journal vouches for the stat cache (no daemon, or one just started): a walk through the
+  // cache, whose text makes a tree in memory; the scan is decoded only if a caller needs it.
+  const scan = scanThroughCache(root, excludes);
   return {
     source: {
-      tree: memo(() => treeOfManifest(scan.manifest, "the workspace")),
-      manifest: () => scan.manifest,
+      tree: memo(() => treeOfText(scan.manifestText(), "the workspace")),
+      manifest: memo(() => scan.manifest),
       skipped: scan.skipped,
-      inHand: true,
     },
     skipped: scan.skipped,
   };
@@ -191,15 +191,20 @@ export function scanNow(
 ): { manifest: Manifest; skipped: SkippedPath[] } {
   const current = scanCurrent(root, excludes);
   if (current !== null) return { manifest: current.source.manifest(), skipped: current.skipped };
+  const scan = scanThroughCache(root, excludes);
+  return { manifest: scan.manifest, skipped: scan.skipped };
+}
+
+/** A walk of the workspace through the stat cache (what a snapshot without the daemon does). */
+function scanThroughCache(root: string, excludes: readonly string[]) {
   const paths = workspacePaths(root);
-  const scan = scanWorkspace(paths.root, {
+  return scanWorkspace(paths.root, {
     excludes,
     maxFileBytes: readConfigOf(root).max_file_bytes,
     statCache: readStatCache(paths.statCache),
     useWatcher: true,
     clockDir: paths.tmp,
   });
-  return { manifest: scan.manifest, skipped: scan.skipped };
 }
 
 /**
@@ -218,37 +223,29 @@ export function restoreExactly(
     current?: CurrentState | undefined;
     /** Travel: the objects of present files about to be overwritten must be in the store too. */
     requireReplacedObjects?: boolean;
-    /** The stat cache, when the caller has it in hand (read from disk otherwise). */
-    statCache?: StatCache;
     /** More paths to leave alone (a travel: what the backup of the present did not capture). */
     alsoSkipped?: readonly SkippedPath[];
     /** Entries applied of all (deletes, directories, writes). */
     onProgress?: ((progress: { done: number; total: number }) => void) | undefined;
   } = {},
 ): RestoreResult {
-  const { statCache, requireReplacedObjects = false } = options;
+  const { requireReplacedObjects = false } = options;
   const skipped = [...target.skipped, ...(options.alsoSkipped ?? [])];
   const paths = workspacePaths(root);
   const store = createObjectStore(paths.objects);
-  const current = options.current ?? scanCurrent(paths.root, excludes);
-  const byText =
-    current === null
-      ? null
-      : restoreManifestTree(
-          paths.root,
-          target.tree(),
-          { tree: current.source.tree(), skipped: current.skipped },
-          { store, excludes, requireReplacedObjects, skipped, onProgress: options.onProgress },
-        );
+  const current = options.current ?? scanSource(paths.root, excludes);
+  const byTree = restoreManifestTree(
+    paths.root,
+    target.tree(),
+    { tree: current.source.tree(), skipped: current.skipped },
+    { store, excludes, requireReplacedObjects, skipped, onProgress: options.onProgress },
+  );
   const result =
-    byText ??
+    byTree ??
     restoreManifest(paths.root, target.manifest(), {
       store,
       excludes,
-      // with `current` known there is no scan, so no cache to read
-      ...(current === null
-        ? { statCache: statCache ?? readStatCache(paths.statCache), useWatcher: true }
-        : { current: { manifest: current.source.manifest(), skipped: current.skipped } }),
+      current: { manifest: current.source.manifest(), skipped: current.skipped },
       requireReplacedObjects,
       skipped,
       onProgress: options.onProgress,
@@ -266,29 +263,29 @@ export function restoreExactly(
   return result;
 }
 
-/** Every difference between the workspace and `expected` (exact: unmatched stat data is re-read). */
+/**
+ * Every difference between the workspace and `expected` (exact: the scan re-reads what its
+ * stat data cannot vouch for), by tree unless a name is not plain UTF-8.
+ */
 export function verifyAgainst(
   root: string,
   expected: ManifestSource,
   excludes: readonly string[],
-  statCache?: StatCache,
 ): { ok: boolean; differences: WorkspaceDifference[]; checked: number } {
   const paths = workspacePaths(root);
-  const current = scanCurrent(paths.root, excludes);
-  const byText =
-    current === null
-      ? null
-      : verifyWorkspaceTree(
-          expected.tree(),
-          { tree: current.source.tree(), skipped: current.skipped },
-          { excludes, skipped: expected.skipped },
-        );
+  const current = scanSource(paths.root, excludes);
+  const byTree = verifyWorkspaceTree(
+    expected.tree(),
+    { tree: current.source.tree(), skipped: current.skipped },
+    { excludes, skipped: expected.skipped },
+  );
   return (
-    byText ??
+    byTree ??
     verifyWorkspace(paths.root, expected.manifest(), {
       excludes,
       skipped: expected.skipped,
-      statCache: statCache ?? readStatCache(paths.statCache),
+      // a name that is not plain UTF-8: the decoded comparison, which scans again
+      statCache: readStatCache(paths.statCache),
       useWatcher: true,
     })
   );
