@@ -18,6 +18,11 @@ import { type ProcessSample, timeProcess } from "./time-process.ts";
 
 export const REPO = resolve(import.meta.dirname, "..");
 export const BIN = join(REPO, "bin", "timewarp.cjs");
+/**
+ * The command as the install wires it (package.json "bin"): the shell launcher, which hands a
+ * command to the watch daemon's worker where one runs and starts Node otherwise.
+ */
+export const LAUNCHER = join(REPO, "bin", "timewarp");
 export const EXCLUDES = [...DEFAULT_EXCLUDES];
 
 /** One printed row: timewarp beside git where git has a counterpart. */
@@ -91,9 +96,12 @@ export function gitCommit(twin: GitTwin, message: string): ProcessSample {
   };
 }
 
-/** The built CLI as a whole process in `cwd`; `TIMEWARP_WATCH=0` keeps it from starting a daemon. */
+/**
+ * The built CLI as a whole process in `cwd`, through the launcher (served by the daemon when one
+ * runs); `TIMEWARP_WATCH=0` keeps it from starting a daemon.
+ */
 export function cli(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): ProcessSample {
-  return timeProcess(process.execPath, [BIN, ...args], { cwd, env });
+  return timeProcess(LAUNCHER, args, { cwd, env });
 }
 
 /** `npm run build` unless the bundle is there (the CLI rows run the built bin). */
