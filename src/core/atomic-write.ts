@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fromSystemError } from "./errors.ts";
+import { faultPoint } from "./fault-points.ts";
 
 const TEMP_MARK = ".tw-tmp-";
 
@@ -15,6 +16,8 @@ export interface AtomicWriteOptions {
   mode?: number;
   /** fsync the file before the rename (default true). The directory is fsynced too when set. */
   durable?: boolean;
+  /** A fault point (`fault-points.ts`) between the written temp file and its rename. */
+  faultPoint?: string;
 }
 
 /** A temp path in the same directory as `path`, so the final rename never crosses a device. */
@@ -56,6 +59,7 @@ export function writeFileAtomic(
     if (durable) fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
+    if (options.faultPoint !== undefined) faultPoint(options.faultPoint);
     renameSync(temp, path);
     if (durable) fsyncDirectory(dirname(path));
   } catch (error) {

@@ -1,7 +1,7 @@
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { readFileSync, unlinkSync } from "node:fs";
 import { basename, join } from "node:path";
 import { crc32 } from "node:zlib";
-import { faultPoint, fromSystemError, tempPathFor } from "../core/index.ts";
+import { writeFileAtomic } from "../core/index.ts";
 
 /**
  * The merged index of the manifest node packs (`.timewarp/manifests/index.twi`), git's
@@ -158,26 +158,10 @@ function encodeNodeIndex(slots: ReadonlyMap<string, NodeSlot>): Buffer {
  * point `nodes:index-written` between the two, for the kill -9 test).
  */
 export function writeNodeIndex(dir: string, slots: ReadonlyMap<string, NodeSlot>): void {
-  const file = join(dir, NODE_INDEX_FILE);
-  const data = encodeNodeIndex(slots);
-  const temp = tempPathFor(file);
-  let fd: number | undefined;
-  try {
-    fd = openSync(temp, "wx", 0o644);
-    for (let off = 0; off < data.length; ) off += writeSync(fd, data, off);
-    closeSync(fd);
-    fd = undefined;
-    faultPoint("nodes:index-written");
-    renameSync(temp, file);
-  } catch (error) {
-    if (fd !== undefined) closeSync(fd);
-    try {
-      unlinkSync(temp);
-    } catch {
-      // never created
-    }
-    throw fromSystemError(error, `writing the manifest node index ${file}`);
-  }
+  writeFileAtomic(join(dir, NODE_INDEX_FILE), encodeNodeIndex(slots), {
+    durable: false,
+    faultPoint: "nodes:index-written",
+  });
 }
 
 /** Packs not covered by the index file before it is written anew (each is one header read). */

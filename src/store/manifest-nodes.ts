@@ -24,6 +24,7 @@ import {
   isTempName,
   TimewarpError,
   tempPathFor,
+  writeFileAtomic,
 } from "../core/index.ts";
 import { applyGitDelta, createGitDelta } from "../diff/index.ts";
 import { createMergedNodeIndex, type NodeSlot } from "./manifest-node-index.ts";
@@ -320,23 +321,7 @@ function writePack(
 /** `data` as `file`: a temp file in `dir`, renamed in (not synced, as objects are not). */
 function writeWhole(dir: string, file: string, data: Buffer): void {
   mkdirSync(dir, { recursive: true });
-  const temp = tempPathFor(file);
-  let fd: number | undefined;
-  try {
-    fd = openSync(temp, "wx", 0o444);
-    for (let off = 0; off < data.length; ) off += writeSync(fd, data, off);
-    closeSync(fd);
-    fd = undefined;
-    renameSync(temp, file);
-  } catch (error) {
-    if (fd !== undefined) closeSync(fd);
-    try {
-      unlinkSync(temp);
-    } catch {
-      // never created
-    }
-    throw fromSystemError(error, `writing manifest nodes ${file}`);
-  }
+  writeFileAtomic(file, data, { durable: false, mode: 0o444 });
 }
 
 function packNames(dir: string): { packs: string[]; temps: string[] } {
