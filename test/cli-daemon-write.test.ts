@@ -256,6 +256,27 @@ describe.each(VARIANTS)("bin/timewarp's write commands under $name", (variant) =
 describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, () => {
   const variant = FIRST;
   const { binDir, launch, start, served } = launcherUnder(variant);
+  /**
+   * A travel to the first snapshot through the launcher, paused at its restore for `pauseMs`,
+   * once the worker has claimed it (its stderr file) and backed the present up; what was there
+   * before it, to compare with after.
+   */
+  async function pausedTravel(w: Base, bin: string, pauseMs: number) {
+    const had = backups(w.root);
+    const travels = travelsCompleted(w.root);
+    const daemon = readHookServer(w.root)?.pid as number;
+    const run = start(bin, ["travel", w.first, "--json"], w.root, {
+      TIMEWARP_PAUSE_AT: `travel:restore:${pauseMs}`,
+    });
+    const hooks = hookServerPaths(w.root).dir;
+    await waitUntil(
+      () =>
+        readdirSync(hooks).some((n) => n.startsWith("err-")) &&
+        added(had, backups(w.root)).length > 0,
+      60_000,
+    );
+    return { run, had, travels, daemon };
+  }
   let w: Base;
   beforeAll(() => {
     w = daemonCopy(); // its daemon is killed last
@@ -360,20 +381,7 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
     "a daemon stopped mid-travel lets it finish: its normal answer, the tree right, no COMMAND_LOST",
     async () => {
       const bin = binDir();
-      const had = backups(w.root);
-      const travels = travelsCompleted(w.root);
-      const daemon = readHookServer(w.root)?.pid as number;
-      const run = start(bin.dir, ["travel", w.first, "--json"], w.root, {
-        TIMEWARP_PAUSE_AT: "travel:restore:3000",
-      });
-      // the worker started the travel (its stderr file) and backed the present up
-      const hooks = hookServerPaths(w.root).dir;
-      await waitUntil(
-        () =>
-          readdirSync(hooks).some((n) => n.startsWith("err-")) &&
-          added(had, backups(w.root)).length > 0,
-        60_000,
-      );
+      const { run, had, travels, daemon } = await pausedTravel(w, bin.dir, 3000);
       // `watch stop` returns once the daemon is gone, which is once the travel has answered
       const stop = inProcess(["watch", "stop", "--json"], w.root);
       expect(stop.status, stop.stderr).toBe(0);
@@ -402,20 +410,7 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
     async () => {
       const bin = binDir();
       const before = tree(w.root);
-      const had = backups(w.root);
-      const travels = travelsCompleted(w.root);
-      const daemon = readHookServer(w.root)?.pid as number;
-      const run = start(bin.dir, ["travel", w.first, "--json"], w.root, {
-        TIMEWARP_PAUSE_AT: "travel:restore:30000",
-      });
-      // the worker started the travel (its stderr file) and backed the present up
-      const hooks = hookServerPaths(w.root).dir;
-      await waitUntil(
-        () =>
-          readdirSync(hooks).some((n) => n.startsWith("err-")) &&
-          added(had, backups(w.root)).length > 0,
-        60_000,
-      );
+      const { run, had, travels, daemon } = await pausedTravel(w, bin.dir, 30_000);
       process.kill(daemon, "SIGKILL");
       const end = await run.done;
       expect(end.status).toBe(1);
