@@ -6,8 +6,9 @@
  * timewarp beside git where git has a counterpart: medians, the ratio, peak RSS.
  *
  * Rows (`--rows`): snapshot20, record, noop-cli, return, store, rss (per size); diff, ledger (once).
- * Only the public library (src/<cap>/index.ts) and the built CLI (bin/timewarp.cjs, built first
- * with `npm run build --silent`; `SCALE_BENCH_NO_BUILD=1` skips that) are used, so the store's
+ * Only the public library (src/<cap>/index.ts) and the built CLI (bin/timewarp, the launcher the
+ * install wires, over bin/timewarp.cjs, built first with `npm run build --silent`;
+ * `SCALE_BENCH_NO_BUILD=1` skips that) are used, so the store's
  * and the diff engine's owners can re-run it after their changes. Scratch copies go to the temp
  * dir (`SCALE_BENCH_DIR`): about 4 copies of the tree per size (~2.3 GB at 100k). Not a test.
  */
