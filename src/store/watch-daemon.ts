@@ -133,9 +133,10 @@ function createLivenessCheck(options: LivenessOptions): () => string | undefined
     // The config before idleness: a daemon both idle and turned off says why it must not return.
     const mtime = mtimeOf(configPath);
     if (mtime !== configMtime) {
-      configMtime = mtime;
       try {
         const now = readConfig(configPath);
+        // only once it reads: a config caught half-written is read again at the next check
+        configMtime = mtime;
         if (!now.watch) return "watch is off in the config";
         if (scanScope(effectiveExcludes(now)) !== scope) {
           return "the excludes changed (the next hook starts a daemon with them)";
