@@ -126,7 +126,9 @@ interface LivenessOptions {
  */
 function createLivenessCheck(options: LivenessOptions): () => string | undefined {
   const { root, wp, configPath, scope, idleMs } = options;
-  let configMtime = mtimeOf(configPath);
+  // Unset: the first check reads the config, so an edit made while the daemon was starting
+  // (before this check existed) is judged too, not taken as the baseline.
+  let configMtime: ReturnType<typeof mtimeOf> | undefined;
   return () => {
     if (!existsSync(root)) return "the workspace is gone";
     if (readDaemonInfo(wp)?.pid !== process.pid) return "daemon.json is gone or not ours";
