@@ -22,6 +22,7 @@ import {
   readConfig,
   workspacePaths,
 } from "../src/core/index.ts";
+import { readHookServer } from "../src/hooks/index.ts";
 import {
   createSnapshot,
   deleteSnapshot,
@@ -427,7 +428,10 @@ describe("timewarp watch (a real daemon over inotify)", () => {
       stderr += b.toString();
     });
     const exit = new Promise<number | null>((r) => child.on("exit", r));
-    await waitUntil(() => runningWatchDaemon(gone.dir) !== null);
+    // Fully up (hooks served too): deleting a directory the daemon is still filling races rm.
+    await waitUntil(
+      () => runningWatchDaemon(gone.dir) !== null && readHookServer(gone.dir) !== null,
+    );
     gone.cleanup();
     expect(await exit).toBe(0);
     expect(stderr).toMatch(/stopped \((the workspace is gone|daemon.json is gone or not ours)\)/);

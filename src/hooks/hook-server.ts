@@ -72,7 +72,8 @@ export function serveHooks(options: HookServerOptions): HookServer {
   const paths = hookServerPaths(options.root);
   rmSync(paths.dir, { recursive: true, force: true });
   // Private: requests carry payloads (file contents, commands) and the agent's environment.
-  mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+  // Not recursive: a workspace deleted while the daemon started is not made again (ENOENT).
+  mkdirSync(paths.dir, { mode: 0o700 });
   let lastRequestAt = Date.now();
   let served = 0;
   let closing: Promise<void> | undefined;

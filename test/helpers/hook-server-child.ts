@@ -18,12 +18,14 @@
  * closes the server as the daemon does (a started write command gets HOOK_STOP_WAIT_MS), then
  * the process exits.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { Worker } from "node:worker_threads";
-import { serveHooks } from "../../src/hooks/index.ts";
+import { hookServerPaths, serveHooks } from "../../src/hooks/index.ts";
 
 const [root, mode] = process.argv.slice(2) as [string, string];
+// the watch directory the daemon owns (serveHooks makes only its own directory in it)
+mkdirSync(dirname(hookServerPaths(root).dir), { recursive: true });
 
 const SCRIPTED = `
 const { parentPort } = require("node:worker_threads");
