@@ -1,8 +1,6 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { manifestOf, manifestText, tempNodeStores } from "../../test/helpers/manifest-trees.ts";
 import { diffManifests } from "./diff-manifests.ts";
 import {
   ancestorsOf,
@@ -12,25 +10,11 @@ import {
   treeLeavesRead,
   treeOfText,
 } from "./diff-trees.ts";
-import {
-  diffManifestTexts,
-  type Manifest,
-  type ManifestEntry,
-  manifestBytes,
-  sortEntries,
-} from "./manifest.ts";
-import { createNodeStore, forgetNodeTexts, type NodeStore } from "./manifest-nodes.ts";
+import { diffManifestTexts, type ManifestEntry, manifestBytes } from "./manifest.ts";
+import { forgetNodeTexts, type NodeStore } from "./manifest-nodes.ts";
 import { buildTree } from "./manifest-tree.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-function realStore(): NodeStore {
-  const d = mkdtempSync(join(tmpdir(), "tw-difftree-"));
-  dirs.push(d);
-  return createNodeStore(join(d, "manifests"));
-}
+const { nodeStore: realStore } = tempNodeStores("tw-difftree-");
 
 /** An entry of one of four kinds at `path`, its content picked by `n`. */
 function entryAt(path: string, kind: number, n: number): ManifestEntry {
@@ -48,13 +32,8 @@ function entryAt(path: string, kind: number, n: number): ManifestEntry {
   };
 }
 
-const manifestOf = (m: Map<string, ManifestEntry>): Manifest => ({
-  schema_version: 1,
-  entries: sortEntries([...m.values()]),
-});
-
 function stored(m: Map<string, ManifestEntry>, nodes: NodeStore): ManifestTree {
-  return { root: buildTree(manifestBytes(manifestOf(m)), nodes).root, nodes, source: "test" };
+  return { root: buildTree(manifestText(m), nodes).root, nodes, source: "test" };
 }
 
 /** Paths in a few directories, so edits cluster, spread and cross leaf and group edges. */
@@ -137,7 +116,7 @@ describe("tree against tree", () => {
         (size, seed, edits) => {
           const nodes = realStore();
           const { before, after } = pair(size, seed, edits);
-          const old = treeOfText(manifestBytes(manifestOf(before)), "v1");
+          const old = treeOfText(manifestText(before), "v1");
           const tb = stored(after, nodes);
           nodes.flush();
           expectSameAsWhole(diffTrees(old, tb), before, after);

@@ -1,22 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../test/helpers/cli.ts";
+import { tempNodeStores } from "../../test/helpers/manifest-trees.ts";
 import { gitBlobId } from "../core/index.ts";
 import { NODE_INDEX_FILE, readNodeIndex } from "./manifest-node-index.ts";
 import { createNodeStore, forgetNodeTexts } from "./manifest-nodes.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-function nodeDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "tw-node-index-"));
-  dirs.push(d);
-  return join(d, "manifests");
-}
+const { nodeDir } = tempNodeStores("tw-node-index-");
 
 /** The index is written anew once 16 packs lie outside it. */
 const PACKS = 16;

@@ -1,39 +1,21 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { fileEntry, manifestText, tempNodeStores } from "../../test/helpers/manifest-trees.ts";
 import { gitBlobId } from "../core/index.ts";
-import { entryLine, type ManifestEntry, manifestBytes, sortEntries } from "./manifest.ts";
+import { entryLine, type ManifestEntry } from "./manifest.ts";
 import { createNodeStore, forgetNodeTexts, type NodeStore } from "./manifest-nodes.ts";
 import { assembleText, buildTree, type LineEdit, spliceTree } from "./manifest-tree.ts";
 import { type LiveNode, MAX_NODE_DEPTH, planNodeLayout, walkNewNodes } from "./manifest-walk.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-function nodeDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "tw-nodes-"));
-  dirs.push(d);
-  return join(d, "manifests");
-}
+const { nodeDir } = tempNodeStores("tw-nodes-");
 
-const file = (path: string, n: number): ManifestEntry => ({
-  path,
-  type: "file",
-  mode: 0o644,
-  size: n,
-  mtime_ms: 1000 + n,
-  oid: n.toString(16).padStart(40, "0"),
-});
 /** An entry whose id is a real hash (incompressible, as in a store), not a counter. */
 const hashed = (path: string, n: number): ManifestEntry => ({
-  ...file(path, n),
+  ...fileEntry(path, n),
   oid: gitBlobId(Buffer.from(String(n))),
 });
-const textOf = (m: Map<string, ManifestEntry>) =>
-  manifestBytes({ schema_version: 1, entries: sortEntries([...m.values()]) });
 const packsIn = (dir: string) => readdirSync(dir).filter((n) => n.endsWith(".twn"));
 
 /** gc's sweep over a node store: keep what `roots` (newest first) reach, laid out as gc does. */
@@ -71,18 +53,18 @@ describe("gc's node packs (TWN3): older versions as deltas", () => {
           const tree = new Map<string, ManifestEntry>();
           for (let i = 0; i < size; i++) {
             const p = `d${i % 13}/f-${(i * 7) % 151}.ts`;
-            tree.set(p, file(p, i));
+            tree.set(p, fileEntry(p, i));
           }
           const versions: { root: Buffer; text: Buffer }[] = [];
-          let current = buildTree(textOf(tree), nodes);
-          versions.push({ root: current.root, text: textOf(tree) });
+          let current = buildTree(manifestText(tree), nodes);
+          versions.push({ root: current.root, text: manifestText(tree) });
           const kept = () =>
             versions.filter((_, i) => i === versions.length - 1 || keepMask[i] === true);
           for (const [r, round] of rounds.entries()) {
             const edits = new Map<string, ManifestEntry | null>();
-            for (const [p, n] of round) edits.set(p, n === null ? null : file(p, n));
+            for (const [p, n] of round) edits.set(p, n === null ? null : fileEntry(p, n));
             // one path edited every round: a chain longer than MAX_NODE_DEPTH
-            edits.set("d0/f-0.ts", file("d0/f-0.ts", 9000 + r));
+            edits.set("d0/f-0.ts", fileEntry("d0/f-0.ts", 9000 + r));
             for (const [p, e] of edits) {
               if (e === null) tree.delete(p);
               else tree.set(p, e);
@@ -92,7 +74,7 @@ describe("gc's node packs (TWN3): older versions as deltas", () => {
               return { path: p, line: e === null ? null : Buffer.from(entryLine(e)) };
             });
             current = spliceTree(current.root, lines, nodes, "test") ?? current;
-            versions.push({ root: current.root, text: textOf(tree) });
+            versions.push({ root: current.root, text: manifestText(tree) });
             if (r + 1 === gcAfter)
               sweep(
                 nodes,
@@ -130,7 +112,7 @@ describe("gc's node packs (TWN3): older versions as deltas", () => {
     const tree = new Map<string, ManifestEntry>();
     for (let i = 0; i < 3000; i++)
       tree.set(`d${i % 30}/f${i}.ts`, hashed(`d${i % 30}/f${i}.ts`, i));
-    let current = buildTree(textOf(tree), nodes);
+    let current = buildTree(manifestText(tree), nodes);
     const roots = [current.root];
     expect(sweep(nodes, roots)).toBe(0); // one pack, nothing dead: nothing written
     const one = packBytes(dir);
@@ -155,7 +137,7 @@ describe("gc's node packs (TWN3): older versions as deltas", () => {
     expect(twn3).toBeLessThan(one * 2);
     expect(MAX_NODE_DEPTH).toBeGreaterThan(1);
     forgetNodeTexts();
-    expect(assembleText(current.root, nodes, "test").equals(textOf(tree))).toBe(true);
+    expect(assembleText(current.root, nodes, "test").equals(manifestText(tree))).toBe(true);
   });
 });
 

@@ -1,10 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { fileEntry, manifestText, tempNodeStores } from "../../test/helpers/manifest-trees.ts";
 import { gitBlobId, isTimewarpError } from "../core/index.ts";
-import { entryLine, type ManifestEntry, manifestBytes, sortEntries } from "./manifest.ts";
+import { entryLine, type ManifestEntry } from "./manifest.ts";
 import {
   createNodeStore,
   forgetNodeTexts,
@@ -13,26 +13,8 @@ import {
 } from "./manifest-nodes.ts";
 import { assembleText, buildTree, type LineEdit, parseRefs, spliceTree } from "./manifest-tree.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-function nodeDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "tw-tree-"));
-  dirs.push(d);
-  return join(d, "manifests");
-}
+const { nodeDir } = tempNodeStores("tw-tree-");
 
-const file = (path: string, n: number): ManifestEntry => ({
-  path,
-  type: "file",
-  mode: 0o644,
-  size: n,
-  mtime_ms: 1000 + n,
-  oid: n.toString(16).padStart(40, "0"),
-});
-const textOf = (m: Map<string, ManifestEntry>) =>
-  manifestBytes({ schema_version: 1, entries: sortEntries([...m.values()]) });
 const countFiles = (dir: string) =>
   readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length;
 
@@ -52,13 +34,13 @@ describe("manifest trees", () => {
           const before = new Map<string, ManifestEntry>();
           for (let i = 0; i < size; i++) {
             const p = `d${(i * 7 + seed) % 41}/é-${(i * 13) % 401}.ts`;
-            before.set(p, file(p, i));
+            before.set(p, fileEntry(p, i));
           }
-          const base = buildTree(textOf(before), nodes);
+          const base = buildTree(manifestText(before), nodes);
           const after = new Map(before);
           const edits = new Map<string, ManifestEntry | null>();
           for (const [p, n] of editList) {
-            const e = n === null ? null : file(p, n);
+            const e = n === null ? null : fileEntry(p, n);
             edits.set(p, e);
             if (e === null) after.delete(p);
             else after.set(p, e);
@@ -68,12 +50,12 @@ describe("manifest trees", () => {
             return { path: p, line: e === null ? null : Buffer.from(entryLine(e)) };
           });
           const spliced = spliceTree(base.root, lines, nodes, "test");
-          const fresh = buildTree(textOf(after), createNodeStore(nodeDir()));
+          const fresh = buildTree(manifestText(after), createNodeStore(nodeDir()));
           expect(spliced?.hash).toBe(fresh.hash);
           expect(spliced?.entries).toBe(after.size);
-          expect(assembleText(spliced?.root as Buffer, nodes, "test").equals(textOf(after))).toBe(
-            true,
-          );
+          expect(
+            assembleText(spliced?.root as Buffer, nodes, "test").equals(manifestText(after)),
+          ).toBe(true);
         },
       ),
       { numRuns: 30 },
@@ -85,14 +67,14 @@ describe("manifest trees", () => {
     const nodes = createNodeStore(dir);
     const m = new Map<string, ManifestEntry>();
     for (let i = 0; i < 20_000; i++)
-      m.set(`src/m${i % 97}/f${i}.js`, file(`src/m${i % 97}/f${i}.js`, i));
-    const base = buildTree(textOf(m), nodes);
+      m.set(`src/m${i % 97}/f${i}.js`, fileEntry(`src/m${i % 97}/f${i}.js`, i));
+    const base = buildTree(manifestText(m), nodes);
     const groups = parseRefs(base.root, "test").length;
     expect(groups).toBeGreaterThan(20);
     const written = countFiles(dir);
     const lines: LineEdit[] = ["src/m1/f1.js", "src/m50/f50.js", "src/m96/f19982.js"]
       .sort()
-      .map((p) => ({ path: p, line: Buffer.from(entryLine(file(p, 7))) }));
+      .map((p) => ({ path: p, line: Buffer.from(entryLine(fileEntry(p, 7))) }));
     const next = spliceTree(base.root, lines, nodes, "test");
     // one pack for the new nodes
     expect(countFiles(dir) - written).toBe(1);
@@ -105,8 +87,8 @@ describe("manifest trees", () => {
     const dir = nodeDir();
     const nodes = createNodeStore(dir);
     const m = new Map<string, ManifestEntry>();
-    for (let i = 0; i < 500; i++) m.set(`f${i}`, file(`f${i}`, i));
-    const base = buildTree(textOf(m), nodes);
+    for (let i = 0; i < 500; i++) m.set(`f${i}`, fileEntry(`f${i}`, i));
+    const base = buildTree(manifestText(m), nodes);
     const [pack] = readdirSync(dir).filter((n) => n.endsWith(".twn"));
     const path = join(dir, pack as string);
     const bytes = readFileSync(path);
@@ -142,15 +124,16 @@ describe("manifest trees", () => {
     // manifests and splicing edits must not hold them (issue 22: the daemon <= 120 MiB).
     const nodes = createNodeStore(nodeDir());
     const m = new Map<string, ManifestEntry>();
-    for (let i = 0; i < 50_000; i++) m.set(`d${i % 50}/f-${i}.ts`, file(`d${i % 50}/f-${i}.ts`, i));
-    const text = textOf(m);
+    for (let i = 0; i < 50_000; i++)
+      m.set(`d${i % 50}/f-${i}.ts`, fileEntry(`d${i % 50}/f-${i}.ts`, i));
+    const text = manifestText(m);
     const tree = buildTree(text, nodes);
     forgetNodeTexts();
     expect(assembleText(tree.root, nodes, "test").equals(text)).toBe(true);
     const edits: LineEdit[] = [];
     for (let i = 0; i < 40_000; i += 97) {
       const p = `d${i % 50}/f-${i}.ts`;
-      edits.push({ path: p, line: Buffer.from(entryLine(file(p, i + 1))) });
+      edits.push({ path: p, line: Buffer.from(entryLine(fileEntry(p, i + 1))) });
     }
     edits.sort((a, b) => (a.path < b.path ? -1 : 1));
     const spliced = spliceTree(tree.root, edits, nodes, "test");
@@ -165,8 +148,9 @@ describe("manifest trees", () => {
     // at 100k files a first snapshot makes ~20 MB of nodes: held whole, they were its peak
     const dir = nodeDir();
     const m = new Map<string, ManifestEntry>();
-    for (let i = 0; i < 70_000; i++) m.set(`d${i % 70}/f-${i}.ts`, file(`d${i % 70}/f-${i}.ts`, i));
-    const text = textOf(m);
+    for (let i = 0; i < 70_000; i++)
+      m.set(`d${i % 70}/f-${i}.ts`, fileEntry(`d${i % 70}/f-${i}.ts`, i));
+    const text = manifestText(m);
     expect(text.length).toBeGreaterThan(8 * 1024 * 1024);
     const tree = buildTree(text, createNodeStore(dir));
     expect(readdirSync(dir).filter((n) => n.endsWith(".twn")).length).toBeGreaterThanOrEqual(2);
@@ -177,8 +161,9 @@ describe("manifest trees", () => {
   it("reading one node decompresses only the block it lies in", () => {
     const dir = nodeDir();
     const m = new Map<string, ManifestEntry>();
-    for (let i = 0; i < 20_000; i++) m.set(`d${i % 20}/f-${i}.ts`, file(`d${i % 20}/f-${i}.ts`, i));
-    const text = textOf(m);
+    for (let i = 0; i < 20_000; i++)
+      m.set(`d${i % 20}/f-${i}.ts`, fileEntry(`d${i % 20}/f-${i}.ts`, i));
+    const text = manifestText(m);
     const tree = buildTree(text, createNodeStore(dir));
     const group = parseRefs(tree.root, "test")[3];
     const nodes = createNodeStore(dir);
