@@ -3,6 +3,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { hookServerPaths, readHookServer } from "../../src/hooks/index.ts";
 import { initWorkspace } from "../../src/store/index.ts";
+import { bundledScript } from "./bundle.ts";
 import { makeTempDir, REPO_ROOT } from "./cli.ts";
 
 /**
@@ -43,8 +44,9 @@ export async function scriptedServer(
   mode: "normal" | "stale" | "stale-later" | "broken-worker",
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ child: ChildProcess; output: () => string }> {
-  // node with tsx's loader, not the tsx launcher: signals must reach the server itself
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, root, mode], {
+  // node itself, not a launcher: signals must reach the server (bundled: a start through tsx's
+  // loader took seconds more on a loaded machine, and each test file starts a dozen servers)
+  const child = spawn(process.execPath, [bundledScript(CHILD), root, mode], {
     cwd: REPO_ROOT,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },
