@@ -8,10 +8,14 @@ import { makeTempDir, runCli } from "./helpers/cli.ts";
 import { describeShellClient, SCRIPT, SLOW_TEST_MS } from "./helpers/hook-shell-suite.ts";
 import { cleanups, leftovers, waitUntil, workspace } from "./helpers/scripted-hook-server.ts";
 
-// bin/timewarp-hook under dash with mawk (Debian's /bin/sh and awk) and bash with gawk; busybox
-// and the one true awk run in `npm run test:compat` (test/compat/; the suite is in
-// helpers/hook-shell-suite.ts), then as an agent runs it, against the real watch daemon.
-describeShellClient(["dash with mawk", "bash with gawk"]);
+// bin/timewarp-hook under dash with mawk (Debian's /bin/sh and awk), the whole suite
+// (helpers/hook-shell-suite.ts); then as an agent runs it, against the real watch daemon.
+describeShellClient(["dash with mawk"]);
+// Under bash with gawk only the suite's first two tests (the payload, environment and exit code
+// through gawk's escaping; finding the workspace with bash's parameter expansions): its whole
+// suite runs in `npm run test:compat` (test/compat/, beside busybox and the one true awk), and the
+// rest of it tries the client's control flow, which dash with mawk tries above.
+describeShellClient(["bash with gawk"], { first: 2 });
 
 describe("timewarp-hook as an agent runs it", () => {
   it(

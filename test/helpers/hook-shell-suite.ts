@@ -60,9 +60,10 @@ interface Run {
 
 /**
  * The client's suite under the named variants (test files split them so that vitest runs them
- * side by side). Call it once, at the top level of a test file.
+ * side by side). Call it once, at the top level of a test file. `first`: only the suite's first
+ * tests run (the rest are skipped), for a variant whose whole suite runs in another file.
  */
-export function describeShellClient(names: string[]): void {
+export function describeShellClient(names: string[], options: { first?: number } = {}): void {
   beforeAll(() => {
     // vitest.config.ts turns watch daemons off for the other tests; the client skips servers then
     delete process.env.TIMEWARP_WATCH;
@@ -71,6 +72,11 @@ export function describeShellClient(names: string[]): void {
   describe.each(VARIANTS.filter((v) => names.includes(v.name)))(
     "timewarp-hook under $name",
     (variant) => {
+      let defined = 0;
+      /** Whether the next test runs: the variant is installed, and the test is in the prefix. */
+      const runs = () =>
+        variant.available && defined++ < (options.first ?? Number.POSITIVE_INFINITY);
+
       /** A bin directory as npm makes one: the script linked in, a logging `timewarp`, an awk. */
       function binDir(): { dir: string; calls: () => string[]; stdins: () => string[] } {
         const t = makeTempDir("tw-hookbin-");
@@ -129,7 +135,7 @@ export function describeShellClient(names: string[]): void {
 
       const echo = (r: Run) => JSON.parse(r.stdout) as Record<string, unknown>;
 
-      it.runIf(variant.available)(
+      it.runIf(runs())(
         "the server answers: output, exit code, cwd, environment and payload as the Node client gives them",
         async () => {
           const root = workspace();
@@ -177,7 +183,7 @@ export function describeShellClient(names: string[]): void {
         },
       );
 
-      it.runIf(variant.available)(
+      it.runIf(runs())(
         "finds the workspace as the CLI does: --cwd, the agent's project directory, the nearest .timewarp/",
         async () => {
           const root = workspace();
@@ -206,7 +212,7 @@ export function describeShellClient(names: string[]): void {
         },
       );
 
-      it.runIf(variant.available)(
+      it.runIf(runs())(
         "what it does not handle goes to the CLI with the same arguments and the payload untouched",
         async () => {
           const root = workspace();
@@ -255,7 +261,7 @@ export function describeShellClient(names: string[]): void {
         SLOW_TEST_MS,
       );
 
-      it.runIf(variant.available)(
+      it.runIf(runs())(
         "a server that declines, or does not claim within about a second: the CLI runs the hook with the payload",
         async () => {
           const root = workspace();
@@ -303,7 +309,7 @@ export function describeShellClient(names: string[]): void {
         SLOW_TEST_MS,
       );
 
-      it.runIf(variant.available)(
+      it.runIf(runs())(
         "a server killed after claiming: a failure in the hook's own form, exit 0, the hook never run twice",
         async () => {
           const root = workspace();
@@ -331,7 +337,7 @@ export function describeShellClient(names: string[]): void {
         SLOW_TEST_MS,
       );
 
-      it.runIf(variant.available)(
+      it.runIf(runs())(
         "a claimed hook never answered: the wait ends at 130 s by the clock, before the agents' timeout",
         async () => {
           const root = workspace();
@@ -359,7 +365,7 @@ export function describeShellClient(names: string[]): void {
         SLOW_TEST_MS,
       );
 
-      it.runIf(variant.available)(
+      it.runIf(runs())(
         "what is not a live server's is not trusted: pid 0, a linked directory, a file at its temp name",
         async () => {
           const root = workspace();
@@ -407,7 +413,7 @@ export function describeShellClient(names: string[]): void {
         SLOW_TEST_MS,
       );
 
-      it.runIf(variant.available)("a closed stdin is an empty payload, as in the CLI", async () => {
+      it.runIf(runs())("a closed stdin is an empty payload, as in the CLI", async () => {
         const root = workspace();
         const bin = binDir();
         await scriptedServer(root, "normal");
@@ -417,7 +423,7 @@ export function describeShellClient(names: string[]): void {
         expect(bin.calls()).toEqual([]);
       });
 
-      it.runIf(variant.available)("parallel calls each get their own answer", async () => {
+      it.runIf(runs())("parallel calls each get their own answer", async () => {
         const root = workspace();
         const bin = binDir();
         await scriptedServer(root, "normal");
