@@ -1,11 +1,11 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
+import { bundledScript, bundledSource } from "../../test/helpers/bundle.ts";
 import { ErrorCode, TimewarpError } from "./errors.ts";
 import {
   acquireLock,
@@ -30,15 +30,11 @@ describe("acquireLock", () => {
   it("names the worker thread that holds it; once that thread is gone, only its lock is cleared", async () => {
     const path = join(tmp(), "lock");
     // a real worker thread takes the lock through this module and ends without releasing it
-    const tsx = pathToFileURL(
-      createRequire(import.meta.url)
-        .resolve("tsx/esm/api")
-        .replace(/\.cjs$/, ".mjs"),
-    ).href;
-    const lockModule = pathToFileURL(join(import.meta.dirname, "lock.ts")).href;
+    // (the module bundled: registering tsx's loader in the worker took seconds on a loaded machine)
+    const lockModule = pathToFileURL(bundledScript(join(import.meta.dirname, "lock.ts"))).href;
     const worker = new Worker(
       `const { parentPort } = require("node:worker_threads");
-       import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(lockModule)}); })
+       import(${JSON.stringify(lockModule)})
          .then((l) => parentPort.postMessage(l.acquireLock(${JSON.stringify(path)}, { command: "cleanup" }).holder));`,
       { eval: true },
     );
@@ -163,14 +159,12 @@ describe("acquireLock", () => {
     const script = `import { acquireLock } from ${JSON.stringify(lockModule)};
       process.send?.("go");
       for (;;) { try { acquireLock(${JSON.stringify(path)}).release(); } catch {} }`;
+    // (bundled once: twelve starts through tsx's loader took ~3.5 s each on a loaded machine)
+    const bundle = bundledSource(script);
     for (let round = 0; round < 12; round++) {
-      const child = spawn(
-        process.execPath,
-        ["--import", "tsx", "--input-type=module", "-e", script],
-        {
-          stdio: ["ignore", "ignore", "inherit", "ipc"],
-        },
-      );
+      const child = spawn(process.execPath, [bundle], {
+        stdio: ["ignore", "ignore", "inherit", "ipc"],
+      });
       await new Promise((resolve) => child.once("message", resolve));
       await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 40));
       child.kill("SIGKILL");
@@ -302,14 +296,10 @@ describe("acquireLockQueued", () => {
     const child = spawn(
       process.execPath,
       [
-        "--import",
-        "tsx",
-        "--input-type=module",
-        "-e",
-        `import { acquireLock } from ${JSON.stringify(lockModule)};
+        bundledSource(`import { acquireLock } from ${JSON.stringify(lockModule)};
          const lock = acquireLock(${JSON.stringify(path)}, { command: "child" });
          process.send("held");
-         process.stdin.once("data", () => { lock.release(); process.exit(0); });`,
+         process.stdin.once("data", () => { lock.release(); process.exit(0); });`),
       ],
       { stdio: ["pipe", "ignore", "inherit", "ipc"] },
     );
