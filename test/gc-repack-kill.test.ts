@@ -13,13 +13,15 @@ import {
   listSnapshots,
   readManifest,
 } from "../src/store/index.ts";
+import { bundledSource } from "./helpers/bundle.ts";
 import { makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
 
-/** A child that runs the whole gc (as `timewarp gc` does) in one process: node with tsx's loader. */
-function gcChild(dir: string): string {
-  const file = join(dir, "gc-child.ts");
-  writeFileSync(
-    file,
+/**
+ * A child that runs the whole gc (as `timewarp gc` does) in one process: node itself, the script
+ * bundled once (a start through tsx's loader took seconds on a loaded machine).
+ */
+function gcChild(): string {
+  return bundledSource(
     `import { collectGarbage, collectReferencedOids } from ${JSON.stringify(join(REPO_ROOT, "src/store/index.ts"))};
 const root = process.argv[2] as string;
 const names = new Map<string, string>();
@@ -28,7 +30,6 @@ collectGarbage(root, { roots, names });
 process.stdout.write("done\\n");
 `,
   );
-  return file;
 }
 
 /** A workspace with a first snapshot (a version-1 pack), edits since (loose), one dropped record. */
@@ -83,7 +84,7 @@ describe("kill -9 during gc's repack", () => {
       const root = join(t.dir, "w");
       workspace(root);
       assertNothingLost(root);
-      const child = spawnSync(process.execPath, ["--import", "tsx", gcChild(t.dir), root], {
+      const child = spawnSync(process.execPath, [gcChild(), root], {
         cwd: REPO_ROOT,
         encoding: "utf8",
         env: { ...process.env, TIMEWARP_CRASH_AT: crashAt },

@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   getEditHistory,
@@ -9,12 +8,11 @@ import {
   recordEdit,
   repairIndex,
 } from "../src/ledger/index.ts";
+import { bundledSource } from "./helpers/bundle.ts";
 import { makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
 
-// node itself with tsx's loader, not the tsx launcher: SIGKILL must hit the process that writes.
-const TSX_LOADER = pathToFileURL(
-  join(REPO_ROOT, "node_modules", "tsx", "dist", "esm", "index.mjs"),
-).href;
+// node itself, not a launcher: SIGKILL must hit the process that writes. The children's scripts
+// are bundled once (a start through tsx's loader took seconds on a loaded machine).
 
 /** A child that records edits in a loop until killed; prints one line per recorded edit. */
 const WRITER = `
@@ -48,13 +46,12 @@ describe("kill -9 while recording", () => {
   it("never leaves a half-written record or index line; the next writer carries on", async () => {
     const tmp = makeTempDir("tw-ledger-kill-");
     cleanups.push(tmp.cleanup);
-    const script = join(tmp.dir, "writer.mts");
-    writeFileSync(script, WRITER);
+    const script = bundledSource(WRITER);
     const root = join(tmp.dir, "ws");
     const { mkdirSync } = await import("node:fs");
     mkdirSync(root);
     for (let round = 0; round < 4; round++) {
-      const child = spawn(process.execPath, ["--import", TSX_LOADER, script, root], {
+      const child = spawn(process.execPath, [script, root], {
         stdio: ["ignore", "pipe", "inherit"],
       });
       await new Promise<void>((resolve) => {
@@ -105,14 +102,13 @@ describe("kill -9 while recording", () => {
   it("two processes recording at once lose nothing (the ledger lock serializes them)", async () => {
     const tmp = makeTempDir("tw-ledger-two-");
     cleanups.push(tmp.cleanup);
-    const script = join(tmp.dir, "counted.mts");
-    writeFileSync(script, COUNTED);
+    const script = bundledSource(COUNTED);
     const root = join(tmp.dir, "ws");
     const { mkdirSync } = await import("node:fs");
     mkdirSync(root);
     const run = (name: string) =>
       new Promise<number | null>((resolve) => {
-        const child = spawn(process.execPath, ["--import", TSX_LOADER, script, root, name, "15"], {
+        const child = spawn(process.execPath, [script, root, name, "15"], {
           stdio: ["ignore", "ignore", "inherit"],
         });
         child.on("exit", (code) => resolve(code));

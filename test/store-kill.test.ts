@@ -11,13 +11,15 @@ import {
   readManifest,
   verifyWorkspace,
 } from "../src/store/index.ts";
+import { bundledSource } from "./helpers/bundle.ts";
 import { makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
 
-/** A child that snapshots `root` (once, or forever while editing a file), printing as it goes. */
-function childScript(dir: string): string {
-  const file = join(dir, "child.ts");
-  writeFileSync(
-    file,
+/**
+ * A child that snapshots `root` (once, or forever while editing a file), printing as it goes;
+ * bundled once (a start through tsx's loader took seconds on a loaded machine).
+ */
+function childScript(): string {
+  return bundledSource(
     `import { writeFileSync } from "node:fs";
 import { createSnapshot } from ${JSON.stringify(join(REPO_ROOT, "src/store/index.ts"))};
 const [root, mode] = process.argv.slice(2);
@@ -35,7 +37,6 @@ else for (let i = 0; ; i++) {
 }
 `,
   );
-  return file;
 }
 
 /** Run the child and SIGKILL it when `when(line)` first says so; resolves with the lines seen. */
@@ -46,8 +47,8 @@ function runAndKill(
   afterMs = 0,
 ): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    // One process (node with tsx's loader), not the tsx wrapper: SIGKILL must hit the writer itself.
-    const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+    // One process (node itself), not a wrapper: SIGKILL must hit the writer itself.
+    const child: ChildProcess = spawn(process.execPath, [script, ...args], {
       cwd: REPO_ROOT,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -102,7 +103,7 @@ describe("kill -9 during a snapshot", () => {
       for (let f = 0; f < 75; f++)
         writeFileSync(join(root, `d${d}`, `f${f}.txt`), randomBytes(1024));
     }
-    const script = childScript(t.dir);
+    const script = childScript();
 
     // 1. killed while writing objects (the first progress report comes after 500 entries)
     const seen = await runAndKill(script, [root, "once"], (l) => l.startsWith("progress"));

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { bundledSource } from "../../test/helpers/bundle.ts";
 import { makeTempDir, REPO_ROOT } from "../../test/helpers/cli.ts";
 import { workspacePaths } from "../core/index.ts";
 import { createSnapshot, scanWorkspace } from "./index.ts";
@@ -15,17 +16,15 @@ const FILES = 400;
 const pathOf = (i: number) => `d${i % 8}/f${i}.ts`;
 
 /** A child that takes one delta snapshot of `root` with the change list in argv. */
-function snapshotChild(dir: string): string {
-  const file = join(dir, "child.ts");
-  writeFileSync(
-    file,
+function snapshotChild(): string {
+  // (bundled once: a start through tsx's loader took seconds on a loaded machine)
+  return bundledSource(
     `import { createSnapshot } from ${JSON.stringify(join(REPO_ROOT, "src/store/index.ts"))};
 const [root, changed] = process.argv.slice(2);
 createSnapshot(root, { excludes: ${JSON.stringify(EX)}, maxFileBytes: 1e9, changed: JSON.parse(changed) });
 console.log("done");
 `,
   );
-  return file;
 }
 
 describe("the stat cache's base and overlay under kill -9", () => {
@@ -43,7 +42,7 @@ describe("the stat cache's base and overlay under kill -9", () => {
       writeFileSync(join(root, pathOf(i)), `export const v = ${i};\n`);
     createSnapshot(root, OPTS);
     createSnapshot(root, { ...OPTS, changed: [] });
-    const child = snapshotChild(t.dir);
+    const child = snapshotChild();
     const cacheFile = workspacePaths(root).statCache;
     // Each case: where the child dies, and how many files change (all of them: past a tenth
     // of the base, so the overlay is folded into a new base).
@@ -67,11 +66,11 @@ describe("the stat cache's base and overlay under kill -9", () => {
         writeFileSync(join(root, "d9", "new", "n.ts"), "new\n");
         changed.push("d9");
       }
-      const run = spawnSync(
-        process.execPath,
-        ["--import", "tsx", child, root, JSON.stringify(changed)],
-        { cwd: REPO_ROOT, encoding: "utf8", env: { ...process.env, TIMEWARP_CRASH_AT: crashAt } },
-      );
+      const run = spawnSync(process.execPath, [child, root, JSON.stringify(changed)], {
+        cwd: REPO_ROOT,
+        encoding: "utf8",
+        env: { ...process.env, TIMEWARP_CRASH_AT: crashAt },
+      });
       // A named point must be reached; a step count past the snapshot's last step lets it end.
       if (crashAt.startsWith("*")) expect(run.signal ?? run.stdout.trim()).toMatch(/SIGKILL|done/);
       else expect(run.signal, `${crashAt}: ${run.stderr}`).toBe("SIGKILL");
@@ -91,5 +90,5 @@ describe("the stat cache's base and overlay under kill -9", () => {
     }
     // The last rounds changed a few files: the cache is a base and an overlay again.
     expect(existsSync(overlayPathOf(cacheFile))).toBe(true);
-  }, 180_000); // six child processes through tsx: slow on a loaded machine
+  }, 180_000); // six child processes: slow on a loaded machine
 });
