@@ -37,6 +37,7 @@ import {
   watchPaths,
 } from "../src/store/index.ts";
 import { recover, returnToPresent, startSession, travel } from "../src/timemachine/index.ts";
+import { bundledSource } from "./helpers/bundle.ts";
 import { cliCommand, makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
 import {
   buildPastState,
@@ -294,16 +295,12 @@ describe("timewarp watch (a real daemon over inotify)", () => {
   it("a journal past its size limit starts a new instance: old tokens walk once, then answers resume", async () => {
     const root = workspace();
     mkdirSync(join(root, "d"));
-    const script = join(root, "..", `daemon-${process.pid}.mts`);
-    writeFileSync(
-      script,
+    // (node itself, the script bundled: tsx's launcher took seconds more on a loaded machine)
+    const script = bundledSource(
       `import { runWatchDaemon } from ${JSON.stringify(join(REPO_ROOT, "src", "store", "index.ts"))};\n` +
-        `await runWatchDaemon(${JSON.stringify(root)}, { maxJournalBytes: 400 });\n`,
+        `await runWatchDaemon(process.argv[2], { maxJournalBytes: 400 });\n`,
     );
-    cleanups.push(() => rmSync(script, { force: true }));
-    const child = spawn(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [script], {
-      stdio: "ignore",
-    });
+    const child = spawn(process.execPath, [script, root], { stdio: "ignore" });
     const exited = new Promise((r) => child.on("exit", r));
     cleanups.push(() => child.kill("SIGTERM"));
     await waitUntil(() => runningWatchDaemon(root) !== null);
@@ -340,14 +337,11 @@ describe("timewarp watch (a real daemon over inotify)", () => {
   it("a workspace with more directories than its share of inotify watches gets no daemon, and scans walk", async () => {
     const root = workspace();
     for (const d of ["a", "b", "c", "d"]) mkdirSync(join(root, d));
-    const script = join(root, "..", `daemon-budget-${process.pid}.mts`);
-    writeFileSync(
-      script,
+    const script = bundledSource(
       `import { runWatchDaemon } from ${JSON.stringify(join(REPO_ROOT, "src", "store", "index.ts"))};\n` +
-        `console.log(await runWatchDaemon(${JSON.stringify(root)}, { maxWatches: 3 }));\n`,
+        `console.log(await runWatchDaemon(process.argv[2], { maxWatches: 3 }));\n`,
     );
-    cleanups.push(() => rmSync(script, { force: true }));
-    const r = spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [script], {
+    const r = spawnSync(process.execPath, [script, root], {
       encoding: "utf8",
       timeout: 30_000,
     });

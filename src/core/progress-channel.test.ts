@@ -1,8 +1,8 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { bundledSource } from "../../test/helpers/bundle.ts";
 import { makeTempDir } from "../../test/helpers/cli.ts";
 import type { Clock } from "./clock.ts";
 import {
@@ -130,23 +130,20 @@ describe("the progress channel", () => {
 
   it("a kill -9 in the middle of writes leaves a whole record, which is not reported", async () => {
     const root = workspace();
-    const module = pathToFileURL(join(import.meta.dirname, "progress-channel.ts")).href;
+    const module = join(import.meta.dirname, "progress-channel.ts");
     // Writes as fast as it can, every record padded to a few pages so a torn write would show.
+    // (bundled: a start through tsx's loader took seconds on a loaded machine)
     const child = spawn(
       process.execPath,
       [
-        "--import",
-        "tsx",
-        "--input-type=module",
-        "-e",
-        `const p = await import(${JSON.stringify(module)});
-         const ch = p.createProgressChannel({ root: ${JSON.stringify(root)}, command: "gc",
+        bundledSource(`import { createProgressChannel } from ${JSON.stringify(module)};
+         const ch = createProgressChannel({ root: ${JSON.stringify(root)}, command: "gc",
            clock: { now: () => new Date() }, intervalMs: 0 });
          const pad = "x".repeat(20000);
          for (let i = 0; ; i++) {
            ch.update({ phase: "collect", done: i, total: 1e9, message: pad + i });
            if (i === 50) console.log("writing");
-         }`,
+         }`),
       ],
       { stdio: ["ignore", "pipe", "inherit"] },
     );

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { bundledSource } from "../../test/helpers/bundle.ts";
 import { REPO_ROOT } from "../../test/helpers/cli.ts";
 import { tempNodeStores } from "../../test/helpers/manifest-trees.ts";
 import { gitBlobId } from "../core/index.ts";
@@ -34,11 +35,10 @@ console.log("done");
 `;
 
 function runWriter(dir: string, packs: number, crashAt?: string) {
-  const script = join(dir, "..", "writer.ts");
-  writeFileSync(script, WRITER);
+  // (bundled once: a start through tsx's loader took seconds on a loaded machine)
   return spawnSync(
     process.execPath,
-    ["--import", "tsx", script, dir, String(packs), String(PER_PACK)],
+    [bundledSource(WRITER), dir, String(packs), String(PER_PACK)],
     {
       cwd: REPO_ROOT,
       encoding: "utf8",

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { buildSync } from "esbuild";
 import { makeTempDir, REPO_ROOT } from "./cli.ts";
 
@@ -12,6 +13,7 @@ import { makeTempDir, REPO_ROOT } from "./cli.ts";
  * The bundles live in a temp folder removed when the process exits.
  */
 
+const IN_SRC = join(REPO_ROOT, "src", "bundle");
 const built = new Map<string, string>();
 let folder: string | undefined;
 
@@ -34,6 +36,12 @@ function build(entry: string, out: string): string {
     logLevel: "error",
     // (packages resolve from the repository, wherever the script lies)
     nodePaths: [join(REPO_ROOT, "node_modules")],
+    // A module that asks import.meta for its place (a lazy require, a path to bin/) is told one
+    // in src/, as deep as its own: its relative paths and packages resolve as from the sources.
+    define: {
+      "import.meta.url": JSON.stringify(pathToFileURL(join(IN_SRC, "bundle.mjs")).href),
+      "import.meta.dirname": JSON.stringify(IN_SRC),
+    },
     // (a dependency written as CommonJS asks for `require`, which an ES module lacks)
     banner: {
       js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",

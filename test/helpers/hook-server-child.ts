@@ -1,7 +1,8 @@
 /**
  * A hook server in its own process, as the watch daemon runs one, but with a scripted worker:
  * the tests drive the server's machinery (claims, declines, failures, timeouts) through the
- * real clients without loading the hook code. Usage: tsx hook-server-child.ts ROOT MODE, where
+ * real clients without loading the hook code. Usage: node <its bundle> ROOT MODE (scriptedServer
+ * bundles it), where
  * MODE is "normal", "stale" (declines every request as stale), "stale-later" (stale once
  * ROOT/.stale exists; checked every HOOK_STALE_CHECK_MS) or "broken-worker" (the worker dies
  * while loading). Prints "ready" once it serves, and "stale: <reason>" when told it is stale;

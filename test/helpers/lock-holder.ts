@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { bundledSource } from "./bundle.ts";
 
 /**
  * Another process holding the lock file `lock` (as a command or an edit does), for `holdMs`
@@ -13,24 +13,17 @@ export async function holdLockInChild(
   cleanups: (() => void)[],
   holdMs = 120_000,
 ): Promise<ChildProcess> {
-  const lockModule = pathToFileURL(
-    join(import.meta.dirname, "..", "..", "src", "core", "lock.ts"),
-  ).href;
+  const lockModule = join(import.meta.dirname, "..", "..", "src", "core", "lock.ts");
   mkdirSync(dirname(lock), { recursive: true });
-  const holder = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "--input-type=module",
-      "-e",
-      `const l = await import(${JSON.stringify(lockModule)});
-       const h = l.acquireLock(${JSON.stringify(lock)}, { command: ${JSON.stringify(command)} });
-       console.log("held");
-       setTimeout(() => h.release(), ${holdMs});`,
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
+  // one bundle for every holder (a start through tsx's loader took seconds on a loaded machine)
+  const script = bundledSource(`import { acquireLock } from ${JSON.stringify(lockModule)};
+    const [lock, command, holdMs] = process.argv.slice(2);
+    const h = acquireLock(lock, { command });
+    console.log("held");
+    setTimeout(() => h.release(), Number(holdMs));`);
+  const holder = spawn(process.execPath, [script, lock, command, String(holdMs)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   cleanups.push(() => holder.kill("SIGKILL"));
   await new Promise<void>((resolve, reject) => {
     holder.stdout?.once("data", () => resolve());
