@@ -85,5 +85,5 @@ describe("timewarp memory events on raw/trajectory.jsonl (CLI)", () => {
     });
     expect(only.status).toBe(0);
     expect((only.json() as { events: unknown[] }).events).toHaveLength(3);
-  });
+  }, 120_000); // two CLI runs that load the grammar: 38 s at a load of 10, past the 30 s default
 });
