@@ -58,6 +58,8 @@ describe("gc's node packs (TWN3): older versions as deltas", () => {
           const versions: { root: Buffer; text: Buffer }[] = [];
           let current = buildTree(manifestText(tree), nodes);
           versions.push({ root: current.root, text: manifestText(tree) });
+          // (a sweep that finds nothing dead in the one pack there is leaves it as it is)
+          let removed = 0;
           const kept = () =>
             versions.filter((_, i) => i === versions.length - 1 || keepMask[i] === true);
           for (const [r, round] of rounds.entries()) {
@@ -76,14 +78,14 @@ describe("gc's node packs (TWN3): older versions as deltas", () => {
             current = spliceTree(current.root, lines, nodes, "test") ?? current;
             versions.push({ root: current.root, text: manifestText(tree) });
             if (r + 1 === gcAfter)
-              sweep(
+              removed += sweep(
                 nodes,
                 kept()
                   .reverse()
                   .map((v) => v.root),
               );
           }
-          sweep(
+          removed += sweep(
             nodes,
             kept()
               .reverse()
@@ -95,7 +97,7 @@ describe("gc's node packs (TWN3): older versions as deltas", () => {
           }
           const packs = packsIn(dir);
           expect(packs.length).toBeLessThanOrEqual(1);
-          if (packs.length === 1 && versions.length > 1) {
+          if (packs.length === 1 && removed > 0) {
             expect(readFileSync(join(dir, packs[0] as string)).toString("latin1", 0, 4)).toBe(
               "TWN3",
             );
