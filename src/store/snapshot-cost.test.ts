@@ -1,0 +1,76 @@
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeTempDir } from "../../test/helpers/cli.ts";
+import { DEFAULT_EXCLUDES, workspacePaths } from "../core/index.ts";
+import { createSnapshot, scanWorkspace } from "./index.ts";
+import { hashManifest } from "./manifest.ts";
+import { loadStatCache, writeStatCache } from "./stat-cache.ts";
+
+const EX = [...DEFAULT_EXCLUDES];
+const OPTS = { excludes: EX, maxFileBytes: 1e9 };
+
+/**
+ * Issue 22, item 1: a delta snapshot's cost follows its change, not the tree. These tests hold
+ * the shortcuts that make it so to the walk's answer.
+ */
+describe("a delta snapshot's shortcuts", () => {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => {
+    for (const c of cleanups.splice(0).reverse()) c();
+  });
+  const tmp = () => {
+    const t = makeTempDir();
+    cleanups.push(t.cleanup);
+    return t.dir;
+  };
+  const workspace = () => {
+    const root = tmp();
+    for (let d = 0; d < 6; d++) {
+      mkdirSync(join(root, `d${d}`, "sub"), { recursive: true });
+      for (let f = 0; f < 30; f++) writeFileSync(join(root, `d${d}`, "sub", `f${f}.txt`), `${f}\n`);
+      writeFileSync(join(root, `d${d}`, "x"), "a file\n");
+    }
+    expect(createSnapshot(root, OPTS).scan).toBe("walk");
+    expect(createSnapshot(root, { ...OPTS, changed: [] }).scan).toBe("index");
+    return root;
+  };
+  const sameAsWalk = (root: string, changed: string[]) => {
+    const made = createSnapshot(root, { ...OPTS, changed });
+    expect(made.scan).toBe("delta");
+    const walk = scanWorkspace(root, { excludes: EX });
+    expect(made.record.manifest.hash).toBe(hashManifest(walk.manifest));
+    expect(made.manifest).toEqual(walk.manifest);
+    const cache = loadStatCache(workspacePaths(root).statCache)!;
+    expect([...cache.entries.keys()]).toEqual([...walk.statCache.entries.keys()].sort());
+    const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : 1);
+    expect([...(cache.index?.others ?? [])].sort(byPath)).toEqual(
+      [...(walk.statCache.index?.others ?? [])].sort(byPath),
+    );
+  };
+
+  it("a file of the base that became a directory, and back, through base and overlay", () => {
+    const root = workspace();
+    // In the overlay: the file goes, a directory with a subtree comes, under the same name.
+    rmSync(join(root, "d1", "x"));
+    mkdirSync(join(root, "d1", "x", "deeper"), { recursive: true });
+    writeFileSync(join(root, "d1", "x", "deeper", "y.txt"), "y\n");
+    sameAsWalk(root, ["d1/x"]);
+    // Folded into the base: the base now holds the directory; it turns back into a file.
+    const cacheFile = workspacePaths(root).statCache;
+    writeStatCache(cacheFile, loadStatCache(cacheFile)!);
+    rmSync(join(root, "d1", "x"), { recursive: true });
+    writeFileSync(join(root, "d1", "x"), "a file again\n");
+    sameAsWalk(root, ["d1/x"]);
+    // A base file becomes a directory while the overlay already holds entries around it.
+    writeFileSync(join(root, "d2", "sub", "f3.txt"), "edited\n");
+    sameAsWalk(root, ["d2/sub/f3.txt"]);
+    rmSync(join(root, "d2", "x"));
+    mkdirSync(join(root, "d2", "x"));
+    writeFileSync(join(root, "d2", "x", "z.txt"), "z\n");
+    sameAsWalk(root, ["d2/x"]);
+    // A directory of the overlay's goes whole, reported by its name only.
+    rmSync(join(root, "d2", "x"), { recursive: true });
+    sameAsWalk(root, ["d2/x"]);
+  });
+});
