@@ -5,7 +5,8 @@ import { makeTempDir } from "../../test/helpers/cli.ts";
 import { DEFAULT_EXCLUDES, workspacePaths } from "../core/index.ts";
 import { createSnapshot, scanWorkspace } from "./index.ts";
 import { hashManifest } from "./manifest.ts";
-import { loadStatCache, writeStatCache } from "./stat-cache.ts";
+import { loadStatCache, openParts, writeStatCache } from "./stat-cache.ts";
+import { headParses } from "./stat-cache-parts.ts";
 
 const EX = [...DEFAULT_EXCLUDES];
 const OPTS = { excludes: EX, maxFileBytes: 1e9 };
@@ -72,5 +73,32 @@ describe("a delta snapshot's shortcuts", () => {
     // A directory of the overlay's goes whole, reported by its name only.
     rmSync(join(root, "d2", "x"), { recursive: true });
     sameAsWalk(root, ["d2/x"]);
+  });
+
+  it("reads the stat cache's head once per base, and again once the base is rewritten", () => {
+    const root = workspace();
+    const cacheFile = workspacePaths(root).statCache;
+    writeFileSync(join(root, "d0", "x"), "one\n");
+    sameAsWalk(root, ["d0/x"]);
+    const parsed = headParses.count;
+    for (let i = 0; i < 3; i++) {
+      writeFileSync(join(root, "d3", "sub", `f${i}.txt`), `edit ${i}\n`);
+      sameAsWalk(root, [`d3/sub/f${i}.txt`]);
+    }
+    expect(headParses.count).toBe(parsed);
+    // A new base (a fold) under the same name: its head is read, and what it says is used.
+    const cache = loadStatCache(cacheFile)!;
+    writeStatCache(cacheFile, cache);
+    writeFileSync(join(root, "d4", "x"), "two\n");
+    sameAsWalk(root, ["d4/x"]);
+    expect(headParses.count).toBe(parsed + 1);
+    // The same bytes written again (a new inode): read again, never taken on trust.
+    writeStatCache(cacheFile, loadStatCache(cacheFile)!);
+    openParts(cacheFile)?.close();
+    expect(headParses.count).toBe(parsed + 2);
+    // What a reader is handed cannot be changed behind the next reader's back.
+    const parts = openParts(cacheFile)!;
+    expect(() => parts.racy.push("x")).toThrow();
+    parts.close();
   });
 });
