@@ -278,10 +278,9 @@ export function spliceTree(
   nodes: NodeStore,
   source: string,
 ): TreeRoot | null {
-  const groups = parseRefs(root, source);
+  const { groups, keys } = rootRefs(root, source);
   const b = new TreeBuilder(nodes);
   let e = 0; // the next edit
-  const keys: (string | null)[] = groups.map((g) => keyOf(g.first));
   if (keys.some((k) => k === null)) return null;
   for (let gi = 0; gi < groups.length; gi++) {
     const g = groups[gi] as NodeRef;
@@ -314,7 +313,32 @@ export function spliceTree(
     const line = (edits[e] as LineEdit).line;
     if (line !== null) b.addLine(line);
   }
-  return finishRoot(b, nodes);
+  const made = finishRoot(b, nodes);
+  lastRoot = { text: made.root, groups: Object.freeze(b.groups), keys: undefined };
+  return made;
+}
+
+/**
+ * The root this process spliced last, its groups and their first paths: the next delta
+ * snapshot starts from it, and at 100k files parsing its ~400 lines again (and each first
+ * path's JSON) cost ~1 ms (issue 22, item 1). Used only for a root of the same bytes.
+ */
+let lastRoot:
+  | { text: Buffer; groups: readonly NodeRef[]; keys: (string | null)[] | undefined }
+  | undefined;
+
+/** A root's groups and their first paths (null: not a plain name), parsed or remembered. */
+function rootRefs(
+  root: Buffer,
+  source: string,
+): { groups: readonly NodeRef[]; keys: (string | null)[] } {
+  const memo =
+    lastRoot !== undefined && lastRoot.text.equals(root)
+      ? lastRoot
+      : { text: root, groups: Object.freeze(parseRefs(root, source)), keys: undefined };
+  memo.keys ??= memo.groups.map((g) => keyOf(g.first));
+  lastRoot = memo;
+  return { groups: memo.groups, keys: memo.keys };
 }
 
 /**
