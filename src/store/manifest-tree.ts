@@ -333,7 +333,7 @@ function rootRefs(
   source: string,
 ): { groups: readonly NodeRef[]; keys: (string | null)[] } {
   const memo =
-    lastRoot !== undefined && lastRoot.text.equals(root)
+    lastRoot?.text.equals(root) === true
       ? lastRoot
       : { text: root, groups: Object.freeze(parseRefs(root, source)), keys: undefined };
   memo.keys ??= memo.groups.map((g) => keyOf(g.first));
