@@ -249,9 +249,14 @@ export function assembleText(root: Buffer, nodes: NodeStore, source: string): Bu
   return out;
 }
 
+/** A JSON string with nothing escaped (no quote, backslash or control character inside). */
+const PLAIN_JSON_STRING = /^"[^"\\\x00-\x1f]*"$/;
+
 /** The path a ref's first line holds; null when it is not a plain name. */
 function keyOf(first: string): string | null {
   if (!first.endsWith('"')) return null;
+  // Most paths need no unescaping: a splice asks this of every line of the leaves it edits.
+  if (PLAIN_JSON_STRING.test(first)) return first.slice(1, -1);
   try {
     const p = JSON.parse(first) as unknown;
     return typeof p === "string" ? p : null;
@@ -369,7 +374,8 @@ function mergeLeaf(
       if (l !== null) b.addLine(l);
       e++;
     } else {
-      b.addLine(Buffer.from(line));
+      // A view: the leaf's text is its own copy (`NodeStore.read`), never written to.
+      b.addLine(line);
     }
     if (nl < 0) break;
     at = nl + 1;
