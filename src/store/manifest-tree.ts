@@ -249,14 +249,21 @@ export function assembleText(root: Buffer, nodes: NodeStore, source: string): Bu
   return out;
 }
 
-/** A JSON string with nothing escaped (no quote, backslash or control character inside). */
-const PLAIN_JSON_STRING = /^"[^"\\\x00-\x1f]*"$/;
+/** Is `s` a JSON string with nothing escaped (no quote, backslash or control character inside)? */
+function isPlainJsonString(s: string): boolean {
+  if (s.length < 2 || s.charCodeAt(0) !== 34 || s.charCodeAt(s.length - 1) !== 34) return false;
+  for (let i = 1; i < s.length - 1; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 34 || c === 92 || c < 32) return false;
+  }
+  return true;
+}
 
 /** The path a ref's first line holds; null when it is not a plain name. */
 function keyOf(first: string): string | null {
   if (!first.endsWith('"')) return null;
   // Most paths need no unescaping: a splice asks this of every line of the leaves it edits.
-  if (PLAIN_JSON_STRING.test(first)) return first.slice(1, -1);
+  if (isPlainJsonString(first)) return first.slice(1, -1);
   try {
     const p = JSON.parse(first) as unknown;
     return typeof p === "string" ? p : null;

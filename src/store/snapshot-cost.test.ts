@@ -101,4 +101,15 @@ describe("a delta snapshot's shortcuts", () => {
     expect(() => parts.racy.push("x")).toThrow();
     parts.close();
   });
+
+  it("splices names that JSON escapes (quote, backslash, tab) and ones it does not", () => {
+    const root = workspace();
+    const odd = ['d0/q"uote.txt', "d0/back\\slash.txt", "d0/t\tab.txt", "d0/\u00e9t\u00e9.txt"];
+    for (const name of odd) writeFileSync(join(root, name), "new\n");
+    sameAsWalk(root, odd);
+    for (const name of odd) writeFileSync(join(root, name), "edited\n");
+    sameAsWalk(root, odd);
+    for (const name of odd.slice(0, 2)) rmSync(join(root, name));
+    sameAsWalk(root, odd.slice(0, 2));
+  });
 });
