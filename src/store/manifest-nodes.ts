@@ -143,6 +143,17 @@ export function nodeReadCounts(): { read: number; readMany: number } {
   return { ...calls };
 }
 
+/** New nodes this process wrote, and the packs they went into. */
+const written = { nodes: 0, packs: 0 };
+
+/**
+ * How many new nodes this process has written to node stores, and in how many packs (for the
+ * test that holds a delta snapshot's writes to what its edits touch: issue 22, item 1).
+ */
+export function nodeWriteCounts(): { nodes: number; packs: number } {
+  return { ...written };
+}
+
 /** Forget the texts kept in memory (fsck reads every node from disk). */
 export function forgetNodeTexts(): void {
   calls.read = 0;
@@ -622,6 +633,8 @@ export function createNodeStore(dir: string): NodeStore {
     if (held.size === 0) return;
     const own = new Map<string, NodeSlot>();
     index.added(writePack(dir, held, own), own);
+    written.nodes += held.size;
+    written.packs++;
     held.clear();
     heldBytes = 0;
   };

@@ -5,6 +5,7 @@ import { makeTempDir } from "../../test/helpers/cli.ts";
 import { DEFAULT_EXCLUDES, workspacePaths } from "../core/index.ts";
 import { createSnapshot, scanWorkspace } from "./index.ts";
 import { hashManifest } from "./manifest.ts";
+import { nodeReadCounts, nodeWriteCounts } from "./manifest-nodes.ts";
 import { loadStatCache, openParts, writeStatCache } from "./stat-cache.ts";
 import { headParses } from "./stat-cache-parts.ts";
 
@@ -111,5 +112,32 @@ describe("a delta snapshot's shortcuts", () => {
     sameAsWalk(root, odd);
     for (const name of odd.slice(0, 2)) rmSync(join(root, name));
     sameAsWalk(root, odd.slice(0, 2));
+  });
+
+  it("a snapshot of 3 edited files writes their leaves and groups only, in one pack", () => {
+    const root = tmp();
+    for (let d = 0; d < 40; d++) {
+      mkdirSync(join(root, `pkg${d}`, "lib"), { recursive: true });
+      for (let f = 0; f < 60; f++)
+        writeFileSync(join(root, `pkg${d}`, "lib", `m${f}.js`), `${f}\n`);
+    }
+    const before = nodeWriteCounts();
+    createSnapshot(root, OPTS);
+    const whole = nodeWriteCounts().nodes - before.nodes;
+    // ~2,500 lines: ~80 leaves in ~7 groups, so three edits leave most of the tree alone
+    expect(whole).toBeGreaterThan(60);
+    createSnapshot(root, { ...OPTS, changed: [] });
+    const edited = ["pkg3/lib/m7.js", "pkg20/lib/m41.js", "pkg37/lib/m2.js"];
+    for (const name of edited) writeFileSync(join(root, name), "edited\n");
+    const w0 = nodeWriteCounts();
+    const r0 = nodeReadCounts();
+    sameAsWalk(root, edited);
+    const w1 = nodeWriteCounts();
+    // A content edit never moves a cut (cuts hash the path): one leaf and one group per edit.
+    expect(w1.nodes - w0.nodes).toBeGreaterThan(0);
+    expect(w1.nodes - w0.nodes).toBeLessThanOrEqual(6);
+    expect(w1.packs - w0.packs).toBe(1);
+    // The splice itself reads at most those (the walk above reads none: it decodes nothing)
+    expect(nodeReadCounts().read - r0.read).toBeLessThanOrEqual(6);
   });
 });
