@@ -1,11 +1,14 @@
 /**
  * `npx tsx bench/snapshot-tree.ts [--size 10k|100k|both] [--reps N] [--keep] [--work DIR]
- * [--only noop|edit20] [--profile]` — issue 22 item 1's
+ * [--only noop|edit20] [--profile] [--watched]` — issue 22 item 1's
  * targets on the bench:scale real trees (`scale-trees.ts`), in process: a snapshot after 20
  * changed files and one with no change, both by the delta path (the change list given, as the
  * watch daemon would report it), with wall and CPU time (the machine is shared: CPU time is the
  * steadier number), and the bytes one snapshot adds to the store (its record folder plus the
- * manifest nodes it wrote) beside the stat cache's size. Not a test; never gates.
+ * manifest nodes it wrote) beside the stat cache's size. `--watched` runs the watch daemon and
+ * lets each snapshot ask it for the change list, as bench:scale's row and the hooks do; `watch`
+ * is then one more round trip to the daemon, timed alone just before each snapshot. Not a
+ * test; never gates.
  */
 import { execFileSync } from "node:child_process";
 import {
@@ -22,12 +25,14 @@ import { Session } from "node:inspector";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_EXCLUDES, workspacePaths } from "../src/core/index.ts";
-import { createSnapshot } from "../src/store/index.ts";
+import { createSnapshot, scanScope, watchedChanges } from "../src/store/index.ts";
+import { watchDaemon } from "./scale-common.ts";
 import { pristineTree } from "./scale-trees.ts";
 import { createPrng } from "./snapshot-fixtures.ts";
 
-process.env.TIMEWARP_WATCH = "0";
 const args = process.argv.slice(2);
+const WATCHED = args.includes("--watched");
+if (!WATCHED) process.env.TIMEWARP_WATCH = "0";
 const arg = (name: string) => {
   const at = args.indexOf(name);
   return at >= 0 ? args[at + 1] : undefined;
@@ -96,12 +101,19 @@ function measure(size: "10k" | "100k"): void {
     // fsyncs: the measured snapshots start from a clean page cache, as a daemon's would.
     execFileSync("sync");
     const paths = workspacePaths(work);
+    if (WATCHED) {
+      watchDaemon("start", work);
+      // the daemon's first answer is "unknown" (one walk); from then on it answers
+      createSnapshot(work, { excludes: EXCLUDES });
+      createSnapshot(work, { excludes: EXCLUDES });
+    }
     const rnd = createPrng(7);
     const rows: Record<string, { wall: number[]; cpu: number[]; how: string[]; bytes: number[] }> =
       {
         noop: { wall: [], cpu: [], how: [], bytes: [] },
         edit20: { wall: [], cpu: [], how: [], bytes: [] },
       };
+    const watchMs: number[] = [];
     const profile = args.includes("--profile") ? new Session() : undefined;
     profile?.connect();
     profile?.post("Profiler.enable");
@@ -117,9 +129,17 @@ function measure(size: "10k" | "100k"): void {
           for (const f of changed) appendFileSync(join(work, f), `// edit ${r}\n`);
         }
         const before = bytesBelow(join(paths.data, "manifests"));
+        if (WATCHED) {
+          const t0 = performance.now();
+          watchedChanges(work, undefined, scanScope(EXCLUDES));
+          watchMs.push(performance.now() - t0);
+        }
         const cpu0 = process.cpuUsage();
         const w0 = performance.now();
-        const result = createSnapshot(work, { excludes: EXCLUDES, changed });
+        const result = createSnapshot(work, {
+          excludes: EXCLUDES,
+          ...(WATCHED ? {} : { changed }),
+        });
         const wall = performance.now() - w0;
         const cpu = process.cpuUsage(cpu0);
         const row = rows[kind] as (typeof rows)["noop"];
@@ -136,7 +156,9 @@ function measure(size: "10k" | "100k"): void {
       if (err === null)
         writeFileSync(`/tmp/snapshot-tree-${size}.cpuprofile`, JSON.stringify(res.profile));
     });
+    if (WATCHED) watchDaemon("stop", work);
     const cache = statSync(paths.statCache).size;
+    if (WATCHED) console.log(`${size} watch round trip ${median(watchMs).toFixed(1)} ms (median)`);
     for (const [kind, row] of Object.entries(rows)) {
       if (row.wall.length === 0) continue;
       console.log(

@@ -207,4 +207,24 @@ describe("manifest trees", () => {
     expect(mine.read(gitBlobId(b)).equals(b)).toBe(true);
     expect(() => mine.read(gitBlobId(a))).toThrow(/missing/);
   });
+
+  it("keeps groups apart from leaves, so reading many leaves does not push them out", () => {
+    // At 100k files a delta snapshot reads one group per edit; the leaves it and others read
+    // (each ~5 KiB) filled the shared 2 MiB and the groups were decompressed again each time.
+    const nodes = createNodeStore(nodeDir());
+    const m = new Map<string, ManifestEntry>();
+    for (let i = 0; i < 50_000; i++) m.set(`d${i % 50}/f-${i}.ts`, file(`d${i % 50}/f-${i}.ts`, i));
+    const tree = buildTree(textOf(m), nodes);
+    forgetNodeTexts();
+    const groups = parseRefs(tree.root, "test");
+    const leaves = groups.flatMap((g) => parseRefs(nodes.read(g.id), "test"));
+    for (const leaf of leaves) nodes.read(leaf.id); // ~6 MiB of leaves through a 2 MiB cache
+    const blocks = nodeBlockReads().blocks;
+    for (const g of groups) nodes.read(g.id);
+    expect(nodeBlockReads().blocks).toBe(blocks);
+    const held = nodeCacheBytes();
+    expect(held.groups).toBeGreaterThan(0);
+    expect(held.groups).toBeLessThanOrEqual(1024 * 1024);
+    expect(held.nodes).toBeLessThanOrEqual(2 * 1024 * 1024);
+  });
 });

@@ -249,9 +249,21 @@ export function assembleText(root: Buffer, nodes: NodeStore, source: string): Bu
   return out;
 }
 
+/** Is `s` a JSON string with nothing escaped (no quote, backslash or control character inside)? */
+function isPlainJsonString(s: string): boolean {
+  if (s.length < 2 || s.charCodeAt(0) !== 34 || s.charCodeAt(s.length - 1) !== 34) return false;
+  for (let i = 1; i < s.length - 1; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 34 || c === 92 || c < 32) return false;
+  }
+  return true;
+}
+
 /** The path a ref's first line holds; null when it is not a plain name. */
 function keyOf(first: string): string | null {
   if (!first.endsWith('"')) return null;
+  // Most paths need no unescaping: a splice asks this of every line of the leaves it edits.
+  if (isPlainJsonString(first)) return first.slice(1, -1);
   try {
     const p = JSON.parse(first) as unknown;
     return typeof p === "string" ? p : null;
@@ -278,10 +290,9 @@ export function spliceTree(
   nodes: NodeStore,
   source: string,
 ): TreeRoot | null {
-  const groups = parseRefs(root, source);
+  const { groups, keys } = rootRefs(root, source);
   const b = new TreeBuilder(nodes);
   let e = 0; // the next edit
-  const keys: (string | null)[] = groups.map((g) => keyOf(g.first));
   if (keys.some((k) => k === null)) return null;
   for (let gi = 0; gi < groups.length; gi++) {
     const g = groups[gi] as NodeRef;
@@ -314,7 +325,32 @@ export function spliceTree(
     const line = (edits[e] as LineEdit).line;
     if (line !== null) b.addLine(line);
   }
-  return finishRoot(b, nodes);
+  const made = finishRoot(b, nodes);
+  lastRoot = { text: made.root, groups: Object.freeze(b.groups), keys: undefined };
+  return made;
+}
+
+/**
+ * The root this process spliced last, its groups and their first paths: the next delta
+ * snapshot starts from it, and at 100k files parsing its ~400 lines again (and each first
+ * path's JSON) cost ~1 ms (issue 22, item 1). Used only for a root of the same bytes.
+ */
+let lastRoot:
+  | { text: Buffer; groups: readonly NodeRef[]; keys: (string | null)[] | undefined }
+  | undefined;
+
+/** A root's groups and their first paths (null: not a plain name), parsed or remembered. */
+function rootRefs(
+  root: Buffer,
+  source: string,
+): { groups: readonly NodeRef[]; keys: (string | null)[] } {
+  const memo =
+    lastRoot?.text.equals(root) === true
+      ? lastRoot
+      : { text: root, groups: Object.freeze(parseRefs(root, source)), keys: undefined };
+  memo.keys ??= memo.groups.map((g) => keyOf(g.first));
+  lastRoot = memo;
+  return { groups: memo.groups, keys: memo.keys };
 }
 
 /**
@@ -345,7 +381,8 @@ function mergeLeaf(
       if (l !== null) b.addLine(l);
       e++;
     } else {
-      b.addLine(Buffer.from(line));
+      // A view: the leaf's text is its own copy (`NodeStore.read`), never written to.
+      b.addLine(line);
     }
     if (nl < 0) break;
     at = nl + 1;
