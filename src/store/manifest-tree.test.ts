@@ -213,8 +213,9 @@ describe("manifest trees", () => {
     // (each ~5 KiB) filled the shared 2 MiB and the groups were decompressed again each time.
     const nodes = createNodeStore(nodeDir());
     const m = new Map<string, ManifestEntry>();
-    for (let i = 0; i < 50_000; i++) m.set(`d${i % 50}/f-${i}.ts`, file(`d${i % 50}/f-${i}.ts`, i));
-    const tree = buildTree(textOf(m), nodes);
+    for (let i = 0; i < 50_000; i++)
+      m.set(`d${i % 50}/f-${i}.ts`, fileEntry(`d${i % 50}/f-${i}.ts`, i));
+    const tree = buildTree(manifestText(m), nodes);
     forgetNodeTexts();
     const groups = parseRefs(tree.root, "test");
     const leaves = groups.flatMap((g) => parseRefs(nodes.read(g.id), "test"));
