@@ -25,13 +25,16 @@ import {
   restoreManifestTree,
   type SkippedPath,
   type SnapshotRecord,
+  scanScope,
   scanWorkspace,
   scanWorkspaceTree,
   treeOfText,
   treeText,
   verifyWorkspace,
+  verifyWorkspacePaths,
   verifyWorkspaceTree,
   type WorkspaceDifference,
+  watchedChanges,
 } from "../store/index.ts";
 
 /**
@@ -264,15 +267,45 @@ export function restoreExactly(
 }
 
 /**
+ * A position in the watch daemon's journal, taken before a scan: what changes after it, the
+ * daemon reports to `changedSince`. Undefined when no daemon answers for these excludes.
+ */
+export function watchMark(root: string, excludes: readonly string[]): string | undefined {
+  if (process.env.TIMEWARP_WATCH === "0") return undefined;
+  return watchedChanges(root, undefined, scanScope(excludes)).token;
+}
+
+/** The paths the watch daemon saw change since `mark`; undefined when it cannot say. */
+function changedSince(
+  root: string,
+  excludes: readonly string[],
+  mark: string,
+): string[] | undefined {
+  return watchedChanges(root, mark, scanScope(excludes)).changed;
+}
+
+/** A restore planned from a scan taken after `mark` (`watchMark`), and the scan's skipped paths. */
+export interface RestoredSince {
+  mark: string;
+  restored: RestoreResult;
+  scanSkipped: SkippedPath[];
+}
+
+/**
  * Every difference between the workspace and `expected` (exact: the scan re-reads what its
- * stat data cannot vouch for), by tree unless a name is not plain UTF-8.
+ * stat data cannot vouch for), by tree unless a name is not plain UTF-8. After a restore planned
+ * from a scan the daemon vouched for (`since`), only the paths that differed then and the paths
+ * the daemon saw change since are read: the rest is as that scan found it, equal to `expected`.
  */
 export function verifyAgainst(
   root: string,
   expected: ManifestSource,
   excludes: readonly string[],
+  since?: RestoredSince,
 ): { ok: boolean; differences: WorkspaceDifference[]; checked: number } {
   const paths = workspacePaths(root);
+  const byPaths = since === undefined ? null : verifySince(paths.root, expected, excludes, since);
+  if (byPaths !== null) return byPaths;
   const current = scanSource(paths.root, excludes);
   const byTree = verifyWorkspaceTree(
     expected.tree(),
@@ -289,6 +322,28 @@ export function verifyAgainst(
       useWatcher: true,
     })
   );
+}
+
+/** `verifyWorkspacePaths` after a restore by tree; null when only a whole verify can say. */
+function verifySince(
+  root: string,
+  expected: ManifestSource,
+  excludes: readonly string[],
+  since: RestoredSince,
+): ReturnType<typeof verifyAgainst> | null {
+  const compared = since.restored.compared;
+  if (compared === undefined) return null;
+  const changed = changedSince(root, excludes, since.mark);
+  if (changed === undefined) return null;
+  return verifyWorkspacePaths(root, expected.tree(), {
+    planned: compared.differing,
+    changed,
+    same: compared.same,
+    excludes,
+    skipped: expected.skipped,
+    scanSkipped: since.scanSkipped,
+    maxFileBytes: readConfigOf(root).max_file_bytes,
+  });
 }
 
 export function readBackup(
