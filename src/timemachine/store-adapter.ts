@@ -68,15 +68,13 @@ export function travelExcludes(config: Config, record: SnapshotRecord): string[]
 /**
  * A manifest in hand: its tree (what travel and return compare, node by node: only the leaves
  * that differ are read), and the decoded form, made only when a comparison of trees cannot be
- * had (no watch daemon, names that are not UTF-8).
+ * had (names that are not UTF-8).
  */
 export interface ManifestSource {
   tree: () => ManifestTree;
   manifest: () => Manifest;
   /** What the record did not capture: no restore to it or verify against it touches these. */
   skipped: readonly SkippedPath[];
-  /** The manifest is decoded already and the tree would be built from it: compare decoded. */
-  inHand?: boolean;
 }
 
 function memo<T>(make: () => T): () => T {
@@ -150,37 +148,45 @@ function scanCurrent(root: string, excludes: readonly string[]): CurrentState | 
 
 /**
  * The workspace now as a source, nothing written: the delta scan's tree when the watch daemon
- * vouches for it, else a scan through the stat cache (decoded; `inHand`).
+ * vouches for it, else a scan through the stat cache, whose text makes a tree in memory.
  */
 export function scanSource(root: string, excludes: readonly string[]): CurrentState {
   const current = scanCurrent(root, excludes);
   if (current !== null) return current;
   // No journal vouches for the stat cache (no daemon, or one just started): a walk through the
   // cache, whose text makes a tree in memory; the scan is decoded only if a caller needs it.
-  const scan = scanThroughCache(root, excludes);
+  // Once the tree is made the scan goes (its index of every file): at 100k files a return that
+  // walks again to verify must not hold both.
+  let scan: ReturnType<typeof scanThroughCache> | undefined = scanThroughCache(root, excludes);
+  const skipped = scan.skipped;
+  const tree = memo(() => {
+    const made = treeOfText(
+      (scan as ReturnType<typeof scanThroughCache>).manifestText(),
+      "the workspace",
+    );
+    scan = undefined;
+    return made;
+  });
   return {
     source: {
-      tree: memo(() => treeOfText(scan.manifestText(), "the workspace")),
-      manifest: memo(() => scan.manifest),
-      skipped: scan.skipped,
+      tree,
+      manifest: memo(() => scan?.manifest ?? treeManifest(tree, "the workspace")()),
+      skipped,
     },
-    skipped: scan.skipped,
+    skipped,
   };
 }
 
 /**
- * `diffManifests` of two sources: by their trees (only differing leaves read) unless one of
- * them is decoded already or a name is not plain UTF-8.
+ * `diffManifests` of two sources: by their trees (only differing leaves read) unless a name is
+ * not plain UTF-8.
  */
 export function diffSources(
   a: ManifestSource,
   b: ManifestSource,
   skipped: readonly SkippedPath[],
 ): ManifestDiff {
-  const byTree =
-    a.inHand === true || b.inHand === true
-      ? null
-      : diffManifestTrees(a.tree(), b.tree(), { skipped });
+  const byTree = diffManifestTrees(a.tree(), b.tree(), { skipped });
   return byTree ?? diffManifests(a.manifest(), b.manifest(), { skipped });
 }
 
