@@ -114,4 +114,20 @@ describe("verifyWorkspacePaths: a verify that reads only the paths that may diff
     // a name that may not be UTF-8
     expect(at(["d0/\uFFFD.txt"])).toBeNull();
   });
+
+  it("neither expects nor reads what is excluded, a directory-only pattern included", () => {
+    const { root, tree, entries } = workspace();
+    mkdirSync(join(root, "out"));
+    writeFileSync(join(root, "out", "big.bin"), Buffer.alloc(2 << 20));
+    writeFileSync(join(root, "d1", "run.log"), "noise\n");
+    mkdirSync(join(root, ".timewarp", "tmp"), { recursive: true });
+    const r = verifyWorkspacePaths(root, tree, {
+      ...base,
+      excludes: ["*.log", "out/"],
+      planned: [],
+      changed: ["out", "out/big.bin", "d1/run.log", ".timewarp/tmp"],
+      same: entries,
+    });
+    expect(r).toEqual({ ok: true, differences: [], checked: entries });
+  });
 });

@@ -128,17 +128,20 @@ export function verifyWorkspacePaths(
   const planned = new Set(options.planned);
   const kept = filterExcluded(asManifest(at), excluded).kept;
   const byPath = new Map(kept.map((e) => [e.path, e]));
+  const dirOk = new Map<string, boolean>();
+  // What is excluded (or `.timewarp/`) is neither expected nor read; a directory-only pattern
+  // needs to know the path is a directory now.
   const candidates = sorted.map((path) => ({
     path,
-    type: "file" as const,
+    type: isDirOnDisk(root, path, dirOk) ? ("dir" as const) : ("file" as const),
     mode: 0,
     size: 0,
     mtime_ms: 0,
   }));
   const ours = filterExcluded(asManifest(candidates), excluded).kept;
   const found: ManifestEntry[] = [];
-  const dirOk = new Map<string, boolean>();
   for (const { path } of ours) {
+    if (path === ".timewarp" || path.startsWith(".timewarp/")) continue;
     const want = byPath.get(path);
     const now = entryOnDisk(root, path, want, dirOk, options.maxFileBytes);
     if (now === undefined) return null;
@@ -233,6 +236,15 @@ function linkOf(
     return l.ino === st.ino && l.dev === st.dev ? leader : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** Whether a walk would find a directory at `path` (an error says no: the read decides). */
+function isDirOnDisk(root: string, path: string, dirOk: Map<string, boolean>): boolean {
+  try {
+    return parentsAreDirs(root, path, dirOk) && lstatSync(join(root, path)).isDirectory();
+  } catch {
+    return false;
   }
 }
 
