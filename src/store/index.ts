@@ -52,6 +52,7 @@ export { peekStatCache, readStatCache } from "./stat-cache.ts";
 export type { WorkspaceDifference } from "./verify-workspace.ts";
 export {
   verifyWorkspace,
+  verifyWorkspacePaths,
   verifyWorkspaceTree,
 } from "./verify-workspace.ts";
 export {

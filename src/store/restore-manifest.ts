@@ -111,6 +111,11 @@ export interface RestoreResult {
    * a directory holding one). A verify against the target reports the ones that matter.
    */
   left_alone: string[];
+  /**
+   * A restore by tree: the paths where the workspace's scan and the target differed (each
+   * once), and how many entries it found equal. What a verify after it must look at again.
+   */
+  compared?: { differing: string[]; same: number };
 }
 
 /** The path every write of an entry names: its exact bytes when they are not UTF-8. */
@@ -202,7 +207,9 @@ export function restoreManifestTree(
   if (above === null) return null;
   const bSymlinks = above.filter((e) => e.type === "symlink").map((e) => e.path);
   const bLinks = d.b.filter((e) => e.type === "file" && e.link !== undefined);
-  return restoreDifference(root, { ...d, bSymlinks, bLinks }, current.skipped, options);
+  const result = restoreDifference(root, { ...d, bSymlinks, bLinks }, current.skipped, options);
+  const differing = [...new Set([...d.a.map((e) => e.path), ...d.b.map((e) => e.path)])];
+  return { ...result, compared: { differing, same: d.same } };
 }
 
 /** Plan and apply a restore from the differing entries of both sides. */

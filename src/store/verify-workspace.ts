@@ -1,9 +1,13 @@
+import { lstatSync, readlinkSync, type Stats } from "node:fs";
+import { join } from "node:path";
+import { errnoCode, gitBlobId } from "../core/index.ts";
 import { diffManifests } from "./diff-manifests.ts";
-import { diffTrees, type ManifestTree } from "./diff-trees.ts";
+import { diffTrees, entriesAt, type ManifestTree } from "./diff-trees.ts";
 import { parentOf } from "./entry-path.ts";
 import { createExcludeMatcher } from "./excludes.ts";
 import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestEntry } from "./manifest.ts";
 import { filterExcluded, notCaptured } from "./plan-restore.ts";
+import { readFileStable } from "./read-stable.ts";
 import { type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
 import type { StatCache } from "./stat-cache.ts";
 
@@ -79,6 +83,185 @@ export function verifyWorkspaceTree(
   const differing: Manifest = { schema_version: MANIFEST_SCHEMA_VERSION, entries: d.a };
   const kept = filterExcluded(differing, createExcludeMatcher(options.excludes)).kept;
   return compare(kept, d.b, current.skipped, options.skipped ?? [], d.same);
+}
+
+/**
+ * `verifyWorkspaceTree` for a workspace known to match `expected` everywhere but at `paths`: a
+ * restore planned from a scan vouched for by the watch daemon, whose own writes and every change
+ * the daemon saw since that scan are `paths`. Only those are read (type, content by blob id,
+ * symlink target, mode, hard link to the expected leader) and compared with the expected
+ * entries there; `alsoChecked` counts the entries the scan found equal. Null when this cannot
+ * vouch for the answer, so the caller verifies the whole workspace: a directory at one of the
+ * paths (on disk or expected: what lies below it is not listed), a path that cannot be read
+ * stably, is special, too large, has other hard links than expected, or a name that is not
+ * plain UTF-8.
+ */
+export function verifyWorkspacePaths(
+  root: string,
+  expected: ManifestTree,
+  options: Pick<VerifyOptions, "excludes" | "skipped"> & {
+    /** The paths where the scan found the workspace and `expected` to differ. */
+    planned: readonly string[];
+    /** The paths changed since that scan (the restore's own writes among them). */
+    changed: readonly string[];
+    /** Entries the scan found equal. */
+    same: number;
+    /** What the scan the restore was planned from could not read. */
+    scanSkipped: SkippedPath[];
+    maxFileBytes: number;
+  },
+): VerifyResult | null {
+  const excluded = createExcludeMatcher(options.excludes);
+  const wanted = new Set<string>();
+  for (const raw of [...options.planned, ...options.changed]) {
+    const p = raw.endsWith("/") ? raw.slice(0, -1) : raw;
+    if (p === "" || p.includes("\uFFFD")) return null;
+    wanted.add(p);
+  }
+  const asManifest = (entries: ManifestEntry[]): Manifest => ({
+    schema_version: MANIFEST_SCHEMA_VERSION,
+    entries,
+  });
+  const sorted = [...wanted].sort();
+  const at = entriesAt(expected, sorted);
+  if (at === null) return null;
+  const planned = new Set(options.planned);
+  const kept = filterExcluded(asManifest(at), excluded).kept;
+  const byPath = new Map(kept.map((e) => [e.path, e]));
+  const dirOk = new Map<string, boolean>();
+  // What is excluded (or `.timewarp/`) is neither expected nor read; a directory-only pattern
+  // needs to know the path is a directory now.
+  const candidates = sorted.map((path) => ({
+    path,
+    type: isDirOnDisk(root, path, dirOk) ? ("dir" as const) : ("file" as const),
+    mode: 0,
+    size: 0,
+    mtime_ms: 0,
+  }));
+  const ours = filterExcluded(asManifest(candidates), excluded).kept;
+  const found: ManifestEntry[] = [];
+  for (const { path } of ours) {
+    if (path === ".timewarp" || path.startsWith(".timewarp/")) continue;
+    const want = byPath.get(path);
+    const now = entryOnDisk(root, path, want, dirOk, options.maxFileBytes);
+    if (now === undefined) return null;
+    // A directory the scan did not find differing, reported since: what lies below it (moved
+    // in whole, say) is not listed anywhere. One the scan listed, it compared entry by entry.
+    const isDir = now?.type === "dir" || want?.type === "dir";
+    if (isDir && !planned.has(path)) return null;
+    if (now !== null) found.push(now);
+  }
+  // An entry at a path only the daemon reported was counted equal by the scan: count it once.
+  const recounted = kept.filter((e) => !planned.has(e.path)).length;
+  return compare(
+    kept,
+    found,
+    options.scanSkipped,
+    options.skipped ?? [],
+    Math.max(0, options.same - recounted),
+  );
+}
+
+/**
+ * The manifest entry a walk would make of `path` now: null when a walk would not see it (gone,
+ * or below something that is no longer a real directory), undefined when only a walk can say.
+ */
+function entryOnDisk(
+  root: string,
+  path: string,
+  expected: ManifestEntry | undefined,
+  dirOk: Map<string, boolean>,
+  maxFileBytes: number,
+): ManifestEntry | null | undefined {
+  if (!parentsAreDirs(root, path, dirOk)) return null;
+  const full = join(root, path);
+  let st: Stats;
+  try {
+    st = lstatSync(full);
+  } catch (error) {
+    const code = errnoCode(error);
+    return code === "ENOENT" || code === "ENOTDIR" ? null : undefined;
+  }
+  const mode = st.mode & 0o7777;
+  if (st.isDirectory()) return { path, type: "dir", mode, size: 0, mtime_ms: st.mtimeMs };
+  if (st.isSymbolicLink()) {
+    let target: Buffer;
+    try {
+      target = readlinkSync(full, { encoding: "buffer" });
+    } catch {
+      return undefined;
+    }
+    const text = target.toString("utf8");
+    if (!Buffer.from(text, "utf8").equals(target)) return undefined;
+    return {
+      path,
+      type: "symlink",
+      mode,
+      size: target.length,
+      mtime_ms: st.mtimeMs,
+      oid: gitBlobId(target),
+      target: text,
+    };
+  }
+  if (!st.isFile() || st.size > maxFileBytes) return undefined;
+  const got = readFileStable(full);
+  if (got === null || "skip" in got) return undefined;
+  const link = linkOf(root, got.stat, expected);
+  if (link === undefined) return undefined;
+  return {
+    path,
+    type: "file",
+    mode: got.stat.mode & 0o7777,
+    size: got.stat.size,
+    mtime_ms: got.stat.mtimeMs,
+    oid: gitBlobId(got.bytes),
+    ...(link === null ? {} : { link }),
+  };
+}
+
+/**
+ * The `link` a walk would record for a file: null for a file of one name; the expected leader
+ * when it is that leader's inode; undefined (walk) for any other hard link.
+ */
+function linkOf(
+  root: string,
+  st: Stats,
+  expected: ManifestEntry | undefined,
+): string | null | undefined {
+  if (st.nlink <= 1) return null;
+  const leader = expected?.link;
+  if (leader === undefined || expected?.link_b64 !== undefined) return undefined;
+  try {
+    const l = lstatSync(join(root, leader));
+    return l.ino === st.ino && l.dev === st.dev ? leader : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a walk would find a directory at `path` (an error says no: the read decides). */
+function isDirOnDisk(root: string, path: string, dirOk: Map<string, boolean>): boolean {
+  try {
+    return parentsAreDirs(root, path, dirOk) && lstatSync(join(root, path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether every directory above `path` is a real directory (not a symlink), memoized. */
+function parentsAreDirs(root: string, path: string, memo: Map<string, boolean>): boolean {
+  const parent = parentOf(path);
+  if (parent === "") return true;
+  const known = memo.get(parent);
+  if (known !== undefined) return known;
+  let ok = false;
+  try {
+    ok = lstatSync(join(root, parent)).isDirectory() && parentsAreDirs(root, parent, memo);
+  } catch {
+    ok = false;
+  }
+  memo.set(parent, ok);
+  return ok;
 }
 
 function compare(

@@ -17,7 +17,12 @@ import {
   notCaptured,
 } from "../store/index.ts";
 import { getIssue } from "./issues.ts";
-import { diffSources, type ManifestSource, scanSource } from "./store-adapter.ts";
+import {
+  type CurrentState,
+  diffSources,
+  type ManifestSource,
+  scanSource,
+} from "./store-adapter.ts";
 
 type PatchChange = Parameters<typeof createPatch>[0][number];
 
@@ -53,10 +58,12 @@ export function diffPastWork(options: {
   /** The present as its backup captured it (read only when the snapshot skipped something). */
   present?: ManifestSource;
   excludes: readonly string[];
+  /** The workspace as scanned a moment ago with these excludes (return's one scan). */
+  current?: CurrentState | undefined;
 }): PastWork | null {
   const paths = workspacePaths(options.root);
   // By trees when the watch daemon vouches for the scan: only the leaves that differ are read.
-  const scan = scanSource(paths.root, options.excludes);
+  const scan = options.current ?? scanSource(paths.root, options.excludes);
   const diff = diffSources(options.snapshot, scan.source, [
     ...options.snapshot.skipped,
     ...scan.skipped,

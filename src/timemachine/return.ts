@@ -22,7 +22,7 @@ import {
 import type { Transition } from "./state.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
 import { backupIdOf, readBackup, recordSource } from "./store-adapter.ts";
-import { nowIso, restorePresent, type StepContext, step } from "./transition-steps.ts";
+import { nowIso, restorePresent, type StepContext, scanPresent, step } from "./transition-steps.ts";
 
 export interface ReturnOptions {
   root: string;
@@ -89,11 +89,15 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
     const backup = readBackup(paths.root, backupId);
     // The work done in the past is written down before the restore rewrites it: never dropped.
     options.onProgress?.({ phase: "keep past work" });
+    // One scan (after a watch mark) for the past work and the restore's plan, under the lock;
+    // the verify reads what the daemon saw change since the mark, or walks.
+    const scanned = scanPresent(paths.root, backup.record.exclude_globs);
     const work = diffPastWork({
       root: paths.root,
       snapshot: recordSource(paths.root, readSnapshot(paths.root, state.current_snapshot_id)),
       present: backup.source,
       excludes: backup.record.exclude_globs,
+      current: scanned.current,
     });
     let patch: SavedPatch | null = null;
     let kept: SavedPatch | null = null;
@@ -122,7 +126,7 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
     step(ctx, "return:journal-restore");
     let done: ReturnType<typeof restorePresent>;
     try {
-      done = restorePresent(ctx, state, t, backup);
+      done = restorePresent(ctx, state, t, backup, scanned);
     } catch (error) {
       if (isTimewarpError(error, ErrorCode.RETURN_VERIFY_FAILED)) throw error;
       const e = isTimewarpError(error)

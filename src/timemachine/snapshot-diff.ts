@@ -55,9 +55,9 @@ function sides(root: string, from: string, to: string | undefined): [Side, Side]
   return [a, to === undefined ? presentSide(root) : snapshotSide(root, to)];
 }
 
-/** A side's entry at `path`: by the tree's keys (a leaf or two read) unless it is decoded. */
+/** A side's entry at `path`: by the tree's keys (a leaf or two read) unless a name is not plain. */
 function entryOf(side: Side, path: string): ManifestEntry | undefined {
-  const byTree = side.source.inHand === true ? null : entriesAt(side.source.tree(), [path]);
+  const byTree = entriesAt(side.source.tree(), [path]);
   if (byTree !== null) return byTree[0];
   return side.source.manifest().entries.find((e) => e.path === path);
 }

@@ -25,13 +25,16 @@ import {
   restoreManifestTree,
   type SkippedPath,
   type SnapshotRecord,
+  scanScope,
   scanWorkspace,
   scanWorkspaceTree,
   treeOfText,
   treeText,
   verifyWorkspace,
+  verifyWorkspacePaths,
   verifyWorkspaceTree,
   type WorkspaceDifference,
+  watchedChanges,
 } from "../store/index.ts";
 
 /**
@@ -65,15 +68,13 @@ export function travelExcludes(config: Config, record: SnapshotRecord): string[]
 /**
  * A manifest in hand: its tree (what travel and return compare, node by node: only the leaves
  * that differ are read), and the decoded form, made only when a comparison of trees cannot be
- * had (no watch daemon, names that are not UTF-8).
+ * had (names that are not UTF-8).
  */
 export interface ManifestSource {
   tree: () => ManifestTree;
   manifest: () => Manifest;
   /** What the record did not capture: no restore to it or verify against it touches these. */
   skipped: readonly SkippedPath[];
-  /** The manifest is decoded already and the tree would be built from it: compare decoded. */
-  inHand?: boolean;
 }
 
 function memo<T>(make: () => T): () => T {
@@ -147,37 +148,45 @@ function scanCurrent(root: string, excludes: readonly string[]): CurrentState | 
 
 /**
  * The workspace now as a source, nothing written: the delta scan's tree when the watch daemon
- * vouches for it, else a scan through the stat cache (decoded; `inHand`).
+ * vouches for it, else a scan through the stat cache, whose text makes a tree in memory.
  */
 export function scanSource(root: string, excludes: readonly string[]): CurrentState {
   const current = scanCurrent(root, excludes);
   if (current !== null) return current;
   // No journal vouches for the stat cache (no daemon, or one just started): a walk through the
   // cache, whose text makes a tree in memory; the scan is decoded only if a caller needs it.
-  const scan = scanThroughCache(root, excludes);
+  // Once the tree is made the scan goes (its index of every file): at 100k files a return that
+  // walks again to verify must not hold both.
+  let scan: ReturnType<typeof scanThroughCache> | undefined = scanThroughCache(root, excludes);
+  const skipped = scan.skipped;
+  const tree = memo(() => {
+    const made = treeOfText(
+      (scan as ReturnType<typeof scanThroughCache>).manifestText(),
+      "the workspace",
+    );
+    scan = undefined;
+    return made;
+  });
   return {
     source: {
-      tree: memo(() => treeOfText(scan.manifestText(), "the workspace")),
-      manifest: memo(() => scan.manifest),
-      skipped: scan.skipped,
+      tree,
+      manifest: memo(() => scan?.manifest ?? treeManifest(tree, "the workspace")()),
+      skipped,
     },
-    skipped: scan.skipped,
+    skipped,
   };
 }
 
 /**
- * `diffManifests` of two sources: by their trees (only differing leaves read) unless one of
- * them is decoded already or a name is not plain UTF-8.
+ * `diffManifests` of two sources: by their trees (only differing leaves read) unless a name is
+ * not plain UTF-8.
  */
 export function diffSources(
   a: ManifestSource,
   b: ManifestSource,
   skipped: readonly SkippedPath[],
 ): ManifestDiff {
-  const byTree =
-    a.inHand === true || b.inHand === true
-      ? null
-      : diffManifestTrees(a.tree(), b.tree(), { skipped });
+  const byTree = diffManifestTrees(a.tree(), b.tree(), { skipped });
   return byTree ?? diffManifests(a.manifest(), b.manifest(), { skipped });
 }
 
@@ -264,15 +273,45 @@ export function restoreExactly(
 }
 
 /**
+ * A position in the watch daemon's journal, taken before a scan: what changes after it, the
+ * daemon reports to `changedSince`. Undefined when no daemon answers for these excludes.
+ */
+export function watchMark(root: string, excludes: readonly string[]): string | undefined {
+  if (process.env.TIMEWARP_WATCH === "0") return undefined;
+  return watchedChanges(root, undefined, scanScope(excludes)).token;
+}
+
+/** The paths the watch daemon saw change since `mark`; undefined when it cannot say. */
+function changedSince(
+  root: string,
+  excludes: readonly string[],
+  mark: string,
+): string[] | undefined {
+  return watchedChanges(root, mark, scanScope(excludes)).changed;
+}
+
+/** A restore planned from a scan taken after `mark` (`watchMark`), and the scan's skipped paths. */
+export interface RestoredSince {
+  mark: string;
+  restored: RestoreResult;
+  scanSkipped: SkippedPath[];
+}
+
+/**
  * Every difference between the workspace and `expected` (exact: the scan re-reads what its
- * stat data cannot vouch for), by tree unless a name is not plain UTF-8.
+ * stat data cannot vouch for), by tree unless a name is not plain UTF-8. After a restore planned
+ * from a scan the daemon vouched for (`since`), only the paths that differed then and the paths
+ * the daemon saw change since are read: the rest is as that scan found it, equal to `expected`.
  */
 export function verifyAgainst(
   root: string,
   expected: ManifestSource,
   excludes: readonly string[],
+  since?: RestoredSince,
 ): { ok: boolean; differences: WorkspaceDifference[]; checked: number } {
   const paths = workspacePaths(root);
+  const byPaths = since === undefined ? null : verifySince(paths.root, expected, excludes, since);
+  if (byPaths !== null) return byPaths;
   const current = scanSource(paths.root, excludes);
   const byTree = verifyWorkspaceTree(
     expected.tree(),
@@ -289,6 +328,28 @@ export function verifyAgainst(
       useWatcher: true,
     })
   );
+}
+
+/** `verifyWorkspacePaths` after a restore by tree; null when only a whole verify can say. */
+function verifySince(
+  root: string,
+  expected: ManifestSource,
+  excludes: readonly string[],
+  since: RestoredSince,
+): ReturnType<typeof verifyAgainst> | null {
+  const compared = since.restored.compared;
+  if (compared === undefined) return null;
+  const changed = changedSince(root, excludes, since.mark);
+  if (changed === undefined) return null;
+  return verifyWorkspacePaths(root, expected.tree(), {
+    planned: compared.differing,
+    changed,
+    same: compared.same,
+    excludes,
+    skipped: expected.skipped,
+    scanSkipped: since.scanSkipped,
+    maxFileBytes: readConfigOf(root).max_file_bytes,
+  });
 }
 
 export function readBackup(

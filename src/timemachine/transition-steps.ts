@@ -16,10 +16,13 @@ import { writeState } from "./state-file.ts";
 import {
   type CurrentState,
   type ManifestSource,
+  type RestoredSince,
   readBackup,
   recordSource,
   restoreExactly,
+  scanSource,
   verifyAgainst,
+  watchMark,
 } from "./store-adapter.ts";
 
 /**
@@ -126,6 +129,42 @@ export function finishTravel(
   };
 }
 
+/** A scan of the workspace (and the watch daemon's mark taken just before it) to restore from. */
+export interface ScannedPresent {
+  mark: string | undefined;
+  current: CurrentState | undefined;
+}
+
+/** Take the watch mark, then the scan (unless given), then restore; the scan is let go. */
+export function scanPresent(root: string, excludes: readonly string[]): ScannedPresent {
+  const mark = watchMark(root, excludes);
+  return { mark, current: scanSource(root, excludes) };
+}
+
+/**
+ * Restore the present from the backup, planned from `scanned` (else a scan taken now, after a
+ * watch mark), and what a verify needs to read only what may differ since.
+ */
+function restoreScanned(
+  ctx: StepContext,
+  target: ManifestSource,
+  excludes: readonly string[],
+  scanned: ScannedPresent | undefined,
+): { restored: ReturnType<typeof restoreExactly>; since: RestoredSince | undefined } {
+  const given = scanned ?? scanPresent(ctx.paths.root, excludes);
+  const current = given.current ?? scanSource(ctx.paths.root, excludes);
+  given.current = undefined; // the caller's hold on the scan goes too
+  const restored = restoreExactly(ctx.paths.root, target, excludes, {
+    current,
+    onProgress: restoreProgress(ctx),
+  });
+  const since =
+    given.mark === undefined
+      ? undefined
+      : { mark: given.mark, restored, scanSkipped: current.skipped };
+  return { restored, since };
+}
+
 export interface PresentRestored {
   state: State;
   written: number;
@@ -150,17 +189,21 @@ export function restorePresent(
   state: State,
   t: Transition,
   loaded?: ReturnType<typeof readBackup>,
+  /**
+   * The workspace as a scan found it under the lock a moment ago (return: the scan that kept the
+   * past work), taken after `mark`. Dropped once the restore is planned: a verify that walks
+   * the tree must not hold two scans at once.
+   */
+  scanned?: ScannedPresent,
 ): PresentRestored {
   if (t.backup_id === null) throw new TimewarpError(ErrorCode.INTERNAL, "restore without a backup");
   const backup = loaded ?? readBackup(ctx.paths.root, t.backup_id);
   const excludes = backup.record.exclude_globs;
   step(ctx, `${t.kind}:restore-present`);
-  const restored = restoreExactly(ctx.paths.root, backup.source, excludes, {
-    onProgress: restoreProgress(ctx),
-  });
+  const { restored, since } = restoreScanned(ctx, backup.source, excludes, scanned);
   step(ctx, `${t.kind}:verify`);
   ctx.onProgress?.({ phase: "verify" });
-  const check = verifyAgainst(ctx.paths.root, backup.source, excludes);
+  const check = verifyAgainst(ctx.paths.root, backup.source, excludes, since);
   if (!check.ok) {
     const shown = check.differences.slice(0, 10).map((d) => `${d.path} (${d.kind})`);
     throw new TimewarpError(
