@@ -8,6 +8,7 @@ import {
   readSync,
   type Stats,
 } from "node:fs";
+import { join } from "node:path";
 import { errnoCode } from "../core/index.ts";
 import { OBJECT_CHUNK_BYTES, type ObjectStore } from "./object-store.ts";
 
@@ -144,4 +145,25 @@ export function readFileStable(path: string): { bytes: Buffer; stat: Stats } | S
   }
   if (!st.isFile()) return null;
   return readStable(path, st, undefined) ?? null;
+}
+
+/**
+ * Is every ancestor of `path` (workspace-relative, below `root`) a real directory, not a symlink?
+ * What a read of one path checks first, so that it never follows a link out of the workspace.
+ * `memo` holds the answers per directory for one scan or verify.
+ */
+export function parentsAreDirs(root: string, path: string, memo: Map<string, boolean>): boolean {
+  const slash = path.lastIndexOf("/");
+  if (slash < 0) return true;
+  const parent = path.slice(0, slash);
+  const known = memo.get(parent);
+  if (known !== undefined) return known;
+  let ok = false;
+  try {
+    ok = lstatSync(join(root, parent)).isDirectory() && parentsAreDirs(root, parent, memo);
+  } catch {
+    ok = false;
+  }
+  memo.set(parent, ok);
+  return ok;
 }

@@ -7,7 +7,7 @@ import { parentOf } from "./entry-path.ts";
 import { createExcludeMatcher } from "./excludes.ts";
 import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestEntry } from "./manifest.ts";
 import { filterExcluded, notCaptured } from "./plan-restore.ts";
-import { readFileStable } from "./read-stable.ts";
+import { parentsAreDirs, readFileStable } from "./read-stable.ts";
 import { type SkippedPath, scanWorkspace } from "./scan-workspace.ts";
 import type { StatCache } from "./stat-cache.ts";
 
@@ -246,22 +246,6 @@ function isDirOnDisk(root: string, path: string, dirOk: Map<string, boolean>): b
   } catch {
     return false;
   }
-}
-
-/** Whether every directory above `path` is a real directory (not a symlink), memoized. */
-function parentsAreDirs(root: string, path: string, memo: Map<string, boolean>): boolean {
-  const parent = parentOf(path);
-  if (parent === "") return true;
-  const known = memo.get(parent);
-  if (known !== undefined) return known;
-  let ok = false;
-  try {
-    ok = lstatSync(join(root, parent)).isDirectory() && parentsAreDirs(root, parent, memo);
-  } catch {
-    ok = false;
-  }
-  memo.set(parent, ok);
-  return ok;
 }
 
 function compare(

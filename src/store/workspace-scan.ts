@@ -10,7 +10,7 @@ import {
 } from "../core/index.ts";
 import { createExcludeMatcher } from "./excludes.ts";
 import { createObjectStore } from "./object-store.ts";
-import { readFileStable } from "./read-stable.ts";
+import { parentsAreDirs, readFileStable } from "./read-stable.ts";
 import { scanScope, scanWorkspace } from "./scan-workspace.ts";
 import {
   type CachedStat,
@@ -202,23 +202,6 @@ function scanReported(root: string, vp: ViewPaths, config: Config): KeptScan | n
     changes,
     known: true,
   };
-}
-
-/** Is every ancestor of `path` (below the root) a directory, not a symlink? Memoized per scan. */
-function parentsAreDirs(root: string, path: string, memo: Map<string, boolean>): boolean {
-  const slash = path.lastIndexOf("/");
-  if (slash < 0) return true;
-  const parent = path.slice(0, slash);
-  const known = memo.get(parent);
-  if (known !== undefined) return known;
-  let ok = false;
-  try {
-    ok = lstatSync(join(root, parent)).isDirectory() && parentsAreDirs(root, parent, memo);
-  } catch {
-    ok = false;
-  }
-  memo.set(parent, ok);
-  return ok;
 }
 
 function hasOverlayBelow(entries: Record<string, CachedStat | null>, dir: string): boolean {
