@@ -1,22 +1,15 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEFAULT_EXCLUDES } from "../src/core/index.ts";
 import { deleteSnapshot } from "../src/store/index.ts";
-import { makeTempDir, runCli } from "./helpers/cli.ts";
+import { runCli } from "./helpers/cli.ts";
+import { tempDirs } from "./helpers/temp-dirs.ts";
 
 type Json = Record<string, unknown>;
 
 describe("timewarp init / snapshot / gc (CLI)", () => {
-  const cleanups: (() => void)[] = [];
-  afterEach(() => {
-    for (const c of cleanups.splice(0)) c();
-  });
-  const tmp = () => {
-    const t = makeTempDir();
-    cleanups.push(t.cleanup);
-    return t.dir;
-  };
+  const tmp = tempDirs();
   const cli = (root: string, ...args: string[]) => {
     const run = runCli(["--json", "-C", root, ...args]);
     return { ...run, doc: run.json() as Json };

@@ -1,20 +1,13 @@
 import { readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDir, runCli } from "./helpers/cli.ts";
+import { describe, expect, it } from "vitest";
+import { runCli } from "./helpers/cli.ts";
+import { tempDirs } from "./helpers/temp-dirs.ts";
 
 type Json = Record<string, unknown>;
 
 describe("damaged records and caches through the CLI (issue 16, class 6)", () => {
-  const cleanups: (() => void)[] = [];
-  afterEach(() => {
-    for (const c of cleanups.splice(0)) c();
-  });
-  const tmp = () => {
-    const t = makeTempDir();
-    cleanups.push(t.cleanup);
-    return t.dir;
-  };
+  const tmp = tempDirs();
   const cli = (root: string, ...args: string[]) => runCli(["-C", root, ...args]);
   const json = (root: string, ...args: string[]) => {
     const run = runCli(["--json", "-C", root, ...args]);

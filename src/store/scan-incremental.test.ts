@@ -1,9 +1,9 @@
 import { linkSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { backdate } from "../../test/helpers/backdate.ts";
-import { makeTempDir } from "../../test/helpers/cli.ts";
 import { randomEditor } from "../../test/helpers/random-edits.ts";
+import { tempDirs } from "../../test/helpers/temp-dirs.ts";
 import { DEFAULT_EXCLUDES } from "../core/index.ts";
 import { type ScanResult, scanWorkspace } from "./scan-workspace.ts";
 import {
@@ -29,15 +29,7 @@ function view(r: ScanResult) {
 }
 
 describe("scanWorkspace with a change list (incremental)", () => {
-  const cleanups: (() => void)[] = [];
-  afterEach(() => {
-    for (const c of cleanups.splice(0).reverse()) c();
-  });
-  const tmp = () => {
-    const t = makeTempDir();
-    cleanups.push(t.cleanup);
-    return t.dir;
-  };
+  const tmp = tempDirs();
 
   it("gives exactly the walk's result over many rounds of random edits, visiting only what changed", () => {
     const root = tmp();

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDir } from "../../test/helpers/cli.ts";
+import { describe, expect, it } from "vitest";
+import { tempDirs } from "../../test/helpers/temp-dirs.ts";
 import { DEFAULT_EXCLUDES, workspacePaths } from "../core/index.ts";
 import { createSnapshot, scanWorkspace } from "./index.ts";
 import { hashManifest } from "./manifest.ts";
@@ -17,15 +17,7 @@ const OPTS = { excludes: EX, maxFileBytes: 1e9 };
  * the shortcuts that make it so to the walk's answer.
  */
 describe("a delta snapshot's shortcuts", () => {
-  const cleanups: (() => void)[] = [];
-  afterEach(() => {
-    for (const c of cleanups.splice(0).reverse()) c();
-  });
-  const tmp = () => {
-    const t = makeTempDir();
-    cleanups.push(t.cleanup);
-    return t.dir;
-  };
+  const tmp = tempDirs();
   const workspace = () => {
     const root = tmp();
     for (let d = 0; d < 6; d++) {

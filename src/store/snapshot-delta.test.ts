@@ -9,9 +9,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDir } from "../../test/helpers/cli.ts";
+import { describe, expect, it } from "vitest";
 import { randomEditor } from "../../test/helpers/random-edits.ts";
+import { tempDirs } from "../../test/helpers/temp-dirs.ts";
 import { DEFAULT_EXCLUDES, workspacePaths } from "../core/index.ts";
 import {
   createSnapshot,
@@ -35,15 +35,7 @@ function cacheView(entries: ReadonlyMap<string, CachedStat>, others: ManifestEnt
 }
 
 describe("createSnapshot's delta path (only what changed, spliced into the last manifest)", () => {
-  const cleanups: (() => void)[] = [];
-  afterEach(() => {
-    for (const c of cleanups.splice(0).reverse()) c();
-  });
-  const tmp = () => {
-    const t = makeTempDir();
-    cleanups.push(t.cleanup);
-    return t.dir;
-  };
+  const tmp = tempDirs();
 
   it("gives exactly the walk's manifest, counts and stat cache over many rounds of random edits", () => {
     const root = tmp();
