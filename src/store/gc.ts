@@ -6,7 +6,6 @@ import {
   createProgressTick,
   ErrorCode,
   errnoCode,
-  gitBlobId,
   isProcessAlive,
   isTimewarpError,
   type OnProgress,
@@ -29,12 +28,12 @@ import {
   recordManifestFile,
   walkNewNodes,
 } from "./manifest-walk.ts";
-import { createObjectStore, type ObjectStore } from "./object-store.ts";
+import { createObjectStore, OBJECT_CHUNK_BYTES, type ObjectStore } from "./object-store.ts";
+import { hashStable } from "./read-stable.ts";
 import { recordId } from "./snapshot-record.ts";
 import { listSnapshots, listSnapshotsChecked } from "./snapshots.ts";
 import {
-  checkStatCacheFile,
-  loadStatCache,
+  examineStatCache,
   type ManifestRef,
   manifestRefProblem,
   pruneStatCache,
@@ -548,12 +547,12 @@ function checkCaches(
   for (const file of [paths.statCache, join(paths.data, "hooks", "stat-cache.bin")]) {
     if (!existsSync(file)) continue;
     checked++;
-    const problem = checkStatCacheFile(file);
-    if (problem !== null) {
-      cacheProblem(file, `${file}: ${problem}`);
+    const found = examineStatCache(file);
+    if ("problem" in found) {
+      cacheProblem(file, `${file}: ${found.problem}`);
       continue;
     }
-    const cache = loadStatCache(file);
+    const cache = found.cache;
     if (cache === null) continue; // of another format version: ignored by every reader
     for (const detail of cacheEntryProblems(paths.root, cache)) {
       cacheProblem(file, `${file}: ${detail}`);
@@ -576,6 +575,7 @@ function checkCaches(
  */
 function cacheEntryProblems(root: string, cache: StatCache): string[] {
   const out: string[] = [];
+  const chunk = Buffer.allocUnsafe(OBJECT_CHUNK_BYTES);
   for (const [key, c] of cache.entries) {
     if (key.charCodeAt(0) === 0 || c.mtimeMs >= cache.scanStartMs) continue; // byte names; racy
     const file = join(root, key);
@@ -590,12 +590,17 @@ function cacheEntryProblems(root: string, cache: StatCache): string[] {
     ) {
       continue; // changed since: a scan re-reads it anyway
     }
-    let got: string;
+    // In chunks through one buffer, never a whole file at a time: at 100k files the allocation
+    // of each whole file left fsck's heap fragmented and over 150 MiB (issue 22, item 5), and a
+    // buffer per file made V8 collect after every few (5× the CPU).
+    let read: ReturnType<typeof hashStable>;
     try {
-      got = gitBlobId(readFileSync(file));
+      read = hashStable(file, st, undefined, undefined, chunk);
     } catch {
       continue;
     }
+    if (read === undefined || "skip" in read) continue; // gone, or changed while read
+    const got = read.oid;
     if (got !== c.oid) out.push(`${key}: the file hashes to ${got}, the cache says ${c.oid}`);
   }
   return out;

@@ -27,6 +27,7 @@ import {
   readStatCache,
 } from "./index.ts";
 import { writeStatCache } from "./stat-cache.ts";
+import { decodeOverlay, encodeOverlay } from "./stat-cache-overlay.ts";
 
 const OPTS = { excludes: [...DEFAULT_EXCLUDES], maxFileBytes: 1e9 };
 
@@ -156,6 +157,50 @@ describe("trusted caches are checked, never trusted blindly (issue 16, class 6)"
     buf[9] = (buf[9] ?? 0) ^ 1; // the scan start
     writeFileSync(paths.statCache, buf);
     expect(peekStatCache(paths.statCache)).toBeNull();
+  });
+
+  it("fsck reads the stat cache with its overlay: a lying overlay entry and a damaged overlay", () => {
+    const root = tmp();
+    twoFiles(root);
+    createSnapshot(root, OPTS);
+    createSnapshot(root, { ...OPTS, changed: [] }); // deltas from now on: an overlay
+    writeFileSync(join(root, "c.txt"), "cccc\n");
+    backdate(root, ["c.txt"]);
+    const third = createSnapshot(root, { ...OPTS, changed: ["c.txt"] });
+    expect(third.scan).toBe("delta");
+    const paths = workspacePaths(root);
+    const overlay = `${paths.statCache}.overlay`;
+    expect(existsSync(overlay)).toBe(true);
+    expect(fsck(root).problems).toEqual([]);
+    // c.txt's entry lives only in the overlay: given a.txt's id, sum and all (what a bug could
+    // write), it is found only by a check of the base with the overlay applied
+    const aOid = third.manifest.entries.find((e) => e.path === "a.txt")?.oid ?? "";
+    const sound = readFileSync(overlay);
+    const decoded = decodeOverlay(sound);
+    if (typeof decoded === "string") throw new Error(decoded);
+    const c = decoded.files.get("c.txt");
+    if (!c) throw new Error("c.txt is not in the overlay");
+    const files = new Map(decoded.files).set("c.txt", { ...c, oid: aOid });
+    writeFileSync(overlay, encodeOverlay({ ...decoded, files }));
+    expect(fsck(root).problems).toEqual([
+      expect.objectContaining({
+        kind: "corrupt_cache",
+        subject: paths.statCache,
+        detail: expect.stringContaining("c.txt: the file hashes to"),
+      }),
+    ]);
+    // one bit off: the overlay's checksum fails; fsck only looks, the next reader discards it
+    const damaged = Buffer.from(sound);
+    damaged[damaged.length >> 1] = (damaged[damaged.length >> 1] ?? 0) ^ 1;
+    writeFileSync(overlay, damaged);
+    expect(fsck(root).problems).toEqual([
+      expect.objectContaining({
+        kind: "corrupt_cache",
+        subject: paths.statCache,
+        detail: expect.stringContaining("overlay: its checksum does not match"),
+      }),
+    ]);
+    expect(readFileSync(overlay).equals(damaged)).toBe(true);
   });
 
   it("a corrupt last-manifest.json.br is never linked into a new record", () => {

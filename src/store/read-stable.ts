@@ -109,8 +109,9 @@ export function hashStable(
   first: Stats,
   beforeRead: (() => void) | undefined,
   store: ObjectStore | undefined,
+  /** A buffer to read through, for a caller that hashes many files (fsck): one, not one each. */
+  chunk: Buffer = Buffer.allocUnsafe(OBJECT_CHUNK_BYTES),
 ): { oid: string; stat: Stats; written: boolean } | Skip | undefined {
-  const chunk = Buffer.allocUnsafe(OBJECT_CHUNK_BYTES);
   return readConsistently(path, first, beforeRead, (fd, before) => {
     const size = before.size;
     const hash = createHash("sha1").update(`blob ${size}\0`);
