@@ -60,6 +60,11 @@ export function diffPastWork(options: {
   excludes: readonly string[];
   /** The workspace as scanned a moment ago with these excludes (return's one scan). */
   current?: CurrentState | undefined;
+  /**
+   * Leave out every path whose state in the workspace this record holds too (recover: the
+   * snapshot a half-done travel or return was writing, whose content is kept already).
+   */
+  heldBy?: ManifestSource | undefined;
 }): PastWork | null {
   const paths = workspacePaths(options.root);
   // By trees when the watch daemon vouches for the scan: only the leaves that differ are read.
@@ -68,6 +73,7 @@ export function diffPastWork(options: {
     ...options.snapshot.skipped,
     ...scan.skipped,
   ]);
+  const held = options.heldBy === undefined ? null : pathsDiffering(options.heldBy, scan);
   const store = createObjectStore(paths.objects);
   const contentOf = (e: ManifestEntry, side: "before" | "after"): Uint8Array => {
     if (e.type === "symlink") {
@@ -140,12 +146,27 @@ export function diffPastWork(options: {
       if (isContent(e) && uncaptured.covers(e.path)) created(e);
     }
   }
+  if (held !== null) {
+    const kept = changes.filter((c) => held.has(c.shown));
+    changes.length = 0;
+    changes.push(...kept);
+  }
   if (changes.length === 0) return null;
   changes.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
   return {
     patch: createPatch(changes.map((c) => c.change)),
     files: changes.map((c) => c.shown),
   };
+}
+
+/**
+ * The paths where the workspace differs from `record`. What the record did not capture is not
+ * held by it, so the workspace's file there counts as differing.
+ */
+function pathsDiffering(record: ManifestSource, scan: CurrentState): Set<string> {
+  const d = diffSources(record, scan.source, scan.skipped);
+  const changed = [...d.modified, ...d.mode_changed, ...d.type_changed].map((c) => c.path);
+  return new Set([...d.added.map((e) => e.path), ...d.removed.map((e) => e.path), ...changed]);
 }
 
 /**
