@@ -63,8 +63,10 @@ export interface RecoverResult {
  * present, or fully past with the backup intact — and loses nothing: the present lives in
  * `present_backup/` until a return has verified it back. First it finishes the ledger's pending
  * operation, if a crash left one (an edit or revert: recorded, or rolled back to its
- * pre-images). NOTHING_TO_RECOVER when there is neither journal; LOCKED when the interrupted
- * process (or another) still holds the lock.
+ * pre-images). Before it rewrites the workspace it keeps what no record holds there (a write
+ * during a return that failed its verify, an edit made since the crash) as a patch
+ * (`kept_path`, see `keepLateWork`). NOTHING_TO_RECOVER when there is neither journal; LOCKED
+ * when the interrupted process (or another) still holds the lock.
  */
 export function recover(options: {
   root: string;
