@@ -10,6 +10,7 @@ import {
   startSession,
   travel,
 } from "../src/timemachine/index.ts";
+import { rowOfEvent } from "../src/ui/api/timeline-rows.ts";
 import { makeTempDir, runCli } from "./helpers/cli.ts";
 import { buildTimemachineChild } from "./helpers/timemachine-child.ts";
 import {
@@ -60,11 +61,17 @@ function writeLate(root: string): void {
 }
 
 /** A workspace in the present (A) whose session snapshot (B) holds an older state. */
-async function prepared(): Promise<{ root: string; snapshotId: string; present: Tree }> {
+async function prepared(bulk = 0): Promise<{ root: string; snapshotId: string; present: Tree }> {
   const root = join(tempDir("tw-keeps-"), "ws");
   buildPastState(root, 20);
+  const files = (what: string) =>
+    Object.fromEntries(
+      Array.from({ length: bulk }, (_, i) => [`bulk/f${i}.txt`, `${what} ${i}\n`]),
+    );
+  writeFiles(root, files("past"));
   const { snapshot_id } = await startSession({ root, sessionId: "keeps" });
   mutateToPresent(root, 20);
+  writeFiles(root, files("present"));
   // the present as it was, to apply the kept patches onto
   cpSync(root, `${root}-present`, { recursive: true, verbatimSymlinks: true });
   rmSync(join(`${root}-present`, ".timewarp"), { recursive: true, force: true });
@@ -142,11 +149,15 @@ describe("recover keeps what no record holds before it restores", () => {
     expect(treeDiff(readTree(root), present)).toEqual([]);
     // byte for byte, through git
     expect(treeDiff(presentWith(root, [out.kept_path]), late)).toEqual([]);
-    const kept = readEvents(join(root, ".timewarp", "events.jsonl"));
-    kept.events = kept.events.filter((e) => e.type === "recover.kept");
-    expect(kept.events.map((e) => e.data)).toEqual([
+    const bus = readEvents(join(root, ".timewarp", "events.jsonl")).events;
+    expect(bus.filter((e) => e.type === "recover.kept").map((e) => e.data)).toEqual([
       expect.objectContaining({ patch_path: out.kept_path, files: lateFiles() }),
     ]);
+    // the dashboard's timeline says it too
+    const done = bus.find((e) => e.type === "recover.completed");
+    expect(done && rowOfEvent("k", done)?.title).toBe(
+      `recovered: return_finished; late work kept in ${out.kept_path}`,
+    );
   }, 90_000);
 
   it("the CLI says where it kept them", async () => {
@@ -184,23 +195,31 @@ describe("recover keeps what no record holds before it restores", () => {
     expect(treeDiff(presentWith(root, [r.kept_path ?? ""]), presentWithLate(root))).toEqual([]);
   }, 90_000);
 
-  it("a travel that failed and could not roll back: recover keeps the late writes, then rolls back", async () => {
-    const { root, snapshotId, present } = await prepared();
+  it("a travel that failed half-way and could not roll back: recover keeps the late writes only, then rolls back", async () => {
+    const { root, snapshotId, present } = await prepared(400);
     let undoing = 0;
+    const full = () => Object.assign(new Error("ENOSPC: no space left"), { code: "ENOSPC" });
     expect(() =>
       travel({
         root,
         snapshotId,
+        // the disk fills after 200 of the restore's entries, and again as the roll-back starts
+        onProgress: (p) => {
+          if (p.phase === "restore" && p.done === 200) throw full();
+        },
         onStep: (s) => {
-          if (s === "travel:restored")
-            throw Object.assign(new Error("ENOSPC: no space left"), { code: "ENOSPC" });
-          if (s === "travel:restore-present" && undoing++ === 0)
-            throw Object.assign(new Error("ENOSPC: still no space"), { code: "ENOSPC" });
+          if (s === "travel:restore-present" && undoing++ === 0) throw full();
         },
       }),
     ).toThrow(/timewarp recover/);
     expect(readStatus(root).transition).toMatchObject({ rolling_back: true });
-    writeLate(root); // onto the snapshot's content the half-done travel left
+    const bulk = [...readTree(root)].filter(([k]) => k.startsWith("bulk/f"));
+    const past = bulk.filter(
+      ([k, v]) => v === `file 644 ${Buffer.from(`past ${k.slice(6, -4)}\n`).toString("hex")}`,
+    );
+    expect(past.length).toBeGreaterThan(0); // half-applied: some files hold the snapshot's content …
+    expect(past.length).toBeLessThan(bulk.length); // … and some still the present's
+    writeLate(root); // onto the half-done travel
     const r = recover({ root });
     expect(r).toMatchObject({ outcome: "travel_rolled_back", mode: "present", kept_files: 4 });
     expect(treeDiff(readTree(root), present)).toEqual([]);
