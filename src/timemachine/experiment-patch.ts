@@ -73,7 +73,9 @@ export function diffPastWork(options: {
     ...options.snapshot.skipped,
     ...scan.skipped,
   ]);
-  const held = options.heldBy === undefined ? null : pathsDiffering(options.heldBy, scan);
+  const differing = options.heldBy === undefined ? null : pathsDiffering(options.heldBy, scan);
+  // Filtered before any content is read: a half-applied restore differs in many paths.
+  const wanted = (path: string) => differing === null || differing.has(path);
   const store = createObjectStore(paths.objects);
   const contentOf = (e: ManifestEntry, side: "before" | "after"): Uint8Array => {
     if (e.type === "symlink") {
@@ -88,7 +90,7 @@ export function diffPastWork(options: {
   // The patch names a file by its exact bytes (core's escaped text form); the list shows it.
   const nameOf = (e: ManifestEntry) => pathTextOf(entryPathBytes(e));
   const changes: { change: PatchChange; shown: string }[] = [];
-  const isContent = (e: ManifestEntry) => e.type !== "dir";
+  const isContent = (e: ManifestEntry) => e.type !== "dir" && wanted(e.path);
   /** A file the past has and the patch creates. */
   const created = (e: ManifestEntry) => {
     changes.push({
@@ -119,6 +121,7 @@ export function diffPastWork(options: {
   // 0600) has no line in it, and a patch of nothing but such a change is one git apply refuses.
   const modes = diff.mode_changed.filter((c) => gitMode(c.before) !== gitMode(c.after));
   for (const c of [...diff.modified, ...modes, ...diff.type_changed]) {
+    if (!wanted(c.path)) continue;
     const was = isContent(c.before);
     const is = isContent(c.after);
     if (!was && !is) continue;
@@ -145,11 +148,6 @@ export function diffPastWork(options: {
     for (const e of [...sincePresent.added, ...changed.flat().map((c) => c.after)]) {
       if (isContent(e) && uncaptured.covers(e.path)) created(e);
     }
-  }
-  if (held !== null) {
-    const kept = changes.filter((c) => held.has(c.shown));
-    changes.length = 0;
-    changes.push(...kept);
   }
   if (changes.length === 0) return null;
   changes.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
