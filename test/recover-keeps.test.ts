@@ -92,11 +92,15 @@ function presentWith(root: string, patches: string[]): Tree {
 }
 
 /** What the present would be had the late writes (and `more`) landed on it. */
-function presentWithLate(root: string, more: Record<string, string> = {}): Tree {
+function presentWithLate(
+  root: string,
+  more: Record<string, string> = {},
+  late: (root: string) => void = writeLate,
+): Tree {
   const copy = `${root}-late`;
   rmSync(copy, { recursive: true, force: true });
   cpSync(`${root}-present`, copy, { recursive: true, verbatimSymlinks: true });
-  writeLate(copy);
+  late(copy);
   writeFiles(copy, more);
   const tree = readTree(copy);
   rmSync(copy, { recursive: true, force: true });
@@ -253,6 +257,30 @@ describe("recover keeps what no record holds before it restores", () => {
     expect(treeDiff(presentWith(root, [first ?? ""]), presentWithLate(root))).toEqual([]);
     const both = presentWithLate(root, { "late/second.txt": "after the first recover\n" });
     expect(treeDiff(presentWith(root, [r.kept_path ?? ""]), both)).toEqual([]);
+  }, 90_000);
+
+  it("a return with past work killed after its journal: that work, kept by the return, is not kept again; a late write onto it is", async () => {
+    const { root, snapshotId, present } = await prepared();
+    const experiment = () => {
+      writeFiles(root, { "src/m0/file0.txt": "experiment\n", "experiment/new.txt": "exp\n" });
+      rmSync(join(root, "src/m6/file6.txt"));
+    };
+    travel({ root, snapshotId });
+    experiment();
+    expect(runChild("return", root, "return:journal-restore:1")).toBe("SIGKILL");
+    const pastWork = readdirSync(join(root, ".timewarp", "past-work"));
+    expect(pastWork.filter((n) => n.endsWith(".patch"))).toHaveLength(1);
+    expect(recover({ root })).toMatchObject({ outcome: "return_finished", kept_path: null });
+    expect(treeDiff(readTree(root), present)).toEqual([]);
+
+    travel({ root, snapshotId });
+    experiment();
+    expect(runChild("return", root, "return:journal-restore:1")).toBe("SIGKILL");
+    writeFiles(root, { "experiment/new.txt": "late\n" });
+    const r = recover({ root });
+    expect(r).toMatchObject({ outcome: "return_finished", kept_files: 1 });
+    const expected = presentWithLate(root, { "experiment/new.txt": "late\n" }, () => {});
+    expect(treeDiff(presentWith(root, [r.kept_path ?? ""]), expected)).toEqual([]);
   }, 90_000);
 
   it("nothing late: no patch is written", async () => {

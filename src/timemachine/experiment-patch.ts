@@ -65,6 +65,11 @@ export function diffPastWork(options: {
    * snapshot a half-done travel or return was writing, whose content is kept already).
    */
   heldBy?: ManifestSource | undefined;
+  /**
+   * With `heldBy`: true when another record holds this path's state in the workspace (`entry`,
+   * null for absent): recover's kept past work.
+   */
+  alsoHeld?: ((path: string, entry: ManifestEntry | null) => boolean) | undefined;
 }): PastWork | null {
   const paths = workspacePaths(options.root);
   // By trees when the watch daemon vouches for the scan: only the leaves that differ are read.
@@ -75,7 +80,9 @@ export function diffPastWork(options: {
   ]);
   const differing = options.heldBy === undefined ? null : pathsDiffering(options.heldBy, scan);
   // Filtered before any content is read: a half-applied restore differs in many paths.
-  const wanted = (path: string) => differing === null || differing.has(path);
+  const alsoHeld = options.alsoHeld ?? (() => false);
+  const wanted = (path: string, now: ManifestEntry | null) =>
+    differing === null || (differing.has(path) && !alsoHeld(path, now));
   const store = createObjectStore(paths.objects);
   const contentOf = (e: ManifestEntry, side: "before" | "after"): Uint8Array => {
     if (e.type === "symlink") {
@@ -90,7 +97,7 @@ export function diffPastWork(options: {
   // The patch names a file by its exact bytes (core's escaped text form); the list shows it.
   const nameOf = (e: ManifestEntry) => pathTextOf(entryPathBytes(e));
   const changes: { change: PatchChange; shown: string }[] = [];
-  const isContent = (e: ManifestEntry) => e.type !== "dir" && wanted(e.path);
+  const isContent = (e: ManifestEntry) => e.type !== "dir";
   /** A file the past has and the patch creates. */
   const created = (e: ManifestEntry) => {
     changes.push({
@@ -104,8 +111,8 @@ export function diffPastWork(options: {
       },
     });
   };
-  for (const e of diff.added.filter(isContent)) created(e);
-  for (const e of diff.removed.filter(isContent)) {
+  for (const e of diff.added) if (isContent(e) && wanted(e.path, e)) created(e);
+  for (const e of diff.removed.filter((r) => isContent(r) && wanted(r.path, null))) {
     changes.push({
       shown: e.path,
       change: {
@@ -121,7 +128,7 @@ export function diffPastWork(options: {
   // 0600) has no line in it, and a patch of nothing but such a change is one git apply refuses.
   const modes = diff.mode_changed.filter((c) => gitMode(c.before) !== gitMode(c.after));
   for (const c of [...diff.modified, ...modes, ...diff.type_changed]) {
-    if (!wanted(c.path)) continue;
+    if (!wanted(c.path, c.after)) continue;
     const was = isContent(c.before);
     const is = isContent(c.after);
     if (!was && !is) continue;
