@@ -4,6 +4,7 @@ import {
   appendEvent,
   type Clock,
   errnoCode,
+  fsyncDirectory,
   gitFileMode,
   workspacePaths,
   writeFileAtomic,
@@ -48,7 +49,8 @@ export function keepLateWork(options: {
   if (work === null) return null;
   const paths = workspacePaths(options.root);
   const dir = join(paths.data, LATE_WORK_DIR);
-  mkdirSync(dir, { recursive: true });
+  // a new folder's own entry is made durable too (a power cut, not only a kill -9)
+  if (mkdirSync(dir, { recursive: true }) !== undefined) fsyncDirectory(paths.data);
   const stamp = options.clock
     .now()
     .toISOString()
