@@ -36,6 +36,13 @@ export const EventRegistry = {
   "travel.completed": z.object({ snapshot_id: z.string(), backup_id: z.string() }).passthrough(),
   "return.completed": z.object({ backup_id: z.string() }).passthrough(),
   "recover.completed": z.object({ outcome: z.string() }).passthrough(),
+  /**
+   * Before rewriting the workspace, recover kept what no record held (a late write) as a patch
+   * (`patch_path`, from the backup to the workspace; `files`, the paths it touches).
+   */
+  "recover.kept": z
+    .object({ backup_id: z.string(), patch_path: z.string(), files: z.array(z.string()) })
+    .passthrough(),
   "issue.reported": z.object({ issue_id: z.string(), snapshot_id: z.string() }).passthrough(),
   "issue.fixed": z.object({ issue_id: z.string() }).passthrough(),
   "edit.applied": z

@@ -60,6 +60,16 @@ export function diffPastWork(options: {
   excludes: readonly string[];
   /** The workspace as scanned a moment ago with these excludes (return's one scan). */
   current?: CurrentState | undefined;
+  /**
+   * Leave out every path whose state in the workspace this record holds too (recover: the
+   * snapshot a half-done travel or return was writing, whose content is kept already).
+   */
+  heldBy?: ManifestSource | undefined;
+  /**
+   * With `heldBy`: true when another record holds this path's state in the workspace (`entry`,
+   * null for absent): recover's kept past work.
+   */
+  alsoHeld?: ((path: string, entry: ManifestEntry | null) => boolean) | undefined;
 }): PastWork | null {
   const paths = workspacePaths(options.root);
   // By trees when the watch daemon vouches for the scan: only the leaves that differ are read.
@@ -68,6 +78,11 @@ export function diffPastWork(options: {
     ...options.snapshot.skipped,
     ...scan.skipped,
   ]);
+  const differing = options.heldBy === undefined ? null : pathsDiffering(options.heldBy, scan);
+  // Filtered before any content is read: a half-applied restore differs in many paths.
+  const alsoHeld = options.alsoHeld ?? (() => false);
+  const wanted = (path: string, now: ManifestEntry | null) =>
+    differing === null || (differing.has(path) && !alsoHeld(path, now));
   const store = createObjectStore(paths.objects);
   const contentOf = (e: ManifestEntry, side: "before" | "after"): Uint8Array => {
     if (e.type === "symlink") {
@@ -96,8 +111,8 @@ export function diffPastWork(options: {
       },
     });
   };
-  for (const e of diff.added.filter(isContent)) created(e);
-  for (const e of diff.removed.filter(isContent)) {
+  for (const e of diff.added) if (isContent(e) && wanted(e.path, e)) created(e);
+  for (const e of diff.removed.filter((r) => isContent(r) && wanted(r.path, null))) {
     changes.push({
       shown: e.path,
       change: {
@@ -113,6 +128,7 @@ export function diffPastWork(options: {
   // 0600) has no line in it, and a patch of nothing but such a change is one git apply refuses.
   const modes = diff.mode_changed.filter((c) => gitMode(c.before) !== gitMode(c.after));
   for (const c of [...diff.modified, ...modes, ...diff.type_changed]) {
+    if (!wanted(c.path, c.after)) continue;
     const was = isContent(c.before);
     const is = isContent(c.after);
     if (!was && !is) continue;
@@ -146,6 +162,16 @@ export function diffPastWork(options: {
     patch: createPatch(changes.map((c) => c.change)),
     files: changes.map((c) => c.shown),
   };
+}
+
+/**
+ * The paths where the workspace differs from `record`. What the record did not capture is not
+ * held by it, so the workspace's file there counts as differing.
+ */
+function pathsDiffering(record: ManifestSource, scan: CurrentState): Set<string> {
+  const d = diffSources(record, scan.source, scan.skipped);
+  const changed = [...d.modified, ...d.mode_changed, ...d.type_changed].map((c) => c.path);
+  return new Set([...d.added.map((e) => e.path), ...d.removed.map((e) => e.path), ...changed]);
 }
 
 /**

@@ -11,9 +11,20 @@ import {
   workspacePaths,
 } from "../core/index.ts";
 import { type LedgerRecovery, recoverLedger } from "../ledger/index.ts";
+import { readSnapshot } from "../store/index.ts";
+import type { SavedPatch } from "./experiment-patch.ts";
+import { keepLateWork } from "./late-work.ts";
 import type { State, Transition } from "./state.ts";
 import { readState, writeState } from "./state-file.ts";
-import { finishTravel, restorePresent, type StepContext, step } from "./transition-steps.ts";
+import { type ManifestSource, readBackup, recordSource } from "./store-adapter.ts";
+import {
+  finishTravel,
+  restorePresent,
+  type ScannedPresent,
+  type StepContext,
+  scanPresent,
+  step,
+} from "./transition-steps.ts";
 
 export type RecoverOutcome =
   /** A travel killed before its backup was complete: the workspace was never touched. */
@@ -36,6 +47,14 @@ export interface RecoverResult {
   ledger: LedgerRecovery;
   snapshot_id: string | null;
   backup_path: string | null;
+  /**
+   * Where what the workspace held and no record did (a file written during the return, or
+   * while the travel or return lay interrupted) was kept before the restore rewrote it: a
+   * git-format patch from the backup to the workspace as recover found it, under
+   * `.timewarp/recover-kept/`; null when there was nothing to keep.
+   */
+  kept_path: string | null;
+  kept_files: number;
 }
 
 /**
@@ -44,8 +63,10 @@ export interface RecoverResult {
  * present, or fully past with the backup intact — and loses nothing: the present lives in
  * `present_backup/` until a return has verified it back. First it finishes the ledger's pending
  * operation, if a crash left one (an edit or revert: recorded, or rolled back to its
- * pre-images). NOTHING_TO_RECOVER when there is neither journal; LOCKED when the interrupted
- * process (or another) still holds the lock.
+ * pre-images). Before it rewrites the workspace it keeps what no record holds there (a write
+ * during a return that failed its verify, an edit made since the crash) as a patch
+ * (`kept_path`, see `keepLateWork`). NOTHING_TO_RECOVER when there is neither journal; LOCKED
+ * when the interrupted process (or another) still holds the lock.
  */
 export function recover(options: {
   root: string;
@@ -70,6 +91,8 @@ export function recover(options: {
         ledger,
         snapshot_id: state.current_snapshot_id,
         backup_path: state.backup_path,
+        kept_path: null,
+        kept_files: 0,
       };
     }
     if (!t) {
@@ -80,9 +103,14 @@ export function recover(options: {
       );
     }
     step(ctx, "recover:start");
-    const outcome = recoverFrom(ctx, state, t);
+    const { outcome, kept } = recoverFrom(ctx, state, t);
     const after = readState(paths);
-    appendEvent(paths.events, "recover.completed", { outcome, kind: t.kind }, clock);
+    appendEvent(
+      paths.events,
+      "recover.completed",
+      { outcome, kind: t.kind, kept_path: kept?.patch_path ?? null },
+      clock,
+    );
     return {
       outcome,
       mode: after.mode,
@@ -90,36 +118,94 @@ export function recover(options: {
       ledger,
       snapshot_id: after.current_snapshot_id,
       backup_path: after.backup_path,
+      kept_path: kept?.patch_path ?? null,
+      kept_files: kept?.files ?? 0,
     };
   } finally {
     lock.release();
   }
 }
 
-function recoverFrom(ctx: StepContext, state: State, t: Transition): RecoverOutcome {
-  if (t.kind === "return") {
-    restorePresent(ctx, state, t);
-    return "return_finished";
+/**
+ * One scan of the workspace under the lock (after a watch mark): what no record holds is kept
+ * from it (`keepLateWork`, durable before anything is rewritten), and the restore is planned
+ * from it.
+ */
+function scanAndKeep(
+  ctx: StepContext,
+  t: Transition,
+  backup: ReturnType<typeof readBackup>,
+): { scanned: ScannedPresent; kept: SavedPatch | null } {
+  const backupId = t.backup_id ?? "";
+  const excludes = backup.record.exclude_globs;
+  const scanned = scanPresent(ctx.paths.root, excludes);
+  const kept = keepLateWork({
+    root: ctx.paths.root,
+    backupId,
+    backup: backup.source,
+    heldBy: snapshotSource(ctx, t.snapshot_id),
+    excludes,
+    current: scanned.current,
+    clock: ctx.clock,
+  });
+  step(ctx, "recover:kept");
+  return { scanned, kept };
+}
+
+/** The snapshot a travel went to (or a return came from); null when it no longer reads. */
+function snapshotSource(ctx: StepContext, snapshotId: string): ManifestSource | null {
+  try {
+    const source = recordSource(ctx.paths.root, readSnapshot(ctx.paths.root, snapshotId));
+    source.tree();
+    return source;
+  } catch {
+    // then only the backup holds anything: every path that differs from it is kept
+    return null;
   }
-  if (t.phase === "backup" || t.backup_id === null) {
+}
+
+function recoverFrom(
+  ctx: StepContext,
+  state: State,
+  t: Transition,
+): { outcome: RecoverOutcome; kept: SavedPatch | null } {
+  if (t.kind === "travel" && (t.phase === "backup" || t.backup_id === null)) {
     // Nothing in the workspace was touched; a backup that got published unreferenced is
     // removed by the next session-start cleanup.
     writeState(ctx.paths, { ...state, transition: null });
-    return "travel_undone";
+    return { outcome: "travel_undone", kept: null };
   }
+  if (t.backup_id === null) throw new TimewarpError(ErrorCode.INTERNAL, "return without a backup");
+  const backup = readBackup(ctx.paths.root, t.backup_id);
+  const { scanned, kept } = scanAndKeep(ctx, t, backup);
+  if (t.kind === "return") {
+    restorePresent(ctx, state, t, backup, scanned);
+    return { outcome: "return_finished", kept };
+  }
+  let fresh = true;
   if (!t.rolling_back) {
     try {
-      finishTravel(ctx, state, t);
-      return "travel_finished";
+      fresh = false; // from here the workspace may differ from the scan
+      finishTravel(ctx, state, t, {
+        target: recordSource(ctx.paths.root, readSnapshot(ctx.paths.root, t.snapshot_id)),
+        excludes: backup.record.exclude_globs,
+        current: scanned.current,
+        backupSkipped: backup.record.skipped,
+      });
+      return { outcome: "travel_finished", kept };
     } catch (error) {
-      // The snapshot cannot be reached (its objects went missing, the disk is full): go back.
+      // The snapshot cannot be reached (its objects went missing, the disk is full), or a file
+      // it would overwrite holds content no record has (a late write, kept above): go back.
       if (isTimewarpError(error, ErrorCode.LOCKED)) throw error;
+      if (isTimewarpError(error) && error.data?.touched === false) fresh = true;
     }
   }
   const undo: Transition = { ...t, rolling_back: true };
   writeState(ctx.paths, { ...state, transition: undo });
   try {
-    restorePresent(ctx, state, undo);
+    // After a finish that failed part-way the scan is stale: the restore scans again (what it
+    // finds beyond the scan above is the backup's content or the snapshot's, both held).
+    restorePresent(ctx, state, undo, backup, fresh ? scanned : undefined);
   } catch (error) {
     if (isTimewarpError(error)) {
       throw new TimewarpError(
@@ -130,5 +216,5 @@ function recoverFrom(ctx: StepContext, state: State, t: Transition): RecoverOutc
     }
     throw error;
   }
-  return "travel_rolled_back";
+  return { outcome: "travel_rolled_back", kept };
 }

@@ -210,8 +210,9 @@ export function restorePresent(
       ErrorCode.RETURN_VERIFY_FAILED,
       `after restoring ${join(ctx.paths.backups, t.backup_id)} the workspace still differs from it in ` +
         `${check.differences.length} path(s): ${shown.join(", ")}${check.differences.length > 10 ? ", …" : ""}. ` +
-        "The backup is kept; fix what blocks these paths, then run `timewarp recover`, which " +
-        "restores them from it: copy first anything written to them during the return",
+        "The backup is kept; fix what blocks these paths, then run `timewarp recover`: it keeps " +
+        "what was written to them during the return as a patch in .timewarp/recover-kept/, then " +
+        "restores them from the backup",
       {
         data: {
           paths: check.differences.map((d) => d.path),

@@ -200,7 +200,10 @@ export function registerTimemachineCommands(program: Command): void {
           r.outcome === "ledger_only"
             ? `no travel or return was interrupted: now ${r.mode}`
             : `${r.outcome.replace(/_/g, " ")}: now ${r.mode}`;
-        return { json: r, human: main + ledger };
+        const kept = r.kept_path
+          ? `\nkept first what no record held (${r.kept_files} files): ${r.kept_path} (git apply in the present brings it back)`
+          : "";
+        return { json: r, human: main + kept + ledger };
       }),
     );
 

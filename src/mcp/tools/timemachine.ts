@@ -208,7 +208,8 @@ export function defineTimemachineTools(): ToolDefinition[] {
       name: "timewarp_recover",
       title: "Recover an interrupted travel/return",
       description:
-        "After TRANSITION_INTERRUPTED, or an edit killed mid-way: finish or undo the travel/return a crash interrupted (ending fully present or fully past), and the ledger operation it left pending (recorded, or rolled back).",
+        "After TRANSITION_INTERRUPTED or RETURN_VERIFY_FAILED, or an edit killed mid-way: finish or undo the travel/return a crash interrupted (ending fully present or fully past), and the ledger operation it left pending (recorded, or rolled back). " +
+        "What the workspace held and no record did (a file written during the return) is first kept as a patch (kept_path, in .timewarp/recover-kept/; git apply in the present brings it back).",
       inputSchema: z.object({}),
       outputSchema: z.object({
         outcome: z.string(),
@@ -223,6 +224,8 @@ export function defineTimemachineTools(): ToolDefinition[] {
         }),
         snapshot_id: z.string().nullable(),
         backup_path: z.string().nullable(),
+        kept_path: z.string().nullable(),
+        kept_files: z.number(),
       }),
       handler: async (_input, ctx) => {
         const { recover } = await lazy();

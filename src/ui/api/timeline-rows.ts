@@ -274,7 +274,7 @@ function workspaceRow(
         ts,
         kind: "recover",
         session_id: null,
-        title: `recovered: ${e.data.outcome}`,
+        title: `recovered: ${e.data.outcome}${str(d.kept_path) ? `; late work kept in ${str(d.kept_path)}` : ""}`,
       };
     case "issue.reported":
     case "issue.fixed": {
