@@ -150,6 +150,28 @@ describe("the watch daemon's prime", () => {
     expect(readManifest(root, snap.id).entries.some((e) => e.path === "d3/new.txt")).toBe(true);
   }, 120_000);
 
+  it("a command that comes while the prime walks runs in its client's process; the prime then writes nothing", async () => {
+    const root = snapshotted();
+    const hold = makeTempDir("tw-prime-hold-");
+    cleanups.push(hold.cleanup);
+    startDaemon(root, { TIMEWARP_PRIME_HOLD: hold.dir });
+    await waitUntil(() => existsSync(join(hold.dir, "walked")) && readHookServer(root) !== null);
+    const served = readHookServer(root)?.served;
+    writeFileSync(join(root, "d0", "f0.txt"), "changed while the prime waited\n");
+    // declined by the daemon: the launcher ran it in its own process, which walked
+    expect(servedSnapshot(root).scan).toBe("walk");
+    expect(readHookServer(root)?.served).toBe(served);
+    writeFileSync(join(hold.dir, "go"), "");
+    await waitUntil(() => /prime pid \d+ ended/.test(readFileSync(watchPaths(root).log, "utf8")));
+    expect(readFileSync(watchPaths(root).log, "utf8")).toContain(
+      '"outcome":"skipped","reason":"the stat cache was written meanwhile"',
+    );
+    const next = servedSnapshot(root);
+    expect(readHookServer(root)?.served).toBe((served ?? 0) + 1);
+    expect(next.scan).toBe("delta");
+    expect(readManifest(root, next.snapshot_id).entries).toEqual(walked(root));
+  }, 120_000);
+
   it("a daemon stopped while its prime runs ends the prime, and the cache stays as it was", async () => {
     const root = snapshotted();
     const before = peekStatCache(workspacePaths(root).statCache);

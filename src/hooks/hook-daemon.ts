@@ -173,6 +173,12 @@ export async function runHookDaemon(options: HookDaemonOptions): Promise<string>
         startWorker: () => startHookWorker(root),
         stale: codeChangedSince(),
         onStale: (why) => stop.abort(why),
+        // While the prime walks, a command would walk in the worker too (the cache is not at
+        // this daemon's token yet): its client runs it, and pays the walk in its own process.
+        declineCommands: () =>
+          prime !== undefined && prime.exitCode === null && prime.signalCode === null
+            ? "the watch daemon is still priming its stat cache"
+            : null,
         log,
       });
       log(`timewarp hooks: serving hooks (${hookServerPaths(root).dir})`);
