@@ -130,9 +130,11 @@ export function registerWatchCommands(program: Command): void {
       action(async (ctx) => {
         const { primeWatchedCache } = await import("../../store/index.ts");
         const hold = process.env.TIMEWARP_PRIME_HOLD;
+        const t0 = performance.now();
         const r = primeWatchedCache(ctx.root, hold ? { afterWalk: () => holdAt(hold) } : {});
+        const ms = Math.round(performance.now() - t0);
         return {
-          json: { pid: process.pid, ...r },
+          json: { pid: process.pid, ...r, duration_ms: ms },
           human: `watch prime (pid ${process.pid}): ${r.outcome}${r.reason ? ` (${r.reason})` : ""}${r.files === undefined ? "" : `, ${r.files} files, ${r.rehashed} read, manifest ${r.manifest}`}`,
         };
       }),
