@@ -113,8 +113,9 @@ export function primeWatchedCache(root: string, options: PrimeOptions = {}): Pri
   const stamp = cacheStamp(paths.statCache);
   const old = loadStatCache(paths.statCache);
   if (old?.index === undefined) return skipped("no stat cache with an index yet");
-  // The token first: every change from this moment on is in the journal after it.
-  const answer = watchedChanges(root, old.watchToken, scope);
+  // The token first: every change from this moment on is in the journal after it. (Patient: a
+  // daemon that has just started is busy loading its worker, and this child waits for no one.)
+  const answer = watchedChanges(root, old.watchToken, scope, { timeoutMs: 5_000 });
   if (answer.changed !== undefined) return { outcome: "current" };
   if (answer.token === undefined) return skipped(answer.reason ?? "no watch daemon answered");
   const store = batchObjectWrites(createObjectStore(paths.objects));
