@@ -108,6 +108,33 @@ function walked(root: string) {
   return scanWorkspace(root, { excludes }).manifest.entries;
 }
 
+/** A Claude Code hook on a Bash tool call through the CLI (served when a daemon runs); its summary. */
+function shellHook(root: string, event: string, id: string, env: NodeJS.ProcessEnv = {}): string {
+  const r = runCli(["hook", event, "--json", "-C", root], {
+    env,
+    input: JSON.stringify({
+      session_id: "s1",
+      cwd: root,
+      hook_event_name: event,
+      tool_name: "Bash",
+      tool_use_id: id,
+      tool_input: { command: `step ${id}` },
+    }),
+  });
+  expect(r.status, r.stderr).toBe(0);
+  return (r.json() as { summary: string }).summary;
+}
+
+/** The token the shell hooks' view holds (its overlay's, else its cache's). */
+function viewToken(root: string): string | undefined {
+  const dir = join(root, ".timewarp", "hooks");
+  try {
+    return (JSON.parse(readFileSync(join(dir, "overlay.json"), "utf8")) as { token: string }).token;
+  } catch {
+    return peekStatCache(join(dir, "stat-cache.bin"))?.watchToken;
+  }
+}
+
 describe("the watch daemon's prime", () => {
   it("walks in a child, so the first snapshot the daemon serves goes by the delta path", async () => {
     const root = snapshotted();
@@ -170,6 +197,37 @@ describe("the watch daemon's prime", () => {
     expect(readHookServer(root)?.served).toBe((served ?? 0) + 1);
     expect(next.scan).toBe("delta");
     expect(readManifest(root, next.snapshot_id).entries).toEqual(walked(root));
+  }, 120_000);
+
+  it("brings the shell hooks' view to the daemon's token too, but not while a shell command runs", async () => {
+    const root = snapshotted();
+    const off = { TIMEWARP_WATCH: "0" };
+    // a view from before the daemon: a shell command, then one still running when it starts
+    shellHook(root, "pre-tool-use", "b0", off);
+    shellHook(root, "post-tool-use", "b0", off);
+    shellHook(root, "pre-tool-use", "b1", off);
+    writeFileSync(join(root, "d0", "f4.txt"), "written by the running command\n");
+    startDaemon(root);
+    await waitUntil(() => primeLines(root).length === 1);
+    expect(primeLines(root)[0]?.answer).toMatchObject({
+      outcome: "primed",
+      shell_view: "a shell command is running",
+    });
+    await waitUntil(() => readHookServer(root) !== null);
+    expect(shellHook(root, "post-tool-use", "b1")).toMatch(/1 file\(s\) changed/);
+    // with no command running, the next daemon's prime moves the view to its token
+    runCli(["watch", "stop", "-C", root]);
+    startDaemon(root);
+    await waitUntil(() => primeLines(root).length === 2);
+    expect(primeLines(root)[1]?.answer).toMatchObject({ shell_view: "primed" });
+    const instance = runningWatchDaemon(root)?.instance;
+    expect(viewToken(root)?.startsWith(`${instance}:`)).toBe(true);
+    await waitUntil(() => readHookServer(root) !== null);
+    const served = readHookServer(root)?.served ?? 0;
+    expect(shellHook(root, "pre-tool-use", "b2")).toMatch(/baseline of 20 files/);
+    writeFileSync(join(root, "d1", "f0.txt"), "written by b2\n");
+    expect(shellHook(root, "post-tool-use", "b2")).toMatch(/1 file\(s\) changed/);
+    expect(readHookServer(root)?.served).toBe(served + 2);
   }, 120_000);
 
   it("a daemon stopped while its prime runs ends the prime, and the cache stays as it was", async () => {

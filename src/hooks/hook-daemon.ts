@@ -173,9 +173,10 @@ export async function runHookDaemon(options: HookDaemonOptions): Promise<string>
         startWorker: () => startHookWorker(root),
         stale: codeChangedSince(),
         onStale: (why) => stop.abort(why),
-        // While the prime walks, a command would walk in the worker too (the cache is not at
-        // this daemon's token yet): its client runs it, and pays the walk in its own process.
-        declineCommands: () =>
+        // While the prime walks, a command or shell hook would scan the whole tree in the
+        // worker too (nothing is at this daemon's token yet): its client runs it, and pays that
+        // in its own process.
+        declining: () =>
           prime !== undefined && prime.exitCode === null && prime.signalCode === null
             ? "the watch daemon is still priming its stat cache"
             : null,

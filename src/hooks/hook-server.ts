@@ -35,10 +35,10 @@ export interface HookServerOptions {
    */
   staleCheckMs?: number;
   /**
-   * Asked for each command (not hook) request: why the worker must not run it now, or null.
-   * Declined, the client runs it in its own process (the daemon's prime: hook-daemon.ts).
+   * Asked for each request: why the worker must not run it now, or null. Declined, the client
+   * runs the hook or command in its own process (while the daemon primes: hook-daemon.ts).
    */
-  declineCommands?: () => string | null;
+  declining?: () => string | null;
   /** A hook running longer than this is abandoned and its worker replaced (default 2 min). */
   hookTimeoutMs?: number;
   /** How long `close` lets a write command the worker started run on (`COMMAND_STOP_WAIT_MS`). */
@@ -123,9 +123,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
       writeHookReply(request.to, { declined: request.declined }, log);
       return;
     }
-    const why =
-      commandRefusal(request.header, runner.busy()) ??
-      (isCommand(request.header) ? (options.declineCommands?.() ?? null) : null);
+    const why = commandRefusal(request.header, runner.busy()) ?? options.declining?.() ?? null;
     if (why !== null) {
       writeHookReply(request.to, { declined: why }, log);
       return;
@@ -189,8 +187,8 @@ export function serveHooks(options: HookServerOptions): HookServer {
  * CLI never gives.
  */
 function commandRefusal(header: HookRequestHeader, busy: boolean): string | null {
-  const { command } = header;
-  if (!isCommand(header)) return null;
+  const { command, event } = header;
+  if (command === undefined && event !== COMMAND_EVENT) return null;
   const kind = Array.isArray(command) ? servedCommandKind(command) : null;
   if (kind === null) return "not a command this server runs";
   if (kind === "read" && header.live === true) return "a read-only command is not live";
@@ -198,11 +196,6 @@ function commandRefusal(header: HookRequestHeader, busy: boolean): string | null
     return "a write command needs its stderr live";
   if (kind === "write" && busy) return "the worker is busy";
   return null;
-}
-
-/** A request for a CLI command (from bin/timewarp), not a hook call. */
-function isCommand(header: HookRequestHeader): boolean {
-  return header.command !== undefined || header.event === COMMAND_EVENT;
 }
 
 /** Remove what killed clients left (a reply nobody collected, a request half written). */

@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
   type Config,
@@ -21,7 +21,7 @@ import {
   type StatCache,
   writeStatCache,
 } from "./stat-cache.ts";
-import { watchedChanges } from "./watch.ts";
+import { runningWatchDaemon, watchedChanges } from "./watch.ts";
 
 /**
  * The store's door for a kept view of the workspace: a directory (the hooks use
@@ -234,7 +234,12 @@ function withOverlay(cache: StatCache, overlay: Overlay): StatCache {
  * hit, none came or went and there is no overlay: then the cache on disk already says exactly
  * this, and the write (a megabyte at 10k files) is skipped.
  */
-function scanAll(root: string, vp: ViewPaths, config: Config): KeptScan {
+function scanAll(
+  root: string,
+  vp: ViewPaths,
+  config: Config,
+  mayWrite: () => boolean = () => true,
+): KeptScan | null {
   const paths = workspacePaths(root);
   mkdirSync(vp.dir, { recursive: true });
   const last = lastScan(root, vp);
@@ -256,6 +261,7 @@ function scanAll(root: string, vp: ViewPaths, config: Config): KeptScan {
     result.rehashed === 0 &&
     after.entries.size === last.cache.entries.size;
   if (!unchanged) {
+    if (!mayWrite()) return null;
     writeStatCache(vp.statCache, after);
     rmSync(vp.overlay, { force: true });
   }
@@ -282,5 +288,41 @@ function scanAll(root: string, vp: ViewPaths, config: Config): KeptScan {
 export function scanKept(root: string, dir: string): KeptScan {
   const config = readConfig(workspacePaths(root).config);
   const vp = viewPaths(dir);
-  return scanReported(root, vp, config) ?? scanAll(root, vp, config);
+  return scanReported(root, vp, config) ?? (scanAll(root, vp, config) as KeptScan);
+}
+
+/** The view's files as they are now (identity and last change). */
+function viewStamp(vp: ViewPaths): string {
+  return [vp.statCache, vp.overlay]
+    .map((f) => {
+      const st = statSync(f, { bigint: true, throwIfNoEntry: false });
+      return st === undefined ? "-" : `${st.ino}:${st.size}:${st.ctimeNs}`;
+    })
+    .join(" ");
+}
+
+/**
+ * Bring the view kept in `dir` to the running watch daemon's token by a scan in this process:
+ * the daemon's prime (`timewarp watch prime`), so that the first shell hook the daemon serves
+ * reads only what the daemon reports instead of scanning the whole workspace in its worker.
+ * `mayMove` is asked before and again right before the view is written (the hooks say no while
+ * a shell command's baseline is in use); nothing is written either when the view changed
+ * meanwhile. Returns `primed`, `current` (already at this daemon's token), or why not.
+ */
+export function primeKept(root: string, dir: string, mayMove: () => boolean): string {
+  const vp = viewPaths(dir);
+  const info = runningWatchDaemon(root);
+  if (info === null) return "no watch daemon runs";
+  const header = peekStatCache(vp.statCache);
+  const token =
+    (header === null ? null : readOverlay(vp, header.scanStartMs))?.token ?? header?.watchToken;
+  if (token?.startsWith(`${info.instance}:`) === true) return "current";
+  // (a view made anew starts from the snapshots' cache: without one it would read every file)
+  if (header === null && peekStatCache(workspacePaths(root).statCache) === null)
+    return "no view and no stat cache yet";
+  if (!mayMove()) return "a shell command is running";
+  const stamp = viewStamp(vp);
+  const config = readConfig(workspacePaths(root).config);
+  const done = scanAll(root, vp, config, () => viewStamp(vp) === stamp && mayMove());
+  return done === null ? "the view moved meanwhile, or a shell command began" : "primed";
 }

@@ -132,10 +132,13 @@ export function registerWatchCommands(program: Command): void {
         const hold = process.env.TIMEWARP_PRIME_HOLD;
         const t0 = performance.now();
         const r = primeWatchedCache(ctx.root, hold ? { afterWalk: () => holdAt(hold) } : {});
+        // then the shell hooks' view (after the cache: a view made anew starts from it)
+        const { primeShellView } = await import("../../hooks/index.ts");
+        const view = primeShellView(ctx.root);
         const ms = Math.round(performance.now() - t0);
         return {
-          json: { pid: process.pid, ...r, duration_ms: ms },
-          human: `watch prime (pid ${process.pid}): ${r.outcome}${r.reason ? ` (${r.reason})` : ""}${r.files === undefined ? "" : `, ${r.files} files, ${r.rehashed} read, manifest ${r.manifest}`}`,
+          json: { pid: process.pid, ...r, shell_view: view, duration_ms: ms },
+          human: `watch prime (pid ${process.pid}): ${r.outcome}${r.reason ? ` (${r.reason})` : ""}${r.files === undefined ? "" : `, ${r.files} files, ${r.rehashed} read, manifest ${r.manifest}`}; shell hooks' view: ${view}`,
         };
       }),
     );
