@@ -32,10 +32,11 @@ function thisCli(): string[] {
 
 /**
  * Run `timewarp watch prime` for `root` in a child (this CLI, as `watchRunCommand`): it walks
- * the tree once and leaves the stat cache at this daemon's token, so that no command the worker
- * serves walks (issue 22, item 5: a walk in the worker left the daemon at ~145 MiB at 100k
- * files; the child's memory goes when it exits). Its JSON answer goes to the log. A prime that
- * fails or is skipped changes nothing: the first scan walks, as it would without one.
+ * the tree once and leaves the snapshots' stat cache and the shell hooks' view at this daemon's
+ * token, so that no command or shell hook the worker serves scans the whole tree (issue 22,
+ * item 5: such a scan in the worker left the daemon at 158–170 MiB at 100k files; the child's
+ * memory goes when it exits). Its JSON answer goes to the log. A prime that fails or is skipped
+ * changes nothing: the first scan walks, as it would without one.
  */
 function startPrime(root: string, log: (line: string) => void): ChildProcess {
   const [exe, ...args] = thisCli();
@@ -155,10 +156,10 @@ export async function runHookDaemon(options: HookDaemonOptions): Promise<string>
     signal: stop.signal,
     log,
     lastActivity: () => hooks?.lastRequestAt() ?? 0,
-    // (a write command the worker runs answers first: the lock stays held till then)
     onWatching: () => {
       if (process.env.TIMEWARP_WATCH_PRIME !== "0") prime = startPrime(root, log);
     },
+    // (a write command the worker runs answers first: the lock stays held till then)
     beforeStop: () => {
       stopped = true;
       // (its token dies with this daemon; killed mid-walk it leaves the cache as it was)
