@@ -234,12 +234,7 @@ function withOverlay(cache: StatCache, overlay: Overlay): StatCache {
  * hit, none came or went and there is no overlay: then the cache on disk already says exactly
  * this, and the write (a megabyte at 10k files) is skipped.
  */
-function scanAll(
-  root: string,
-  vp: ViewPaths,
-  config: Config,
-  mayWrite: () => boolean = () => true,
-): KeptScan | null {
+function scanAll(root: string, vp: ViewPaths, config: Config): KeptScan {
   const paths = workspacePaths(root);
   mkdirSync(vp.dir, { recursive: true });
   const last = lastScan(root, vp);
@@ -261,7 +256,6 @@ function scanAll(
     result.rehashed === 0 &&
     after.entries.size === last.cache.entries.size;
   if (!unchanged) {
-    if (!mayWrite()) return null;
     writeStatCache(vp.statCache, after);
     rmSync(vp.overlay, { force: true });
   }
@@ -288,7 +282,7 @@ function scanAll(
 export function scanKept(root: string, dir: string): KeptScan {
   const config = readConfig(workspacePaths(root).config);
   const vp = viewPaths(dir);
-  return scanReported(root, vp, config) ?? (scanAll(root, vp, config) as KeptScan);
+  return scanReported(root, vp, config) ?? scanAll(root, vp, config);
 }
 
 /** The view's files as they are now (identity and last change). */
@@ -322,7 +316,26 @@ export function primeKept(root: string, dir: string, mayMove: () => boolean): st
     return "no view and no stat cache yet";
   if (!mayMove()) return "a shell command is running";
   const stamp = viewStamp(vp);
-  const config = readConfig(workspacePaths(root).config);
-  const done = scanAll(root, vp, config, () => viewStamp(vp) === stamp && mayMove());
-  return done === null ? "the view moved meanwhile, or a shell command began" : "primed";
+  const paths = workspacePaths(root);
+  const config = readConfig(paths.config);
+  // From the snapshots' cache when it is at this daemon's token already (the prime's first
+  // step): the daemon's report since then instead of a second walk, as a view made anew starts.
+  const snapshots = peekStatCache(paths.statCache)?.watchToken;
+  const base = snapshots?.startsWith(`${info.instance}:`)
+    ? readStatCache(paths.statCache)
+    : lastScan(root, vp).cache;
+  const result = scanWorkspace(paths.root, {
+    excludes: effectiveExcludes(config),
+    maxFileBytes: config.max_file_bytes,
+    statCache: base,
+    store: createObjectStore(paths.objects),
+    clockDir: vp.dir,
+    useWatcher: true,
+  });
+  if (viewStamp(vp) !== stamp || !mayMove())
+    return "the view moved meanwhile, or a shell command began";
+  mkdirSync(vp.dir, { recursive: true });
+  writeStatCache(vp.statCache, result.statCache);
+  rmSync(vp.overlay, { force: true });
+  return "primed";
 }
