@@ -25,6 +25,8 @@ export default defineConfig({
     isolate: false,
     setupFiles: ["test/helpers/file-env.ts"],
     // No watch daemons started by the hook and CLI tests; test/watch.test.ts turns it back on.
-    env: { TIMEWARP_WATCH: "0" },
+    // The daemons of the tests that start one do not prime (their first scan walks, as they
+    // expect); test/watch-prime.test.ts turns that back on.
+    env: { TIMEWARP_WATCH: "0", TIMEWARP_WATCH_PRIME: "0" },
   },
 });

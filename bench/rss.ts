@@ -4,7 +4,9 @@
  * (`node bin/timewarp.cjs`, GNU time's `%M`), beside `git add -A && git commit` and `git status`
  * on a twin copy (issue 22, item 5: ≤ 150 MiB for any command at 100k files, the watch daemon
  * ≤ 120 MiB with its worker). The daemon's number is its VmHWM (`/proc/PID/status`) after it
- * started, and again after its worker served commands (status, history, snapshot list and diff
+ * started (and primed its stat cache in a child: its time is in the note), after the first
+ * snapshot it served (VmHWM reset first: the whole-tree command that walked in the worker before
+ * the prime; `TIMEWARP_WATCH_PRIME=0` shows that), and again after its worker served commands (status, history, snapshot list and diff
  * through `bin/timewarp`) and a snapshot took its answer, and its VmRSS (with RssAnon) 5 s after
  * a travel and a return it served.
  *
@@ -14,7 +16,7 @@
  * every row. Not a test; `SCALE_BENCH_NO_BUILD=1` skips the build.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -84,15 +86,29 @@ function daemonPid(ws: string): number {
 }
 
 /** A command through `bin/timewarp` (the sh launcher: served by the daemon's worker). */
-function served(ws: string, args: string[]): void {
+function served(ws: string, args: string[]): string {
   const r = spawnSync(join(REPO, "bin", "timewarp"), ["-C", ws, ...args], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`timewarp ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** The daemon's prime as its log tells it (its JSON answer), once the child ended; null: none. */
+function primeAnswer(ws: string): { outcome?: string; duration_ms?: number } | null {
+  const log = join(ws, ".timewarp", "watch", "daemon.log");
+  for (let i = 0; i < 3000; i++) {
+    const m = /prime pid \d+ ended \([^)]*\): (\{.*\})$/m.exec(readFileSync(log, "utf8"));
+    if (m !== null) return JSON.parse(m[1] as string) as { outcome?: string; duration_ms?: number };
+    if (process.env.TIMEWARP_WATCH_PRIME === "0") return null;
+    execFileSync("sleep", ["0.2"]);
+  }
+  return null;
 }
 
 function daemonRows(rows: MemRow[], ws: string, first: string): void {
   const t0 = performance.now();
   watchDaemon("start", ws);
   const pid = daemonPid(ws);
+  const prime = primeAnswer(ws);
   // daemon.json is written once the tree is watched; the hook worker loads its code after that
   execFileSync("sleep", ["5"]);
   const started = vm(pid);
@@ -101,7 +117,21 @@ function daemonRows(rows: MemRow[], ws: string, first: string): void {
     mib: mibOf(started.hwm),
     ms: performance.now() - t0,
     load: load(),
-    note: `VmRSS ${(started.rss / 1024).toFixed(1)} MiB`,
+    note:
+      `VmRSS ${(started.rss / 1024).toFixed(1)} MiB; prime ` +
+      (prime === null ? "none" : `${prime.outcome} in ${prime.duration_ms} ms (in its child)`),
+  });
+  // The first whole-tree command since the start, served: without a prime it walks in the worker.
+  writeFileSync(`/proc/${pid}/clear_refs`, "5");
+  const tf = performance.now();
+  const firstSnap = JSON.parse(served(ws, ["snapshot", "create", "--json"])) as { scan: string };
+  const afterFirst = vm(pid);
+  rows.push({
+    what: "watch daemon + worker, after the first snapshot it served (VmHWM since)",
+    mib: mibOf(afterFirst.hwm),
+    ms: performance.now() - tf,
+    load: load(),
+    note: `VmRSS ${(afterFirst.rss / 1024).toFixed(1)} MiB; scan: ${firstSnap.scan}`,
   });
   const t1 = performance.now();
   for (const args of [["status"], ["history"], ["snapshot", "list"], ["snapshot", "diff", first]])

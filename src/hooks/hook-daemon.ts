@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
@@ -20,16 +21,42 @@ import { type HookWorkerOptions, runHookWorker } from "./hook-worker.ts";
  * (tsx in development) and entry script as this process: the daemon is this CLI, detached.
  */
 export function watchRunCommand(root: string): string[] {
-  return [
-    process.execPath,
-    ...process.execArgv,
-    // absolute: the daemon starts in the workspace, not where this process was started
-    resolve(process.argv[1] as string),
-    "watch",
-    "run",
-    "-C",
-    root,
-  ];
+  return [...thisCli(), "watch", "run", "-C", root];
+}
+
+/** This CLI: the same Node, loader flags (tsx in development) and entry script as this process. */
+function thisCli(): string[] {
+  // absolute: a daemon starts in the workspace, not where this process was started
+  return [process.execPath, ...process.execArgv, resolve(process.argv[1] as string)];
+}
+
+/**
+ * Run `timewarp watch prime` for `root` in a child (this CLI, as `watchRunCommand`): it walks
+ * the tree once and leaves the snapshots' stat cache and the shell hooks' view at this daemon's
+ * token, so that no command or shell hook the worker serves scans the whole tree (issue 22,
+ * item 5: such a scan in the worker left the daemon at 158–170 MiB at 100k files; the child's
+ * memory goes when it exits). Its JSON answer goes to the log. A prime that fails or is skipped
+ * changes nothing: the first scan walks, as it would without one.
+ */
+function startPrime(root: string, log: (line: string) => void): ChildProcess {
+  const [exe, ...args] = thisCli();
+  const child = spawn(exe as string, [...args, "watch", "prime", "--json", "-C", root], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout?.setEncoding("utf8").on("data", (s: string) => {
+    out += s;
+  });
+  child.stderr?.setEncoding("utf8").on("data", (s: string) => {
+    out += s;
+  });
+  child.on("error", (error) => log(`timewarp watch: prime not started (${String(error)})`));
+  child.on("exit", (code, signal) => {
+    const said = out.trim().replace(/\s*\n\s*/g, " ");
+    log(`timewarp watch: prime pid ${child.pid} ended (${signal ?? `exit ${code}`}): ${said}`);
+  });
+  return child;
 }
 
 /** What `workerData` says in the hook server's worker (see `runHookWorkerThread`). */
@@ -121,6 +148,7 @@ export async function runHookDaemon(options: HookDaemonOptions): Promise<string>
   const stop = new AbortController();
   let hooks: HookServer | undefined;
   let stopped = false;
+  let prime: ChildProcess | undefined;
   // The daemon takes its lock before returning (LOCKED otherwise): from here on this
   // process owns .timewarp/watch/, the hook socket included.
   const daemon = runWatchDaemon(root, {
@@ -128,9 +156,14 @@ export async function runHookDaemon(options: HookDaemonOptions): Promise<string>
     signal: stop.signal,
     log,
     lastActivity: () => hooks?.lastRequestAt() ?? 0,
+    onWatching: () => {
+      if (process.env.TIMEWARP_WATCH_PRIME !== "0") prime = startPrime(root, log);
+    },
     // (a write command the worker runs answers first: the lock stays held till then)
     beforeStop: () => {
       stopped = true;
+      // (its token dies with this daemon; killed mid-walk it leaves the cache as it was)
+      if (prime?.exitCode === null && prime.signalCode === null) prime.kill("SIGTERM");
       return hooks?.close();
     },
   });
@@ -141,6 +174,13 @@ export async function runHookDaemon(options: HookDaemonOptions): Promise<string>
         startWorker: () => startHookWorker(root),
         stale: codeChangedSince(),
         onStale: (why) => stop.abort(why),
+        // While the prime walks, a command or shell hook would scan the whole tree in the
+        // worker too (nothing is at this daemon's token yet): its client runs it, and pays that
+        // in its own process.
+        declining: () =>
+          prime !== undefined && prime.exitCode === null && prime.signalCode === null
+            ? "the watch daemon is still priming its stat cache"
+            : null,
         log,
       });
       log(`timewarp hooks: serving hooks (${hookServerPaths(root).dir})`);

@@ -34,6 +34,11 @@ export interface HookServerOptions {
    * a newer protocol and never come to ask, so a stale server must notice on its own.
    */
   staleCheckMs?: number;
+  /**
+   * Asked for each request: why the worker must not run it now, or null. Declined, the client
+   * runs the hook or command in its own process (while the daemon primes: hook-daemon.ts).
+   */
+  declining?: () => string | null;
   /** A hook running longer than this is abandoned and its worker replaced (default 2 min). */
   hookTimeoutMs?: number;
   /** How long `close` lets a write command the worker started run on (`COMMAND_STOP_WAIT_MS`). */
@@ -118,7 +123,7 @@ export function serveHooks(options: HookServerOptions): HookServer {
       writeHookReply(request.to, { declined: request.declined }, log);
       return;
     }
-    const why = commandRefusal(request.header, runner.busy());
+    const why = commandRefusal(request.header, runner.busy()) ?? options.declining?.() ?? null;
     if (why !== null) {
       writeHookReply(request.to, { declined: why }, log);
       return;

@@ -24,6 +24,7 @@ export { serveHooks } from "./hook-server.ts";
 export type { InstallReport } from "./install-agent.ts";
 export { runHook } from "./run-hook.ts";
 export { isServedCommand } from "./served-command.ts";
+export { primeShellView } from "./shell-scan.ts";
 
 /**
  * Wire timewarp into a project for one agent (hooks and MCP server merged into the agent's

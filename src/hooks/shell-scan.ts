@@ -1,4 +1,6 @@
-import { type FileChange, scanKept } from "../store/index.ts";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type FileChange, primeKept, scanKept } from "../store/index.ts";
 import { hookPaths } from "./hook-paths.ts";
 
 /**
@@ -40,4 +42,43 @@ export function rescanAfterShell(root: string, expectedBaseline: string | null):
     changes: scan.changes,
     baselineMoved: expectedBaseline !== scan.beforeId,
   };
+}
+
+/**
+ * The watch daemon's prime of this view (`primeKept`): brought to the new daemon's token in the
+ * prime's own process, unless a shell command runs (a PreToolUse left its baseline for the
+ * PostToolUse to diff against: moving it would lose what the command changed so far).
+ */
+export function primeShellView(root: string): string {
+  const paths = hookPaths(root);
+  return primeKept(root, paths.dir, () => !shellRunning(paths.pending));
+}
+
+/** Whether a pending capture holds a shell command's baseline (an unreadable one counts). */
+function shellRunning(pending: string): boolean {
+  let sessions: string[];
+  try {
+    sessions = readdirSync(pending);
+  } catch {
+    return false;
+  }
+  for (const session of sessions) {
+    let names: string[];
+    try {
+      names = readdirSync(join(pending, session));
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      try {
+        const capture = JSON.parse(readFileSync(join(pending, session, name), "utf8")) as {
+          baseline_manifest?: unknown;
+        };
+        if (capture.baseline_manifest != null) return true;
+      } catch {
+        return true;
+      }
+    }
+  }
+  return false;
 }

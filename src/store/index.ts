@@ -64,6 +64,8 @@ export {
   watchPaths,
 } from "./watch.ts";
 export { runWatchDaemon } from "./watch-daemon.ts";
+export type { PrimeResult } from "./watch-prime.ts";
+export { primeWatchedCache } from "./watch-prime.ts";
 export type { FileChange } from "./workspace-scan.ts";
-export { scanKept } from "./workspace-scan.ts";
+export { primeKept, scanKept } from "./workspace-scan.ts";
 export { scanWorkspaceTree } from "./workspace-tree.ts";

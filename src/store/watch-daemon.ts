@@ -41,6 +41,11 @@ export interface WatchDaemonOptions {
   log?: (line: string) => void;
   /** Stops the daemon when aborted (its reason is the abort's reason). */
   signal?: AbortSignal;
+  /**
+   * Called once every watch is in place and `daemon.json` is published: from then on a token
+   * of this daemon covers every change (the hook daemon starts its prime here).
+   */
+  onWatching?: () => void;
   /** When something else served by this process was last used; it counts against idleness. */
   lastActivity?: () => number;
   /**
@@ -270,6 +275,10 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
     publish();
     rmSync(wp.failed, { force: true });
     log(`timewarp watch: watching ${tree.size} directories of ${root} (pid ${process.pid})`);
+    attempt(
+      () => options.onWatching?.(),
+      (error) => log(`timewarp watch: ${String(error)}`),
+    );
     const check = createLivenessCheck({
       root,
       wp,

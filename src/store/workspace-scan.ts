@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
   type Config,
@@ -21,7 +21,7 @@ import {
   type StatCache,
   writeStatCache,
 } from "./stat-cache.ts";
-import { watchedChanges } from "./watch.ts";
+import { runningWatchDaemon, watchedChanges } from "./watch.ts";
 
 /**
  * The store's door for a kept view of the workspace: a directory (the hooks use
@@ -283,4 +283,59 @@ export function scanKept(root: string, dir: string): KeptScan {
   const config = readConfig(workspacePaths(root).config);
   const vp = viewPaths(dir);
   return scanReported(root, vp, config) ?? scanAll(root, vp, config);
+}
+
+/** The view's files as they are now (identity and last change). */
+function viewStamp(vp: ViewPaths): string {
+  return [vp.statCache, vp.overlay]
+    .map((f) => {
+      const st = statSync(f, { bigint: true, throwIfNoEntry: false });
+      return st === undefined ? "-" : `${st.ino}:${st.size}:${st.ctimeNs}`;
+    })
+    .join(" ");
+}
+
+/**
+ * Bring the view kept in `dir` to the running watch daemon's token by a scan in this process:
+ * the daemon's prime (`timewarp watch prime`), so that the first shell hook the daemon serves
+ * reads only what the daemon reports instead of scanning the whole workspace in its worker.
+ * `mayMove` is asked before and again right before the view is written (the hooks say no while
+ * a shell command's baseline is in use); nothing is written either when the view changed
+ * meanwhile. Returns `primed`, `current` (already at this daemon's token), or why not.
+ */
+export function primeKept(root: string, dir: string, mayMove: () => boolean): string {
+  const vp = viewPaths(dir);
+  const info = runningWatchDaemon(root);
+  if (info === null) return "no watch daemon runs";
+  const header = peekStatCache(vp.statCache);
+  const token =
+    (header === null ? null : readOverlay(vp, header.scanStartMs))?.token ?? header?.watchToken;
+  if (token?.startsWith(`${info.instance}:`) === true) return "current";
+  // (a view made anew starts from the snapshots' cache: without one it would read every file)
+  if (header === null && peekStatCache(workspacePaths(root).statCache) === null)
+    return "no view and no stat cache yet";
+  if (!mayMove()) return "a shell command is running";
+  const stamp = viewStamp(vp);
+  const paths = workspacePaths(root);
+  const config = readConfig(paths.config);
+  // From the snapshots' cache when it is at this daemon's token already (the prime's first
+  // step): the daemon's report since then instead of a second walk, as a view made anew starts.
+  const snapshots = peekStatCache(paths.statCache)?.watchToken;
+  const base = snapshots?.startsWith(`${info.instance}:`)
+    ? readStatCache(paths.statCache)
+    : lastScan(root, vp).cache;
+  const result = scanWorkspace(paths.root, {
+    excludes: effectiveExcludes(config),
+    maxFileBytes: config.max_file_bytes,
+    statCache: base,
+    store: createObjectStore(paths.objects),
+    clockDir: vp.dir,
+    useWatcher: true,
+  });
+  if (viewStamp(vp) !== stamp || !mayMove())
+    return "the view moved meanwhile, or a shell command began";
+  mkdirSync(vp.dir, { recursive: true });
+  writeStatCache(vp.statCache, result.statCache);
+  rmSync(vp.overlay, { force: true });
+  return "primed";
 }

@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ErrorCode, TimewarpError } from "../../core/index.ts";
@@ -118,6 +118,31 @@ export function registerWatchCommands(program: Command): void {
       }),
     );
   watch
+    .command("prime", { hidden: true })
+    .addHelpText(
+      "after",
+      helpExamples(["what the daemon runs once its watches are in place", "timewarp watch prime"]),
+    )
+    .description(
+      "walk once and leave the stat cache at the running daemon's token (the daemon runs this in a child)",
+    )
+    .action(
+      action(async (ctx) => {
+        const { primeWatchedCache } = await import("../../store/index.ts");
+        const hold = process.env.TIMEWARP_PRIME_HOLD;
+        const t0 = performance.now();
+        const r = primeWatchedCache(ctx.root, hold ? { afterWalk: () => holdAt(hold) } : {});
+        // then the shell hooks' view (after the cache: a view made anew starts from it)
+        const { primeShellView } = await import("../../hooks/index.ts");
+        const view = primeShellView(ctx.root);
+        const ms = Math.round(performance.now() - t0);
+        return {
+          json: { pid: process.pid, ...r, shell_view: view, duration_ms: ms },
+          human: `watch prime (pid ${process.pid}): ${r.outcome}${r.reason ? ` (${r.reason})` : ""}${r.files === undefined ? "" : `, ${r.files} files, ${r.rehashed} read, manifest ${r.manifest}`}; shell hooks' view: ${view}`,
+        };
+      }),
+    );
+  watch
     .command("run")
     .addHelpText(
       "after",
@@ -146,4 +171,15 @@ export function registerWatchCommands(program: Command): void {
         return { json: { stopped: reason }, human: `watch daemon stopped: ${reason}` };
       }),
     );
+}
+
+/**
+ * The tests' hold between the prime's walk and its commit (TIMEWARP_PRIME_HOLD=DIR): says so in
+ * `DIR/walked`, then waits (at most a minute) for `DIR/go`.
+ */
+function holdAt(dir: string): void {
+  writeFileSync(join(dir, "walked"), `${process.pid}\n`);
+  const deadline = Date.now() + 60_000;
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  while (!existsSync(join(dir, "go")) && Date.now() < deadline) Atomics.wait(sleeper, 0, 0, 20);
 }
