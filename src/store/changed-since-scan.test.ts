@@ -110,6 +110,27 @@ describe("changedSinceScan: what a walk by stat finds changed since a scan", () 
     expect(changedSinceScan(root, scan.statCache, [])).toEqual(["racy.txt"]);
   });
 
+  it("leaves out what the scan skipped: the verify compares it as the scan left it", () => {
+    const root = tmp();
+    mkdirSync(join(root, ".timewarp"));
+    const old = new Date(Date.now() - 60_000);
+    for (const [name, text] of [
+      ["small.txt", "ok\n"],
+      ["big.bin", "more than max_file_bytes\n"],
+    ]) {
+      writeFileSync(join(root, name as string), text as string);
+      utimesSync(join(root, name as string), old, old);
+    }
+    const scan = scanWorkspace(root, {
+      excludes: [],
+      maxFileBytes: 10,
+      clockDir: join(root, ".timewarp"),
+    });
+    expect(scan.skipped.map((s) => s.path)).toEqual(["big.bin"]);
+    writeFileSync(join(root, "big.bin"), "still more than max_file_bytes, and changed\n");
+    expect(changedSinceScan(root, scan.statCache, [])).toEqual([]);
+  });
+
   it("cannot say for another scope, or without the scan's index", () => {
     const { root, cache } = scanned();
     expect(changedSinceScan(root, cache, ["*.tmp"])).toBeUndefined();

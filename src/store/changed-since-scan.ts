@@ -76,7 +76,13 @@ export function changedSinceScan(
       if (dir === "" && name === ".timewarp") continue;
       const rel = dir === "" ? name : `${dir}/${name}`;
       if (excluded(rel, name, d.isDirectory())) continue;
-      if (skipped.has(rel)) continue;
+      if (skipped.has(rel)) {
+        // Compared as the scan left it, whatever is there now (an unreadable directory is in
+        // `others` too: it is not gone).
+        const at = others.get(rel);
+        if (at !== undefined) seenOther[at] = 1;
+        continue;
+      }
       let st: Stats;
       try {
         st = lstatSync(`${root}/${rel}`);
