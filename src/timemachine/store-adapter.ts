@@ -124,8 +124,9 @@ export interface CurrentState {
   source: ManifestSource;
   skipped: SkippedPath[];
   /**
-   * When the scan walked (no daemon vouched for it): its stat cache and index, kept in memory,
-   * what a verify's walk by stat (`changedSinceScan`) compares the workspace with afterwards.
+   * When the scan walked (no daemon vouched for it) and `keepStatCache` asked: its stat cache
+   * and index, kept in memory, what a verify's walk by stat (`changedSinceScan`) compares the
+   * workspace with afterwards.
    */
   walked?: StatCache;
 }
@@ -157,16 +158,20 @@ function scanCurrent(root: string, excludes: readonly string[]): CurrentState | 
  * The workspace now as a source, nothing written: the delta scan's tree when the watch daemon
  * vouches for it, else a scan through the stat cache, whose text makes a tree in memory.
  */
-export function scanSource(root: string, excludes: readonly string[]): CurrentState {
+export function scanSource(
+  root: string,
+  excludes: readonly string[],
+  options: { keepStatCache?: boolean } = {},
+): CurrentState {
   const current = scanCurrent(root, excludes);
   if (current !== null) return current;
   // No journal vouches for the stat cache (no daemon, or one just started): a walk through the
   // cache, whose text makes a tree in memory; the scan is decoded only if a caller needs it.
-  // Once the tree is made the scan goes but for its stat cache (`walked`, ~15 MB at 100k
-  // files), against which a return's verify walks by stat instead of scanning again.
+  // Once the tree is made the scan goes but for its stat cache when asked (`walked`, ~15 MB at
+  // 100k files), against which a return's verify walks by stat instead of scanning again.
   let scan: ReturnType<typeof scanThroughCache> | undefined = scanThroughCache(root, excludes);
   const skipped = scan.skipped;
-  const walked = scan.statCache;
+  const walked = options.keepStatCache === true ? scan.statCache : undefined;
   const tree = memo(() => {
     const made = treeOfText(
       (scan as ReturnType<typeof scanThroughCache>).manifestText(),
@@ -182,7 +187,7 @@ export function scanSource(root: string, excludes: readonly string[]): CurrentSt
       skipped,
     },
     skipped,
-    walked,
+    ...(walked === undefined ? {} : { walked }),
   };
 }
 
@@ -352,11 +357,14 @@ function verifySince(
   excludes: readonly string[],
   since: RestoredSince,
 ): ReturnType<typeof verifyAgainst> | null {
+  // Needed only here: a whole verify that scans again after this must not hold it too.
+  const walked = since.walked;
+  since.walked = undefined;
   const compared = since.restored.compared;
   if (compared === undefined) return null;
   const changed =
     (since.mark === undefined ? undefined : changedSince(root, excludes, since.mark)) ??
-    (since.walked === undefined ? undefined : changedSinceScan(root, since.walked, excludes));
+    (walked === undefined ? undefined : changedSinceScan(root, walked, excludes));
   if (changed === undefined) return null;
   return verifyWorkspacePaths(root, expected.tree(), {
     planned: compared.differing,

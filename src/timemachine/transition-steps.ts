@@ -138,7 +138,7 @@ export interface ScannedPresent {
 /** Take the watch mark, then the scan (unless given), then restore; the scan is let go. */
 export function scanPresent(root: string, excludes: readonly string[]): ScannedPresent {
   const mark = watchMark(root, excludes);
-  return { mark, current: scanSource(root, excludes) };
+  return { mark, current: scanSource(root, excludes, { keepStatCache: true }) };
 }
 
 /**
@@ -152,7 +152,7 @@ function restoreScanned(
   scanned: ScannedPresent | undefined,
 ): { restored: ReturnType<typeof restoreExactly>; since: RestoredSince | undefined } {
   const given = scanned ?? scanPresent(ctx.paths.root, excludes);
-  const current = given.current ?? scanSource(ctx.paths.root, excludes);
+  const current = given.current ?? scanSource(ctx.paths.root, excludes, { keepStatCache: true });
   given.current = undefined; // the caller's hold on the scan goes too
   const restored = restoreExactly(ctx.paths.root, target, excludes, {
     current,
