@@ -85,10 +85,13 @@ export function treeOfManifest(manifest: Manifest, source: string): ManifestTree
   return treeOfText(manifestBytes(manifest), source);
 }
 
-/** A whole canonical text (a record written before trees) as a tree held in memory. */
+/**
+ * A whole canonical text (a record written before trees, a scan's) as a tree held in memory:
+ * its leaves are views of `text`, which the tree keeps.
+ */
 export function treeOfText(text: Buffer, source: string): ManifestTree {
   const nodes = memoryNodeStore();
-  return { root: buildTree(text, nodes).root, nodes, source };
+  return { root: buildTree(text, nodes, { views: true }).root, nodes, source };
 }
 
 const PATH_AT = '{"path":'.length;

@@ -4,6 +4,7 @@
  * difference, garbage collection and fsck. See README.md for the invariants.
  */
 
+export { changedSinceScan } from "./changed-since-scan.ts";
 export type { ManifestDiff } from "./diff-manifests.ts";
 export { diffManifests, diffManifestTrees } from "./diff-manifests.ts";
 export type { ManifestTree } from "./diff-trees.ts";

@@ -83,6 +83,34 @@ describe("manifest trees", () => {
     expect(b.filter((id) => a.has(id)).length).toBeGreaterThanOrEqual(groups - 3);
   });
 
+  it("a tree built with views has the same nodes, each a view of the text, not a copy", () => {
+    const m = new Map<string, ManifestEntry>();
+    for (let i = 0; i < 5_000; i++)
+      m.set(`d${i % 31}/f${i}.ts`, fileEntry(`d${i % 31}/f${i}.ts`, i));
+    const text = manifestText(m);
+    const held = (copies: Map<string, Buffer>) => ({
+      ...createNodeStore(nodeDir()),
+      write: (id: string, t: Buffer) => void copies.set(id, t),
+      flush: () => {},
+    });
+    const copied = new Map<string, Buffer>();
+    const viewed = new Map<string, Buffer>();
+    const a = buildTree(text, held(copied));
+    const b = buildTree(text, held(viewed), { views: true });
+    expect(b.hash).toBe(a.hash);
+    expect([...viewed.keys()].sort()).toEqual([...copied.keys()].sort());
+    const leaves = parseRefs(a.root, "test").flatMap((g) =>
+      parseRefs(copied.get(g.id) as Buffer, "test"),
+    );
+    expect(leaves.length).toBeGreaterThan(50);
+    for (const leaf of leaves) {
+      const v = viewed.get(leaf.id) as Buffer;
+      expect(v.equals(copied.get(leaf.id) as Buffer)).toBe(true);
+      expect(v.buffer).toBe(text.buffer);
+      expect(copied.get(leaf.id)?.buffer).not.toBe(text.buffer);
+    }
+  });
+
   it("a damaged node is CORRUPT_FILE naming it", () => {
     const dir = nodeDir();
     const nodes = createNodeStore(dir);

@@ -75,8 +75,11 @@ class TreeBuilder {
   private leaves: NodeRef[] = [];
   private lines: Buffer[] = [];
   private readonly nodes: NodeStore;
-  constructor(nodes: NodeStore) {
+  /** Lines are views of one text, each after the last and its ",\n": a leaf is their span. */
+  private readonly views: boolean;
+  constructor(nodes: NodeStore, views = false) {
     this.nodes = nodes;
+    this.views = views;
   }
 
   get atLeafEdge(): boolean {
@@ -108,13 +111,8 @@ class TreeBuilder {
   }
   private closeLeaf(cut: boolean): void {
     if (this.lines.length === 0) return;
-    const parts: Buffer[] = [];
-    for (const l of this.lines) {
-      if (parts.length > 0) parts.push(SEP);
-      parts.push(l);
-    }
-    const text = Buffer.concat(parts);
     const first = this.lines[0] as Buffer;
+    const text = this.views ? spanOf(first, this.lines.at(-1) as Buffer) : joinLines(this.lines);
     const count = this.lines.length;
     this.lines = [];
     const ref = this.store(text, count, first.toString("utf8", PATH_AT, keyEnd(first)));
@@ -135,6 +133,24 @@ class TreeBuilder {
     this.nodes.write(id, text);
     return { id, count, first };
   }
+}
+
+function joinLines(lines: readonly Buffer[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const l of lines) {
+    if (parts.length > 0) parts.push(SEP);
+    parts.push(l);
+  }
+  return Buffer.concat(parts);
+}
+
+/** The bytes from `first`'s start to `last`'s end, both views of one buffer: no copy. */
+function spanOf(first: Buffer, last: Buffer): Buffer {
+  const end = last.byteOffset + last.length;
+  if (last.buffer !== first.buffer || end < first.byteOffset) {
+    throw new TimewarpError(ErrorCode.INTERNAL, "manifest lines are not views of one text");
+  }
+  return Buffer.from(first.buffer, first.byteOffset, end - first.byteOffset);
 }
 
 const refLines = (refs: readonly NodeRef[]) =>
@@ -174,14 +190,24 @@ function bodyOf(text: Buffer): { start: number; end: number } {
   return { start, end: Math.max(start, end) };
 }
 
-/** Store the canonical manifest text `text` as a tree; its root. */
-export function buildTree(text: Buffer, nodes: NodeStore): TreeRoot {
-  const b = new TreeBuilder(nodes);
+/**
+ * Store the canonical manifest text `text` as a tree; its root. With `views`, the leaves given
+ * to `nodes` are views of `text`, not copies: a tree kept in memory then holds the text once
+ * (at 100k files ~20 MB) instead of the text and its copy while it is built.
+ */
+export function buildTree(
+  text: Buffer,
+  nodes: NodeStore,
+  options: { views?: boolean } = {},
+): TreeRoot {
+  const views = options.views === true;
+  const b = new TreeBuilder(nodes, views);
   const { start, end } = bodyOf(text);
   for (let at = start; at < end; ) {
     const nl = text.indexOf(0x0a, at);
     const lineEnd = nl < 0 || nl >= end ? end : nl - 1; // before the ","
-    b.addLine(Buffer.from(text.subarray(at, lineEnd)));
+    const line = text.subarray(at, lineEnd);
+    b.addLine(views ? line : Buffer.from(line));
     at = nl < 0 || nl >= end ? end : nl + 1;
   }
   return finishRoot(b, nodes);

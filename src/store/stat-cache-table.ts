@@ -191,6 +191,20 @@ export class StatTable implements ReadonlyMap<string, CachedStat> {
     return this.modes[row] as number;
   }
 
+  /** Does row `row` hold exactly this size, mtime, ctime, inode and mode? */
+  statMatches(
+    row: number,
+    st: { size: number; mtimeMs: number; ctimeMs: number; ino: number; mode: number },
+  ): boolean {
+    return (
+      this.sizes[row] === st.size &&
+      this.mtimes[row] === st.mtimeMs &&
+      this.ctimes[row] === st.ctimeMs &&
+      this.inos[row] === st.ino &&
+      this.modes[row] === st.mode
+    );
+  }
+
   oidAt(row: number): string {
     return this.oids.toString("hex", row * OID_BYTES, (row + 1) * OID_BYTES);
   }

@@ -90,7 +90,8 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
     // The work done in the past is written down before the restore rewrites it: never dropped.
     options.onProgress?.({ phase: "keep past work" });
     // One scan (after a watch mark) for the past work and the restore's plan, under the lock;
-    // the verify reads what the daemon saw change since the mark, or walks.
+    // the verify reads what the daemon saw change since the mark, or what a walk by stat finds
+    // changed since this scan (its stat cache), or in doubt scans the whole workspace again.
     const scanned = scanPresent(paths.root, backup.record.exclude_globs);
     const work = diffPastWork({
       root: paths.root,

@@ -8,6 +8,7 @@ import {
   workspacePaths,
 } from "../core/index.ts";
 import {
+  changedSinceScan,
   createObjectStore,
   diffManifests,
   diffManifestTrees,
@@ -25,6 +26,7 @@ import {
   restoreManifestTree,
   type SkippedPath,
   type SnapshotRecord,
+  type StatCache,
   scanScope,
   scanWorkspace,
   scanWorkspaceTree,
@@ -121,6 +123,12 @@ export function createdSource(
 export interface CurrentState {
   source: ManifestSource;
   skipped: SkippedPath[];
+  /**
+   * When the scan walked (no daemon vouched for it) and `keepStatCache` asked: its stat cache
+   * and index, kept in memory, what a verify's walk by stat (`changedSinceScan`) compares the
+   * workspace with afterwards.
+   */
+  walked?: StatCache;
 }
 
 /**
@@ -150,15 +158,20 @@ function scanCurrent(root: string, excludes: readonly string[]): CurrentState | 
  * The workspace now as a source, nothing written: the delta scan's tree when the watch daemon
  * vouches for it, else a scan through the stat cache, whose text makes a tree in memory.
  */
-export function scanSource(root: string, excludes: readonly string[]): CurrentState {
+export function scanSource(
+  root: string,
+  excludes: readonly string[],
+  options: { keepStatCache?: boolean } = {},
+): CurrentState {
   const current = scanCurrent(root, excludes);
   if (current !== null) return current;
   // No journal vouches for the stat cache (no daemon, or one just started): a walk through the
   // cache, whose text makes a tree in memory; the scan is decoded only if a caller needs it.
-  // Once the tree is made the scan goes (its index of every file): at 100k files a return that
-  // walks again to verify must not hold both.
+  // Once the tree is made the scan goes but for its stat cache when asked (`walked`, ~15 MB at
+  // 100k files), against which a return's verify walks by stat instead of scanning again.
   let scan: ReturnType<typeof scanThroughCache> | undefined = scanThroughCache(root, excludes);
   const skipped = scan.skipped;
+  const walked = options.keepStatCache === true ? scan.statCache : undefined;
   const tree = memo(() => {
     const made = treeOfText(
       (scan as ReturnType<typeof scanThroughCache>).manifestText(),
@@ -174,6 +187,7 @@ export function scanSource(root: string, excludes: readonly string[]): CurrentSt
       skipped,
     },
     skipped,
+    ...(walked === undefined ? {} : { walked }),
   };
 }
 
@@ -290,18 +304,24 @@ function changedSince(
   return watchedChanges(root, mark, scanScope(excludes)).changed;
 }
 
-/** A restore planned from a scan taken after `mark` (`watchMark`), and the scan's skipped paths. */
+/**
+ * A restore planned from a scan taken after `mark` (`watchMark`), or from a walk whose stat
+ * cache is `walked`, and the scan's skipped paths.
+ */
 export interface RestoredSince {
-  mark: string;
+  mark: string | undefined;
+  walked: StatCache | undefined;
   restored: RestoreResult;
   scanSkipped: SkippedPath[];
 }
 
 /**
  * Every difference between the workspace and `expected` (exact: the scan re-reads what its
- * stat data cannot vouch for), by tree unless a name is not plain UTF-8. After a restore planned
- * from a scan the daemon vouched for (`since`), only the paths that differed then and the paths
- * the daemon saw change since are read: the rest is as that scan found it, equal to `expected`.
+ * stat data cannot vouch for), by tree unless a name is not plain UTF-8. After a restore by tree
+ * (`since`), only the paths that differed then and the paths changed since are read: the rest is
+ * as that scan found it, equal to `expected`. The paths changed since are what the daemon saw
+ * after the scan's mark, else what a walk by stat finds different from the scan's own stat
+ * cache (`changedSinceScan`: no file read, a racy one re-read).
  */
 export function verifyAgainst(
   root: string,
@@ -337,9 +357,14 @@ function verifySince(
   excludes: readonly string[],
   since: RestoredSince,
 ): ReturnType<typeof verifyAgainst> | null {
+  // Needed only here: a whole verify that scans again after this must not hold it too.
+  const walked = since.walked;
+  since.walked = undefined;
   const compared = since.restored.compared;
   if (compared === undefined) return null;
-  const changed = changedSince(root, excludes, since.mark);
+  const changed =
+    (since.mark === undefined ? undefined : changedSince(root, excludes, since.mark)) ??
+    (walked === undefined ? undefined : changedSinceScan(root, walked, excludes));
   if (changed === undefined) return null;
   return verifyWorkspacePaths(root, expected.tree(), {
     planned: compared.differing,

@@ -138,7 +138,7 @@ export interface ScannedPresent {
 /** Take the watch mark, then the scan (unless given), then restore; the scan is let go. */
 export function scanPresent(root: string, excludes: readonly string[]): ScannedPresent {
   const mark = watchMark(root, excludes);
-  return { mark, current: scanSource(root, excludes) };
+  return { mark, current: scanSource(root, excludes, { keepStatCache: true }) };
 }
 
 /**
@@ -152,16 +152,18 @@ function restoreScanned(
   scanned: ScannedPresent | undefined,
 ): { restored: ReturnType<typeof restoreExactly>; since: RestoredSince | undefined } {
   const given = scanned ?? scanPresent(ctx.paths.root, excludes);
-  const current = given.current ?? scanSource(ctx.paths.root, excludes);
+  const current = given.current ?? scanSource(ctx.paths.root, excludes, { keepStatCache: true });
   given.current = undefined; // the caller's hold on the scan goes too
   const restored = restoreExactly(ctx.paths.root, target, excludes, {
     current,
     onProgress: restoreProgress(ctx),
   });
+  // The verify needs the scan's stat cache (a walk's), not its tree: that goes with `current`.
+  const { walked, skipped: scanSkipped } = current;
   const since =
-    given.mark === undefined
+    given.mark === undefined && walked === undefined
       ? undefined
-      : { mark: given.mark, restored, scanSkipped: current.skipped };
+      : { mark: given.mark, walked, restored, scanSkipped };
   return { restored, since };
 }
 
@@ -191,8 +193,8 @@ export function restorePresent(
   loaded?: ReturnType<typeof readBackup>,
   /**
    * The workspace as a scan found it under the lock a moment ago (return: the scan that kept the
-   * past work), taken after `mark`. Dropped once the restore is planned: a verify that walks
-   * the tree must not hold two scans at once.
+   * past work), taken after `mark`. Dropped once the restore is planned but for a walk's stat
+   * cache, which the verify compares the workspace with: it must not hold two scans at once.
    */
   scanned?: ScannedPresent,
 ): PresentRestored {
