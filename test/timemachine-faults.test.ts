@@ -441,4 +441,17 @@ describe("return verification", () => {
       next.backup_id,
     ]);
   });
+
+  it("a travel removes the backups earlier returns left one by one: a damaged one keeps only itself", async () => {
+    const { root, snapshotId } = await prepared();
+    const first = travel({ root, snapshotId });
+    returnToPresent({ root });
+    const damaged = join(root, ".timewarp", "present_backup", "b_20200101_000000_abcdef");
+    mkdirSync(damaged, { recursive: true });
+    writeFileSync(join(damaged, "snapshot.json"), "[]");
+    const next = travel({ root, snapshotId });
+    expect(existsSync(first.backup_path)).toBe(false);
+    expect(existsSync(damaged)).toBe(true);
+    expect(existsSync(next.backup_path)).toBe(true);
+  });
 });

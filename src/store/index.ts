@@ -41,6 +41,7 @@ export type { CreateSnapshotOptions, CreateSnapshotResult, ScanHow } from "./sna
 export {
   createSnapshot,
   deleteSnapshot,
+  listSnapshotIds,
   listSnapshots,
   listSnapshotsChecked,
   readManifest,

@@ -6,7 +6,7 @@ import { bundledSource } from "../../test/helpers/bundle.ts";
 import { REPO_ROOT } from "../../test/helpers/cli.ts";
 import { tempNodeStores } from "../../test/helpers/manifest-trees.ts";
 import { gitBlobId } from "../core/index.ts";
-import { NODE_INDEX_FILE, readNodeIndex } from "./manifest-node-index.ts";
+import { NODE_INDEX_FILE, nodeIndexEncodes, readNodeIndex } from "./manifest-node-index.ts";
 import { createNodeStore, forgetNodeTexts } from "./manifest-nodes.ts";
 
 const { nodeDir } = tempNodeStores("tw-node-index-");
@@ -140,5 +140,52 @@ describe("the merged index of the node packs", () => {
     forgetNodeTexts();
     expect(store.read(gitBlobId(older)).equals(older)).toBe(true);
     expect(store.readMany([gitBlobId(newer), gitBlobId(older)])[1]?.equals(older)).toBe(true);
+    // 2,048 more: the next index is the old one merged with them, the base numbered anew
+    const whole = nodeIndexEncodes.whole;
+    for (let i = 20_000; i < 20_000 + 2048; i++) store.write(gitBlobId(nodeText(i)), nodeText(i));
+    store.flush();
+    expect(nodeIndexEncodes.whole).toBe(whole);
+    const merged = readNodeIndex(dir, new Set(readdirSync(dir).map((n) => join(dir, n))));
+    expect(merged?.nodes).toBe(2 + 2 * 2048);
+    expect(merged?.find(gitBlobId(older))?.base).toBe(gitBlobId(newer));
+    expect(merged?.find(gitBlobId(nodeText(20_000)))).toBeDefined();
+    spoilPackHeaders(dir);
+    forgetNodeTexts();
+    const fresh = createNodeStore(join(dir, "..", "manifests", "."));
+    expect(fresh.read(gitBlobId(older)).equals(older)).toBe(true);
+    for (const i of [10_000, 12_047, 20_000, 22_047]) {
+      expect(fresh.read(gitBlobId(nodeText(i))).equals(nodeText(i))).toBe(true);
+    }
   });
+
+  it("writes the next index by merging the packs outside it into it, not anew", () => {
+    const dir = nodeDir();
+    expect(runWriter(dir, PACKS).stdout.trim()).toBe("done");
+    const whole = nodeIndexEncodes.whole;
+    const store = createNodeStore(dir);
+    // 16 more snapshots' packs, one of them holding again a node the index covers
+    for (let p = PACKS; p < 2 * PACKS; p++) {
+      for (let k = 0; k < PER_PACK; k++) {
+        const text = nodeText(p === PACKS && k === 0 ? 5 : p * PER_PACK + k);
+        store.write(gitBlobId(text), text);
+      }
+      store.flush();
+    }
+    expect(nodeIndexEncodes.whole).toBe(whole);
+    const packs = readdirSync(dir).filter((n) => n.endsWith(".twn"));
+    expect(packs.length).toBe(2 * PACKS);
+    const index = readNodeIndex(dir, new Set(packs.map((n) => join(dir, n))));
+    expect(index?.nodes).toBe(2 * PACKS * PER_PACK - 1);
+    expect([...(index?.entries() ?? [])].map(([id]) => id)).toEqual(
+      [...(index?.entries() ?? [])].map(([id]) => id).sort(),
+    );
+    spoilPackHeaders(dir);
+    const fresh = createNodeStore(join(dir, "..", "manifests", "."));
+    forgetNodeTexts();
+    for (let i = 0; i < 2 * PACKS * PER_PACK; i++) {
+      if (i === PACKS * PER_PACK) continue; // written as node 5 again
+      const text = nodeText(i);
+      expect(fresh.read(gitBlobId(text)).equals(text)).toBe(true);
+    }
+  }, 60_000);
 });

@@ -252,6 +252,25 @@ describe("scanWorkspace", () => {
     expect(d.added.map((e) => e.path)).toEqual(["p/child"]);
   });
 
+  it("reads the file-system clock from a marker written in place, never truncated", () => {
+    const root = tmp();
+    writeFileSync(join(root, "a.txt"), "a");
+    const clockDir = join(tmp(), "clock");
+    mkdirSync(clockDir);
+    const marker = join(clockDir, "scan-clock");
+    // Longer than what a scan writes: a write that truncated the marker would shorten it
+    // (ext4 writes back a file truncated and written again when it is closed: issue 22).
+    writeFileSync(marker, `${"x".repeat(63)}\n`);
+    backdate(clockDir, ["scan-clock"]);
+    const before = lstatSync(marker);
+    const scan = scanWorkspace(root, { excludes: EX, clockDir });
+    const after = lstatSync(marker);
+    expect(after.ino).toBe(before.ino);
+    expect(after.size).toBe(64);
+    expect(after.mtimeMs).toBeGreaterThan(before.mtimeMs);
+    expect(scan.statCache.scanStartMs).toBe(after.mtimeMs);
+  });
+
   it("keeps the exact bytes of names that are not UTF-8", () => {
     const root = tmp();
     const name = Buffer.from([0x6e, 0xe9, 0x2e, 0x74]); // "né.t" in Latin-1

@@ -605,6 +605,15 @@ function listIds(dir: string, kind: RecordKind): string[] {
 }
 
 /**
+ * The ids of every record folder of a kind, oldest first, by name only (no record is read): for
+ * removing records, where one that does not read must not keep the others.
+ */
+export function listSnapshotIds(root: string, query: RecordQuery = {}): string[] {
+  const kind = query.kind ?? "snapshot";
+  return listIds(kindDir(root, kind), kind);
+}
+
+/**
  * Every record of a kind, oldest first. A record folder whose snapshot.json is corrupt throws
  * CORRUPT_FILE naming it (it is never silently ignored: gc must not drop what it references).
  * A listing for people uses `listSnapshotsChecked`, which lists the others.
@@ -752,12 +761,14 @@ function readManifestFile(
 
 /**
  * Delete a record: its folder is first renamed into `.timewarp/tmp/` (so it disappears at once),
- * then removed. Objects stay until `collectGarbage`. SNAPSHOT_NOT_FOUND when absent.
+ * then removed. Objects stay until `collectGarbage`. SNAPSHOT_NOT_FOUND when absent. With
+ * `durable: false` the rename is not synced: for a record nothing refers to (an old backup),
+ * which a power cut may bring back, to be removed again by the next cleanup.
  */
 export function deleteSnapshot(
   root: string,
   id: string,
-  options: RecordQuery & { clock?: Clock } = {},
+  options: RecordQuery & { clock?: Clock; durable?: boolean } = {},
 ): void {
   const kind = options.kind ?? "snapshot";
   readSnapshot(root, id, { kind });
@@ -767,7 +778,7 @@ export function deleteSnapshot(
   try {
     mkdirSync(paths.tmp, { recursive: true });
     renameSync(from, aside);
-    fsyncDirectory(kindDir(root, kind));
+    if (options.durable !== false) fsyncDirectory(kindDir(root, kind));
     rmSync(aside, { recursive: true, force: true });
   } catch (error) {
     throw fromSystemError(error, `deleting ${from}`);

@@ -12,7 +12,7 @@ import {
   createObjectStore,
   diffManifests,
   diffManifestTrees,
-  listSnapshots,
+  listSnapshotIds,
   type Manifest,
   type ManifestDiff,
   type ManifestTree,
@@ -389,6 +389,7 @@ export function backupIdOf(backupPath: string): string {
   return basename(backupPath);
 }
 
+/** The backups' ids, by folder name (none is read). */
 export function listBackupIds(root: string): string[] {
-  return listSnapshots(root, { kind: "present_backup" }).map((r) => r.backup_id ?? "");
+  return listSnapshotIds(root, { kind: "present_backup" });
 }

@@ -195,17 +195,28 @@ function backupProgress(on: OnProgress) {
 /**
  * The backups earlier returns left (a return does not delete its backup: that would need the
  * `present` state fsynced first). Safe now: the journal written durably before this travel's
- * restore references only its own backup. Best effort: a session start's cleanup removes any
- * left over.
+ * restore references only its own backup. Each one alone, found by name: one that does not read
+ * keeps only itself. Not synced: nothing refers to them, and one a power cut brings back is
+ * removed again. Best effort: a session start's cleanup removes any left over.
  */
 function removeOldBackups(ctx: StepContext, keep: string): void {
+  let ids: string[];
   try {
-    for (const id of listBackupIds(ctx.paths.root)) {
-      if (id !== keep)
-        deleteSnapshot(ctx.paths.root, id, { kind: "present_backup", clock: ctx.clock });
-    }
+    ids = listBackupIds(ctx.paths.root);
   } catch {
-    // only disk space
+    return; // only disk space
+  }
+  for (const id of ids) {
+    if (id === keep) continue;
+    try {
+      deleteSnapshot(ctx.paths.root, id, {
+        kind: "present_backup",
+        clock: ctx.clock,
+        durable: false,
+      });
+    } catch {
+      // only disk space
+    }
   }
 }
 
