@@ -16,13 +16,13 @@ import {
 } from "../core/index.ts";
 import { holdLedgerForTransition } from "../ledger/index.ts";
 import { createSnapshot, deleteSnapshot, readSnapshot } from "../store/index.ts";
+import { keepLateWork } from "./late-work.ts";
 import type { State, Transition } from "./state.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
-import { keepLateWork } from "./late-work.ts";
 import {
   createdSource,
-  type ManifestSource,
   listBackupIds,
+  type ManifestSource,
   readBackup,
   readConfigOf,
   recordSource,
