@@ -336,18 +336,25 @@ function applyRestore(
   // another agent: the lock stops only timewarp's writers) is left as it is, the path blocked.
   const removed = new Set<string>();
   const blockedKeys = new Set<string>();
-  const asScanned = (e: ManifestEntry, fallback?: ManifestEntry, gone = false): boolean => {
+  const asScanned = (
+    e: ManifestEntry,
+    how: { fallback?: ManifestEntry; gone?: boolean; mode?: number } = {},
+  ): boolean => {
     const key = entryKey(e);
     if (blockedKeys.has(key)) return false;
-    const seen = removed.has(key) ? null : plan.present.has(key) ? plan.present.get(key) : fallback;
-    if (seen === undefined || stillAsSeen(root, relOf(e), seen, gone)) return true;
+    const seen = removed.has(key)
+      ? null
+      : plan.present.has(key)
+        ? plan.present.get(key)
+        : how.fallback;
+    if (seen === undefined || stillAsSeen(root, relOf(e), seen, how.gone, how.mode)) return true;
     blockedKeys.add(key);
     result.blocked.push({ path: e.path, reason: CHANGED_SINCE_SCAN });
     return false;
   };
 
   for (const e of plan.deleteFiles) {
-    if (!asScanned(e, undefined, true)) {
+    if (!asScanned(e, { gone: true })) {
       tick();
       continue;
     }
@@ -478,13 +485,14 @@ function applyRestore(
       e.link !== undefined &&
       written.has(e.link) &&
       !written.has(e.path) &&
-      asScanned(e, e) &&
+      asScanned(e, { fallback: e }) &&
       linkToLeader(e)
     )
       result.written++;
   }
   for (const e of plan.chmods) {
-    if (!asScanned(e)) continue;
+    // the target's mode already: a hard link of this file was chmodded a moment ago
+    if (!asScanned(e, { mode: e.mode })) continue;
     try {
       safeChmod(root, relOf(e), e.mode);
       result.mode_changed++;
@@ -516,6 +524,8 @@ function stillAsSeen(
   seen: ManifestEntry | null,
   /** Absent will do too (a delete: nothing there to lose). */
   gone = false,
+  /** A file's mode that will do too (a chmod to it: the mode of its hard link, set just now). */
+  mode?: number,
 ): boolean {
   let st: ReturnType<typeof lstatSync>;
   try {
@@ -535,7 +545,7 @@ function stillAsSeen(
     st.isFile() &&
     st.size === seen.size &&
     st.mtimeMs === seen.mtime_ms &&
-    (st.mode & 0o7777) === seen.mode
+    ((st.mode & 0o7777) === seen.mode || (st.mode & 0o7777) === mode)
   );
 }
 
