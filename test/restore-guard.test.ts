@@ -4,9 +4,11 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isTimewarpError, type TimewarpError } from "../src/core/index.ts";
 import {
+  checkpointTurn,
   readStatus,
   recover,
   returnToPresent,
+  rewind,
   startSession,
   travel,
 } from "../src/timemachine/index.ts";
@@ -208,5 +210,37 @@ describe("a write between the scan and the restore is never overwritten", () => 
     expect(treeDiff(presentWith(root, keptPatches(root)), presentWithLate(root, RETURN))).toEqual(
       [],
     );
+  });
+
+  it("rewind: writes nothing, the late writes on disk, and says to run it again", async () => {
+    const t = makeTempDir("tw-guard-rewind-");
+    cleanups.push(t.cleanup);
+    const root = join(t.dir, "ws");
+    writeFiles(root, { "a.txt": "turn one\n", "gone.txt": "kept at the turn\n" });
+    await startSession({ root, sessionId: "rw" });
+    await checkpointTurn({ root, sessionId: "rw", prompt: "first" });
+    // after the turn: a.txt edited, gone.txt deleted, new.txt added; the rewind undoes all three
+    writeFiles(root, { "a.txt": "edited by the agent\n", "new.txt": "added by the agent\n" });
+    rmSync(join(root, "gone.txt"));
+    const late = {
+      "a.txt": "late a, by the user\n",
+      "new.txt": "late new, by the user\n",
+      "gone.txt": "late gone, by the user\n",
+    };
+    const err = caught(() =>
+      rewind({
+        root,
+        turn: "1",
+        sessionId: "rw",
+        onProgress: (p) => {
+          if (p.phase === "write") writeFiles(root, late);
+        },
+      }),
+    );
+    expect(err.code).toBe("CHANGED_SINCE_SCAN");
+    for (const p of Object.keys(late)) expect(err.message).toContain(p);
+    expect(err.message).toMatch(/Run the rewind again/);
+    for (const [p, text] of Object.entries(late))
+      expect(readFileSync(join(root, p), "utf8"), p).toBe(text);
   });
 });

@@ -28,6 +28,7 @@ export { filterExcluded, notCaptured } from "./plan-restore.ts";
 export type { RestoreResult } from "./restore-manifest.ts";
 export {
   CHANGED_SINCE_SCAN,
+  pathsChangedSince,
   restoreManifest,
   restoreManifestText,
   restoreManifestTree,

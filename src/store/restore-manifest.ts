@@ -510,6 +510,23 @@ function applyRestore(
   return result;
 }
 
+/**
+ * The `paths` (plain text) that are no longer as `scanned` saw them (`stillAsSeen`: absent where
+ * the scan had no entry). For a writer that plans from a scan and writes through another door
+ * (`rewind`, through the ledger): one lstat per path, one pass over the scan.
+ */
+export function pathsChangedSince(
+  root: string,
+  scanned: Manifest,
+  paths: readonly string[],
+): string[] {
+  const wanted = new Set(paths);
+  const seen = new Map<string, ManifestEntry>();
+  for (const e of scanned.entries)
+    if (e.path_b64 === undefined && wanted.has(e.path)) seen.set(e.path, e);
+  return paths.filter((p) => !stillAsSeen(root, p, seen.get(p) ?? null));
+}
+
 /** Any directory, for `stillAsSeen`. */
 const dirEntry: ManifestEntry = { path: "", type: "dir", mode: 0, size: 0, mtime_ms: 0 };
 
