@@ -61,6 +61,14 @@ export const ErrorCode = {
   NOT_IN_PAST: "NOT_IN_PAST",
   /** The workspace after `return()` does not match the backup; `data.paths` lists the differences. The backup is kept. */
   RETURN_VERIFY_FAILED: "RETURN_VERIFY_FAILED",
+  /**
+   * A restore (travel, return, recover, rewind) found paths written, created or deleted since
+   * the scan it was planned from and left them as they are: nothing of them was overwritten.
+   * `data.paths` lists them. A travel rolls back (keeping such paths as a patch first); a return
+   * or recover stops with the backup kept: `timewarp recover` keeps them as a patch, then
+   * restores; a rewind writes nothing (run it again).
+   */
+  CHANGED_SINCE_SCAN: "CHANGED_SINCE_SCAN",
   /** A travel or return was interrupted; run `timewarp recover` first. */
   TRANSITION_INTERRUPTED: "TRANSITION_INTERRUPTED",
   /** `timewarp recover` found nothing to recover. */

@@ -28,6 +28,8 @@ export { createObjectStore } from "./object-store.ts";
 export { filterExcluded, notCaptured } from "./plan-restore.ts";
 export type { RestoreResult } from "./restore-manifest.ts";
 export {
+  CHANGED_SINCE_SCAN,
+  pathsChangedSince,
   restoreManifest,
   restoreManifestText,
   restoreManifestTree,

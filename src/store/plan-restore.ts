@@ -25,6 +25,11 @@ export interface RestorePlan {
   dirModes: ManifestEntry[];
   /** Present files the restore overwrites or deletes (their current entries). */
   replaced: ManifestEntry[];
+  /**
+   * What the scan saw at each path the restore deletes, writes, chmods or links (null: absent),
+   * by `entryKey`: the restore compares it with the path's `lstat` just before it touches it.
+   */
+  present: Map<string, ManifestEntry | null>;
   unchanged: number;
 }
 
@@ -112,6 +117,16 @@ function ascendingPaths(entries: ManifestEntry[]): boolean {
 
 /** What to do for one target entry given the present one (`c`, absent: undefined). */
 function planEntry(plan: RestorePlan, c: ManifestEntry | undefined, t: ManifestEntry): void {
+  const acts = plan.writes.length + plan.chmods.length + plan.deleteFiles.length;
+  planActions(plan, c, t);
+  if (
+    t.link !== undefined ||
+    plan.writes.length + plan.chmods.length + plan.deleteFiles.length > acts
+  )
+    plan.present.set(entryKey(t), c ?? null);
+}
+
+function planActions(plan: RestorePlan, c: ManifestEntry | undefined, t: ManifestEntry): void {
   if (c !== undefined && c.type !== t.type) {
     (c.type === "dir" ? plan.deleteDirs : plan.deleteFiles).push(c);
   }
@@ -134,6 +149,7 @@ function planEntry(plan: RestorePlan, c: ManifestEntry | undefined, t: ManifestE
 
 /** A present entry the target lacks. */
 function planRemoval(plan: RestorePlan, c: ManifestEntry): void {
+  if (c.type !== "dir") plan.present.set(entryKey(c), c);
   (c.type === "dir" ? plan.deleteDirs : plan.deleteFiles).push(c);
   if (c.type === "file") plan.replaced.push(c);
 }
@@ -147,6 +163,7 @@ function emptyPlan(): RestorePlan {
     chmods: [],
     dirModes: [],
     replaced: [],
+    present: new Map(),
     unchanged: 0,
   };
 }
@@ -251,6 +268,7 @@ export function withoutNotCaptured(
     chmods: plan.chmods.filter(applicable),
     dirModes: plan.dirModes.filter(applicable),
     replaced: plan.replaced.filter(ours),
+    present: plan.present,
     unchanged: plan.unchanged,
   };
   return { plan: out, leftAlone: [...leftAlone].sort() };

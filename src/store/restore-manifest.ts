@@ -16,6 +16,7 @@ import {
   type WorkspaceRelPath,
 } from "../core/index.ts";
 import { ancestorsOf, diffTrees, entriesAt, type ManifestTree } from "./diff-trees.ts";
+import { entryKey } from "./entry-path.ts";
 import { createExcludeMatcher } from "./excludes.ts";
 import {
   diffManifestTexts,
@@ -77,6 +78,12 @@ export interface MissingObject {
   /** `target`: content to write; `present`: content the restore would overwrite or delete. */
   side: "target" | "present";
 }
+
+/**
+ * The reason a restore gives for a path it left alone because the path is no longer what the
+ * scan it was planned from saw (written, created or deleted since): never overwritten.
+ */
+export const CHANGED_SINCE_SCAN = "changed since the scan";
 
 /** Why a target entry could not be restored (nothing else was harmed). */
 export interface BlockedPath {
@@ -324,8 +331,35 @@ function applyRestore(
       options.onProgress({ done, total });
   };
 
+  // Just before a path is unlinked, overwritten, linked or chmodded its lstat must still be what
+  // the scan saw (or absent where the scan saw nothing): a write since then (the user's editor,
+  // another agent: the lock stops only timewarp's writers) is left as it is, the path blocked.
+  const removed = new Set<string>();
+  const blockedKeys = new Set<string>();
+  const asScanned = (
+    e: ManifestEntry,
+    how: { fallback?: ManifestEntry; gone?: boolean; mode?: number } = {},
+  ): boolean => {
+    const key = entryKey(e);
+    if (blockedKeys.has(key)) return false;
+    const seen = removed.has(key)
+      ? null
+      : plan.present.has(key)
+        ? plan.present.get(key)
+        : how.fallback;
+    if (seen === undefined || stillAsSeen(root, relOf(e), seen, how.gone, how.mode)) return true;
+    blockedKeys.add(key);
+    result.blocked.push({ path: e.path, reason: CHANGED_SINCE_SCAN });
+    return false;
+  };
+
   for (const e of plan.deleteFiles) {
+    if (!asScanned(e, { gone: true })) {
+      tick();
+      continue;
+    }
     try {
+      removed.add(entryKey(e));
       safeUnlink(root, relOf(e));
       result.deleted++;
     } catch (error) {
@@ -336,6 +370,7 @@ function applyRestore(
   for (const e of plan.deleteDirs) {
     try {
       safeRmdir(root, relOf(e));
+      removed.add(entryKey(e));
       result.deleted++;
     } catch (error) {
       const code = errnoCode(error);
@@ -352,7 +387,16 @@ function applyRestore(
     } catch (error) {
       const code = errnoCode(error);
       if (code === "EEXIST") {
-        result.blocked.push({ path: e.path, reason: "a non-directory is in the way" });
+        const key = entryKey(e);
+        // A directory made since the scan is what the target wants (its mode is set below).
+        if (blockedKeys.has(key) || stillAsSeen(root, relOf(e), dirEntry)) continue;
+        // The scan saw nothing here, or a file this restore removed: something came since.
+        const late = !plan.present.has(key) || removed.has(key);
+        blockedKeys.add(key);
+        result.blocked.push({
+          path: e.path,
+          reason: late ? CHANGED_SINCE_SCAN : "a non-directory is in the way",
+        });
       } else throw fromSystemError(error, `creating directory ${e.path}`);
     }
     tick();
@@ -389,6 +433,10 @@ function applyRestore(
     }
   };
   for (const e of plan.writes) {
+    if (!asScanned(e)) {
+      tick();
+      continue;
+    }
     if (e.type === "file" && e.link !== undefined && linkToLeader(e)) {
       written.add(e.path);
       result.written++;
@@ -420,6 +468,10 @@ function applyRestore(
         });
         continue;
       }
+      if (code === "ENOTDIR") {
+        result.blocked.push({ path: e.path, reason: "a non-directory is in the way" });
+        continue;
+      }
       throw fromSystemError(error, `writing ${e.path}`);
     }
     written.add(e.path);
@@ -427,11 +479,20 @@ function applyRestore(
     tick();
   }
   // A leader written anew (unlink, create) left its unchanged links on the old inode: link again.
+  // (a link the plan did not look at is a line both sides share: the scan saw the target's entry)
   for (const e of known.links) {
-    if (e.link !== undefined && written.has(e.link) && !written.has(e.path) && linkToLeader(e))
+    if (
+      e.link !== undefined &&
+      written.has(e.link) &&
+      !written.has(e.path) &&
+      asScanned(e, { fallback: e }) &&
+      linkToLeader(e)
+    )
       result.written++;
   }
   for (const e of plan.chmods) {
+    // the target's mode already: a hard link of this file was chmodded a moment ago
+    if (!asScanned(e, { mode: e.mode })) continue;
     try {
       safeChmod(root, relOf(e), e.mode);
       result.mode_changed++;
@@ -447,6 +508,62 @@ function applyRestore(
     }
   }
   return result;
+}
+
+/**
+ * The `paths` (plain text) that are no longer as `scanned` saw them (`stillAsSeen`: absent where
+ * the scan had no entry). For a writer that plans from a scan and writes through another door
+ * (`rewind`, through the ledger): one lstat per path, one pass over the scan.
+ */
+export function pathsChangedSince(
+  root: string,
+  scanned: Manifest,
+  paths: readonly string[],
+): string[] {
+  const wanted = new Set(paths);
+  const seen = new Map<string, ManifestEntry>();
+  for (const e of scanned.entries)
+    if (e.path_b64 === undefined && wanted.has(e.path)) seen.set(e.path, e);
+  return paths.filter((p) => !stillAsSeen(root, p, seen.get(p) ?? null));
+}
+
+/** Any directory, for `stillAsSeen`. */
+const dirEntry: ManifestEntry = { path: "", type: "dir", mode: 0, size: 0, mtime_ms: 0 };
+
+/**
+ * Whether the path is still what the scan saw (`seen`; null: absent): same type, and for a file
+ * or symlink the same size and mtime (and a file's mode). A directory counts as itself (its
+ * mtime moves as the restore deletes inside it). A missing parent counts as absent.
+ */
+function stillAsSeen(
+  root: string,
+  rel: WorkspaceRelPath,
+  seen: ManifestEntry | null,
+  /** Absent will do too (a delete: nothing there to lose). */
+  gone = false,
+  /** A file's mode that will do too (a chmod to it: the mode of its hard link, set just now). */
+  mode?: number,
+): boolean {
+  let st: ReturnType<typeof lstatSync>;
+  try {
+    st = lstatSync(
+      typeof rel === "string" ? `${root}/${rel}` : Buffer.concat([Buffer.from(`${root}/`), rel]),
+    );
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === "ENOENT" || code === "ENOTDIR") return seen === null || gone;
+    throw fromSystemError(error, `checking ${String(rel)} before restoring it`);
+  }
+  if (seen === null) return false;
+  if (seen.type === "dir") return st.isDirectory();
+  if (seen.type === "symlink")
+    return st.isSymbolicLink() && st.size === seen.size && st.mtimeMs === seen.mtime_ms;
+  return (
+    st.isFile() &&
+    st.size === seen.size &&
+    st.mtimeMs === seen.mtime_ms &&
+    ((st.mode & 0o7777) === seen.mode || (st.mode & 0o7777) === mode)
+  );
 }
 
 /**

@@ -179,7 +179,11 @@ function recoverFrom(
   const backup = readBackup(ctx.paths.root, t.backup_id);
   const { scanned, kept } = scanAndKeep(ctx, t, backup);
   if (t.kind === "return") {
-    restorePresent(ctx, state, t, backup, scanned);
+    try {
+      restorePresent(ctx, state, t, backup, scanned);
+    } catch (error) {
+      throw changedAgain(error, kept);
+    }
     return { outcome: "return_finished", kept };
   }
   let fresh = true;
@@ -202,11 +206,19 @@ function recoverFrom(
   }
   const undo: Transition = { ...t, rolling_back: true };
   writeState(ctx.paths, { ...state, transition: undo });
+  let keptNow = kept;
   try {
-    // After a finish that failed part-way the scan is stale: the restore scans again (what it
-    // finds beyond the scan above is the backup's content or the snapshot's, both held).
-    restorePresent(ctx, state, undo, backup, fresh ? scanned : undefined);
+    // After a finish that failed part-way the scan is stale: scan again, and keep what no record
+    // holds first (a write since the first scan, which the finish left alone), then go back.
+    let from = scanned;
+    if (!fresh) {
+      const again = scanAndKeep(ctx, t, backup);
+      from = again.scanned;
+      keptNow = again.kept ?? kept;
+    }
+    restorePresent(ctx, state, undo, backup, from);
   } catch (error) {
+    if (isTimewarpError(error, ErrorCode.CHANGED_SINCE_SCAN)) throw changedAgain(error, keptNow);
     if (isTimewarpError(error)) {
       throw new TimewarpError(
         error.code,
@@ -216,5 +228,22 @@ function recoverFrom(
     }
     throw error;
   }
-  return { outcome: "travel_rolled_back", kept };
+  return { outcome: "travel_rolled_back", kept: keptNow };
+}
+
+/**
+ * A restore that found paths written since its scan (CHANGED_SINCE_SCAN) left them alone: say
+ * so, and that running recover again keeps them as a patch before it restores. Other errors
+ * pass unchanged.
+ */
+function changedAgain(error: unknown, kept: SavedPatch | null): unknown {
+  if (!isTimewarpError(error, ErrorCode.CHANGED_SINCE_SCAN)) return error;
+  return new TimewarpError(
+    error.code,
+    `recover did not finish: ${error.message}. The backup and the journal are kept` +
+      `${kept === null ? "" : `, and what no record held before was kept in ${kept.patch_path}`}; ` +
+      "run `timewarp recover` again: it keeps what these paths hold now as a patch in " +
+      ".timewarp/recover-kept/, then restores",
+    { data: { ...(error.data ?? {}), kept_path: kept?.patch_path ?? null }, cause: error },
+  );
 }

@@ -133,10 +133,14 @@ export function returnToPresent(options: ReturnOptions): ReturnResult {
       const e = isTimewarpError(error)
         ? error
         : new TimewarpError(ErrorCode.IO_ERROR, String(error));
+      const next =
+        e.code === ErrorCode.CHANGED_SINCE_SCAN
+          ? "run `timewarp recover`: it keeps what these paths hold now as a patch in " +
+            ".timewarp/recover-kept/, then restores the present"
+          : "fix the cause, then run `timewarp recover`";
       throw new TimewarpError(
         e.code,
-        `return failed while restoring the present: ${e.message}. The backup ${state.backup_path} is kept; ` +
-          "fix the cause, then run `timewarp recover`",
+        `return failed while restoring the present: ${e.message}. The backup ${state.backup_path} is kept; ${next}`,
         { data: { ...(e.data ?? {}), backup_path: state.backup_path }, cause: error },
       );
     }

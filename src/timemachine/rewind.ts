@@ -21,7 +21,7 @@ import {
   restoreImages,
   reverseOp,
 } from "../ledger/index.ts";
-import { notCaptured, readManifest, readSnapshot } from "../store/index.ts";
+import { notCaptured, pathsChangedSince, readManifest, readSnapshot } from "../store/index.ts";
 import { type PathChange, planRewind, type RewindPlan, type TreeState } from "./plan-rewind.ts";
 import { assertNoTransition, readState } from "./state-file.ts";
 import { readConfigOf, scanNow, travelExcludes } from "./store-adapter.ts";
@@ -85,6 +85,33 @@ export interface RewindResult {
  * @example
  * const r = rewind({ root, turn: "3" }); // r.operation_id: `timewarp revert` or `rewind --undo` takes it back
  */
+/**
+ * CHANGED_SINCE_SCAN, before anything is written, when a path the rewind writes or deletes is no
+ * longer as the scan it was planned from saw it (the lock stops only timewarp's writers). The
+ * ledger reads each pre-image again as it writes; this keeps a write since the scan from being
+ * silently replaced.
+ */
+function assertAsScanned(
+  root: string,
+  scanned: Parameters<typeof pathsChangedSince>[1],
+  files: readonly { path: string }[],
+  what: string,
+): void {
+  const changed = pathsChangedSince(
+    root,
+    scanned,
+    files.map((f) => f.path),
+  );
+  if (changed.length === 0) return;
+  throw new TimewarpError(
+    ErrorCode.CHANGED_SINCE_SCAN,
+    `${what} wrote nothing: ${changed.length} path(s) changed since the scan it was planned from ` +
+      `(written by something other than timewarp meanwhile): ${changed.slice(0, 10).join(", ")}` +
+      `${changed.length > 10 ? ", …" : ""}. Run the rewind again: it plans from a new scan`,
+    { data: { paths: changed } },
+  );
+}
+
 export function rewind(options: RewindOptions): RewindResult {
   const started = performance.now();
   const paths = workspacePaths(options.root);
@@ -125,6 +152,7 @@ export function rewind(options: RewindOptions): RewindResult {
     };
     if (!dryRun)
       options.onProgress?.({ phase: "write", message: `writing ${plan.files.length} file(s)…` });
+    if (!dryRun) assertAsScanned(paths.root, present.manifest, plan.files, what);
     const applied = restoreImages(
       { root: paths.root, clock, ...(options.random ? { random: options.random } : {}) },
       {

@@ -8,6 +8,7 @@ import {
   workspacePaths,
 } from "../core/index.ts";
 import {
+  CHANGED_SINCE_SCAN,
   changedSinceScan,
   createObjectStore,
   diffManifests,
@@ -273,6 +274,17 @@ export function restoreExactly(
       skipped,
       onProgress: options.onProgress,
     });
+  const late = result.blocked.filter((b) => b.reason === CHANGED_SINCE_SCAN).map((b) => b.path);
+  if (late.length > 0) {
+    throw new TimewarpError(
+      ErrorCode.CHANGED_SINCE_SCAN,
+      `${late.length} path(s) changed since the scan this restore was planned from (written by ` +
+        `something other than timewarp meanwhile) and were left as they are, not overwritten: ${late
+          .slice(0, 10)
+          .join(", ")}${late.length > 10 ? ", …" : ""}`,
+      { data: { paths: late, blocked: result.blocked } },
+    );
+  }
   if (result.blocked.length > 0) {
     throw new TimewarpError(
       ErrorCode.IO_ERROR,

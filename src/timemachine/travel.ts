@@ -16,11 +16,14 @@ import {
 } from "../core/index.ts";
 import { holdLedgerForTransition } from "../ledger/index.ts";
 import { createSnapshot, deleteSnapshot, readSnapshot } from "../store/index.ts";
+import { keepLateWork } from "./late-work.ts";
 import type { State, Transition } from "./state.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
 import {
   createdSource,
   listBackupIds,
+  type ManifestSource,
+  readBackup,
   readConfigOf,
   recordSource,
   travelExcludes,
@@ -30,6 +33,7 @@ import {
   nowIso,
   restorePresent,
   type StepContext,
+  scanPresent,
   step,
 } from "./transition-steps.ts";
 
@@ -249,17 +253,34 @@ function refuseUntouched(
 
 /**
  * A travel that failed while rewriting the workspace: mark the journal `rolling_back` (so a
- * crash now makes recover finish the undo, not retry the travel), put the present back from
- * the backup and verify it. Returns the error to throw: the original one, saying the present
- * is back — or, if the undo failed too, TRANSITION_INTERRUPTED pointing to recover.
+ * crash now makes recover finish the undo, not retry the travel), keep what the workspace holds
+ * that neither the backup nor the snapshot does (a write since the backup's scan, which the
+ * restore left alone: CHANGED_SINCE_SCAN) as a patch (`keepLateWork`), put the present back
+ * from the backup and verify it. Returns the error to throw: the original one, saying the
+ * present is back — or, if the undo failed too, TRANSITION_INTERRUPTED pointing to recover.
  */
 function rollBack(ctx: StepContext, state: State, t: Transition, cause: unknown): TimewarpError {
   const original = fromSystemError(cause, `travel to ${t.snapshot_id}`);
+  let kept: ReturnType<typeof keepLateWork> = null;
   try {
     const undo: Transition = { ...t, rolling_back: true };
     writeState(ctx.paths, { ...state, transition: undo });
     step(ctx, "travel:rollback");
-    restorePresent(ctx, state, undo);
+    const backup = readBackup(ctx.paths.root, t.backup_id ?? "");
+    const excludes = backup.record.exclude_globs;
+    // One scan under the lock: what no record holds is kept from it, the restore planned from it.
+    const scanned = scanPresent(ctx.paths.root, excludes);
+    kept = keepLateWork({
+      root: ctx.paths.root,
+      backupId: t.backup_id ?? "",
+      backup: backup.source,
+      heldBy: snapshotOrNull(ctx, t.snapshot_id),
+      excludes,
+      current: scanned.current,
+      clock: ctx.clock,
+    });
+    step(ctx, "travel:rollback-kept");
+    restorePresent(ctx, state, undo, backup, scanned);
   } catch (undoError) {
     return new TimewarpError(
       ErrorCode.TRANSITION_INTERRUPTED,
@@ -269,9 +290,27 @@ function rollBack(ctx: StepContext, state: State, t: Transition, cause: unknown)
       { data: { transition: t, cause: original.toJSON() }, cause: undoError },
     );
   }
+  const keptNote =
+    kept === null
+      ? ""
+      : `; what ${kept.files} path(s) held that no record does was kept first as a patch: ${kept.patch_path} (\`git apply\` it to bring it back)`;
   return new TimewarpError(
     original.code,
-    `travel to ${t.snapshot_id} failed: ${original.message}. The workspace was put back to the present (verified)`,
-    { data: { ...(original.data ?? {}), rolled_back: true }, cause: original },
+    `travel to ${t.snapshot_id} failed: ${original.message}. The workspace was put back to the present (verified)${keptNote}`,
+    {
+      data: { ...(original.data ?? {}), rolled_back: true, kept_path: kept?.patch_path ?? null },
+      cause: original,
+    },
   );
+}
+
+/** The snapshot a travel went to; null when it no longer reads (then the backup alone holds). */
+function snapshotOrNull(ctx: StepContext, snapshotId: string): ManifestSource | null {
+  try {
+    const source = recordSource(ctx.paths.root, readSnapshot(ctx.paths.root, snapshotId));
+    source.tree();
+    return source;
+  } catch {
+    return null;
+  }
 }
