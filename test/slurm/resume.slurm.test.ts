@@ -101,6 +101,11 @@ function cli(args: string[]): {
 
 const manifestOf = (runDir: string) =>
   ManifestSchema.parse(JSON.parse(readFileSync(join(runDir, "job_manifest.json"), "utf8")));
+/** The Slurm job id the run's manifest holds ("" while there is none, or no manifest yet). */
+const recordedJobId = (runDir: string) =>
+  existsSync(join(runDir, "job_manifest.json"))
+    ? (manifestOf(runDir).runtime.scheduler?.job_id ?? "")
+    : "";
 const eventsOf = (runDir: string) =>
   readFileSync(join(runDir, "job_timeline.jsonl"), "utf8")
     .trim()
@@ -115,10 +120,16 @@ describe.skipIf(cluster.skip !== undefined)(
       gatedSkill(gate);
       const run = cli(["skill", "run", "gated", "--design", "AAA", "--adapter", "slurm", "--json"]);
       const runs = runsRootFor(cwd);
-      const runDir = await waitFor("the wait request to be claimed", () => {
+      // Both facts: the scheduler's job id reaches the manifest from srun's own report, which
+      // can come a moment after the tool claimed its first request (seen once under load).
+      const runDir = await waitFor("the wait request claimed and the Slurm job id recorded", () => {
         for (const id of existsSync(runs) ? readdirSync(runs) : []) {
           const queue = join(runs, id, "queue");
-          if (existsSync(queue) && readdirSync(queue).some((n) => n.endsWith("_wait.json.claimed")))
+          if (
+            existsSync(queue) &&
+            readdirSync(queue).some((n) => n.endsWith("_wait.json.claimed")) &&
+            /^\d+$/.test(recordedJobId(join(runs, id)))
+          )
             return join(runs, id);
         }
         return undefined;
