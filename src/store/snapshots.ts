@@ -67,10 +67,12 @@ import {
   type StatCache,
   writeStatCache,
 } from "./stat-cache.ts";
-import { syncChangedSince, YOUNG_STORE_FILE_MS } from "./sync-young.ts";
+import { syncYoungStoreFiles } from "./sync-young.ts";
 
 export const RECORD_FILE = "snapshot.json";
 export const MANIFEST_FILE = "manifest.json.br";
+/** In `.timewarp/tmp/`: when the last backup's sweep of young store files began (ms). */
+const SYNCED_AT_FILE = "store-synced-at";
 
 export interface CreateSnapshotOptions {
   /** `snapshot` (default) writes `snapshots/<snapshot_id>/`; `present_backup` writes `present_backup/<backup_id>/`. */
@@ -326,9 +328,11 @@ export function createSnapshot(
       // may still be dirty, the store files and manifest nodes written in the last minute (by
       // this scan outside the batch, or by earlier commands: edit images, a turn checkpoint).
       if (kind === "present_backup") {
-        const since = Date.now() - YOUNG_STORE_FILE_MS;
-        syncChangedSince(paths.objects, since, scanned.synced);
-        syncChangedSince(nodeStoreOf(paths.data).dir, since);
+        syncYoungStoreFiles(
+          [paths.objects, nodeStoreOf(paths.data).dir],
+          join(paths.tmp, SYNCED_AT_FILE),
+          scanned.synced,
+        );
       }
       writeFileSync(join(building, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`, {
         flag: "wx",

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   errnoCode,
@@ -60,5 +60,42 @@ export function syncChangedSince(
   }
   const self = statSync(dir, { throwIfNoEntry: false });
   if (self !== undefined && self.mtimeMs >= since && !skip.has(dir)) fsyncDirectory(dir);
+  return synced;
+}
+
+/**
+ * `syncChangedSince` over `dirs` for the files changed in the last `YOUNG_STORE_FILE_MS`, or
+ * since the last such sweep began when that is later: `marker`'s modification time is that
+ * moment, by the file system's own clock (the one that stamps the store's files: no slack for
+ * its coarse ticks). It is made before the sweep under another name and renamed in after it,
+ * not synced. Everything renamed in before it was synced by that sweep or was old enough then,
+ * so a travel after a travel does not sync the same files again. A marker lost, or ahead of the
+ * clock (set back), only widens the sweep to the whole window.
+ */
+export function syncYoungStoreFiles(
+  dirs: readonly string[],
+  marker: string,
+  skip: ReadonlySet<string> = new Set(),
+): number {
+  const now = Date.now();
+  let since = now - YOUNG_STORE_FILE_MS;
+  const last = statSync(marker, { throwIfNoEntry: false })?.mtimeMs;
+  if (last !== undefined && last <= now) since = Math.max(since, last);
+  const next = `${marker}.next`;
+  let began = true;
+  try {
+    writeFileSync(next, "");
+  } catch {
+    began = false; // (no marker then: the next sweep looks at the whole window)
+  }
+  let synced = 0;
+  for (const dir of dirs) synced += syncChangedSince(dir, since, skip);
+  if (began) {
+    try {
+      renameSync(next, marker);
+    } catch {
+      // as above
+    }
+  }
   return synced;
 }

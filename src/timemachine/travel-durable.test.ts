@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cliCommand } from "../../test/helpers/cli.ts";
 import { gitBlobId } from "../core/index.ts";
-import { createObjectStore, createSnapshot, readManifest } from "../store/index.ts";
+import { createObjectStore, createSnapshot, fsck, readManifest } from "../store/index.ts";
 import { travel } from "./travel.ts";
 
 const dirs: string[] = [];
@@ -86,6 +86,18 @@ describe("a travel's backup is durable", () => {
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a v1\n");
     for (const bytes of small)
       expect(store.read(gitBlobId(bytes), { verify: true })).toEqual(bytes);
+    // fsck reads the small pack; gc (which repacks it with the rest) keeps what the backup names.
+    expect(fsck(root).ok).toBe(true);
+    const cli = cliCommand();
+    const gc = spawnSync(cli.command, [...cli.args, "gc", "--json"], {
+      cwd: root,
+      encoding: "utf8",
+    });
+    expect(gc.status, gc.stderr).toBe(0);
+    expect(fsck(root).ok).toBe(true);
+    const after = createObjectStore(objectsOf(root));
+    for (const bytes of small)
+      expect(after.read(gitBlobId(bytes), { verify: true })).toEqual(bytes);
   });
 
   it("leaves a plain snapshot's few new objects loose, as before", () => {
@@ -152,6 +164,13 @@ describe.skipIf(!STRACE)("a travel's backup is durable (fsyncs counted by strace
     expect(nodes.length).toBeGreaterThan(0);
     // Each file once: the sweep of young files skips the pack the batch synced.
     expect(new Set(inObjects).size).toBe(inObjects.length);
+
+    // Back, and out again at once: the second backup writes nothing new, and its sweep starts
+    // where the first one began (the marker in .timewarp/tmp/), so it syncs none of those again.
+    expect(fsyncedBy(root, ["return", "--json"]).length).toBeGreaterThan(0);
+    const again = fsyncedBy(root, ["travel", past.id, "--json"]);
+    const loose = again.filter((p) => /\/objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(p));
+    expect(loose).toEqual([]);
   });
 });
 
