@@ -380,8 +380,15 @@ function remember(pack: Pack, offset: number, bytes: Buffer): void {
   }
 }
 
-/** Write `objects` (id → bytes) as one new version-1 pack in the store at `dir`; returns it. */
-export function writePack(dir: string, objects: ReadonlyMap<string, Uint8Array>): Pack {
+/**
+ * Write `objects` (id → bytes) as one new version-1 pack in the store at `dir`; returns it.
+ * With `durable` the pack is fsynced before its rename and the pack directory after it.
+ */
+export function writePack(
+  dir: string,
+  objects: ReadonlyMap<string, Uint8Array>,
+  options: { durable?: boolean } = {},
+): Pack {
   const ids = [...objects.keys()].sort();
   const indexBytes = HEADER + ids.length * ENTRY;
   const index = Buffer.alloc(indexBytes);
@@ -403,10 +410,12 @@ export function writePack(dir: string, objects: ReadonlyMap<string, Uint8Array>)
   mkdirSync(packDir, { recursive: true });
   const file = join(packDir, `pack-${name}.twpack`);
   // The index, then each object's bytes as given (no copy into one big buffer: at a first
-  // snapshot that garbage raised the peak RSS). Not fsynced, like loose objects: a kill -9
-  // cannot lose it (page cache), a power cut can.
+  // snapshot that garbage raised the peak RSS). A snapshot's pack is not fsynced, like loose
+  // objects: a kill -9 cannot lose it (page cache), a power cut can, and the workspace still
+  // holds the bytes. A travel's backup asks for `durable` (one fsync of the pack, one of the
+  // directory): the restore that follows removes the workspace's copy.
   writeFileAtomic(file, [index, ...ids.map((id) => objects.get(id) as Uint8Array)], {
-    durable: false,
+    durable: options.durable === true,
     mode: 0o444,
   });
   return {

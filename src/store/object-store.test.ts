@@ -230,7 +230,7 @@ describe("packs (many objects in one file)", () => {
         let bytes = 0;
         for (const b of many.values()) bytes += b.length;
         batches.push({ count: many.size, bytes });
-        memory.writeMany(many);
+        return memory.writeMany(many);
       },
     };
     const batch = batchObjectWrites(counting);

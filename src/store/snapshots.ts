@@ -67,9 +67,12 @@ import {
   type StatCache,
   writeStatCache,
 } from "./stat-cache.ts";
+import { syncYoungStoreFiles } from "./sync-young.ts";
 
 export const RECORD_FILE = "snapshot.json";
 export const MANIFEST_FILE = "manifest.json.br";
+/** In `.timewarp/tmp/`: when the last backup's sweep of young store files began (ms). */
+const SYNCED_AT_FILE = "store-synced-at";
 
 export interface CreateSnapshotOptions {
   /** `snapshot` (default) writes `snapshots/<snapshot_id>/`; `present_backup` writes `present_backup/<backup_id>/`. */
@@ -230,6 +233,7 @@ export function createSnapshot(
   }
   cleanStaleTmp(paths.tmp);
   const scanned = scanForSnapshot(paths, {
+    durable: kind === "present_backup",
     excludes,
     maxFileBytes,
     changed: options.changed,
@@ -318,13 +322,26 @@ export function createSnapshot(
         writeFileSync(join(building, MANIFEST_FILE), bytes, { flag: "wx", mode: 0o644 });
         storedSum = manifestFileSum(bytes);
       }
+      // A travel's backup must outlive a power cut after the restore, which removes the
+      // workspace's copy: what it names in the store is on disk before its record is. Its new
+      // objects went into fsynced packs (the scan's `durable` batch); this syncs the rest that
+      // may still be dirty, the store files and manifest nodes written in the last minute (by
+      // this scan outside the batch, or by earlier commands: edit images, a turn checkpoint).
+      if (kind === "present_backup") {
+        syncYoungStoreFiles(
+          [paths.objects, nodeStoreOf(paths.data).dir],
+          join(paths.tmp, SYNCED_AT_FILE),
+          scanned.synced,
+        );
+      }
       writeFileSync(join(building, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`, {
         flag: "wx",
         mode: 0o644,
       });
       // Written first, synced after: both files and their names can go in one journal commit
       // instead of one per temp-and-rename each; then the rename, and a commit for it.
-      if (!linked) fsyncFile(join(building, MANIFEST_FILE));
+      // (A linked file is a record's, synced then, or one the watch prime wrote unsynced.)
+      if (!linked || kind === "present_backup") fsyncFile(join(building, MANIFEST_FILE));
       fsyncFile(join(building, RECORD_FILE));
       fsyncDirectory(building);
       renameSync(building, finalDir);
@@ -433,6 +450,8 @@ function resultOf(
 }
 
 interface Scanned extends ScanCounts {
+  /** Store files (packs, their directory) the scan wrote and fsynced already. */
+  synced: ReadonlySet<string>;
   how: ScanHow;
   /** The manifest's hash and its number of entries. */
   hash: string;
@@ -462,6 +481,8 @@ interface Scanned extends ScanCounts {
 function scanForSnapshot(
   paths: WorkspacePaths,
   options: {
+    /** A travel's backup: new objects go into fsynced packs, however few. */
+    durable: boolean;
     excludes: readonly string[];
     maxFileBytes: number;
     changed?: readonly string[];
@@ -471,7 +492,9 @@ function scanForSnapshot(
 ): Scanned {
   // New contents are held and stored in bulk: a first snapshot writes a few packs instead of
   // one file per object. Flushed below, before any record can refer to them.
-  const store = batchObjectWrites(createObjectStore(paths.objects));
+  const store = batchObjectWrites(createObjectStore(paths.objects), undefined, {
+    durable: options.durable,
+  });
   const hooks = {
     onProgress: options.onProgress,
     beforeRead: options.beforeRead,
@@ -505,6 +528,7 @@ function scanForSnapshot(
     };
     return {
       ...delta,
+      synced: store.synced,
       how: "delta",
       entries: delta.files + delta.dirs + delta.symlinks,
       stored,
@@ -549,6 +573,7 @@ function scanForSnapshot(
   };
   const encoded = known === undefined ? encodeManifestTree(textOf(), nodes) : undefined;
   return {
+    synced: store.synced,
     how: scan.incremental ? "index" : "walk",
     files: scan.files,
     dirs: scan.dirs,
