@@ -324,14 +324,16 @@ export function createSnapshot(
       }
       // A travel's backup must outlive a power cut after the restore, which removes the
       // workspace's copy: what it names in the store is on disk before its record is. Its new
-      // objects went into fsynced packs (the scan's `durable` batch); this syncs the rest that
-      // may still be dirty, the store files and manifest nodes written in the last minute (by
-      // this scan outside the batch, or by earlier commands: edit images, a turn checkpoint).
+      // objects went into fsynced packs (the scan's `durable` batch); this makes durable the rest
+      // that may still be dirty, the store files and manifest nodes written in the last minute
+      // (by this scan outside the batch, or by earlier commands: edit images, a turn
+      // checkpoint), young loose objects by a copy into one synced pack.
       if (kind === "present_backup") {
         syncYoungStoreFiles(
           [paths.objects, nodeStoreOf(paths.data).dir],
           join(paths.tmp, SYNCED_AT_FILE),
           scanned.synced,
+          paths.objects,
         );
       }
       writeFileSync(join(building, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`, {

@@ -1,12 +1,21 @@
-import { existsSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
 import {
   errnoCode,
   fromSystemError,
   fsyncDirectory,
   fsyncFile,
+  gitBlobId,
   isTempName,
 } from "../core/index.ts";
+import { writePack } from "./object-packs.ts";
 
 /**
  * How far back a travel's backup looks for store files the kernel may still hold dirty: Linux
@@ -15,51 +24,108 @@ import {
  */
 export const YOUNG_STORE_FILE_MS = 60_000;
 
+/** A loose object's path: `<fan-out>/<38 hex>` under the objects directory. */
+const LOOSE = /[\\/]([0-9a-f]{2})[\\/]([0-9a-f]{38})$/;
+const FAN_OUT = /[\\/][0-9a-f]{2}$/;
+/** Young loose objects up to this size are copied into one synced pack; larger ones are synced. */
+const COPY_MAX_BYTES = 4 * 1024 * 1024;
+
 /**
- * fsync every file under `dir` (recursively, temp files aside) whose inode changed at or after
- * `since` (ms since the epoch, the file system's clock), except those in `skip`, then every
- * directory that gained or lost an entry since then (which a rename into it does), except those
- * in `skip` (already synced after their last rename: still looked into). A directory
- * not changed since `since` has no younger entry (every store file is renamed into place), so
- * it is not listed: at 10k files the store's 256 fan-out directories cost one stat each.
- * Returns the files synced. A directory gone meanwhile is skipped.
- *
- * For a travel's backup: the objects and manifest nodes it names that an earlier command wrote
- * seconds ago (the edit tools' images, a turn checkpoint, the hooks' scan, the watch prime) are
- * not fsynced, like all of a snapshot's; after the restore the workspace no longer holds them.
+ * The files under `dir` (recursively, temp files aside) whose inode changed at or after `since`
+ * (ms since the epoch, the file system's clock), except those in `skip`, and the directories
+ * that gained or lost an entry since then (which a rename into it does), except those in `skip`
+ * (already synced after their last rename: still looked into). A directory not changed since
+ * `since` has no younger entry (every store file is renamed into place), so it is not listed:
+ * at 10k files the store's 256 fan-out directories cost one stat each. A directory gone
+ * meanwhile is skipped.
  */
-export function syncChangedSince(
+function changedSince(
   dir: string,
   since: number,
-  skip: ReadonlySet<string> = new Set(),
-): number {
+  skip: ReadonlySet<string>,
+  out: { files: { path: string; size: number }[]; dirs: string[] },
+): void {
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch (error) {
-    if (errnoCode(error) === "ENOENT") return 0;
+    if (errnoCode(error) === "ENOENT") return;
     throw fromSystemError(error, `listing ${dir}`);
   }
-  let synced = 0;
   for (const name of names) {
     if (isTempName(name)) continue;
     const path = join(dir, name);
     const st = statSync(path, { throwIfNoEntry: false });
     if (st === undefined || st.ctimeMs < since) continue;
-    if (st.isDirectory()) {
-      synced += syncChangedSince(path, since, skip);
-    } else if (st.isFile() && !skip.has(path)) {
-      try {
-        fsyncFile(path);
-      } catch (error) {
-        if (existsSync(path)) throw error;
-        continue; // removed meanwhile: nothing to keep
-      }
-      synced++;
-    }
+    if (st.isDirectory()) changedSince(path, since, skip, out);
+    else if (st.isFile() && !skip.has(path)) out.files.push({ path, size: st.size });
   }
   const self = statSync(dir, { throwIfNoEntry: false });
-  if (self !== undefined && self.mtimeMs >= since && !skip.has(dir)) fsyncDirectory(dir);
+  if (self !== undefined && self.mtimeMs >= since && !skip.has(dir)) out.dirs.push(dir);
+}
+
+/**
+ * Make durable what changed under `dirs` since `since` (see `changedSince`), for a travel's
+ * backup: the objects and manifest nodes it names that an earlier command wrote seconds ago
+ * (the edit tools' images, a turn checkpoint, the hooks' scan, the watch prime) are not
+ * fsynced, like all of a snapshot's; after the restore the workspace no longer holds them.
+ *
+ * Young loose objects of `objectsDir` are not synced one by one: their bytes (checked against
+ * their ids) are copied into one new pack, written and synced with its directory, so a store
+ * that took 200 loose objects in the last minute costs one fsync, not 200 and their fan-out
+ * directories' (a duplicate of a loose object is harmless; gc keeps one). Other files (packs,
+ * node packs, a large object) are synced each, then the directories that gained them. Returns
+ * the files made durable.
+ */
+export function syncChangedSince(
+  dirs: readonly string[],
+  since: number,
+  skip: ReadonlySet<string> = new Set(),
+  objectsDir?: string,
+): number {
+  const found = { files: [] as { path: string; size: number }[], dirs: [] as string[] };
+  for (const dir of dirs) changedSince(dir, since, skip, found);
+  const copies = new Map<string, Uint8Array>();
+  const copied = new Set<string>();
+  let synced = 0;
+  for (const { path, size } of found.files) {
+    const loose = objectsDir !== undefined && path.startsWith(objectsDir) ? LOOSE.exec(path) : null;
+    if (loose !== null && size <= COPY_MAX_BYTES) {
+      const oid = `${loose[1]}${loose[2]}`;
+      let bytes: Buffer | undefined;
+      try {
+        bytes = readFileSync(path);
+      } catch (error) {
+        if (errnoCode(error) === "ENOENT") continue; // removed meanwhile: nothing to keep
+        throw fromSystemError(error, `reading ${path}`);
+      }
+      if (gitBlobId(bytes) === oid) {
+        copies.set(oid, bytes);
+        copied.add(path);
+        continue;
+      }
+    }
+    try {
+      fsyncFile(path);
+    } catch (error) {
+      if (existsSync(path)) throw error;
+      continue; // removed meanwhile: nothing to keep
+    }
+    synced++;
+  }
+  if (objectsDir !== undefined && copies.size > 0) {
+    writePack(objectsDir, copies, { durable: true });
+    synced += copies.size;
+  }
+  // A fan-out directory whose young entries all went into the pack needs no sync of its own.
+  const needed = new Set<string>();
+  for (const { path } of found.files) if (!copied.has(path)) needed.add(dirname(path));
+  for (const dir of found.dirs) {
+    const fanOut = objectsDir !== undefined && dirname(dir) === objectsDir && FAN_OUT.test(dir);
+    if (!fanOut || needed.has(dir)) {
+      if (existsSync(dir)) fsyncDirectory(dir);
+    }
+  }
   return synced;
 }
 
@@ -70,12 +136,14 @@ export function syncChangedSince(
  * its coarse ticks). It is made before the sweep under another name and renamed in after it,
  * not synced. Everything renamed in before it was synced by that sweep or was old enough then,
  * so a travel after a travel does not sync the same files again. A marker lost, or ahead of the
- * clock (set back), only widens the sweep to the whole window.
+ * clock (set back), only widens the sweep to the whole window. `objectsDir`: whose young loose
+ * objects are copied into one synced pack instead of synced one by one.
  */
 export function syncYoungStoreFiles(
   dirs: readonly string[],
   marker: string,
   skip: ReadonlySet<string> = new Set(),
+  objectsDir?: string,
 ): number {
   const now = Date.now();
   let since = now - YOUNG_STORE_FILE_MS;
@@ -88,8 +156,7 @@ export function syncYoungStoreFiles(
   } catch {
     began = false; // (no marker then: the next sweep looks at the whole window)
   }
-  let synced = 0;
-  for (const dir of dirs) synced += syncChangedSince(dir, since, skip);
+  const synced = syncChangedSince(dirs, since, skip, objectsDir);
   if (began) {
     try {
       renameSync(next, marker);
