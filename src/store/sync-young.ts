@@ -27,8 +27,13 @@ export const YOUNG_STORE_FILE_MS = 60_000;
 /** A loose object's path: `<fan-out>/<38 hex>` under the objects directory. */
 const LOOSE = /[\\/]([0-9a-f]{2})[\\/]([0-9a-f]{38})$/;
 const FAN_OUT = /[\\/][0-9a-f]{2}$/;
-/** Young loose objects up to this size are copied into one synced pack; larger ones are synced. */
-const COPY_MAX_BYTES = 4 * 1024 * 1024;
+/**
+ * Young loose objects up to this size are copied into one synced pack; larger ones are synced
+ * where they lie. A copy costs its bytes again until gc (on a nearly full disk it can turn a
+ * travel into DISK_FULL at its backup), a sync costs a disk flush per file: the copy pays only
+ * for small files, where the flushes dominate.
+ */
+const COPY_MAX_BYTES = 256 * 1024;
 
 /**
  * The files under `dir` (recursively, temp files aside) whose inode changed at or after `since`
