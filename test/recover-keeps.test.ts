@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEvents } from "../src/core/index.ts";
 import {
   readStatus,
@@ -12,6 +12,7 @@ import {
 } from "../src/timemachine/index.ts";
 import { rowOfEvent } from "../src/ui/api/timeline-rows.ts";
 import { makeTempDir, runCli } from "./helpers/cli.ts";
+import { tempDirs } from "./helpers/temp-dirs.ts";
 import { buildTimemachineChild } from "./helpers/timemachine-child.ts";
 import {
   buildPastState,
@@ -29,16 +30,7 @@ import {
  * brings back byte for byte — a binary file, a deleted file, a new directory, a text edit.
  */
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0).reverse()) c();
-});
-
-function tempDir(prefix: string): string {
-  const t = makeTempDir(prefix);
-  cleanups.push(t.cleanup);
-  return t.dir;
-}
+const tempDir = tempDirs("tw-keeps-");
 
 let child: string;
 let childDir: { dir: string; cleanup: () => void } | undefined;
@@ -62,7 +54,7 @@ function writeLate(root: string): void {
 
 /** A workspace in the present (A) whose session snapshot (B) holds an older state. */
 async function prepared(bulk = 0): Promise<{ root: string; snapshotId: string; present: Tree }> {
-  const root = join(tempDir("tw-keeps-"), "ws");
+  const root = join(tempDir(), "ws");
   buildPastState(root, 20);
   const files = (what: string) =>
     Object.fromEntries(

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isTimewarpError, type TimewarpError } from "../src/core/index.ts";
 import {
   checkpointTurn,
@@ -12,7 +12,7 @@ import {
   startSession,
   travel,
 } from "../src/timemachine/index.ts";
-import { makeTempDir } from "./helpers/cli.ts";
+import { tempDirs } from "./helpers/temp-dirs.ts";
 import {
   buildPastState,
   mutateToPresent,
@@ -29,16 +29,11 @@ import {
  * a patch `git apply` brings back before a roll-back restores over it.
  */
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0).reverse()) c();
-});
+const tempDir = tempDirs("tw-guard-");
 
 /** The present (A) in `root`, its session snapshot (B) holding the past; a copy of A beside it. */
 async function prepared(): Promise<{ root: string; snapshotId: string; present: Tree }> {
-  const t = makeTempDir("tw-guard-");
-  cleanups.push(t.cleanup);
-  const root = join(t.dir, "ws");
+  const root = join(tempDir(), "ws");
   buildPastState(root, 20);
   const { snapshot_id } = await startSession({ root, sessionId: "guard" });
   mutateToPresent(root, 20);
@@ -213,9 +208,7 @@ describe("a write between the scan and the restore is never overwritten", () => 
   });
 
   it("rewind: writes nothing, the late writes on disk, and says to run it again", async () => {
-    const t = makeTempDir("tw-guard-rewind-");
-    cleanups.push(t.cleanup);
-    const root = join(t.dir, "ws");
+    const root = join(tempDir(), "ws");
     writeFiles(root, { "a.txt": "turn one\n", "gone.txt": "kept at the turn\n" });
     await startSession({ root, sessionId: "rw" });
     await checkpointTurn({ root, sessionId: "rw", prompt: "first" });
