@@ -10,12 +10,52 @@ import {
   writeFileAtomic,
 } from "../core/index.ts";
 import { parsePatch } from "../diff/index.ts";
-import type { ManifestEntry } from "../store/index.ts";
+import { type ManifestEntry, readSnapshot, type SnapshotRecord } from "../store/index.ts";
 import { diffPastWork, PAST_WORK_DIR, type SavedPatch } from "./experiment-patch.ts";
-import type { CurrentState, ManifestSource } from "./store-adapter.ts";
+import type { Transition } from "./state.ts";
+import { type CurrentState, type ManifestSource, recordSource } from "./store-adapter.ts";
+import { type ScannedPresent, scanPresent } from "./transition-steps.ts";
 
 /** Where `recover` keeps what it found in the workspace and no record held, inside `.timewarp/`. */
 export const LATE_WORK_DIR = "recover-kept";
+
+/**
+ * One scan of the workspace under the lock (after a watch mark), and what no record holds kept
+ * from it (`keepLateWork`, durable before this returns): the restore that follows is planned
+ * from that scan. `t` is the interrupted or failed travel or return; `backup` its present's
+ * backup. For `recover` and for travel's own roll-back.
+ */
+export function scanKeepingLateWork(
+  root: string,
+  t: Transition,
+  backup: { record: SnapshotRecord; source: ManifestSource },
+  clock: Clock,
+): { scanned: ScannedPresent; kept: SavedPatch | null } {
+  const excludes = backup.record.exclude_globs;
+  const scanned = scanPresent(root, excludes);
+  const kept = keepLateWork({
+    root,
+    backupId: t.backup_id ?? "",
+    backup: backup.source,
+    heldBy: snapshotOrNull(root, t.snapshot_id),
+    excludes,
+    current: scanned.current,
+    clock,
+  });
+  return { scanned, kept };
+}
+
+/** The snapshot a travel went to (or a return came from); null when it no longer reads. */
+function snapshotOrNull(root: string, snapshotId: string): ManifestSource | null {
+  try {
+    const source = recordSource(root, readSnapshot(root, snapshotId));
+    source.tree();
+    return source;
+  } catch {
+    // then only the backup holds anything: every path that differs from it is kept
+    return null;
+  }
+}
 
 /**
  * Before `recover` rewrites the workspace: every path whose state there no record holds — it
@@ -28,7 +68,7 @@ export const LATE_WORK_DIR = "recover-kept";
  * there is nothing to keep. What was written late during a return (RETURN_VERIFY_FAILED), or
  * while a travel or return lay interrupted, is never overwritten before it is kept.
  */
-export function keepLateWork(options: {
+function keepLateWork(options: {
   root: string;
   backupId: string;
   backup: ManifestSource;

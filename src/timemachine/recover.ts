@@ -13,16 +13,15 @@ import {
 import { type LedgerRecovery, recoverLedger } from "../ledger/index.ts";
 import { readSnapshot } from "../store/index.ts";
 import type { SavedPatch } from "./experiment-patch.ts";
-import { keepLateWork } from "./late-work.ts";
+import { scanKeepingLateWork } from "./late-work.ts";
 import type { State, Transition } from "./state.ts";
 import { readState, writeState } from "./state-file.ts";
-import { type ManifestSource, readBackup, recordSource } from "./store-adapter.ts";
+import { readBackup, recordSource } from "./store-adapter.ts";
 import {
   finishTravel,
   restorePresent,
   type ScannedPresent,
   type StepContext,
-  scanPresent,
   step,
 } from "./transition-steps.ts";
 
@@ -65,7 +64,7 @@ export interface RecoverResult {
  * operation, if a crash left one (an edit or revert: recorded, or rolled back to its
  * pre-images). Before it rewrites the workspace it keeps what no record holds there (a write
  * during a return that failed its verify, an edit made since the crash) as a patch
- * (`kept_path`, see `keepLateWork`). NOTHING_TO_RECOVER when there is neither journal; LOCKED
+ * (`kept_path`, see `scanKeepingLateWork`). NOTHING_TO_RECOVER when there is neither journal; LOCKED
  * when the interrupted process (or another) still holds the lock.
  */
 export function recover(options: {
@@ -126,42 +125,15 @@ export function recover(options: {
   }
 }
 
-/**
- * One scan of the workspace under the lock (after a watch mark): what no record holds is kept
- * from it (`keepLateWork`, durable before anything is rewritten), and the restore is planned
- * from it.
- */
+/** `scanKeepingLateWork`, then the fault point a test kills at. */
 function scanAndKeep(
   ctx: StepContext,
   t: Transition,
   backup: ReturnType<typeof readBackup>,
 ): { scanned: ScannedPresent; kept: SavedPatch | null } {
-  const backupId = t.backup_id ?? "";
-  const excludes = backup.record.exclude_globs;
-  const scanned = scanPresent(ctx.paths.root, excludes);
-  const kept = keepLateWork({
-    root: ctx.paths.root,
-    backupId,
-    backup: backup.source,
-    heldBy: snapshotSource(ctx, t.snapshot_id),
-    excludes,
-    current: scanned.current,
-    clock: ctx.clock,
-  });
+  const done = scanKeepingLateWork(ctx.paths.root, t, backup, ctx.clock);
   step(ctx, "recover:kept");
-  return { scanned, kept };
-}
-
-/** The snapshot a travel went to (or a return came from); null when it no longer reads. */
-function snapshotSource(ctx: StepContext, snapshotId: string): ManifestSource | null {
-  try {
-    const source = recordSource(ctx.paths.root, readSnapshot(ctx.paths.root, snapshotId));
-    source.tree();
-    return source;
-  } catch {
-    // then only the backup holds anything: every path that differs from it is kept
-    return null;
-  }
+  return done;
 }
 
 function recoverFrom(

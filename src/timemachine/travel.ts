@@ -16,13 +16,12 @@ import {
 } from "../core/index.ts";
 import { holdLedgerForTransition } from "../ledger/index.ts";
 import { createSnapshot, deleteSnapshot, readSnapshot } from "../store/index.ts";
-import { keepLateWork } from "./late-work.ts";
+import { scanKeepingLateWork } from "./late-work.ts";
 import type { State, Transition } from "./state.ts";
 import { assertNoTransition, readState, writeState } from "./state-file.ts";
 import {
   createdSource,
   listBackupIds,
-  type ManifestSource,
   readBackup,
   readConfigOf,
   recordSource,
@@ -33,7 +32,6 @@ import {
   nowIso,
   restorePresent,
   type StepContext,
-  scanPresent,
   step,
 } from "./transition-steps.ts";
 
@@ -255,30 +253,22 @@ function refuseUntouched(
  * A travel that failed while rewriting the workspace: mark the journal `rolling_back` (so a
  * crash now makes recover finish the undo, not retry the travel), keep what the workspace holds
  * that neither the backup nor the snapshot does (a write since the backup's scan, which the
- * restore left alone: CHANGED_SINCE_SCAN) as a patch (`keepLateWork`), put the present back
+ * restore left alone: CHANGED_SINCE_SCAN) as a patch (`scanKeepingLateWork`), put the present back
  * from the backup and verify it. Returns the error to throw: the original one, saying the
  * present is back — or, if the undo failed too, TRANSITION_INTERRUPTED pointing to recover.
  */
 function rollBack(ctx: StepContext, state: State, t: Transition, cause: unknown): TimewarpError {
   const original = fromSystemError(cause, `travel to ${t.snapshot_id}`);
-  let kept: ReturnType<typeof keepLateWork> = null;
+  let kept: ReturnType<typeof scanKeepingLateWork>["kept"] = null;
   try {
     const undo: Transition = { ...t, rolling_back: true };
     writeState(ctx.paths, { ...state, transition: undo });
     step(ctx, "travel:rollback");
     const backup = readBackup(ctx.paths.root, t.backup_id ?? "");
-    const excludes = backup.record.exclude_globs;
     // One scan under the lock: what no record holds is kept from it, the restore planned from it.
-    const scanned = scanPresent(ctx.paths.root, excludes);
-    kept = keepLateWork({
-      root: ctx.paths.root,
-      backupId: t.backup_id ?? "",
-      backup: backup.source,
-      heldBy: snapshotOrNull(ctx, t.snapshot_id),
-      excludes,
-      current: scanned.current,
-      clock: ctx.clock,
-    });
+    const done = scanKeepingLateWork(ctx.paths.root, t, backup, ctx.clock);
+    kept = done.kept;
+    const scanned = done.scanned;
     step(ctx, "travel:rollback-kept");
     restorePresent(ctx, state, undo, backup, scanned);
   } catch (undoError) {
@@ -302,15 +292,4 @@ function rollBack(ctx: StepContext, state: State, t: Transition, cause: unknown)
       cause: original,
     },
   );
-}
-
-/** The snapshot a travel went to; null when it no longer reads (then the backup alone holds). */
-function snapshotOrNull(ctx: StepContext, snapshotId: string): ManifestSource | null {
-  try {
-    const source = recordSource(ctx.paths.root, readSnapshot(ctx.paths.root, snapshotId));
-    source.tree();
-    return source;
-  } catch {
-    return null;
-  }
 }
