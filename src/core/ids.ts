@@ -3,7 +3,8 @@ import { ErrorCode, TimewarpError } from "./errors.ts";
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 
-function stamp(date: Date): string {
+/** `YYYYMMDD_HHMMSS` in UTC: the time part of every id, and of file names made by the time. */
+export function timeStamp(date: Date): string {
   const p = (n: number, w = 2) => String(n).padStart(w, "0");
   return (
     `${p(date.getUTCFullYear(), 4)}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}_` +
@@ -25,7 +26,7 @@ function suffix(random: Random, length: number): string {
  */
 function timeId(prefix: string, clock: Clock, random: Random): string {
   const now = clock.now();
-  return `${prefix}_${stamp(now)}_${now.getUTCMilliseconds().toString(36).padStart(2, "0")}${suffix(random, 4)}`;
+  return `${prefix}_${timeStamp(now)}_${now.getUTCMilliseconds().toString(36).padStart(2, "0")}${suffix(random, 4)}`;
 }
 
 /** Snapshot ids as the seed writes them: `s_20260228_153012_ab12cd` (UTC, sortable). */
@@ -50,7 +51,7 @@ export function createTurnId(clock: Clock, random: Random): string {
 
 /** SkillPilot job ids (§2.2): `YYYYMMDD_HHMMSS_<pid>_<rand4>`. */
 export function createJobId(clock: Clock, random: Random, pid: number = process.pid): string {
-  return `${stamp(clock.now())}_${pid}_${suffix(random, 4)}`;
+  return `${timeStamp(clock.now())}_${pid}_${suffix(random, 4)}`;
 }
 
 /** A short random id for records that need no time prefix (ledger operations use their own). */

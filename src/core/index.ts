@@ -50,6 +50,7 @@ export {
   JOB_ID_PATTERN,
   SNAPSHOT_ID_PATTERN,
   TURN_ID_PATTERN,
+  timeStamp,
 } from "./ids.ts";
 export type { InputPathOptions } from "./input-file.ts";
 export { assertInputDirectory, inputPathError, readInputFile } from "./input-file.ts";

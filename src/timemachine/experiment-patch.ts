@@ -4,6 +4,7 @@ import {
   type Clock,
   gitFileMode,
   pathTextOf,
+  timeStamp,
   workspacePaths,
   writeFileAtomic,
   writeJsonAtomic,
@@ -188,12 +189,7 @@ export function saveExperimentPatch(options: {
 }): SavedPatch | null {
   const issue = getIssue({ root: options.root, issueId: options.issueId });
   if (options.work === null) return null;
-  const stamp = options.clock
-    .now()
-    .toISOString()
-    .replace(/[-:]/g, "")
-    .replace("T", "_")
-    .replace(/\..*$/, "");
+  const stamp = timeStamp(options.clock.now());
   const file = join(issue.path, `experiment-${stamp}.patch`);
   writeFileAtomic(file, options.work.patch);
   return { patch_path: file, files: options.work.files.length };

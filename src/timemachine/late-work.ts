@@ -6,6 +6,7 @@ import {
   errnoCode,
   fsyncDirectory,
   gitFileMode,
+  timeStamp,
   workspacePaths,
   writeFileAtomic,
 } from "../core/index.ts";
@@ -91,12 +92,7 @@ function keepLateWork(options: {
   const dir = join(paths.data, LATE_WORK_DIR);
   // a new folder's own entry is made durable too (a power cut, not only a kill -9)
   if (mkdirSync(dir, { recursive: true }) !== undefined) fsyncDirectory(paths.data);
-  const stamp = options.clock
-    .now()
-    .toISOString()
-    .replace(/[-:]/g, "")
-    .replace("T", "_")
-    .replace(/\..*$/, "");
+  const stamp = timeStamp(options.clock.now());
   // Never over an earlier one (a recover killed after keeping, then run again within the
   // second): the workspace lock keeps any other recover from choosing a name meanwhile.
   let file = join(dir, `${options.backupId}-${stamp}.patch`);
