@@ -189,13 +189,7 @@ function mergeIndex(
     }
     return undefined;
   };
-  const outAt = HEAD_BYTES + packNo.size * 20;
-  const out = Buffer.alloc(outAt + order.length * ENTRY_BYTES + 4);
-  out.write(MAGIC, 0, "latin1");
-  out.writeUInt32LE(packNo.size, 4);
-  out.writeUInt32LE(order.length, 8);
-  for (const [pack, n] of packNo)
-    out.write(basename(pack).slice(5, 45), HEAD_BYTES + n * 20, "hex");
+  const { out, entriesAt: outAt } = startIndex(packNo, order.length);
   for (const [n, from] of order.entries()) {
     const at = outAt + n * ENTRY_BYTES;
     if (from >= 0) {
@@ -212,6 +206,26 @@ function mergeIndex(
     const id = added[-1 - from] as string;
     writeEntry(out, at, id, extra.get(id) as NodeSlot, packNo, positionOf);
   }
+  return sealIndex(out);
+}
+
+/** An index's buffer for `count` entries, its head and pack names written; where entries go. */
+function startIndex(
+  packNo: ReadonlyMap<string, number>,
+  count: number,
+): { out: Buffer; entriesAt: number } {
+  const entriesAt = HEAD_BYTES + packNo.size * 20;
+  const out = Buffer.alloc(entriesAt + count * ENTRY_BYTES + 4);
+  out.write(MAGIC, 0, "latin1");
+  out.writeUInt32LE(packNo.size, 4);
+  out.writeUInt32LE(count, 8);
+  for (const [pack, n] of packNo)
+    out.write(basename(pack).slice(5, 45), HEAD_BYTES + n * 20, "hex");
+  return { out, entriesAt };
+}
+
+/** The index with its trailing crc32 written (over everything before it). */
+function sealIndex(out: Buffer): Buffer {
   const end = out.length - 4;
   out.writeUInt32LE(crc32(out.subarray(0, end)), end);
   return out;
@@ -248,20 +262,12 @@ function encodeNodeIndex(slots: ReadonlyMap<string, NodeSlot>): Buffer {
   const ids = [...slots.keys()].sort();
   const number = new Map<string, number>();
   for (const [i, id] of ids.entries()) number.set(id, i);
-  const entriesAt = HEAD_BYTES + packNo.size * 20;
-  const out = Buffer.alloc(entriesAt + ids.length * ENTRY_BYTES + 4);
-  out.write(MAGIC, 0, "latin1");
-  out.writeUInt32LE(packNo.size, 4);
-  out.writeUInt32LE(ids.length, 8);
-  for (const [pack, n] of packNo)
-    out.write(basename(pack).slice(5, 45), HEAD_BYTES + n * 20, "hex");
+  const { out, entriesAt } = startIndex(packNo, ids.length);
   for (const [i, id] of ids.entries()) {
     const at = entriesAt + i * ENTRY_BYTES;
     writeEntry(out, at, id, slots.get(id) as NodeSlot, packNo, (base) => number.get(base));
   }
-  const end = out.length - 4;
-  out.writeUInt32LE(crc32(out.subarray(0, end)), end);
-  return out;
+  return sealIndex(out);
 }
 
 /** How many indexes this process encoded whole (for the test that holds a rewrite to a merge). */
