@@ -5,6 +5,7 @@ import { createSnapshot } from "../src/store/index.ts";
 import { recover, returnToPresent, travel } from "../src/timemachine/index.ts";
 import { runCli } from "./helpers/cli.ts";
 import { cleanups, runCleanups, workspace } from "./helpers/scripted-hook-server.ts";
+import { failedReturn } from "./helpers/timemachine-fixtures.ts";
 
 // With the watch daemon running, return scans once (after a mark in the daemon's journal), plans
 // the past work and the restore from that scan, and its verify reads only the paths that differed
@@ -39,20 +40,6 @@ function pastAndPresent(root: string): string {
   return past;
 }
 
-function failedReturn(
-  root: string,
-  at: string,
-  act: () => void,
-): { code?: string; paths?: unknown } {
-  try {
-    returnToPresent({ root, onStep: (s) => s === at && act() });
-  } catch (error) {
-    const e = error as { code?: string; data?: { paths?: unknown } };
-    return { code: e.code, paths: e.data?.paths };
-  }
-  return {};
-}
-
 describe("return's verify by the daemon's journal", () => {
   it("comes back exactly, counting every entry, when nothing else changed", () => {
     const root = watchedWorkspace();
@@ -76,7 +63,7 @@ describe("return's verify by the daemon's journal", () => {
       chmodSync(join(root, "d6", "f6.txt"), 0o755);
     });
     expect(got.code).toBe("RETURN_VERIFY_FAILED");
-    expect(got.paths).toEqual(["d6/f6.txt", "d8/f3.txt"]);
+    expect(got.data?.paths).toEqual(["d6/f6.txt", "d8/f3.txt"]);
     expect(recover({ root })).toMatchObject({ outcome: "return_finished", mode: "present" });
     expect(readFileSync(join(root, "d8", "f3.txt"), "utf8")).toBe("8/3\n");
     expect(statSync(join(root, "d6", "f6.txt")).mode & 0o777).toBe(0o644);
@@ -93,7 +80,7 @@ describe("return's verify by the daemon's journal", () => {
       writeFileSync(join(root, "d3", "fresh", "inside.txt"), "a new directory\n");
     });
     expect(got.code).toBe("RETURN_VERIFY_FAILED");
-    expect(got.paths).toEqual(["d3/fresh", "d3/fresh/inside.txt", "d4/f9.txt"]);
+    expect(got.data?.paths).toEqual(["d3/fresh", "d3/fresh/inside.txt", "d4/f9.txt"]);
     expect(recover({ root })).toMatchObject({ outcome: "return_finished", mode: "present" });
     expect(readFileSync(join(root, "d4", "f9.txt"), "utf8")).toBe("4/9\n");
   }, 120_000);

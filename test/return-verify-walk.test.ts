@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createSnapshot, initWorkspace } from "../src/store/index.ts";
 import { recover, returnToPresent, travel } from "../src/timemachine/index.ts";
 import { tempDirs } from "./helpers/temp-dirs.ts";
+import { failedReturn } from "./helpers/timemachine-fixtures.ts";
 
 // Without a watch daemon, return scans once (the past work and the restore's plan), and its verify
 // walks the tree by stat against that scan: only the paths the restore wrote, and those whose
@@ -46,16 +47,6 @@ describe("return's verify by a walk against its own scan (no daemon)", () => {
     return root;
   }
 
-  function failedReturn(root: string, at: string, act: () => void) {
-    try {
-      returnToPresent({ root, onStep: (s) => s === at && act() });
-    } catch (error) {
-      const e = error as { code?: string; data?: { differences?: unknown } };
-      return { code: e.code, differences: e.data?.differences };
-    }
-    return {};
-  }
-
   it("comes back exactly, counting every entry, when nothing else changed", () => {
     const root = inThePast();
     writeFileSync(join(root, "d4", "f4.txt"), "work in the past\n");
@@ -76,7 +67,7 @@ describe("return's verify by a walk against its own scan (no daemon)", () => {
       utimesSync(p, before.atime, before.mtime);
     });
     expect(got.code).toBe("RETURN_VERIFY_FAILED");
-    expect(got.differences).toEqual([{ path: "d3/f2.txt", kind: "content" }]);
+    expect(got.data?.differences).toEqual([{ path: "d3/f2.txt", kind: "content" }]);
     expect(recover({ root })).toMatchObject({ outcome: "return_finished", mode: "present" });
     expect(readFileSync(p, "utf8")).toBe("3/2\n");
   });
@@ -89,7 +80,7 @@ describe("return's verify by a walk against its own scan (no daemon)", () => {
       symlinkSync("f4.txt", join(root, "d1", "f5.txt"));
     });
     expect(got.code).toBe("RETURN_VERIFY_FAILED");
-    expect(got.differences).toEqual([
+    expect(got.data?.differences).toEqual([
       { path: "d1/f5.txt", kind: "type" },
       { path: "d4/f1.txt", kind: "mode" },
     ]);
@@ -107,7 +98,7 @@ describe("return's verify by a walk against its own scan (no daemon)", () => {
       writeFileSync(join(root, "d3", "fresh", "inside.txt"), "a new directory\n");
     });
     expect(got.code).toBe("RETURN_VERIFY_FAILED");
-    expect(got.differences).toEqual([
+    expect(got.data?.differences).toEqual([
       { path: "d2/f3.txt", kind: "content" },
       { path: "d3/fresh", kind: "extra" },
       { path: "d3/fresh/inside.txt", kind: "extra" },

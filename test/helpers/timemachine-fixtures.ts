@@ -10,6 +10,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
+import { returnToPresent } from "../../src/timemachine/index.ts";
 
 /** What a workspace holds, byte for byte (everything but `.timewarp/`). */
 export type Tree = Map<string, string>;
@@ -94,4 +95,22 @@ export function mutateToPresent(root: string, files = 60): void {
   rmSync(join(root, "link-to-readme"));
   symlinkSync("bin/run.sh", join(root, "link-to-readme"));
   writeFiles(root, { "node_modules/dep/index.js": "excluded, changed in the present\n" });
+}
+
+/**
+ * A return that `act` makes fail: `act` runs at the step named `at`. The error's code and data
+ * (`{}` when the return went through).
+ */
+export function failedReturn(
+  root: string,
+  at: string,
+  act: () => void,
+): { code?: string; data?: Record<string, unknown> } {
+  try {
+    returnToPresent({ root, onStep: (s) => s === at && act() });
+  } catch (error) {
+    const e = error as { code?: string; data?: Record<string, unknown> };
+    return { code: e.code, data: e.data };
+  }
+  return {};
 }
