@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createSnapshot, initWorkspace } from "../src/store/index.ts";
 import { recover, returnToPresent, travel } from "../src/timemachine/index.ts";
+import { writeOldGrid } from "./helpers/backdate.ts";
 import { tempDirs } from "./helpers/temp-dirs.ts";
 import { failedReturn } from "./helpers/timemachine-fixtures.ts";
 
@@ -31,15 +32,7 @@ describe("return's verify by a walk against its own scan (no daemon)", () => {
   function inThePast(): string {
     const root = tmp();
     initWorkspace(root);
-    const old = new Date(Date.now() - 60_000);
-    for (let d = 0; d < 6; d++) {
-      mkdirSync(join(root, `d${d}`));
-      for (let f = 0; f < 6; f++) {
-        const p = join(root, `d${d}`, `f${f}.txt`);
-        writeFileSync(p, `${d}/${f}\n`);
-        utimesSync(p, old, old);
-      }
-    }
+    writeOldGrid(root, 6, 6);
     const past = createSnapshot(root).id;
     for (let d = 0; d < 3; d++) writeFileSync(join(root, `d${d}`, "f0.txt"), `present ${d}\n`);
     writeFileSync(join(root, "d5", "added.txt"), "present only\n");

@@ -11,6 +11,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { writeOldGrid } from "../../test/helpers/backdate.ts";
 import { tempDirs } from "../../test/helpers/temp-dirs.ts";
 import { changedSinceScan } from "./changed-since-scan.ts";
 import { scanWorkspace } from "./scan-workspace.ts";
@@ -24,15 +25,7 @@ describe("changedSinceScan: what a walk by stat finds changed since a scan", () 
   function scanned() {
     const root = tmp();
     mkdirSync(join(root, ".timewarp"));
-    const past = new Date(Date.now() - 60_000);
-    for (let d = 0; d < 3; d++) {
-      mkdirSync(join(root, `d${d}`));
-      for (let f = 0; f < 4; f++) {
-        const p = join(root, `d${d}`, `f${f}.txt`);
-        writeFileSync(p, `${d}/${f}\n`);
-        utimesSync(p, past, past);
-      }
-    }
+    writeOldGrid(root, 3, 4);
     symlinkSync("d0/f0.txt", join(root, "link"));
     writeFileSync(join(root, "build.log"), "excluded\n");
     const scan = scanWorkspace(root, { excludes: EXCLUDES, clockDir: join(root, ".timewarp") });
