@@ -58,6 +58,7 @@ export type { AcquireLockOptions, LockHandle, LockHolder, WaitForLockOptions } f
 export {
   acquireLock,
   acquireLockQueued,
+  acquireLockWaiting,
   clearLockOfThread,
   LockHolderSchema,
   readLockHolder,

@@ -243,6 +243,30 @@ export interface WaitForLockOptions extends AcquireLockOptions {
 
 const DEFAULT_WAIT_MS = 10_000;
 
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * `acquireLock`, retried every 20 ms while another process holds the lock, up to `waitMs`
+ * (then its LOCKED). Synchronous (`Atomics.wait`): only for a thread whose own loop cannot be
+ * what holds the lock (a CLI process, a child); `stopWaiting` ends the wait at once on a LOCKED
+ * it is given (a hold by this very thread, which waiting would never see released).
+ */
+export function acquireLockWaiting(
+  path: string,
+  options: WaitForLockOptions & { stopWaiting?: (error: TimewarpError) => boolean } = {},
+): LockHandle {
+  const deadline = Date.now() + (options.waitMs ?? DEFAULT_WAIT_MS);
+  for (;;) {
+    try {
+      return acquireLock(path, options);
+    } catch (error) {
+      if (!isTimewarpError(error, ErrorCode.LOCKED) || Date.now() >= deadline) throw error;
+      if (options.stopWaiting?.(error)) throw error;
+    }
+    Atomics.wait(pause, 0, 0, 20);
+  }
+}
+
 /** Per lock file (absolute path): the tail of this thread's queue of callers for it. */
 const queues = new Map<string, Promise<void>>();
 

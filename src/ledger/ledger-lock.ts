@@ -1,19 +1,11 @@
 import { mkdirSync } from "node:fs";
 import { threadId } from "node:worker_threads";
-import {
-  acquireLock,
-  ErrorCode,
-  isTimewarpError,
-  type LockHandle,
-  readLockHolder,
-  withLock,
-} from "../core/index.ts";
+import { acquireLockWaiting, type LockHandle, readLockHolder, withLock } from "../core/index.ts";
 import { ledgerPaths } from "./ledger-paths.ts";
 
 const WAIT_MS = 10_000;
 /** How long a travel or return waits for an edit being written (edits take milliseconds). */
 const TRANSITION_WAIT_MS = 2_000;
-const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * Run `fn` holding the ledger lock (`.timewarp/history/lock`). Ledger writers are short, so a
@@ -41,18 +33,14 @@ export async function withLedgerLock<T>(
 export function holdLedgerForTransition(root: string, command: string): LockHandle {
   const paths = ledgerPaths(root);
   mkdirSync(paths.history, { recursive: true });
-  const deadline = Date.now() + TRANSITION_WAIT_MS;
-  for (;;) {
-    try {
-      return acquireLock(paths.lock, { command });
-    } catch (error) {
-      if (!isTimewarpError(error) || error.code !== ErrorCode.LOCKED || Date.now() >= deadline)
-        throw error;
-      // Held by this very thread (an MCP server's edit between two awaits): blocking it here
-      // would stop the holder from finishing, so refuse at once.
+  return acquireLockWaiting(paths.lock, {
+    command,
+    waitMs: TRANSITION_WAIT_MS,
+    // Held by this very thread (an MCP server's edit between two awaits): blocking it here
+    // would stop the holder from finishing, so refuse at once.
+    stopWaiting: () => {
       const holder = readLockHolder(paths.lock);
-      if (holder?.pid === process.pid && (holder.thread ?? 0) === threadId) throw error;
-    }
-    Atomics.wait(pause, 0, 0, 20);
-  }
+      return holder?.pid === process.pid && (holder.thread ?? 0) === threadId;
+    },
+  });
 }

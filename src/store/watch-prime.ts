@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { relative } from "node:path";
 import {
-  acquireLock,
+  acquireLockWaiting,
   ErrorCode,
   effectiveExcludes,
   isTimewarpError,
@@ -80,21 +80,13 @@ function cacheStamp(path: string): string {
   return `${stampOf(path)} ${stampOf(overlayPathOf(path))}`;
 }
 
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-
-/** The lock at `path`, retried while another process holds it, for up to `waitMs`. */
+/** The lock at `path`, waited for up to `waitMs` while another process holds it; else null. */
 function lockWaiting(path: string, waitMs: number): LockHandle | null {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      return acquireLock(path, { command: "timewarp watch prime" });
-    } catch (error) {
-      if (!isTimewarpError(error, ErrorCode.LOCKED) || Date.now() >= deadline) {
-        if (isTimewarpError(error, ErrorCode.LOCKED)) return null;
-        throw error;
-      }
-      Atomics.wait(sleeper, 0, 0, 25);
-    }
+  try {
+    return acquireLockWaiting(path, { command: "timewarp watch prime", waitMs });
+  } catch (error) {
+    if (isTimewarpError(error, ErrorCode.LOCKED)) return null;
+    throw error;
   }
 }
 
