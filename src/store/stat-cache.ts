@@ -131,19 +131,34 @@ export function emptyStatCache(): StatCache {
  * bytes (issue 16), while a lost one only costs a full re-hash.
  */
 export function loadStatCache(path: string): StatCache | null {
+  const read = readCacheFile(path);
+  if ("cache" in read) return read.cache;
+  discardCache(
+    path,
+    read.overlay ? "its overlay does not match its checksum" : read.problem,
+    read.ino,
+  );
+  return null;
+}
+
+/**
+ * The stat cache at `path`, its base with its overlay applied (null: absent or of another
+ * format version), or what is wrong with it (`overlay`: its overlay's checksum failed), and the
+ * base file's inode. Nothing is discarded here.
+ */
+function readCacheFile(
+  path: string,
+): { cache: StatCache | null } | { problem: string; overlay: boolean; ino: number } {
   const whole = readWhole(path);
-  if (whole === null) return null;
+  if (whole === null) return { cache: null };
   const base = decodeBase(whole.buf);
-  if (typeof base === "string") {
-    if (base !== OTHER_VERSION) discardCache(path, base, whole.ino);
-    return null;
-  }
+  if (base === OTHER_VERSION) return { cache: null };
+  if (typeof base === "string") return { problem: base, overlay: false, ino: whole.ino };
   const overlay = readOverlayFor(path, baseIdOf(whole.buf));
   if (overlay === "damaged") {
-    discardCache(path, "its overlay does not match its checksum", whole.ino);
-    return null;
+    return { problem: "its checksum does not match", overlay: true, ino: whole.ino };
   }
-  return overlay === null ? base : applyOverlay(base, overlay);
+  return { cache: overlay === null ? base : applyOverlay(base, overlay) };
 }
 
 /** The overlay of the cache at `path` when it applies to base `baseId` ("damaged": discard). */
@@ -283,16 +298,11 @@ function dataDirOf(path: string): string | undefined {
  * a second one cost fsck ~20 MiB of peak (issue 22, item 5).
  */
 export function examineStatCache(path: string): { problem: string } | { cache: StatCache | null } {
-  const whole = readWhole(path);
-  if (whole === null) return { cache: null };
-  const base = decodeBase(whole.buf);
-  if (base === OTHER_VERSION) return { cache: null };
-  if (typeof base === "string") return { problem: base };
-  const overlay = readOverlayFor(path, baseIdOf(whole.buf));
-  if (overlay === "damaged") {
-    return { problem: `${basename(overlayPathOf(path))}: its checksum does not match` };
-  }
-  return { cache: overlay === null ? base : applyOverlay(base, overlay) };
+  const read = readCacheFile(path);
+  if ("cache" in read) return read;
+  return {
+    problem: read.overlay ? `${basename(overlayPathOf(path))}: ${read.problem}` : read.problem,
+  };
 }
 
 /** What a stat cache's header says, read without decoding its entries. */
