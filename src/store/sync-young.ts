@@ -22,7 +22,7 @@ import { writePack } from "./object-packs.ts";
  * writes dirty pages back once they are 30 s old (`dirty_expire_centisecs`), by a flusher that
  * wakes every 5 s; 60 s leaves room for a loaded disk.
  */
-export const YOUNG_STORE_FILE_MS = 60_000;
+const YOUNG_STORE_FILE_MS = 60_000;
 
 /** A loose object's path: `<fan-out>/<38 hex>` under the objects directory. */
 const LOOSE = /[\\/]([0-9a-f]{2})[\\/]([0-9a-f]{38})$/;
@@ -82,7 +82,7 @@ function changedSince(
  * node packs, a large object) are synced each, then the directories that gained them. Returns
  * the files made durable.
  */
-export function syncChangedSince(
+function syncChangedSince(
   dirs: readonly string[],
   since: number,
   skip: ReadonlySet<string> = new Set(),

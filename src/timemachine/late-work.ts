@@ -18,7 +18,7 @@ import { type CurrentState, type ManifestSource, recordSource } from "./store-ad
 import { type ScannedPresent, scanPresent } from "./transition-steps.ts";
 
 /** Where `recover` keeps what it found in the workspace and no record held, inside `.timewarp/`. */
-export const LATE_WORK_DIR = "recover-kept";
+const LATE_WORK_DIR = "recover-kept";
 
 /**
  * One scan of the workspace under the lock (after a watch mark), and what no record holds kept
