@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { type FileChange, primeKept, scanKept } from "../store/index.ts";
 import { hookPaths } from "./hook-paths.ts";
+import { readPendingCapture } from "./pending-capture.ts";
 
 /**
  * The hooks' view of the workspace, the baseline a shell command is diffed against, is kept in
@@ -71,10 +72,9 @@ function shellRunning(pending: string): boolean {
     }
     for (const name of names) {
       try {
-        const capture = JSON.parse(readFileSync(join(pending, session, name), "utf8")) as {
-          baseline_manifest?: unknown;
-        };
-        if (capture.baseline_manifest != null) return true;
+        // (gone since the listing: counted as running, as an unreadable one is)
+        const capture = readPendingCapture(join(pending, session, name));
+        if (capture === null || capture.baseline_manifest !== null) return true;
       } catch {
         return true;
       }
