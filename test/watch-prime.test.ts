@@ -164,8 +164,8 @@ describe("the watch daemon's prime", () => {
     const root = snapshotted();
     const hold = makeTempDir("tw-prime-hold-");
     cleanups.push(hold.cleanup);
-    startDaemon(root, { TIMEWARP_PRIME_HOLD: hold.dir });
-    await waitUntil(() => existsSync(join(hold.dir, "walked")));
+    startDaemon(root, { TIMEWARP_HOLD_AT: `prime:walked@${hold.dir}` });
+    await waitUntil(() => existsSync(join(hold.dir, "held")));
     // the walk is over; the cache is not written yet
     writeFileSync(join(root, "d2", "f3.txt"), "written after the prime's walk, a longer line\n");
     writeFileSync(join(root, "d3", "new.txt"), "new\n");
@@ -181,8 +181,8 @@ describe("the watch daemon's prime", () => {
     const root = snapshotted();
     const hold = makeTempDir("tw-prime-hold-");
     cleanups.push(hold.cleanup);
-    startDaemon(root, { TIMEWARP_PRIME_HOLD: hold.dir });
-    await waitUntil(() => existsSync(join(hold.dir, "walked")) && readHookServer(root) !== null);
+    startDaemon(root, { TIMEWARP_HOLD_AT: `prime:walked@${hold.dir}` });
+    await waitUntil(() => existsSync(join(hold.dir, "held")) && readHookServer(root) !== null);
     const served = readHookServer(root)?.served;
     writeFileSync(join(root, "d0", "f0.txt"), "changed while the prime waited\n");
     // declined by the daemon: the launcher ran it in its own process, which walked
@@ -235,9 +235,9 @@ describe("the watch daemon's prime", () => {
     const before = peekStatCache(workspacePaths(root).statCache);
     const hold = makeTempDir("tw-prime-hold-");
     cleanups.push(hold.cleanup);
-    startDaemon(root, { TIMEWARP_PRIME_HOLD: hold.dir });
-    await waitUntil(() => existsSync(join(hold.dir, "walked")));
-    const child = Number(readFileSync(join(hold.dir, "walked"), "utf8"));
+    startDaemon(root, { TIMEWARP_HOLD_AT: `prime:walked@${hold.dir}` });
+    await waitUntil(() => existsSync(join(hold.dir, "held")));
+    const child = Number(readFileSync(join(hold.dir, "held"), "utf8"));
     expect(runCli(["watch", "stop", "-C", root]).status).toBe(0);
     await waitUntil(() => !isProcessAlive(child));
     expect(peekStatCache(workspacePaths(root).statCache)).toEqual(before);

@@ -1,3 +1,6 @@
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
 /**
  * Fault injection for the crash-safety tests (issue 3 §5, issue 16). Named points sit between
  * the durable steps of travel/return and of a ledger operation (`ledger:*`, see the ledger's
@@ -7,6 +10,8 @@
  *   (`*` matches every point, so `*:7` dies at the 7th step of any kind).
  * - `TIMEWARP_ENOSPC_AT=<point>:<n>` — throw an ENOSPC system error there (disk full).
  * - `TIMEWARP_PAUSE_AT=<point>:<ms>` — sleep there (to make lock races deterministic).
+ * - `TIMEWARP_HOLD_AT=<point>@<dir>` — stop there until the test says go: write this process's
+ *   pid to `<dir>/held`, then wait (at most a minute) for `<dir>/go` to exist.
  *
  * Unset (the normal case), a point costs one environment lookup.
  */
@@ -30,7 +35,8 @@ export function faultPoint(point: string): void {
   const crash = parseSpec(process.env.TIMEWARP_CRASH_AT);
   const enospc = parseSpec(process.env.TIMEWARP_ENOSPC_AT);
   const pause = parseSpec(process.env.TIMEWARP_PAUSE_AT);
-  if (!crash && !enospc && !pause) return;
+  const hold = process.env.TIMEWARP_HOLD_AT;
+  if (!crash && !enospc && !pause && !hold) return;
   const any = count("*");
   const mine = count(point);
   if (crash && (crash.point === "*" ? any : crash.point === point ? mine : -1) === crash.n) {
@@ -44,4 +50,14 @@ export function faultPoint(point: string): void {
   if (pause && pause.point === point) {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause.n);
   }
+  const at = hold?.indexOf("@") ?? -1;
+  if (hold !== undefined && at > 0 && hold.slice(0, at) === point) holdAt(hold.slice(at + 1));
+}
+
+/** `TIMEWARP_HOLD_AT`'s stop: says so in `dir/held`, then waits for `dir/go`. */
+function holdAt(dir: string): void {
+  writeFileSync(join(dir, "held"), `${process.pid}\n`);
+  const deadline = Date.now() + 60_000;
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  while (!existsSync(join(dir, "go")) && Date.now() < deadline) Atomics.wait(sleeper, 0, 0, 20);
 }

@@ -4,6 +4,7 @@ import {
   acquireLockWaiting,
   ErrorCode,
   effectiveExcludes,
+  faultPoint,
   isTimewarpError,
   type LockHandle,
   readConfig,
@@ -62,11 +63,6 @@ export interface PrimeResult {
 export interface PrimeOptions {
   /** How long to wait for the workspace lock before giving up (default 10 s). */
   lockWaitMs?: number;
-  /**
-   * Test hook: runs once the walk is done, before the commit (a change made there must reach
-   * the next scan through the journal).
-   */
-  afterWalk?: () => void;
 }
 
 /** A file's identity and last change, or null when absent. */
@@ -120,7 +116,8 @@ export function primeWatchedCache(root: string, options: PrimeOptions = {}): Pri
     watched: answer,
   });
   store.flush();
-  options.afterWalk?.();
+  // (the tests hold it here: a change made now must reach the next scan through the journal)
+  faultPoint("prime:walked");
   const text = scan.manifestText();
   const hash = treeHashOfText(text);
   const oldRef = old.index.manifest;

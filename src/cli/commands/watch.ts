@@ -1,4 +1,4 @@
-import { existsSync, statSync, writeFileSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ErrorCode, TimewarpError } from "../../core/index.ts";
@@ -129,9 +129,8 @@ export function registerWatchCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         const { primeWatchedCache } = await import("../../store/index.ts");
-        const hold = process.env.TIMEWARP_PRIME_HOLD;
         const t0 = performance.now();
-        const r = primeWatchedCache(ctx.root, hold ? { afterWalk: () => holdAt(hold) } : {});
+        const r = primeWatchedCache(ctx.root);
         // then the shell hooks' view (after the cache: a view made anew starts from it)
         const { primeShellView } = await import("../../hooks/index.ts");
         const view = primeShellView(ctx.root);
@@ -171,15 +170,4 @@ export function registerWatchCommands(program: Command): void {
         return { json: { stopped: reason }, human: `watch daemon stopped: ${reason}` };
       }),
     );
-}
-
-/**
- * The tests' hold between the prime's walk and its commit (TIMEWARP_PRIME_HOLD=DIR): says so in
- * `DIR/walked`, then waits (at most a minute) for `DIR/go`.
- */
-function holdAt(dir: string): void {
-  writeFileSync(join(dir, "walked"), `${process.pid}\n`);
-  const deadline = Date.now() + 60_000;
-  const sleeper = new Int32Array(new SharedArrayBuffer(4));
-  while (!existsSync(join(dir, "go")) && Date.now() < deadline) Atomics.wait(sleeper, 0, 0, 20);
 }
