@@ -75,6 +75,16 @@ function startDaemon(root: string, env: NodeJS.ProcessEnv = {}): number {
   return (r.json() as { pid: number }).pid;
 }
 
+/**
+ * Wait until the hook server's record counts `n` commands served: the server writes the count
+ * after the answer (the answer is not kept waiting on it), so a client can end first.
+ */
+async function servedCount(root: string, n: number): Promise<void> {
+  await waitUntil(() => (readHookServer(root)?.served ?? 0) >= n, 10_000).catch(() => {});
+  // (the daemon's log names each request it declined, and why)
+  expect(readHookServer(root)?.served, readFileSync(watchPaths(root).log, "utf8")).toBe(n);
+}
+
 /** The stat cache holds a token of the running daemon. */
 function primed(root: string): boolean {
   const info = runningWatchDaemon(root);
@@ -149,7 +159,7 @@ describe("the watch daemon's prime", () => {
     await waitUntil(() => readHookServer(root) !== null);
     const served = readHookServer(root)?.served ?? 0;
     const snap = servedSnapshot(root);
-    expect(readHookServer(root)?.served).toBe(served + 1);
+    await servedCount(root, served + 1);
     expect(snap.scan).toBe("delta");
     expect(readManifest(root, snap.snapshot_id).entries).toEqual(walked(root));
     // a second daemon finds the cache's manifest file still holds the tree: it keeps it
@@ -188,13 +198,16 @@ describe("the watch daemon's prime", () => {
     // declined by the daemon: the launcher ran it in its own process, which walked
     expect(servedSnapshot(root).scan).toBe("walk");
     expect(readHookServer(root)?.served).toBe(served);
+    expect(readFileSync(watchPaths(root).log, "utf8")).toContain(
+      "declined command snapshot create: the watch daemon is still priming its stat cache",
+    );
     writeFileSync(join(hold.dir, "go"), "");
     await waitUntil(() => /prime pid \d+ ended/.test(readFileSync(watchPaths(root).log, "utf8")));
     expect(readFileSync(watchPaths(root).log, "utf8")).toContain(
       '"outcome":"skipped","reason":"the stat cache was written meanwhile"',
     );
     const next = servedSnapshot(root);
-    expect(readHookServer(root)?.served).toBe((served ?? 0) + 1);
+    await servedCount(root, (served ?? 0) + 1);
     expect(next.scan).toBe("delta");
     expect(readManifest(root, next.snapshot_id).entries).toEqual(walked(root));
   }, 120_000);
@@ -227,7 +240,7 @@ describe("the watch daemon's prime", () => {
     expect(shellHook(root, "pre-tool-use", "b2")).toMatch(/baseline of 20 files/);
     writeFileSync(join(root, "d1", "f0.txt"), "written by b2\n");
     expect(shellHook(root, "post-tool-use", "b2")).toMatch(/1 file\(s\) changed/);
-    expect(readHookServer(root)?.served).toBe(served + 2);
+    await servedCount(root, served + 2);
   }, 120_000);
 
   it("a daemon stopped while its prime runs ends the prime, and the cache stays as it was", async () => {

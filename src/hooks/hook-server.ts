@@ -126,6 +126,8 @@ export function serveHooks(options: HookServerOptions): HookServer {
     const why = commandRefusal(request.header, runner.busy()) ?? options.declining?.() ?? null;
     if (why !== null) {
       writeHookReply(request.to, { declined: why }, log);
+      // (so that a command that ran slower than the daemon serves it can be told why)
+      log(`timewarp hooks: declined ${requestName(request.header)}: ${why}`);
       return;
     }
     const staleReason =
@@ -177,6 +179,14 @@ export function serveHooks(options: HookServerOptions): HookServer {
       return closing;
     },
   };
+}
+
+/** A request as the log names it: `command snapshot create`, or `hook pre-tool-use`. */
+function requestName(header: HookRequestHeader): string {
+  const { command } = header;
+  return Array.isArray(command)
+    ? `command ${command.slice(0, 2).join(" ")}`
+    : `hook ${header.event}`;
 }
 
 /**
