@@ -1,5 +1,6 @@
 import { lstatSync, mkdirSync } from "node:fs";
 import {
+  assertSafeToRead,
   ErrorCode,
   errnoCode,
   fromSystemError,
@@ -348,6 +349,8 @@ function applyRestore(
         ? plan.present.get(key)
         : how.fallback;
     if (seen === undefined || stillAsSeen(root, relOf(e), seen, how.gone, how.mode)) return true;
+    // (a parent that became a symlink since the scan is UNSAFE_PATH, as the write would be)
+    assertSafeToRead(root, relOf(e));
     blockedKeys.add(key);
     result.blocked.push({ path: e.path, reason: CHANGED_SINCE_SCAN });
     return false;
