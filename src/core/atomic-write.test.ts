@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { canMountTmpfs, mountSmallTmpfs } from "../../test/helpers/small-fs.ts";
-import { isTempName, writeFileAtomic, writeJsonAtomic } from "./atomic-write.ts";
+import { fsyncAll, isTempName, writeFileAtomic, writeJsonAtomic } from "./atomic-write.ts";
 import { ErrorCode, TimewarpError } from "./errors.ts";
 
 describe("writeFileAtomic", () => {
@@ -96,6 +96,46 @@ describe("writeFileAtomic on a full disk", () => {
         expect(readdirSync(fs.dir)).toEqual(["state.json"]);
       } finally {
         fs.unmount();
+      }
+    },
+  );
+});
+
+describe("fsyncAll", () => {
+  const openFds = () => readdirSync("/proc/self/fd").length;
+  const settle = () => new Promise((r) => setTimeout(r, 100));
+
+  it.skipIf(!existsSync("/proc/self/fd"))(
+    "syncs files and directories, skips a file gone meanwhile, and leaves no descriptor open",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "tw-fsync-all-"));
+      try {
+        const files = Array.from({ length: 12 }, (_, i) => join(dir, `f${i}`));
+        for (const f of files) writeFileSync(f, `${f}\n`);
+        await settle();
+        const before = openFds();
+        const synced = fsyncAll({
+          files,
+          filesIfPresent: [join(dir, "gone"), files[0] as string],
+          dirs: [dir, join(dir, "no such dir")],
+        });
+        expect(synced).toBe(14);
+        // (the pool's descriptors close once this thread's event loop runs)
+        await settle();
+        expect(openFds()).toBe(before);
+        // a required file that is missing: an error naming it, and nothing left open
+        let error: unknown;
+        try {
+          fsyncAll({ files: [...files, join(dir, "missing")] });
+        } catch (e) {
+          error = e;
+        }
+        expect(error).toBeInstanceOf(TimewarpError);
+        expect(String((error as Error).message)).toContain("missing");
+        await settle();
+        expect(openFds()).toBe(before);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
       }
     },
   );

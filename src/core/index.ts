@@ -4,8 +4,9 @@
  * and the event bus. Nothing here imports anything above it.
  */
 
-export type { AtomicWriteOptions } from "./atomic-write.ts";
+export type { AtomicWriteOptions, SyncSet } from "./atomic-write.ts";
 export {
+  fsyncAll,
   fsyncDirectory,
   fsyncFile,
   isTempName,

@@ -382,13 +382,8 @@ function remember(pack: Pack, offset: number, bytes: Buffer): void {
 
 /**
  * Write `objects` (id → bytes) as one new version-1 pack in the store at `dir`; returns it.
- * With `durable` the pack is fsynced before its rename and the pack directory after it.
  */
-export function writePack(
-  dir: string,
-  objects: ReadonlyMap<string, Uint8Array>,
-  options: { durable?: boolean } = {},
-): Pack {
+export function writePack(dir: string, objects: ReadonlyMap<string, Uint8Array>): Pack {
   const ids = [...objects.keys()].sort();
   const indexBytes = HEADER + ids.length * ENTRY;
   const index = Buffer.alloc(indexBytes);
@@ -410,12 +405,12 @@ export function writePack(
   mkdirSync(packDir, { recursive: true });
   const file = join(packDir, `pack-${name}.twpack`);
   // The index, then each object's bytes as given (no copy into one big buffer: at a first
-  // snapshot that garbage raised the peak RSS). A snapshot's pack is not fsynced, like loose
-  // objects: a kill -9 cannot lose it (page cache), a power cut can, and the workspace still
-  // holds the bytes. A travel's backup asks for `durable` (one fsync of the pack, one of the
-  // directory): the restore that follows removes the workspace's copy.
+  // snapshot that garbage raised the peak RSS). Not fsynced, like loose objects: a kill -9
+  // cannot lose it (page cache), a power cut can, and the workspace still holds the bytes. A
+  // travel's backup syncs its young store files, this pack among them, before its restore
+  // removes the workspace's copy (`youngStoreFiles`).
   writeFileAtomic(file, [index, ...ids.map((id) => objects.get(id) as Uint8Array)], {
-    durable: options.durable === true,
+    durable: false,
     mode: 0o444,
   });
   return {

@@ -15,7 +15,7 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import {
   ErrorCode,
   errnoCode,
@@ -107,12 +107,12 @@ export interface ObjectStore {
   /**
    * Store many objects at once (id → bytes, ids already computed): as one pack when there are
    * many (one file instead of one per object), else loose. Objects already present are skipped.
-   * With `durable` they always go into one pack, however few, fsynced with its directory (two
-   * fsyncs, not one per object): for a travel's backup. Returns the pack written, or null.
+   * With `packed` they always go into one pack, however few: for a travel's backup, which then
+   * syncs one file, not one per object. Returns the pack written, or null.
    */
   writeMany(
     objects: ReadonlyMap<string, Uint8Array>,
-    options?: { durable?: boolean },
+    options?: { packed?: boolean },
   ): string | null;
   /**
    * gc's repack (`repack.ts`): every object in `keep` that is loose (up to `LARGE_OBJECT_BYTES`)
@@ -291,19 +291,19 @@ export function createObjectStore(dir: string): ObjectStore {
     },
     writeKnown,
     writeMany(objects, options = {}) {
-      const durable = options.durable === true;
+      const packed = options.packed === true;
       const fresh = new Map<string, Uint8Array>();
       for (const [oid, bytes] of objects) {
         pathOf(oid); // checks the id
         if (!existsSync(pathOf(oid)) && findPacked(oid) === null) fresh.set(oid, bytes);
       }
       if (fresh.size === 0) return null;
-      if (fresh.size < MIN_PACK_OBJECTS && !durable) {
+      if (fresh.size < MIN_PACK_OBJECTS && !packed) {
         for (const [oid, bytes] of fresh) writeKnown(oid, bytes);
         return null;
       }
       try {
-        const pack = writePack(dir, fresh, { durable });
+        const pack = writePack(dir, fresh);
         allPacks().push(pack);
         return pack.file;
       } catch (error) {
@@ -538,10 +538,8 @@ function roomFor(arena: Buffer | undefined, used: number, need: number, max: num
  * objects count as present. `flush()` before anything refers to them (a record); objects held
  * when the process dies are simply not stored, and nothing refers to them yet.
  *
- * With `durable` (a travel's backup) every flush writes one pack, however few objects it
- * holds, fsynced with its directory; `synced` lists those packs, so that the sweep of young
- * store files that follows (`syncStoreChangedSince`, which also takes the objects written
- * outside the batch) does not sync them twice.
+ * With `packed` (a travel's backup) every flush writes one pack, however few objects it holds:
+ * the sweep of young store files that follows (`youngStoreFiles`) syncs it with the rest.
  *
  * Held bytes are copied into one arena, not kept as the caller's buffers: a small file's buffer
  * is a slice of Node's shared 8 KiB pool, and holding thousands of them pinned whole pool slabs
@@ -552,24 +550,19 @@ function roomFor(arena: Buffer | undefined, used: number, need: number, max: num
 export function batchObjectWrites(
   store: ObjectStore,
   limits: { bytes: number; count: number } = { bytes: 4 * 1024 * 1024, count: 1024 },
-  options: { durable?: boolean } = {},
-): ObjectStore & { flush(): void; readonly synced: ReadonlySet<string> } {
+  options: { packed?: boolean } = {},
+): ObjectStore & { flush(): void } {
   let arena: Buffer | undefined;
   let used = 0;
   const held = new Map<string, { offset: number; size: number }>();
-  const synced = new Set<string>();
-  const durable = options.durable === true;
+  const packed = options.packed === true;
   const view = (at: { offset: number; size: number }) =>
     (arena as Buffer).subarray(at.offset, at.offset + at.size);
   const flush = () => {
     if (held.size === 0) return;
     const out = new Map<string, Uint8Array>();
     for (const [oid, at] of held) out.set(oid, view(at));
-    const pack = store.writeMany(out, { durable });
-    if (durable && pack !== null) {
-      synced.add(pack);
-      synced.add(dirname(pack)); // synced after its rename, which covers the names before it
-    }
+    store.writeMany(out, { packed });
     held.clear();
     used = 0;
   };
@@ -607,6 +600,5 @@ export function batchObjectWrites(
       return at.size;
     },
     flush,
-    synced,
   };
 }

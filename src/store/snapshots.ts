@@ -21,8 +21,8 @@ import {
   effectiveExcludes,
   errnoCode,
   fromSystemError,
+  fsyncAll,
   fsyncDirectory,
-  fsyncFile,
   isProcessAlive,
   type Random,
   readConfig,
@@ -67,7 +67,7 @@ import {
   type StatCache,
   writeStatCache,
 } from "./stat-cache.ts";
-import { syncYoungStoreFiles } from "./sync-young.ts";
+import { youngStoreFiles } from "./sync-young.ts";
 
 export const RECORD_FILE = "snapshot.json";
 export const MANIFEST_FILE = "manifest.json.br";
@@ -233,7 +233,7 @@ export function createSnapshot(
   }
   cleanStaleTmp(paths.tmp);
   const scanned = scanForSnapshot(paths, {
-    durable: kind === "present_backup",
+    packed: kind === "present_backup",
     excludes,
     maxFileBytes,
     changed: options.changed,
@@ -322,32 +322,38 @@ export function createSnapshot(
         writeFileSync(join(building, MANIFEST_FILE), bytes, { flag: "wx", mode: 0o644 });
         storedSum = manifestFileSum(bytes);
       }
-      // A travel's backup must outlive a power cut after the restore, which removes the
-      // workspace's copy: what it names in the store is on disk before its record is. Its new
-      // objects went into fsynced packs (the scan's `durable` batch); this makes durable the rest
-      // that may still be dirty, the store files and manifest nodes written in the last minute
-      // (by this scan outside the batch, or by earlier commands: edit images, a turn
-      // checkpoint), young loose objects by a copy into one synced pack.
-      if (kind === "present_backup") {
-        syncYoungStoreFiles(
-          [paths.objects, nodeStoreOf(paths.data).dir],
-          join(paths.tmp, SYNCED_AT_FILE),
-          scanned.synced,
-          paths.objects,
-        );
-      }
       writeFileSync(join(building, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`, {
         flag: "wx",
         mode: 0o644,
       });
-      // Written first, synced after: both files and their names can go in one journal commit
-      // instead of one per temp-and-rename each; then the rename, and a commit for it.
-      // (A linked file is a record's, synced then, or one the watch prime wrote unsynced.)
-      if (!linked || kind === "present_backup") fsyncFile(join(building, MANIFEST_FILE));
-      fsyncFile(join(building, RECORD_FILE));
-      fsyncDirectory(building);
+      // A travel's backup must outlive a power cut after the restore, which removes the
+      // workspace's copy: what it names in the store is on disk before its record is. Its new
+      // objects went into packs (the scan's `packed` batch), not synced, like the store files
+      // and manifest nodes written in the last minute (by its scan, or by earlier commands:
+      // edit images, a turn checkpoint); young loose objects are copied into one pack.
+      const young =
+        kind === "present_backup"
+          ? youngStoreFiles(
+              [paths.objects, nodeStoreOf(paths.data).dir],
+              join(paths.tmp, SYNCED_AT_FILE),
+              paths.objects,
+            )
+          : undefined;
+      // Written first, synced after, all at once (`fsyncAll`): the files and their names can go
+      // in one journal commit instead of one per file; then the rename, and a commit for it and
+      // the store's directories. (A linked manifest is a record's, synced then, or one the
+      // watch prime wrote unsynced.)
+      fsyncAll({
+        files: [
+          ...(!linked || kind === "present_backup" ? [join(building, MANIFEST_FILE)] : []),
+          join(building, RECORD_FILE),
+        ],
+        filesIfPresent: young?.files ?? [],
+        dirs: [building],
+      });
       renameSync(building, finalDir);
-      fsyncDirectory(recordsDir);
+      fsyncAll({ dirs: [recordsDir, ...(young?.dirs ?? [])] });
+      young?.done();
     } catch (error) {
       rmSync(building, { recursive: true, force: true });
       throw fromSystemError(error, `writing record ${finalDir}`);
@@ -452,8 +458,6 @@ function resultOf(
 }
 
 interface Scanned extends ScanCounts {
-  /** Store files (packs, their directory) the scan wrote and fsynced already. */
-  synced: ReadonlySet<string>;
   how: ScanHow;
   /** The manifest's hash and its number of entries. */
   hash: string;
@@ -483,8 +487,8 @@ interface Scanned extends ScanCounts {
 function scanForSnapshot(
   paths: WorkspacePaths,
   options: {
-    /** A travel's backup: new objects go into fsynced packs, however few. */
-    durable: boolean;
+    /** A travel's backup: new objects go into packs, however few (synced with its record). */
+    packed: boolean;
     excludes: readonly string[];
     maxFileBytes: number;
     changed?: readonly string[];
@@ -495,7 +499,7 @@ function scanForSnapshot(
   // New contents are held and stored in bulk: a first snapshot writes a few packs instead of
   // one file per object. Flushed below, before any record can refer to them.
   const store = batchObjectWrites(createObjectStore(paths.objects), undefined, {
-    durable: options.durable,
+    packed: options.packed,
   });
   const hooks = {
     onProgress: options.onProgress,
@@ -530,7 +534,6 @@ function scanForSnapshot(
     };
     return {
       ...delta,
-      synced: store.synced,
       how: "delta",
       entries: delta.files + delta.dirs + delta.symlinks,
       stored,
@@ -575,7 +578,6 @@ function scanForSnapshot(
   };
   const encoded = known === undefined ? encodeManifestTree(textOf(), nodes) : undefined;
   return {
-    synced: store.synced,
     how: scan.incremental ? "index" : "walk",
     files: scan.files,
     dirs: scan.dirs,

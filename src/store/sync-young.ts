@@ -1,20 +1,6 @@
-import {
-  existsSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import {
-  errnoCode,
-  fromSystemError,
-  fsyncDirectory,
-  fsyncFile,
-  gitBlobId,
-  isTempName,
-} from "../core/index.ts";
+import { errnoCode, fromSystemError, gitBlobId, isTempName } from "../core/index.ts";
 import { writePack } from "./object-packs.ts";
 
 /**
@@ -37,17 +23,14 @@ const COPY_MAX_BYTES = 256 * 1024;
 
 /**
  * The files under `dir` (recursively, temp files aside) whose inode changed at or after `since`
- * (ms since the epoch, the file system's clock), except those in `skip`, and the directories
- * that gained or lost an entry since then (which a rename into it does), except those in `skip`
- * (already synced after their last rename: still looked into). A directory not changed since
- * `since` has no younger entry (every store file is renamed into place), so it is not listed:
- * at 10k files the store's 256 fan-out directories cost one stat each. A directory gone
- * meanwhile is skipped.
+ * (ms since the epoch, the file system's clock), and the directories that gained or lost an
+ * entry since then (which a rename into it does). A directory not changed since `since` has no
+ * younger entry (every store file is renamed into place), so it is not listed: at 10k files the
+ * store's 256 fan-out directories cost one stat each. A directory gone meanwhile is skipped.
  */
 function changedSince(
   dir: string,
   since: number,
-  skip: ReadonlySet<string>,
   out: { files: { path: string; size: number }[]; dirs: string[] },
 ): void {
   let names: string[];
@@ -62,37 +45,46 @@ function changedSince(
     const path = join(dir, name);
     const st = statSync(path, { throwIfNoEntry: false });
     if (st === undefined || st.ctimeMs < since) continue;
-    if (st.isDirectory()) changedSince(path, since, skip, out);
-    else if (st.isFile() && !skip.has(path)) out.files.push({ path, size: st.size });
+    if (st.isDirectory()) changedSince(path, since, out);
+    else if (st.isFile()) out.files.push({ path, size: st.size });
   }
   const self = statSync(dir, { throwIfNoEntry: false });
-  if (self !== undefined && self.mtimeMs >= since && !skip.has(dir)) out.dirs.push(dir);
+  if (self !== undefined && self.mtimeMs >= since) out.dirs.push(dir);
+}
+
+/** What a travel's backup must sync of the store before its restore (`fsyncAll`). */
+export interface YoungStoreFiles {
+  /** Files renamed in during the window (some may be removed before they are synced). */
+  files: string[];
+  /** The directories that gained them. */
+  dirs: string[];
+  /** Call once they are synced: the next sweep starts from this one's beginning. */
+  done(): void;
 }
 
 /**
- * Make durable what changed under `dirs` since `since` (see `changedSince`), for a travel's
- * backup: the objects and manifest nodes it names that an earlier command wrote seconds ago
- * (the edit tools' images, a turn checkpoint, the hooks' scan, the watch prime) are not
- * fsynced, like all of a snapshot's; after the restore the workspace no longer holds them.
+ * What changed under `dirs` since `since` (see `changedSince`) that a travel's backup must make
+ * durable: the objects and manifest nodes it names that it or an earlier command wrote seconds
+ * ago (its own packs, the edit tools' images, a turn checkpoint, the hooks' scan, the watch
+ * prime) are not fsynced, like all of a snapshot's; after the restore the workspace no longer
+ * holds them. Listed, not synced: the caller syncs them all at once with its record.
  *
- * Young loose objects of `objectsDir` are not synced one by one: their bytes (checked against
- * their ids) are copied into one new pack, written and synced with its directory, so a store
- * that took 200 loose objects in the last minute costs one fsync, not 200 and their fan-out
+ * Young loose objects of `objectsDir` are not listed one by one: their bytes (checked against
+ * their ids) are copied into one new pack, which is listed with its directory, so a store that
+ * took 200 loose objects in the last minute costs one fsync, not 200 and their fan-out
  * directories' (a duplicate of a loose object is harmless; gc keeps one). Other files (packs,
- * node packs, a large object) are synced each, then the directories that gained them. Returns
- * the files made durable.
+ * node packs, a large object) are listed each, and the directories that gained them.
  */
-function syncChangedSince(
+function listChangedSince(
   dirs: readonly string[],
   since: number,
-  skip: ReadonlySet<string> = new Set(),
   objectsDir?: string,
-): number {
+): { files: string[]; dirs: string[] } {
   const found = { files: [] as { path: string; size: number }[], dirs: [] as string[] };
-  for (const dir of dirs) changedSince(dir, since, skip, found);
+  for (const dir of dirs) changedSince(dir, since, found);
   const copies = new Map<string, Uint8Array>();
   const copied = new Set<string>();
-  let synced = 0;
+  const files: string[] = [];
   for (const { path, size } of found.files) {
     const loose = objectsDir !== undefined && path.startsWith(objectsDir) ? LOOSE.exec(path) : null;
     if (loose !== null && size <= COPY_MAX_BYTES) {
@@ -110,46 +102,40 @@ function syncChangedSince(
         continue;
       }
     }
-    try {
-      fsyncFile(path);
-    } catch (error) {
-      if (existsSync(path)) throw error;
-      continue; // removed meanwhile: nothing to keep
-    }
-    synced++;
+    files.push(path);
   }
+  const out = { files, dirs: [] as string[] };
   if (objectsDir !== undefined && copies.size > 0) {
-    writePack(objectsDir, copies, { durable: true });
-    synced += copies.size;
+    const pack = writePack(objectsDir, copies);
+    out.files.push(pack.file);
+    out.dirs.push(dirname(pack.file));
   }
   // A fan-out directory whose young entries all went into the pack needs no sync of its own.
   const needed = new Set<string>();
   for (const { path } of found.files) if (!copied.has(path)) needed.add(dirname(path));
   for (const dir of found.dirs) {
     const fanOut = objectsDir !== undefined && dirname(dir) === objectsDir && FAN_OUT.test(dir);
-    if (!fanOut || needed.has(dir)) {
-      if (existsSync(dir)) fsyncDirectory(dir);
-    }
+    if ((!fanOut || needed.has(dir)) && !out.dirs.includes(dir)) out.dirs.push(dir);
   }
-  return synced;
+  return out;
 }
 
 /**
- * `syncChangedSince` over `dirs` for the files changed in the last `YOUNG_STORE_FILE_MS`, or
+ * `listChangedSince` over `dirs` for the files changed in the last `YOUNG_STORE_FILE_MS`, or
  * since the last such sweep began when that is later: `marker`'s modification time is that
  * moment, by the file system's own clock (the one that stamps the store's files: no slack for
- * its coarse ticks). It is made before the sweep under another name and renamed in after it,
- * not synced. Everything renamed in before it was synced by that sweep or was old enough then,
- * so a travel after a travel does not sync the same files again. A marker lost, or ahead of the
- * clock (set back), only widens the sweep to the whole window. `objectsDir`: whose young loose
- * objects are copied into one synced pack instead of synced one by one.
+ * its coarse ticks). It is made before the sweep under another name and renamed in by `done`,
+ * after the caller synced what the sweep listed, not synced itself. Everything renamed in
+ * before it was synced by that sweep or was old enough then, so a travel after a travel does
+ * not sync the same files again. A marker lost, or ahead of the clock (set back), only widens
+ * the sweep to the whole window. `objectsDir`: whose young loose objects are copied into one
+ * pack instead of listed one by one.
  */
-export function syncYoungStoreFiles(
+export function youngStoreFiles(
   dirs: readonly string[],
   marker: string,
-  skip: ReadonlySet<string> = new Set(),
   objectsDir?: string,
-): number {
+): YoungStoreFiles {
   const now = Date.now();
   let since = now - YOUNG_STORE_FILE_MS;
   const last = statSync(marker, { throwIfNoEntry: false })?.mtimeMs;
@@ -161,13 +147,15 @@ export function syncYoungStoreFiles(
   } catch {
     began = false; // (no marker then: the next sweep looks at the whole window)
   }
-  const synced = syncChangedSince(dirs, since, skip, objectsDir);
-  if (began) {
-    try {
-      renameSync(next, marker);
-    } catch {
-      // as above
-    }
-  }
-  return synced;
+  return {
+    ...listChangedSince(dirs, since, objectsDir),
+    done: () => {
+      if (!began) return;
+      try {
+        renameSync(next, marker);
+      } catch {
+        // as above
+      }
+    },
+  };
 }
