@@ -174,8 +174,16 @@ describe("the watch daemon's prime", () => {
     const root = snapshotted();
     const hold = makeTempDir("tw-prime-hold-");
     cleanups.push(hold.cleanup);
-    startDaemon(root, { TIMEWARP_HOLD_AT: `prime:walked@${hold.dir}` });
+    const daemon = startDaemon(root, { TIMEWARP_HOLD_AT: `prime:walked@${hold.dir}` });
     await waitUntil(() => existsSync(join(hold.dir, "held")));
+    // the daemon keeps V8's young generation small; its prime, which walks, does not
+    const child = Number(readFileSync(join(hold.dir, "held"), "utf8"));
+    const argv = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    if (existsSync(`/proc/${daemon}/cmdline`)) {
+      expect(argv(daemon)).toContain("--max-semi-space-size=1");
+      expect(argv(child)).toContain("prime");
+      expect(argv(child)).not.toContain("--max-semi-space-size=1");
+    }
     // the walk is over; the cache is not written yet
     writeFileSync(join(root, "d2", "f3.txt"), "written after the prime's walk, a longer line\n");
     writeFileSync(join(root, "d3", "new.txt"), "new\n");

@@ -21,13 +21,28 @@ import { type HookWorkerOptions, runHookWorker } from "./hook-worker.ts";
  * (tsx in development) and entry script as this process: the daemon is this CLI, detached.
  */
 export function watchRunCommand(root: string): string[] {
-  return [...thisCli(), "watch", "run", "-C", root];
+  const [node, ...rest] = thisCli();
+  return [node as string, ...DAEMON_V8_FLAGS, ...rest, "watch", "run", "-C", root];
 }
 
-/** This CLI: the same Node, loader flags (tsx in development) and entry script as this process. */
+/**
+ * V8's young generation kept small in the daemon, its worker included (the flag is the
+ * process's): by default each heap's semi-spaces grow to 16 MiB, and a long-lived process keeps
+ * what they grew to. At 100k files, 25 served commands (status, snapshots, diff, travel,
+ * return): peak 165–171 → 131–133 MiB, the daemon's CPU for them 960 → 960–990 ms.
+ * (`--optimize-for-size` took the peak to 120 MiB for up to 20% more CPU: not taken.)
+ */
+const DAEMON_V8_FLAGS = ["--max-semi-space-size=1"];
+
+/**
+ * This CLI: the same Node, loader flags (tsx in development) and entry script as this process;
+ * not the daemon's own V8 flags (its prime walks the tree: a small young generation there
+ * would only cost time).
+ */
 function thisCli(): string[] {
+  const flags = process.execArgv.filter((f) => !DAEMON_V8_FLAGS.includes(f));
   // absolute: a daemon starts in the workspace, not where this process was started
-  return [process.execPath, ...process.execArgv, resolve(process.argv[1] as string)];
+  return [process.execPath, ...flags, resolve(process.argv[1] as string)];
 }
 
 /**

@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import {
   appendEvent,
   type Clock,
-  fsyncFile,
+  fsyncAll,
   gitBlobId,
   type Random,
   systemClock,
@@ -160,13 +160,16 @@ export function storeImages(
 ): void {
   mkdirSync(paths.history, { recursive: true });
   const store = createObjectStore(paths.objects);
+  const written: string[] = [];
   for (const e of edits) {
     if (e.before !== null) {
       const oid = oidOf(e.before.bytes);
-      if (store.writeKnown(oid, e.before.bytes) && options.syncPre) fsyncFile(store.pathOf(oid));
+      if (store.writeKnown(oid, e.before.bytes) && options.syncPre) written.push(store.pathOf(oid));
     }
     if (e.after !== null) store.writeKnown(oidOf(e.after.bytes), e.after.bytes);
   }
+  // (all at once: a revert of many files is one wait, not one per file)
+  if (written.length > 0) fsyncAll({ files: written });
 }
 
 /** The record (atomic rename, fsynced) and then its index line (one fsynced append). */
