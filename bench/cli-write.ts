@@ -62,15 +62,34 @@ function row(name: string, xs: ProcessSample[]): void {
   );
 }
 
-/** The daemon's resident and peak memory (MiB) from /proc, or "?". */
-function daemonMemory(w: string): string {
+/** The serving daemon's pid, from its hook server's record, or null. */
+function daemonPid(w: string): number | null {
   try {
-    const { pid } = JSON.parse(
-      readFileSync(join(w, ".timewarp", "watch", "hooks", "server.json"), "utf8"),
-    ) as { pid: number };
+    return (
+      JSON.parse(readFileSync(join(w, ".timewarp", "watch", "hooks", "server.json"), "utf8")) as {
+        pid: number;
+      }
+    ).pid;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The daemon's resident and peak memory (MiB) from /proc, or "?"; and whether it is still the
+ * daemon of `since` (a daemon that restarted meanwhile has a peak of its own life only).
+ */
+function daemonMemory(w: string, since?: number | null): string {
+  const pid = daemonPid(w);
+  try {
+    if (pid === null) throw new Error("no record");
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
     const kib = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1]);
-    return `VmRSS ${(kib("VmRSS") / 1024).toFixed(1)} MiB, VmHWM ${(kib("VmHWM") / 1024).toFixed(1)} MiB (pid ${pid})`;
+    const restarted =
+      since !== undefined && since !== pid
+        ? `; NOT the daemon of the warm-up (pid ${since}): it restarted, see .timewarp/watch/daemon.log`
+        : "";
+    return `VmRSS ${(kib("VmRSS") / 1024).toFixed(1)} MiB, VmHWM ${(kib("VmHWM") / 1024).toFixed(1)} MiB (pid ${pid})${restarted}`;
   } catch {
     return "? (no daemon record or no /proc)";
   }
@@ -181,11 +200,12 @@ export function writeRows(options: WriteRowsOptions): void {
     console.log(
       `\nwrite commands on the real ${options.size} tree (${c.files.length} editable files), ${options.runs} samples per row, node ${process.version}; load: ${execSync("uptime").toString().trim()}`,
     );
+    const warmPid = daemonPid(c.w);
     console.log(`the daemon after its warm-up: ${daemonMemory(c.w)}`);
     snapshotRows(c, options.runs);
     travelRows(c, options.runs);
     revertRows(c, options.runs);
-    console.log(`the daemon after the rows: ${daemonMemory(c.w)}`);
+    console.log(`the daemon after the rows: ${daemonMemory(c.w, warmPid)}`);
     console.log(`load after: ${execSync("uptime").toString().trim()}`);
   } finally {
     spawnSync(process.execPath, [BIN, "watch", "stop"], { cwd: c.w });
