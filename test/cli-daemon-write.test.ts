@@ -257,25 +257,36 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
   const variant = FIRST;
   const { binDir, launch, start, served } = launcherUnder(variant);
   /**
-   * A travel to the first snapshot through the launcher, paused at its restore for `pauseMs`,
-   * once the worker has claimed it (its stderr file) and backed the present up; what was there
-   * before it, to compare with after.
+   * A travel to the first snapshot through the launcher, held at its restore (the worker has
+   * claimed it, its stderr file is there, the present is backed up) until `go()`; what was there
+   * before it, to compare with after. (A fixed pause left the test's next steps a window that a
+   * loaded machine could miss.)
    */
-  async function pausedTravel(w: Base, bin: string, pauseMs: number) {
+  async function heldTravel(w: Base, bin: string) {
     const had = backups(w.root);
     const travels = travelsCompleted(w.root);
     const daemon = readHookServer(w.root)?.pid as number;
+    const hold = holdDir();
     const run = start(bin, ["travel", w.first, "--json"], w.root, {
-      TIMEWARP_PAUSE_AT: `travel:restore:${pauseMs}`,
+      TIMEWARP_HOLD_AT: `travel:restore@${hold.dir}`,
     });
     const hooks = hookServerPaths(w.root).dir;
     await waitUntil(
-      () =>
-        readdirSync(hooks).some((n) => n.startsWith("err-")) &&
-        added(had, backups(w.root)).length > 0,
+      () => hold.held() && readdirSync(hooks).some((n) => n.startsWith("err-")),
       60_000,
     );
-    return { run, had, travels, daemon };
+    expect(added(had, backups(w.root))).toHaveLength(1);
+    return { run, had, travels, daemon, go: hold.go };
+  }
+  /** A `TIMEWARP_HOLD_AT` directory: whether the command stopped there, and its go. */
+  function holdDir() {
+    const t = makeTempDir("tw-cliwhold-");
+    cleanups.push(t.cleanup);
+    return {
+      dir: t.dir,
+      held: () => existsSync(join(t.dir, "held")),
+      go: () => writeFileSync(join(t.dir, "go"), ""),
+    };
   }
   let w: Base;
   beforeAll(() => {
@@ -310,6 +321,8 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
       const end = await run.done;
       expect(end.status).toBe(0);
       expect(end.stdout).toContain("\x1b[33mpast\x1b[39m: workspace at");
+      // (the server counts a command once its answer is written: the count can come a moment later)
+      await waitUntil(() => served(w.root) > before);
       expect(served(w.root)).toBe(before + 1);
       expect(bin.nodeStarts()).toEqual([]);
       expect(launch(bin.dir, ["return", "--json"], w.root).status).toBe(0);
@@ -336,8 +349,9 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
       expect(bin.nodeStarts()).toEqual([]);
 
       const had = backups(w.root);
+      const hold = holdDir();
       const first = start(bin.dir, ["travel", w.first, "--json"], w.root, {
-        TIMEWARP_PAUSE_AT: "travel:restore:6000",
+        TIMEWARP_HOLD_AT: `travel:restore@${hold.dir}`,
       });
       // started: the worker holds the lock (the killed holder's stale one is taken over)
       const daemon = readHookServer(w.root)?.pid;
@@ -348,11 +362,11 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
           return undefined;
         }
       };
-      await waitUntil(() => holderPid() === daemon, 60_000);
+      await waitUntil(() => hold.held(), 60_000);
+      expect(holderPid()).toBe(daemon);
       expect(first.child.exitCode).toBeNull();
       // a second write command meanwhile: the worker is busy, so it runs in its own process,
-      // and meets the lock as the CLI does
-      // (side by side: both must come while the travel holds the lock, on a loaded machine too)
+      // and meets the lock as the CLI does (the travel holds it until go)
       const [second, reference] = await Promise.all([
         start(bin.dir, ["snapshot", "create", "--json"], w.root).done,
         inProcessLater(["snapshot", "create", "--json"], w.root),
@@ -366,6 +380,7 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
       expect(ended.status).toBe(130);
       expect(ended.stdout).toBe("");
       expect(ended.stderr).toMatch(/goes on with this command; `timewarp status` shows/);
+      hold.go();
       await waitUntil(() => !existsSync(lock), 60_000);
       const status = json<{ mode: string }>(inProcess(["status", "--json"], w.root));
       expect(status.mode).toBe("past");
@@ -381,9 +396,17 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
     "a daemon stopped mid-travel lets it finish: its normal answer, the tree right, no COMMAND_LOST",
     async () => {
       const bin = binDir();
-      const { run, had, travels, daemon } = await pausedTravel(w, bin.dir, 3000);
-      // `watch stop` returns once the daemon is gone, which is once the travel has answered
-      const stop = inProcess(["watch", "stop", "--json"], w.root);
+      const { run, had, travels, daemon, go } = await heldTravel(w, bin.dir);
+      const log = join(w.root, ".timewarp", "watch", "daemon.log");
+      const waiting = "stopping once the write command the worker runs has answered";
+      const waits = () => readFileSync(log, "utf8").split(waiting).length - 1;
+      const waitedBefore = waits();
+      // `watch stop` returns once the daemon is gone, which is once the travel has answered:
+      // the travel goes on once the daemon says it waits for it
+      const stopping = inProcessLater(["watch", "stop", "--json"], w.root);
+      await waitUntil(() => waits() > waitedBefore, 60_000);
+      go();
+      const stop = await stopping;
       expect(stop.status, stop.stderr).toBe(0);
       expect(json<{ stopped: boolean }>(stop).stopped).toBe(true);
       expect(isProcessAlive(daemon)).toBe(false);
@@ -395,8 +418,7 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
       expect(tree(w.root)).toEqual(initialTree());
       expect(added(had, backups(w.root))).toHaveLength(1);
       expect(travelsCompleted(w.root)).toBe(travels + 1);
-      const log = readFileSync(join(w.root, ".timewarp", "watch", "daemon.log"), "utf8");
-      expect(log).toContain("stopping once the write command the worker runs has answered");
+      expect(waits()).toBe(waitedBefore + 1);
       // back to the present, with a daemon again for the next test
       const started = inProcess(["watch", "start", "--json"], w.root);
       expect(started.status, started.stderr).toBe(0);
@@ -410,7 +432,7 @@ describe(`bin/timewarp's write commands, while they run, under ${FIRST.name}`, (
     async () => {
       const bin = binDir();
       const before = tree(w.root);
-      const { run, had, travels, daemon } = await pausedTravel(w, bin.dir, 30_000);
+      const { run, had, travels, daemon } = await heldTravel(w, bin.dir);
       process.kill(daemon, "SIGKILL");
       const end = await run.done;
       expect(end.status).toBe(1);

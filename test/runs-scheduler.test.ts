@@ -159,13 +159,10 @@ describe("a session through a scheduler (fake Slurm commands)", () => {
     });
     const job = slurmJob({ skill: "long", initial: "RUNNING" });
     const runs = join(cwd, ".skillpilot", "runs");
-    for (let i = 0; i < 400; i++) {
-      const started = existsSync(runs)
-        ? spawnSync("sh", ["-c", `ls ${runs}/*/reports/started`]).status === 0
-        : false;
-      if (started) break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    // the cancel must come mid-request: wait for the script to start, however long that takes
+    const started = () =>
+      existsSync(runs) && spawnSync("sh", ["-c", `ls ${runs}/*/reports/started`]).status === 0;
+    await expect.poll(started, { timeout: 25_000, interval: 25 }).toBe(true);
     spawnSync(join(bin, "scancel"), ["7"], { env: { ...process.env, FAKE_SLURM: fake } });
     const { summary, manifest, events } = await job;
     expect(summary).toMatchObject({

@@ -87,13 +87,18 @@ beforeAll(() => {
 describe("two processes racing to travel", () => {
   it("one wins, the other gets LOCKED and touches nothing", async () => {
     const { root, snapshotId } = await prepared();
-    // whoever takes the lock first holds it for a while, so the race has one answer
-    const env = { TIMEWARP_PAUSE_AT: "travel:locked:1500" };
-    const [a, b] = await Promise.all([
+    // whoever takes the lock first holds it until the other has answered, so the race has one
+    // answer however far apart a loaded machine starts the two (a fixed pause did not promise it)
+    const hold = makeTempDir("tw-race-hold-");
+    cleanups.push(hold.cleanup);
+    const env = { TIMEWARP_HOLD_AT: `travel:locked@${hold.dir}` };
+    const runs = [
       runTimemachineChild(child, ["travel", root, snapshotId], env),
       runTimemachineChild(child, ["travel", root, snapshotId], env),
-    ]);
-    const results = [a, b];
+    ];
+    await Promise.race(runs);
+    writeFileSync(join(hold.dir, "go"), "");
+    const results = await Promise.all(runs);
     expect(results.filter((r) => r.ok).length).toBe(1);
     const loser = results.find((r) => r.error);
     expect(loser?.error?.code).toBe("LOCKED");

@@ -93,7 +93,8 @@ describe("acquireLock", () => {
       // event loop, so keep the loop busy until the kernel shows the zombie.
       const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
       const pid = child.pid as number;
-      const deadline = Date.now() + 5000;
+      // (a bound on a hang only: a loaded machine may take seconds to start and end the child)
+      const deadline = Date.now() + 20_000;
       let sawZombie = false;
       while (Date.now() < deadline) {
         const state = readFileSync(`/proc/${pid}/stat`, "latin1");

@@ -126,7 +126,10 @@ describe.skipIf(ui.skip !== undefined)("keyboard navigation", () => {
     const search = new URL(page.url()).search;
     await selected().focus();
     await page.keyboard.press("ArrowRight");
-    await expect.poll(async () => (await selected().textContent())?.trim()).not.toBe(before);
+    // (vitest's poll gives up after 1 s by default: a loaded machine's browser may take longer)
+    await expect
+      .poll(async () => (await selected().textContent())?.trim(), { timeout: 30_000 })
+      .not.toBe(before);
     const after = (await selected().textContent())?.trim();
     expect((await describeFocus(page)).text).toBe(after);
     expect(new URL(page.url()).search, "the tab is in the URL").not.toBe(search);
