@@ -32,6 +32,13 @@ const LAUNCHER = join(REPO, "bin", "timewarp");
 export interface WriteRowsOptions {
   size: "10k" | "100k";
   runs: number;
+  /**
+   * Only the daemon's samples, beside git's. An in-process sample between two of the daemon's
+   * rewrites the stat cache and stores loose objects that the daemon's next command then reads
+   * again or syncs (a travel's backup): as where every command goes through the daemon, which
+   * is what the launcher does when one runs.
+   */
+  daemonOnly?: boolean;
 }
 
 interface Ctx {
@@ -39,6 +46,7 @@ interface Ctx {
   twin: GitTwin;
   files: string[];
   round: number;
+  ways: readonly ("daemon" | "node")[];
 }
 
 /** The command in one of the two ways (untimed when only set-up). */
@@ -102,7 +110,7 @@ function snapshotRows(c: Ctx, runs: number): void {
   const status: ProcessSample[] = [];
   const commit: ProcessSample[] = [];
   for (let r = 0; r < runs; r++) {
-    for (const how of ["daemon", "node"] as const) {
+    for (const how of c.ways) {
       tw(c, how, ["snapshot", "create"]);
       noop[how].push(tw(c, how, ["snapshot", "create", "--json"]));
       editFiles(c.w, c.files, 20, c.round++);
@@ -113,10 +121,10 @@ function snapshotRows(c: Ctx, runs: number): void {
     commit.push(gitCommit(c.twin, `round ${r}`));
   }
   row("snapshot create, no change: daemon (sh bin/timewarp)", noop.daemon);
-  row("snapshot create, no change: in-process (node)", noop.node);
+  if (c.ways.includes("node")) row("snapshot create, no change: in-process (node)", noop.node);
   row("  git status --porcelain", status);
   row("snapshot create, 20 changed: daemon", twenty.daemon);
-  row("snapshot create, 20 changed: in-process (node)", twenty.node);
+  if (c.ways.includes("node")) row("snapshot create, 20 changed: in-process (node)", twenty.node);
   row("  git add -A && git commit (20 changed)", commit);
 }
 
@@ -127,7 +135,7 @@ function travelRows(c: Ctx, runs: number): void {
   const toPast: ProcessSample[] = [];
   const toBackup: ProcessSample[] = [];
   for (let r = 0; r < runs; r++) {
-    for (const how of ["daemon", "node"] as const) {
+    for (const how of c.ways) {
       const past = (
         JSON.parse(tw(c, "daemon", ["snapshot", "create", "--json"]).stdout) as {
           snapshot_id: string;
@@ -146,10 +154,10 @@ function travelRows(c: Ctx, runs: number): void {
     toBackup.push(git(c.twin, "reset", "-q", "--hard", "backup"));
   }
   row("travel, 20 files differ: daemon", travel.daemon);
-  row("travel, 20 files differ: in-process (node)", travel.node);
+  if (c.ways.includes("node")) row("travel, 20 files differ: in-process (node)", travel.node);
   row("  git reset --hard <past>", toPast);
   row("return, 20 files differ: daemon", back.daemon);
-  row("return, 20 files differ: in-process (node)", back.node);
+  if (c.ways.includes("node")) row("return, 20 files differ: in-process (node)", back.node);
   row("  git reset --hard <backup>", toBackup);
 }
 
@@ -159,10 +167,17 @@ function revertRows(c: Ctx, runs: number): void {
   const draft = join(tmpdir(), `tw-bench-draft-${process.pid}.txt`);
   const gitRevert: ProcessSample[] = [];
   for (let r = 0; r < runs; r++) {
-    for (const how of ["daemon", "node"] as const) {
+    for (const how of c.ways) {
       const file = c.files[(r * 13 + (how === "node" ? 5 : 0)) % c.files.length] as string;
       writeFileSync(draft, `${readFileSync(join(c.w, file), "utf8")}// revert me ${r}\n`);
-      const edit = tw(c, "node", ["edit", "whole", file, "--content-file", draft, "--json"]);
+      const edit = tw(c, c.ways.includes("node") ? "node" : "daemon", [
+        "edit",
+        "whole",
+        file,
+        "--content-file",
+        draft,
+        "--json",
+      ]);
       const op = (JSON.parse(edit.stdout) as { snapshotId: string }).snapshotId;
       revert[how].push(tw(c, how, ["revert", op, "--json"]));
     }
@@ -172,7 +187,7 @@ function revertRows(c: Ctx, runs: number): void {
   }
   rmSync(draft, { force: true });
   row("revert one edit: daemon", revert.daemon);
-  row("revert one edit: in-process (node)", revert.node);
+  if (c.ways.includes("node")) row("revert one edit: in-process (node)", revert.node);
   row("  git revert --no-edit HEAD", gitRevert);
 }
 
@@ -186,6 +201,7 @@ export function writeRows(options: WriteRowsOptions): void {
     twin: { work: join(scratch, "git"), gitDir: join(scratch, "git.git") },
     files: [],
     round: 0,
+    ways: options.daemonOnly === true ? ["daemon"] : ["daemon", "node"],
   };
   try {
     execFileSync("cp", ["-a", pristine, c.w]);
@@ -198,7 +214,7 @@ export function writeRows(options: WriteRowsOptions): void {
     gitCommit(c.twin, "first");
     tw(c, "daemon", ["status"]); // the worker warm
     console.log(
-      `\nwrite commands on the real ${options.size} tree (${c.files.length} editable files), ${options.runs} samples per row, node ${process.version}; load: ${execSync("uptime").toString().trim()}`,
+      `\nwrite commands on the real ${options.size} tree (${c.files.length} editable files), ${options.runs} samples per row${options.daemonOnly === true ? ", the daemon's alone" : ""}, node ${process.version}; load: ${execSync("uptime").toString().trim()}`,
     );
     const warmPid = daemonPid(c.w);
     console.log(`the daemon after its warm-up: ${daemonMemory(c.w)}`);

@@ -8,7 +8,8 @@
  * files (default 10 000) with OPS recorded edits (default 20), two snapshots and a few changes
  * since; RUNS samples per row (default 20). Prints p50/p95 and peak RSS per child (GNU time);
  * say the load (`uptime`) beside the numbers, as the bench does. Then the write commands' rows
- * on the real 10k tree (bench/cli-write.ts); `-- --write [--size 100k] [--runs N]` runs those alone.
+ * on the real 10k tree (bench/cli-write.ts); `-- --write [--size 100k] [--runs N] [--daemon-only]`
+ * runs those alone (`--daemon-only`: without the in-process samples between the daemon's).
  */
 import { execSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -154,4 +155,8 @@ async function main(): Promise<void> {
 }
 
 if (!WRITE_ONLY) await main();
-writeRows({ size: WRITE_SIZE, runs: WRITE_RUNS });
+writeRows({
+  size: WRITE_SIZE,
+  runs: WRITE_RUNS,
+  daemonOnly: process.argv.includes("--daemon-only"),
+});
