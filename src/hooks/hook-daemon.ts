@@ -28,9 +28,10 @@ export function watchRunCommand(root: string): string[] {
 /**
  * V8's young generation kept small in the daemon, its worker included (the flag is the
  * process's): by default each heap's semi-spaces grow to 16 MiB, and a long-lived process keeps
- * what they grew to. At 100k files, 25 served commands (status, snapshots, diff, travel,
- * return): peak 165–171 → 131–133 MiB, the daemon's CPU for them 960 → 960–990 ms.
- * (`--optimize-for-size` took the peak to 120 MiB for up to 20% more CPU: not taken.)
+ * what they grew to. At 100k files: warm 141 → 109–112 MiB; over 25 served commands (status,
+ * snapshots, diff, travel, return) the peak 166–175 → 131–134 MiB, the daemon's CPU for them
+ * within noise. (`--optimize-for-size` took the peak to 120 MiB for up to 20% more CPU: not
+ * taken.)
  */
 const DAEMON_V8_FLAGS = ["--max-semi-space-size=1"];
 
