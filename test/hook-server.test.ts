@@ -10,7 +10,7 @@ import {
   readHookServer,
 } from "../src/hooks/index.ts";
 import { bundledSource } from "./helpers/bundle.ts";
-import { cliCommand, REPO_ROOT, runCli } from "./helpers/cli.ts";
+import { cliCommand, makeTempDir, REPO_ROOT, runCli } from "./helpers/cli.ts";
 import {
   cleanups,
   killAfterHangClaimed,
@@ -124,8 +124,8 @@ describe("the hook server's machinery (a scripted worker)", () => {
     expect(statSync(hookServerPaths(root).dir).mode & 0o777).toBe(0o700);
     expect(call(root, "block", "{}")).toMatchObject({ served: true, exitCode: 2 });
     expect(leftovers(root)).toEqual([]);
-    // the count is published just after the reply
-    await waitUntil(() => readHookServer(root)?.served === 2);
+    // counted before the answer is written
+    expect(readHookServer(root)?.served).toBe(2);
   });
 
   it("publishes per-event counts and claim-to-reply times for `watch status`", async () => {
@@ -133,7 +133,7 @@ describe("the hook server's machinery (a scripted worker)", () => {
     await scriptedServer(root, "normal");
     for (let i = 0; i < 3; i++) expect(call(root, "echo", "{}").served).toBe(true);
     expect(call(root, "slow", "{}").served).toBe(true);
-    await waitUntil(() => readHookServer(root)?.served === 4);
+    expect(readHookServer(root)?.served).toBe(4);
     const timings = readHookServer(root)?.timings ?? {};
     expect(Object.keys(timings).sort()).toEqual(["echo", "slow"]);
     expect(timings.echo?.count).toBe(3);
@@ -144,6 +144,29 @@ describe("the hook server's machinery (a scripted worker)", () => {
     expect(timings.slow?.p95_ms).toBe(timings.slow?.p50_ms);
     expect(timings.echo?.p50_ms).toBeLessThanOrEqual(timings.echo?.p95_ms ?? 0);
   });
+
+  it("counts an answer in its record before the client has it", async () => {
+    const root = workspace();
+    const hold = makeTempDir("tw-hook-hold-");
+    cleanups.push(hold.cleanup);
+    // the server stops between counting the answer and writing it
+    await scriptedServer(root, "normal", { TIMEWARP_HOLD_AT: `hooks:answering@${hold.dir}` });
+    const before = readHookServer(root)?.served ?? 0;
+    const file = bundledSource(`
+      import { callHookServer } from ${JSON.stringify(join(REPO_ROOT, "src", "hooks", "index.ts"))};
+      const r = callHookServer({ args: { event: "echo" }, cwd: process.argv[2], env: process.env, input: "counted" });
+      process.stdout.write(r.served ? r.stdout : "not served: " + r.reason);`);
+    const child = spawn(process.execPath, [file, root], {
+      cwd: REPO_ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const out = stdoutOf(child);
+    await waitUntil(() => existsSync(join(hold.dir, "held")));
+    expect(readHookServer(root)?.served).toBe(before + 1);
+    expect(child.exitCode).toBeNull();
+    writeFileSync(join(hold.dir, "go"), "");
+    expect(JSON.parse(await out).input).toBe("counted");
+  }, 60_000);
 
   it("parallel clients each get their own answer", async () => {
     const root = workspace();
@@ -344,7 +367,7 @@ describe("the watch daemon serves the real hooks", () => {
     const daemonRoot = setup({});
     await waitUntil(() => readHookServer(daemonRoot) !== null);
     const viaDaemon = run(daemonRoot, {});
-    await waitUntil(() => readHookServer(daemonRoot)?.served === 4);
+    expect(readHookServer(daemonRoot)?.served).toBe(4);
     // and `watch status` says so, per event
     expect(served(daemonRoot)).toEqual({
       served: 4,
@@ -388,7 +411,7 @@ describe("the watch daemon serves the real hooks", () => {
       },
     );
     expect(agent.status, agent.stderr).toBe(0);
-    await waitUntil(() => readHookServer(root)?.served === 1);
+    expect(readHookServer(root)?.served).toBe(1);
     const first = /snapshot (\S+)/.exec(
       (JSON.parse(agent.stdout) as { summary: string }).summary,
     )?.[1] as string;
@@ -432,7 +455,7 @@ describe("the watch daemon serves the real hooks", () => {
       },
     );
     expect(out.kind).toBe("ok");
-    await waitUntil(() => readHookServer(root)?.served === 1);
+    expect(readHookServer(root)?.served).toBe(1);
     expect(served(root)).toEqual({ served: 1, byEvent: { "session-start": 1 } });
     const id = /snapshot (\S+)/.exec(out.summary)?.[1] as string;
     const record = JSON.parse(

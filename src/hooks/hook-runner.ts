@@ -1,5 +1,5 @@
 import type { Worker } from "node:worker_threads";
-import { clearLockOfThread, workspacePaths } from "../core/index.ts";
+import { clearLockOfThread, faultPoint, workspacePaths } from "../core/index.ts";
 import { isHookEvent } from "./hook-events.ts";
 import { formatHookResponse } from "./hook-outcome.ts";
 import type { HookAnswer, HookReply, HookRequestHeader } from "./hook-protocol.ts";
@@ -13,7 +13,10 @@ export interface HookRunnerOptions {
   /** A hook running longer than this is abandoned and its worker replaced. */
   hookTimeoutMs: number;
   log: (line: string) => void;
-  /** Called after a hook's answer was written, with its claim-to-reply time. */
+  /**
+   * Called with a hook's claim-to-reply time just before its answer is written: a client that
+   * has its answer finds it counted in the server's record (`watch status`).
+   */
   onAnswered: (header: HookRequestHeader, ms: number) => void;
 }
 
@@ -85,8 +88,9 @@ function createPendingTable(options: Pick<HookRunnerOptions, "log" | "onAnswered
     answer(id: number, reply: HookReply): void {
       const p = take(id);
       if (p === undefined) return;
-      writeHookReply(p.to, reply, options.log);
       if ("exitCode" in reply) options.onAnswered(p.header, performance.now() - p.claimedAt);
+      faultPoint("hooks:answering");
+      writeHookReply(p.to, reply, options.log);
     },
     /**
      * Answer every queued hook: declined while the worker never loaded (nothing of them ran, so
