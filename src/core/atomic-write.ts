@@ -163,25 +163,19 @@ export function fsyncAll(set: SyncSet): number {
     for (const o of open) closeSync(o.fd);
     throw error;
   }
-  if (open.length === 1) {
-    const [only] = open as [{ fd: number; path: string; dir: boolean }];
-    try {
-      fsyncSync(only.fd);
-    } catch (error) {
-      if (!only.dir) throw fromSystemError(error, `syncing ${only.path}`);
-    } finally {
-      closeSync(only.fd);
+  // (one alone is only synced here; of several, whatever the pool's fsync says, this one decides)
+  const pooled = open.length > 1;
+  if (pooled) for (const o of open) fsync(o.fd, () => close(o.fd, () => {}));
+  try {
+    for (const o of open) {
+      try {
+        fsyncSync(o.fd);
+      } catch (error) {
+        if (!o.dir) throw fromSystemError(error, `syncing ${o.path}`);
+      }
     }
-    return 1;
-  }
-  // (whatever the pool's fsync says, the one below decides)
-  for (const o of open) fsync(o.fd, () => close(o.fd, () => {}));
-  for (const o of open) {
-    try {
-      fsyncSync(o.fd);
-    } catch (error) {
-      if (!o.dir) throw fromSystemError(error, `syncing ${o.path}`);
-    }
+  } finally {
+    if (!pooled) for (const o of open) closeSync(o.fd);
   }
   return open.length;
 }
