@@ -1,31 +1,19 @@
 import { spawnSync } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cliCommand } from "../../test/helpers/cli.ts";
+import { tempDirs } from "../../test/helpers/temp-dirs.ts";
 import { gitBlobId } from "../core/index.ts";
 import { createObjectStore, createSnapshot, fsck, readManifest } from "../store/index.ts";
 import { travel } from "./travel.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs("tw-travel-durable-");
 
 const MIB = 1024 * 1024;
 
 function workspace(): string {
-  const root = join(mkdtempSync(join(tmpdir(), "tw-travel-durable-")), "ws");
-  dirs.push(join(root, ".."));
+  const root = join(tempDir(), "ws");
   mkdirSync(join(root, ".timewarp"), { recursive: true });
   writeFileSync(
     join(root, ".timewarp", "config.json"),
