@@ -56,8 +56,12 @@ function tw(c: Ctx, how: "daemon" | "node", args: string[]): ProcessSample {
     : timeProcess(process.execPath, [BIN, ...args], { cwd: c.w });
 }
 
-/** p50/p95, the client's peak RSS, and the command's own `duration_ms` p50 where it says one. */
+/**
+ * p50/p95, the client's peak RSS, and the command's own `duration_ms` p50 where it says one;
+ * nothing for a way not timed (`--daemon-only`).
+ */
 function row(name: string, xs: ProcessSample[]): void {
+  if (xs.length === 0) return;
   const ms = xs.map((x) => x.ms);
   const rss = Math.max(...xs.map((x) => x.rssKiB ?? 0)) / 1024;
   const own = xs
@@ -121,10 +125,10 @@ function snapshotRows(c: Ctx, runs: number): void {
     commit.push(gitCommit(c.twin, `round ${r}`));
   }
   row("snapshot create, no change: daemon (sh bin/timewarp)", noop.daemon);
-  if (c.ways.includes("node")) row("snapshot create, no change: in-process (node)", noop.node);
+  row("snapshot create, no change: in-process (node)", noop.node);
   row("  git status --porcelain", status);
   row("snapshot create, 20 changed: daemon", twenty.daemon);
-  if (c.ways.includes("node")) row("snapshot create, 20 changed: in-process (node)", twenty.node);
+  row("snapshot create, 20 changed: in-process (node)", twenty.node);
   row("  git add -A && git commit (20 changed)", commit);
 }
 
@@ -154,10 +158,10 @@ function travelRows(c: Ctx, runs: number): void {
     toBackup.push(git(c.twin, "reset", "-q", "--hard", "backup"));
   }
   row("travel, 20 files differ: daemon", travel.daemon);
-  if (c.ways.includes("node")) row("travel, 20 files differ: in-process (node)", travel.node);
+  row("travel, 20 files differ: in-process (node)", travel.node);
   row("  git reset --hard <past>", toPast);
   row("return, 20 files differ: daemon", back.daemon);
-  if (c.ways.includes("node")) row("return, 20 files differ: in-process (node)", back.node);
+  row("return, 20 files differ: in-process (node)", back.node);
   row("  git reset --hard <backup>", toBackup);
 }
 
@@ -187,7 +191,7 @@ function revertRows(c: Ctx, runs: number): void {
   }
   rmSync(draft, { force: true });
   row("revert one edit: daemon", revert.daemon);
-  if (c.ways.includes("node")) row("revert one edit: in-process (node)", revert.node);
+  row("revert one edit: in-process (node)", revert.node);
   row("  git revert --no-edit HEAD", gitRevert);
 }
 
