@@ -24,6 +24,7 @@ export default defineConfig({
     // leave behind for the next is its environment, which the setup file restores.
     isolate: false,
     setupFiles: ["test/helpers/file-env.ts"],
+    globalSetup: ["test/helpers/test-run-dir.ts"],
     // No watch daemons started by the hook and CLI tests; test/watch.test.ts turns it back on.
     // The daemons of the tests that start one do not prime (their first scan walks, as they
     // expect); test/watch-prime.test.ts turns that back on.

@@ -10,7 +10,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fsck, listSnapshots, readManifest } from "../src/store/index.ts";
 import {
   fixIssue,
@@ -79,10 +79,12 @@ async function expectCodeAsync(p: Promise<unknown>, code: string): Promise<Error
 }
 
 let child: string;
+let childDir: ReturnType<typeof makeTempDir> | undefined;
 beforeAll(() => {
-  const t = makeTempDir("tw-child-");
-  child = buildTimemachineChild(t.dir);
+  childDir = makeTempDir("tw-child-");
+  child = buildTimemachineChild(childDir.dir);
 });
+afterAll(() => childDir?.cleanup());
 
 describe("two processes racing to travel", () => {
   it("one wins, the other gets LOCKED and touches nothing", async () => {

@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { tempDirs } from "../../test/helpers/temp-dirs.ts";
 import { createFixedClock } from "../core/index.ts";
 import { distillCard } from "./card.ts";
 import { parseGoal } from "./goal.ts";
@@ -11,6 +11,8 @@ import { createCardIndex } from "./retrieve.ts";
 import type { GoalInput, MemoryEvent, PatternCard } from "./schemas.ts";
 import { tokenize } from "./tokenize.ts";
 import { formatViewPreview, renderView, routeView } from "./views.ts";
+
+const tempDir = tempDirs("tw-lib-");
 
 const clock = createFixedClock(new Date("2026-01-01T00:00:00Z"));
 
@@ -114,7 +116,7 @@ describe("distillCard", () => {
 
 describe("library", () => {
   it("merges a near-duplicate instead of piling up, counts uses, and skips a hand-mangled card with a warning", () => {
-    const dir = mkdtempSync(join(tmpdir(), "tw-lib-"));
+    const dir = tempDir();
     const first = saveCard(dir, docRun(), clock);
     expect(first.merged_into).toBeNull();
     const again = cardFor(

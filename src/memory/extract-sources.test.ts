@@ -1,12 +1,14 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { tempDirs } from "../../test/helpers/temp-dirs.ts";
 import { extractPatchEvents } from "./extract-patch.ts";
 import { extractTermEvents } from "./extract-term.ts";
 import { extractTranscriptEvents } from "./extract-transcript.ts";
 import { loadShellParser, testFramework } from "./shell-command.ts";
 import { parseTestOutput } from "./test-output.ts";
+
+const tempDir = tempDirs("tw-tr-");
 
 beforeAll(() => loadShellParser());
 
@@ -26,7 +28,7 @@ const result = (id: string, content: string, isError = false) =>
 
 describe("transcript (Claude Code JSONL)", () => {
   it("takes exactly the tool calls: edits (failed ones dropped), tests with their results, todos as plans; a torn line is a warning", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "tw-tr-"));
+    const dir = tempDir();
     const file = join(dir, "t.jsonl");
     writeFileSync(
       file,

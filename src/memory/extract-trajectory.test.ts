@@ -1,10 +1,12 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { tempDirs } from "../../test/helpers/temp-dirs.ts";
 import { extractRunEvents } from "./extract-events.ts";
 import { extractTrajectoryEvents } from "./extract-trajectory.ts";
 import type { TrajectoryStep } from "./trajectory.ts";
+
+const tempDir = tempDirs("tw-traj-");
 
 const FILE = "/testbed/astropy/modeling/separable.py";
 const REL = "astropy/modeling/separable.py";
@@ -118,7 +120,7 @@ function sweRun(): Omit<TrajectoryStep, "i">[] {
 }
 
 function writeRun(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), "tw-traj-"));
+  const dir = tempDir();
   mkdirSync(join(dir, "raw"));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, "raw", name), text);
   return dir;

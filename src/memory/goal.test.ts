@@ -1,8 +1,10 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { tempDirs } from "../../test/helpers/temp-dirs.ts";
 import { compileGoal, normalizePath, parseGoal, readGoal } from "./goal.ts";
+
+const tempDir = tempDirs("tw-goal-");
 
 describe("goal.json", () => {
   it("fills the seed's defaults: weights 0.4/0.3/0.2/0.1, thresholds 0.5/0.8, the four checkpoints", () => {
@@ -48,7 +50,7 @@ describe("goal.json", () => {
   });
 
   it("readGoal: GOAL_INVALID for a missing file, broken JSON and a bad field", () => {
-    const dir = mkdtempSync(join(tmpdir(), "tw-goal-"));
+    const dir = tempDir();
     expect(() => readGoal(join(dir, "goal.json"))).toThrow(
       expect.objectContaining({ code: "GOAL_INVALID" }),
     );
@@ -59,7 +61,7 @@ describe("goal.json", () => {
   });
 
   it("reads the original lab's goal names: allowed_paths/forbidden_paths as aliases, both names of one field GOAL_INVALID naming both", () => {
-    const dir = mkdtempSync(join(tmpdir(), "tw-goal-"));
+    const dir = tempDir();
     const file = join(dir, "goal.json");
     writeFileSync(
       file,

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { buildSync } from "esbuild";
@@ -10,7 +10,7 @@ import { makeTempDir, REPO_ROOT } from "./cli.ts";
  * as it is. A child started through tsx's loader first transforms the sources it imports: the
  * scripted hook server took 5.2–5.9 s to say "ready" that way at a load of 10, and 1.2–2.5 s
  * bundled. Tests that start many children (servers, processes killed -9) start them from here.
- * The bundles live in a temp folder removed when the process exits.
+ * The bundles live in the test run's temp folder (`test-run-dir.ts`), removed when the run ends.
  */
 
 const IN_SRC = join(REPO_ROOT, "src", "bundle");
@@ -19,9 +19,13 @@ let folder: string | undefined;
 
 function outDir(): string {
   if (folder === undefined) {
-    const t = makeTempDir("tw-bundle-");
-    process.once("exit", t.cleanup);
-    folder = t.dir;
+    const run = process.env.TIMEWARP_TEST_RUN_DIR;
+    if (run !== undefined) folder = mkdtempSync(join(run, "bundle-"));
+    else {
+      const t = makeTempDir("tw-bundle-");
+      process.once("exit", t.cleanup);
+      folder = t.dir;
+    }
   }
   return folder;
 }
