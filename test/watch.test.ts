@@ -109,45 +109,59 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     return t.dir;
   };
 
-  it("answers what changed, and a scan built on its answers equals a full walk through many edits", async () => {
-    const root = workspace();
-    for (let d = 0; d < 3; d++) {
-      mkdirSync(join(root, `src${d}`, "deep"), { recursive: true });
-      for (let f = 0; f < 5; f++)
-        writeFileSync(join(root, `src${d}`, "deep", `f${f}.ts`), `${d}${f}`);
-    }
-    mkdirSync(join(root, "node_modules", "pkg"), { recursive: true });
-    start(root);
-    const ex = excludesOf(root);
-    // The first answer of a daemon is "unknown" (walk once) with a token.
-    let cache = scanWorkspace(root, { excludes: ex, useWatcher: true }).statCache;
-    expect(cache.watchToken).toMatch(/^[0-9a-f]+:\d+$/);
-    const edits: ((i: number) => void)[] = [
-      (i) => writeFileSync(join(root, "src0", "deep", "f1.ts"), `edit ${i}`),
-      (i) => writeFileSync(join(root, `new${i}.txt`), `new ${i}`),
-      (i) => mkdirSync(join(root, `tree${i}`, "a", "b"), { recursive: true }),
-      (i) => writeFileSync(join(root, `tree${i - 1}`, "a", "b", "leaf.txt"), `leaf ${i}`),
-      (i) => renameSync(join(root, "src1"), join(root, `src1-moved${i}`)),
-      (i) => writeFileSync(join(root, `src1-moved${i - 1}`, "deep", "f2.ts"), `inside moved ${i}`),
-      (_i) => rmSync(join(root, "src2", "deep"), { recursive: true }),
-      (i) => chmodSync(join(root, "src0", "deep", "f3.ts"), 0o755 + (i % 2)),
-      (i) => symlinkSync("src0", join(root, `link${i}`)),
-      (i) => writeFileSync(join(root, "node_modules", "pkg", `x${i}.js`), "excluded"),
-      (i) => writeFileSync(join(root, "src0", `debug${i}.log`), "excluded by pattern"),
-      (i) => rmSync(join(root, `new${i - 10}.txt`)),
-    ];
-    let incremental = 0;
-    for (let i = 0; i < edits.length; i++) {
-      (edits[i] as (i: number) => void)(i);
-      const inc = scanWorkspace(root, { excludes: ex, statCache: cache, useWatcher: true });
-      const walk = scanWorkspace(root, { excludes: ex, statCache: cache });
-      expect(inc.manifest.entries, `after edit ${i}`).toEqual(walk.manifest.entries);
-      expect(inc.skipped).toEqual(walk.skipped);
-      if (inc.incremental) incremental++;
-      cache = inc.statCache;
-    }
-    expect(incremental).toBe(edits.length);
-  });
+  // (the daemon watches through Node's raw handles where it can, else fs.watch: both exact)
+  it.each([
+    { way: "inotify handles", env: {} },
+    { way: "fs.watch", env: { TIMEWARP_WATCH_FS_WATCH: "1" } },
+  ])(
+    "answers what changed, and a scan built on its answers equals a full walk through many edits ($way)",
+    async ({ way, env }) => {
+      const root = workspace();
+      for (let d = 0; d < 3; d++) {
+        mkdirSync(join(root, `src${d}`, "deep"), { recursive: true });
+        for (let f = 0; f < 5; f++)
+          writeFileSync(join(root, `src${d}`, "deep", `f${f}.ts`), `${d}${f}`);
+      }
+      mkdirSync(join(root, "node_modules", "pkg"), { recursive: true });
+      start(root, env);
+      expect(readFileSync(join(root, ".timewarp", "watch", "daemon.log"), "utf8")).toContain(
+        `directories of ${root} (pid`,
+      );
+      expect(readFileSync(join(root, ".timewarp", "watch", "daemon.log"), "utf8")).toMatch(
+        new RegExp(`; ${way}\\)`),
+      );
+      const ex = excludesOf(root);
+      // The first answer of a daemon is "unknown" (walk once) with a token.
+      let cache = scanWorkspace(root, { excludes: ex, useWatcher: true }).statCache;
+      expect(cache.watchToken).toMatch(/^[0-9a-f]+:\d+$/);
+      const edits: ((i: number) => void)[] = [
+        (i) => writeFileSync(join(root, "src0", "deep", "f1.ts"), `edit ${i}`),
+        (i) => writeFileSync(join(root, `new${i}.txt`), `new ${i}`),
+        (i) => mkdirSync(join(root, `tree${i}`, "a", "b"), { recursive: true }),
+        (i) => writeFileSync(join(root, `tree${i - 1}`, "a", "b", "leaf.txt"), `leaf ${i}`),
+        (i) => renameSync(join(root, "src1"), join(root, `src1-moved${i}`)),
+        (i) =>
+          writeFileSync(join(root, `src1-moved${i - 1}`, "deep", "f2.ts"), `inside moved ${i}`),
+        (_i) => rmSync(join(root, "src2", "deep"), { recursive: true }),
+        (i) => chmodSync(join(root, "src0", "deep", "f3.ts"), 0o755 + (i % 2)),
+        (i) => symlinkSync("src0", join(root, `link${i}`)),
+        (i) => writeFileSync(join(root, "node_modules", "pkg", `x${i}.js`), "excluded"),
+        (i) => writeFileSync(join(root, "src0", `debug${i}.log`), "excluded by pattern"),
+        (i) => rmSync(join(root, `new${i - 10}.txt`)),
+      ];
+      let incremental = 0;
+      for (let i = 0; i < edits.length; i++) {
+        (edits[i] as (i: number) => void)(i);
+        const inc = scanWorkspace(root, { excludes: ex, statCache: cache, useWatcher: true });
+        const walk = scanWorkspace(root, { excludes: ex, statCache: cache });
+        expect(inc.manifest.entries, `after edit ${i}`).toEqual(walk.manifest.entries);
+        expect(inc.skipped).toEqual(walk.skipped);
+        if (inc.incremental) incremental++;
+        cache = inc.statCache;
+      }
+      expect(incremental).toBe(edits.length);
+    },
+  );
 
   it("reports the changes since a token, once, and nothing when nothing changed", () => {
     const root = workspace();

@@ -272,9 +272,12 @@ export function runWatchDaemon(root: string, options: WatchDaemonOptions = {}): 
     });
     tree.watchTree("");
     if (stopping === undefined) return; // failed while setting up
+    // (logged first: whoever finds the record finds this line)
+    log(
+      `timewarp watch: watching ${tree.size} directories of ${root} (pid ${process.pid}; ${tree.raw ? "inotify handles" : "fs.watch"})`,
+    );
     publish();
     rmSync(wp.failed, { force: true });
-    log(`timewarp watch: watching ${tree.size} directories of ${root} (pid ${process.pid})`);
     attempt(
       () => options.onWatching?.(),
       (error) => log(`timewarp watch: ${String(error)}`),

@@ -1,6 +1,7 @@
-import { existsSync, type FSWatcher, lstatSync, readdirSync, watch } from "node:fs";
+import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { errnoCode } from "../core/index.ts";
+import { createDirWatcher, type DirWatch } from "./watch-handle.ts";
 import type { WatchJournal } from "./watch-journal.ts";
 
 /** The inotify watches of a workspace: one per non-excluded directory, kept in step with it. */
@@ -11,6 +12,8 @@ export interface TreeWatcher {
   unwatchTree(rel: string): void;
   /** How many directories are watched. */
   readonly size: number;
+  /** Whether the watches are Node's raw handles (watch-handle.ts). */
+  readonly raw: boolean;
 }
 
 export interface TreeWatcherOptions {
@@ -57,9 +60,9 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
   // Per directory only its watcher, its inode and its path, in three maps: one listener for all
   // watchers (finding the directory by its watcher) instead of two closures and a context per
   // directory, ~150 bytes each (24.8k directories at 100k files; issue 22, item 5).
-  const watchers = new Map<string, FSWatcher>();
+  const watchers = new Map<string, DirWatch>();
   const inodes = new Map<string, number>();
-  const dirOf = new Map<FSWatcher, string>();
+  const dirOf = new Map<DirWatch, string>();
   const countEvent = createBurstCounter(options.overflowAt, journal);
 
   const unwatchTree = (rel: string): void => {
@@ -73,8 +76,8 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     }
   };
 
-  /** A watcher's event (`this` is the watcher: EventEmitter calls listeners so). */
-  function onChange(this: FSWatcher, type: string, name: Buffer | string | null): void {
+  /** A watch's event (`this` is the watch). */
+  function onChange(this: DirWatch, type: string, name: Buffer | null): void {
     const dirRel = dirOf.get(this);
     if (dirRel !== undefined) onEvent(dirRel, type, name);
   }
@@ -83,24 +86,24 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
    * A watched directory removed under us reports an error on some kernels: its parent's event
    * already said so; anything else leaves the watcher unsure.
    */
-  function onError(this: FSWatcher, error: Error): void {
+  function onError(this: DirWatch, error: Error): void {
     const rel = dirOf.get(this);
     if (rel === undefined) return;
     if (existsSync(rel === "" ? root : join(root, rel)))
       fail(`watcher error on ${rel || "."}: ${String(error)}`);
   }
+  const dirs = createDirWatcher(onChange, onError);
 
-  const onEvent = (dirRel: string, type: string, name: Buffer | string | null): void => {
+  const onEvent = (dirRel: string, type: string, name: Buffer | null): void => {
     countEvent();
     if (name === null) {
       if (dirRel === "") fail("an event on the workspace root without a name");
       else journal.path(dirRel);
       return;
     }
-    const raw = typeof name === "string" ? Buffer.from(name, "utf8") : name;
-    const text = raw.toString("utf8");
+    const text = name.toString("utf8");
     // A name that is not UTF-8: report its directory (scans walk such trees byte-exactly).
-    if (!Buffer.from(text, "utf8").equals(raw)) {
+    if (!Buffer.from(text, "utf8").equals(name)) {
       if (dirRel === "") fail("a name that is not UTF-8 in the workspace root");
       else journal.path(dirRel);
       return;
@@ -130,11 +133,11 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
   /** Watch one directory; its subdirectories to watch next, or null when it is not watched. */
   const watchOne = (rel: string): string[] | null => {
     const abs = rel === "" ? root : join(root, rel);
-    let watcher: FSWatcher;
+    let watcher: DirWatch;
     let ino: number;
     try {
       ino = lstatSync(abs).ino;
-      watcher = watch(abs, { persistent: true, encoding: "buffer" }, onChange);
+      watcher = dirs.watch(abs);
     } catch (error) {
       const code = errnoCode(error);
       if (code === "ENOENT" || code === "ENOTDIR") return []; // gone meanwhile: its parent saw it
@@ -147,7 +150,6 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
       } else fail(`cannot watch ${rel === "" ? "the workspace root" : rel}: ${code ?? error}`);
       return null;
     }
-    watcher.on("error", onError);
     watchers.set(rel, watcher);
     inodes.set(rel, ino);
     dirOf.set(watcher, rel);
@@ -190,5 +192,6 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     get size() {
       return watchers.size;
     },
+    raw: dirs.raw,
   };
 }
