@@ -72,8 +72,12 @@ export function runHookWorker(port: MessagePort, options: HookWorkerOptions = {}
       // What the answer need not wait for (a session start's cleanup) runs once it is out; the
       // next hook waits for it in the queue, as it must for the workspace lock anyway.
       await after?.();
-      // Nothing a request read stays resident until the next one (issue 22, item 5).
-      (await import("../store/index.ts")).forgetManifestTexts();
+      // Nothing a request read stays resident until the next one (issue 22, item 5): the
+      // manifest texts and the packs' object caches (the manifest nodes' caches stay: a delta
+      // snapshot reads the same groups each time).
+      const store = await import("../store/index.ts");
+      store.forgetManifestTexts();
+      store.forgetPackBases();
     });
     const done = () => collector.end(message.header.live === true);
     void queue.then(done, done);

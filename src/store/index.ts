@@ -23,6 +23,7 @@ export {
 export { initWorkspace } from "./init-workspace.ts";
 export type { Manifest, ManifestEntry } from "./manifest.ts";
 export { forgetManifestTexts, ManifestSchema, parseManifestText } from "./manifest.ts";
+export { forgetPackBases } from "./object-packs.ts";
 export type { ObjectStore } from "./object-store.ts";
 export { createObjectStore } from "./object-store.ts";
 export { filterExcluded, notCaptured } from "./plan-restore.ts";

@@ -371,12 +371,31 @@ const CACHE_MAX_OBJECT = 1024 * 1024;
 
 function remember(pack: Pack, offset: number, bytes: Buffer): void {
   if (bytes.length > CACHE_MAX_OBJECT) return;
-  pack.bases.set(offset, bytes);
+  // Memory of its own: a small object decompressed is a view into brotli's 16 KiB output
+  // chunk, which it would keep alive whole (the cache counts its bytes).
+  let own = bytes;
+  if (bytes.length < bytes.buffer.byteLength) {
+    own = Buffer.allocUnsafeSlow(bytes.length);
+    bytes.copy(own);
+  }
+  pack.bases.set(offset, own);
   pack.cached += bytes.length;
   for (const [at, old] of pack.bases) {
     if (pack.cached <= CACHE_BYTES) break;
     pack.bases.delete(at);
     pack.cached -= old.length;
+  }
+}
+
+/**
+ * Empty the object caches of every pack this process opened (a long-lived process, the hook
+ * server's worker, calls it after each request: 4 MiB per pack would otherwise stay resident
+ * for a hit the next request rarely has). The packs' indexes stay.
+ */
+export function forgetPackBases(): void {
+  for (const { pack } of openedPacks.values()) {
+    pack.bases.clear();
+    pack.cached = 0;
   }
 }
 

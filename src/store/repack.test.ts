@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "../../test/helpers/cli.ts";
 import { gitBlobId } from "../core/index.ts";
-import { findInPack, loadPacks, parseEntry, readEntry } from "./object-packs.ts";
+import { findInPack, forgetPackBases, loadPacks, parseEntry, readEntry } from "./object-packs.ts";
 import { createObjectStore } from "./object-store.ts";
 import { MAX_DELTA_DEPTH } from "./repack.ts";
 
@@ -83,6 +83,30 @@ describe("repack", () => {
     const chains = depths(dir);
     expect(Math.max(...chains.values())).toBeLessThanOrEqual(MAX_DELTA_DEPTH);
     expect(Math.max(...chains.values())).toBeGreaterThan(0);
+  });
+
+  it("caches what it read in memory of its own, bounded by its bytes, and forgets it on demand", () => {
+    // A small object decompressed is a view into a 16 KiB output chunk: kept as such, the cache
+    // held several times what it counted (the daemon's worker at 100k files).
+    const dir = storeDir();
+    const store = createObjectStore(dir);
+    const oids = new Map<string, string>();
+    for (let k = 0; k < 80; k++)
+      oids.set(store.write(Buffer.from(source(20, `s${k}_`))), `s${k}.ts`);
+    expect(store.repack(new Set(oids.keys()), oids).stats?.objects).toBe(80);
+    const again = createObjectStore(dir);
+    for (const oid of oids.keys()) again.read(oid, { verify: true });
+    const [pack] = loadPacks(dir);
+    const cached = [...pack!.bases.values()];
+    expect(cached.length).toBe(80);
+    const under = new Set(cached.map((b) => b.buffer));
+    const held = [...under].reduce((n, u) => n + u.byteLength, 0);
+    expect(held).toBe(pack!.cached);
+    forgetPackBases();
+    expect(pack!.bases.size).toBe(0);
+    expect(pack!.cached).toBe(0);
+    // and it reads on as before
+    for (const oid of oids.keys()) expect(gitBlobId(again.read(oid))).toBe(oid);
   });
 
   it("copies a packed entry whose chain stays live, re-encodes one whose base died", () => {
