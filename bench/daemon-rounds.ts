@@ -12,7 +12,8 @@
  * random (appended to, so that every round's travel restores more of them) and
  * `snapshot diff FIRST` before those. Prints per round the daemon's VmRSS, RssAnon and the
  * peak of each command (VmHWM, reset before each by `/proc/PID/clear_refs`), then the peak of
- * the whole run and VmRSS 5 s after it. Memory hardly depends on the load; it is printed
+ * the whole run, VmRSS 5 s after it and the daemon's CPU time for the rounds (`/proc/PID/stat`,
+ * its threads included; clock ticks of 10 ms). Memory hardly depends on the load; it is printed
  * anyway. Not a test; `SCALE_BENCH_NO_BUILD=1` skips the build.
  */
 import { execFileSync, spawnSync } from "node:child_process";
@@ -57,6 +58,14 @@ const load = () =>
     .map((l) => l.toFixed(2))
     .join(" ");
 
+/** CPU seconds `pid` has used (user + system, its threads included). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime, fields 14 and 15 of the line (11 and 12 past the name), in clock ticks
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** A field of /proc/PID/status, in KiB. */
 function field(pid: number, name: string): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -80,6 +89,7 @@ try {
     execFileSync("sleep", ["0.2"]);
   execFileSync("sleep", ["3"]);
   let peak = field(pid, "VmHWM");
+  const cpuAtStart = cpuSeconds(pid);
   console.log(
     `${values.size} tree, ${rounds} rounds${values.heavy ? " (heavy)" : ""}; load ${load()}`,
   );
@@ -124,7 +134,7 @@ try {
   }
   execFileSync("sleep", ["5"]);
   console.log(
-    `whole run: peak (VmHWM) ${mib(peak)} MiB; 5 s after: VmRSS ${mib(field(pid, "VmRSS"))}, RssAnon ${mib(field(pid, "RssAnon"))}; load ${load()}`,
+    `whole run: peak (VmHWM) ${mib(peak)} MiB; 5 s after: VmRSS ${mib(field(pid, "VmRSS"))}, RssAnon ${mib(field(pid, "RssAnon"))}; the daemon's CPU for the rounds ${(cpuSeconds(pid) - cpuAtStart).toFixed(2)} s; load ${load()}`,
   );
 } finally {
   if (pid !== 0) watchDaemon("stop", ws);
