@@ -11,6 +11,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
+import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir, REPO_ROOT } from "./helpers/cli.ts";
 
@@ -77,6 +78,35 @@ describe("bin/timewarp.cjs with V8's code cache", () => {
     const second = run(bin, ["status", "--json"]);
     expect(second.out).toBe(first.out);
     // Accepted: the bin rewrites the cache (a new file, renamed in) only when V8 rejects it.
+    expect(statSync(cache()).ino).toBe(written.ino);
+    expect(statSync(cache()).mtimeMs).toBe(written.mtimeMs);
+  });
+
+  it("runs the bundle in a worker thread too (the watch daemon's hook worker), through the cache", async () => {
+    const { bin, cache } = layout();
+    const bundle = join(dirname(dirname(bin)), "dist", "bin", "timewarp.cjs");
+    writeFileSync(
+      bundle,
+      `const { isMainThread, parentPort, workerData } = require("node:worker_threads");
+       parentPort.postMessage({ isMainThread, workerData, dir: require("node:path").basename(__dirname) });`,
+    );
+    const inWorker = async () => {
+      const worker = new Worker(bin, { workerData: { timewarp: "test" } });
+      const said = new Promise((r) => worker.once("message", r));
+      const exited = new Promise((r) => worker.once("exit", r));
+      const message = await said;
+      expect(await exited).toBe(0);
+      return message;
+    };
+    expect(await inWorker()).toEqual({
+      isMainThread: false,
+      workerData: { timewarp: "test" },
+      dir: "bin",
+    });
+    // written when the first worker ended, then taken as it is by the next one
+    const written = statSync(cache());
+    expect(written.size).toBeGreaterThan(0);
+    expect(await inWorker()).toMatchObject({ isMainThread: false });
     expect(statSync(cache()).ino).toBe(written.ino);
     expect(statSync(cache()).mtimeMs).toBe(written.mtimeMs);
   });
