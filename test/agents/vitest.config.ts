@@ -9,5 +9,6 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: "forks",
     maxWorkers: 4,
+    globalSetup: ["test/helpers/test-run-dir.ts"],
   },
 });

@@ -10,6 +10,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    globalSetup: ["test/helpers/test-run-dir.ts"],
     env: { TIMEWARP_WATCH: "0" },
   },
 });

@@ -5,7 +5,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/slurm/**/*.slurm.test.ts"],
-    globalSetup: ["test/slurm/global-setup.ts"],
+    globalSetup: ["test/helpers/test-run-dir.ts", "test/slurm/global-setup.ts"],
     testTimeout: 180_000,
     hookTimeout: 60_000,
     pool: "forks",

@@ -6,7 +6,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/ui/**/*.ui.test.ts"],
-    globalSetup: ["test/ui/global-setup.ts"],
+    globalSetup: ["test/helpers/test-run-dir.ts", "test/ui/global-setup.ts"],
     testTimeout: 120_000,
     hookTimeout: 300_000,
     pool: "forks",
