@@ -28,6 +28,7 @@ import {
 } from "../core/index.ts";
 import { applyGitDelta, createGitDelta } from "../diff/index.ts";
 import { createMergedNodeIndex, type NodeSlot } from "./manifest-node-index.ts";
+import { ownedBytes } from "./owned-bytes.ts";
 
 /**
  * The nodes of tree manifests (`manifest-tree.ts`), each named by the git blob id of its text,
@@ -109,7 +110,7 @@ const KEPT_GROUP_BYTES = 1024 * 1024;
 
 /**
  * A map of texts by id, least recently used first, bounded by bytes: the bytes it holds, since
- * a text kept is its own copy unless it already owns its memory (`ownCopy`).
+ * a text kept is its own copy unless it already owns its memory (`ownedBytes`).
  */
 function createKept(limit: number) {
   const map = new Map<string, Buffer>();
@@ -128,7 +129,7 @@ function createKept(limit: number) {
         map.set(id, had);
         return;
       }
-      map.set(id, text.length === text.buffer.byteLength ? text : ownCopy(text));
+      map.set(id, ownedBytes(text));
       bytes += text.length;
       for (const [old, t] of map) {
         if (bytes <= limit) break;
@@ -445,8 +446,8 @@ function decompressSlotBlock(slot: NodeSlot): Buffer {
   try {
     // One output chunk for a whole block (a block ends past its target, after its last node).
     const out = brotliDecompressSync(bytes, { chunkSize: BLOCK_TARGET + 32 * 1024 });
-    // (a view into the output chunk: the block cache keeps its own copy, see `ownCopy`)
-    const block = out.length < out.buffer.byteLength ? ownCopy(out) : out;
+    // (a view into the output chunk: the block cache keeps its own copy)
+    const block = ownedBytes(out);
     decompressed.blocks++;
     decompressed.bytes += block.length;
     return block;
@@ -486,19 +487,7 @@ function textOf(
 /** Node `id`'s text at `slot`, a copy (kept texts must not pin their blocks), checked. */
 function readSlot(id: string, slot: NodeSlot, baseText: (base: string) => Buffer): Buffer {
   const stored = storedIn(slot, blockOf(slot));
-  return textOf(id, slot, slot.base === null ? ownCopy(stored) : stored, baseText);
-}
-
-/**
- * `bytes` in memory of its own, exactly its size, for what the caches keep. `Buffer.from` puts
- * a copy under 4 KiB into Node's shared 8 KiB pool, whose whole slab the copy then keeps alive,
- * and a decompressed block is a view into brotli's 48 KiB output chunk: the caches counted 2 MiB
- * of texts while they held 7–9 MiB (a worker after rounds of snapshots at 100k files).
- */
-function ownCopy(bytes: Buffer): Buffer {
-  const copy = Buffer.allocUnsafeSlow(bytes.length);
-  bytes.copy(copy);
-  return copy;
+  return textOf(id, slot, slot.base === null ? ownedBytes(stored) : stored, baseText);
 }
 
 /**

@@ -25,6 +25,7 @@ import {
   writeFileAtomic,
 } from "../core/index.ts";
 import { applyGitDelta } from "../diff/index.ts";
+import { ownedBytes } from "./owned-bytes.ts";
 
 /**
  * Packs: many objects in one file, written once (temp + rename) and never changed.
@@ -371,14 +372,8 @@ const CACHE_MAX_OBJECT = 1024 * 1024;
 
 function remember(pack: Pack, offset: number, bytes: Buffer): void {
   if (bytes.length > CACHE_MAX_OBJECT) return;
-  // Memory of its own: a small object decompressed is a view into brotli's 16 KiB output
-  // chunk, which it would keep alive whole (the cache counts its bytes).
-  let own = bytes;
-  if (bytes.length < bytes.buffer.byteLength) {
-    own = Buffer.allocUnsafeSlow(bytes.length);
-    bytes.copy(own);
-  }
-  pack.bases.set(offset, own);
+  // (a small object decompressed is a view into brotli's output chunk: the cache counts bytes)
+  pack.bases.set(offset, ownedBytes(bytes));
   pack.cached += bytes.length;
   for (const [at, old] of pack.bases) {
     if (pack.cached <= CACHE_BYTES) break;
