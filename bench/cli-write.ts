@@ -22,6 +22,7 @@ import {
   git,
   gitCommit,
   gitInit,
+  daemonMemory as procMemory,
   REPO,
 } from "./scale-common.ts";
 import { pristineTree } from "./scale-trees.ts";
@@ -95,13 +96,12 @@ function daemonMemory(w: string, since?: number | null): string {
   const pid = daemonPid(w);
   try {
     if (pid === null) throw new Error("no record");
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const kib = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1]);
+    const { rss, hwm } = procMemory(pid);
     const restarted =
       since !== undefined && since !== pid
         ? `; NOT the daemon of the warm-up (pid ${since}): it restarted, see .timewarp/watch/daemon.log`
         : "";
-    return `VmRSS ${(kib("VmRSS") / 1024).toFixed(1)} MiB, VmHWM ${(kib("VmHWM") / 1024).toFixed(1)} MiB (pid ${pid})${restarted}`;
+    return `VmRSS ${(rss / 1024).toFixed(1)} MiB, VmHWM ${(hwm / 1024).toFixed(1)} MiB (pid ${pid})${restarted}`;
   } catch {
     return "? (no daemon record or no /proc)";
   }

@@ -17,19 +17,15 @@
  * anyway. Not a test; `SCALE_BENCH_NO_BUILD=1` skips the build.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import {
-  appendFileSync,
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
+  awaitDaemonPid,
+  awaitPrime,
   cli,
+  daemonMemory,
   editableFiles,
   editFiles,
   ensureBuilt,
@@ -66,12 +62,6 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** A field of /proc/PID/status, in KiB. */
-function field(pid: number, name: string): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-}
-
 ensureBuilt();
 const scratch = mkdtempSync(join(process.env.MEM_BENCH_DIR ?? tmpdir(), "tw-rounds-"));
 const ws = join(scratch, "ws");
@@ -81,28 +71,23 @@ try {
   const made = cli(ws, ["-C", ws, "snapshot", "create", "--json"], { TIMEWARP_WATCH: "0" });
   const first = (JSON.parse(made.stdout) as { snapshot_id: string }).snapshot_id;
   watchDaemon("start", ws);
-  const record = join(ws, ".timewarp", "watch", "daemon.json");
-  const log = join(ws, ".timewarp", "watch", "daemon.log");
-  for (let i = 0; i < 600 && !existsSync(record); i++) execFileSync("sleep", ["0.2"]);
-  pid = (JSON.parse(readFileSync(record, "utf8")) as { pid: number }).pid;
-  for (let i = 0; i < 1500 && !/prime pid \d+ ended/.test(readFileSync(log, "utf8")); i++)
-    execFileSync("sleep", ["0.2"]);
+  pid = awaitDaemonPid(ws);
+  awaitPrime(ws);
   execFileSync("sleep", ["3"]);
-  let peak = field(pid, "VmHWM");
+  const warm = daemonMemory(pid);
+  let peak = warm.hwm;
   const cpuAtStart = cpuSeconds(pid);
   console.log(
     `${values.size} tree, ${rounds} rounds${values.heavy ? " (heavy)" : ""}; load ${load()}`,
   );
-  console.log(
-    `daemon started, worker warm: VmRSS ${mib(field(pid, "VmRSS"))} MiB, VmHWM ${mib(peak)}`,
-  );
+  console.log(`daemon started, worker warm: VmRSS ${mib(warm.rss)} MiB, VmHWM ${mib(peak)}`);
 
   /** One command through the launcher; its peak in the daemon (VmHWM since the last one). */
   const served = (args: string[]): string => {
     writeFileSync(`/proc/${pid}/clear_refs`, "5");
     const r = spawnSync(LAUNCHER, ["-C", ws, ...args], { encoding: "utf8" });
     if (r.status !== 0) throw new Error(`timewarp ${args.join(" ")}: ${r.stderr}`);
-    const hwm = field(pid, "VmHWM");
+    const hwm = daemonMemory(pid).hwm;
     peak = Math.max(peak, hwm);
     line.push(`${args[0] === "travel" ? "travel" : args.slice(0, 2).join(" ")} ${mib(hwm)}`);
     return r.stdout;
@@ -128,13 +113,15 @@ try {
     served(["status"]);
     served(["travel", first]);
     served(["return"]);
+    const now = daemonMemory(pid);
     console.log(
-      `round ${r + 1}: VmRSS ${mib(field(pid, "VmRSS"))}, RssAnon ${mib(field(pid, "RssAnon"))}; peak per command: ${line.join(", ")}`,
+      `round ${r + 1}: VmRSS ${mib(now.rss)}, RssAnon ${mib(now.anon)}; peak per command: ${line.join(", ")}`,
     );
   }
   execFileSync("sleep", ["5"]);
+  const after = daemonMemory(pid);
   console.log(
-    `whole run: peak (VmHWM) ${mib(peak)} MiB; 5 s after: VmRSS ${mib(field(pid, "VmRSS"))}, RssAnon ${mib(field(pid, "RssAnon"))}; the daemon's CPU for the rounds ${(cpuSeconds(pid) - cpuAtStart).toFixed(2)} s; load ${load()}`,
+    `whole run: peak (VmHWM) ${mib(peak)} MiB; 5 s after: VmRSS ${mib(after.rss)}, RssAnon ${mib(after.anon)}; the daemon's CPU for the rounds ${(cpuSeconds(pid) - cpuAtStart).toFixed(2)} s; load ${load()}`,
   );
 } finally {
   if (pid !== 0) watchDaemon("stop", ws);

@@ -16,13 +16,16 @@
  * every row. Not a test; `SCALE_BENCH_NO_BUILD=1` skips the build.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
+  awaitDaemonPid,
+  awaitPrime,
   BIN,
   cli,
+  daemonMemory,
   editableFiles,
   editFiles,
   ensureBuilt,
@@ -72,19 +75,6 @@ function run(rows: MemRow[], ws: string, what: string, args: string[]): unknown 
   return s.stdout.trim() === "" ? null : JSON.parse(s.stdout);
 }
 
-/** VmHWM, VmRSS and RssAnon (KiB) of `pid`. */
-function vm(pid: number): { hwm: number; rss: number; anon: number } {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { hwm: field("VmHWM"), rss: field("VmRSS"), anon: field("RssAnon") };
-}
-
-function daemonPid(ws: string): number {
-  const file = join(ws, ".timewarp", "watch", "daemon.json");
-  for (let i = 0; i < 600 && !existsSync(file); i++) execFileSync("sleep", ["0.2"]);
-  return (JSON.parse(readFileSync(file, "utf8")) as { pid: number }).pid;
-}
-
 /** A command through `bin/timewarp` (the sh launcher: served by the daemon's worker). */
 function served(ws: string, args: string[]): string {
   const r = spawnSync(join(REPO, "bin", "timewarp"), ["-C", ws, ...args], { encoding: "utf8" });
@@ -92,26 +82,14 @@ function served(ws: string, args: string[]): string {
   return r.stdout;
 }
 
-/** The daemon's prime as its log tells it (its JSON answer), once the child ended; null: none. */
-function primeAnswer(ws: string): { outcome?: string; duration_ms?: number } | null {
-  const log = join(ws, ".timewarp", "watch", "daemon.log");
-  for (let i = 0; i < 3000; i++) {
-    const m = /prime pid \d+ ended \([^)]*\): (\{.*\})$/m.exec(readFileSync(log, "utf8"));
-    if (m !== null) return JSON.parse(m[1] as string) as { outcome?: string; duration_ms?: number };
-    if (process.env.TIMEWARP_WATCH_PRIME === "0") return null;
-    execFileSync("sleep", ["0.2"]);
-  }
-  return null;
-}
-
 function daemonRows(rows: MemRow[], ws: string, first: string): void {
   const t0 = performance.now();
   watchDaemon("start", ws);
-  const pid = daemonPid(ws);
-  const prime = primeAnswer(ws);
+  const pid = awaitDaemonPid(ws);
+  const prime = awaitPrime(ws);
   // daemon.json is written once the tree is watched; the hook worker loads its code after that
   execFileSync("sleep", ["5"]);
-  const started = vm(pid);
+  const started = daemonMemory(pid);
   rows.push({
     what: "watch daemon, started, worker warm (VmHWM)",
     mib: mibOf(started.hwm),
@@ -125,7 +103,7 @@ function daemonRows(rows: MemRow[], ws: string, first: string): void {
   writeFileSync(`/proc/${pid}/clear_refs`, "5");
   const tf = performance.now();
   const firstSnap = JSON.parse(served(ws, ["snapshot", "create", "--json"])) as { scan: string };
-  const afterFirst = vm(pid);
+  const afterFirst = daemonMemory(pid);
   rows.push({
     what: "watch daemon + worker, after the first snapshot it served (VmHWM since)",
     mib: mibOf(afterFirst.hwm),
@@ -149,7 +127,7 @@ function daemonRows(rows: MemRow[], ws: string, first: string): void {
       note: `scan: ${(JSON.parse(snap.stdout) as { scan: string }).scan}`,
     });
   }
-  const after = vm(pid);
+  const after = daemonMemory(pid);
   rows.push({
     what: "watch daemon + worker, after serving commands (VmHWM)",
     mib: mibOf(after.hwm),
@@ -162,7 +140,7 @@ function daemonRows(rows: MemRow[], ws: string, first: string): void {
   served(ws, ["travel", first]);
   served(ws, ["return"]);
   execFileSync("sleep", ["5"]);
-  const idle = vm(pid);
+  const idle = daemonMemory(pid);
   rows.push({
     what: "watch daemon + worker, 5 s after a served travel and return (VmRSS)",
     mib: mibOf(idle.rss),

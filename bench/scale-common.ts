@@ -206,3 +206,32 @@ export function written(before: Map<string, string>, after: Map<string, string>)
   }
   return by;
 }
+
+/** VmHWM, VmRSS and RssAnon of `pid` (KiB), from `/proc/PID/status`; 0 for a field not there. */
+export function daemonMemory(pid: number): { hwm: number; rss: number; anon: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { hwm: field("VmHWM"), rss: field("VmRSS"), anon: field("RssAnon") };
+}
+
+/** The pid of `root`'s watch daemon, once its record is there (waited for up to 2 min). */
+export function awaitDaemonPid(root: string): number {
+  const file = join(root, ".timewarp", "watch", "daemon.json");
+  for (let i = 0; i < 600 && !existsSync(file); i++) execFileSync("sleep", ["0.2"]);
+  return (JSON.parse(readFileSync(file, "utf8")) as { pid: number }).pid;
+}
+
+/**
+ * The daemon's prime as its log tells it (its JSON answer), once the child ended (waited for up
+ * to 10 min); null: none (`TIMEWARP_WATCH_PRIME=0`, or it never ended).
+ */
+export function awaitPrime(root: string): { outcome?: string; duration_ms?: number } | null {
+  const log = join(root, ".timewarp", "watch", "daemon.log");
+  for (let i = 0; i < 3000; i++) {
+    const m = /prime pid \d+ ended \([^)]*\): (\{.*\})$/m.exec(readFileSync(log, "utf8"));
+    if (m !== null) return JSON.parse(m[1] as string) as { outcome?: string; duration_ms?: number };
+    if (process.env.TIMEWARP_WATCH_PRIME === "0") return null;
+    execFileSync("sleep", ["0.2"]);
+  }
+  return null;
+}
