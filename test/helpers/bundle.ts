@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { buildSync } from "esbuild";
-import { makeTempDir, REPO_ROOT } from "./cli.ts";
+import { REPO_ROOT } from "./cli.ts";
 
 /**
  * A TypeScript child script bundled once per test process into one ES module that `node` runs
@@ -19,13 +19,13 @@ let folder: string | undefined;
 
 function outDir(): string {
   if (folder === undefined) {
+    // (every vitest config of the project runs test-run-dir.ts as a global setup)
     const run = process.env.TIMEWARP_TEST_RUN_DIR;
-    if (run !== undefined) folder = mkdtempSync(join(run, "bundle-"));
-    else {
-      const t = makeTempDir("tw-bundle-");
-      process.once("exit", t.cleanup);
-      folder = t.dir;
-    }
+    if (run === undefined)
+      throw new Error(
+        "TIMEWARP_TEST_RUN_DIR is not set: add test/helpers/test-run-dir.ts to this vitest config's globalSetup",
+      );
+    folder = mkdtempSync(join(run, "bundle-"));
   }
   return folder;
 }
