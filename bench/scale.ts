@@ -12,7 +12,7 @@
  * and the diff engine's owners can re-run it after their changes. Scratch copies go to the temp
  * dir (`SCALE_BENCH_DIR`): about 4 copies of the tree per size (~2.3 GB at 100k). Not a test.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -111,7 +111,9 @@ async function main(): Promise<void> {
       rows.push(
         ...(await treeRows({ size, pristine, scratch, reps: o.reps, files, want, onRow: log })),
       );
+      // (the next size and rows copy into it again: empty it, keep it)
       rmSync(scratch, { recursive: true, force: true });
+      mkdirSync(scratch);
     }
     if (want("diff")) push(diffRows({ tree10k, scratch, reps: o.reps }));
     if (want("ledger")) push(await ledgerRows({ scratch, reps: o.reps }));
