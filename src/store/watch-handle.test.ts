@@ -96,3 +96,31 @@ describe.each(ways)("watching directories through $way", ({ fsWatch, raw }) => {
     );
   });
 });
+
+describe("the raw handles are not used where Node would warn about them", () => {
+  const saved = { ...process.env };
+  afterEach(() => {
+    for (const key of ["NODE_PENDING_DEPRECATION", "NODE_OPTIONS", "TIMEWARP_WATCH_FS_WATCH"]) {
+      if (saved[key] === undefined) delete process.env[key];
+      else process.env[key] = saved[key];
+    }
+  });
+  const noop = () => {};
+
+  it.each([
+    { how: "NODE_PENDING_DEPRECATION=1", env: { NODE_PENDING_DEPRECATION: "1" } },
+    {
+      how: "--pending-deprecation in NODE_OPTIONS",
+      env: { NODE_OPTIONS: "--pending-deprecation" },
+    },
+    {
+      how: "--pending_deprecation in NODE_OPTIONS",
+      env: { NODE_OPTIONS: "--pending_deprecation" },
+    },
+  ])("$how: fs.watch", ({ env }) => {
+    delete process.env.TIMEWARP_WATCH_FS_WATCH;
+    expect(createDirWatcher(noop, noop).raw).toBe(true);
+    Object.assign(process.env, env);
+    expect(createDirWatcher(noop, noop).raw).toBe(false);
+  });
+});

@@ -38,9 +38,7 @@ type RawHandleClass = new () => RawHandle;
  * off (TIMEWARP_WATCH_FS_WATCH=1).
  */
 function rawHandleClass(): RawHandleClass | null {
-  const flags = `${process.execArgv.join(" ")} ${process.env.NODE_OPTIONS ?? ""}`;
-  if (process.env.TIMEWARP_WATCH_FS_WATCH === "1" || flags.includes("--pending-deprecation"))
-    return null;
+  if (process.env.TIMEWARP_WATCH_FS_WATCH === "1" || pendingDeprecation()) return null;
   try {
     const binding = (process as unknown as { binding(name: string): unknown }).binding(
       "fs_event_wrap",
@@ -52,6 +50,17 @@ function rawHandleClass(): RawHandleClass | null {
     // not in this Node
   }
   return null;
+}
+
+/**
+ * Whether Node was asked for pending deprecations, each way it takes (a flag, either spelling,
+ * on the command line or in NODE_OPTIONS, or NODE_PENDING_DEPRECATION=1): then
+ * `process.binding` warns, and under `--throw-deprecation` that warning is thrown on the next
+ * tick, out of any `try`.
+ */
+function pendingDeprecation(): boolean {
+  const flags = `${process.execArgv.join(" ")} ${process.env.NODE_OPTIONS ?? ""}`;
+  return /--pending[-_]deprecation\b/.test(flags) || process.env.NODE_PENDING_DEPRECATION === "1";
 }
 
 /** An error as `fs.watch` throws it: `code`, `errno`, `syscall` and `path`. */
