@@ -183,6 +183,38 @@ describe("timewarp watch (a real daemon over inotify)", () => {
     expect(watchedChanges(root, second.token, scanScope(["other/"])).changed).toBeUndefined();
   });
 
+  it("a directory deleted and made again while the daemon was stopped is watched anew: the next snapshots see the edits in it", async () => {
+    const root = workspace();
+    mkdirSync(join(root, "pkg", "lib"), { recursive: true });
+    writeFileSync(join(root, "pkg", "lib", "a.ts"), "a");
+    const pid = start(root);
+    createSnapshot(root);
+    expect(createSnapshot(root).scan).toBe("delta");
+    // The daemon reads the events only after both (as `git checkout` between branches does to
+    // a directory while the daemon is busy): on ext4 the new directory gets the old inode number.
+    process.kill(pid, "SIGSTOP");
+    try {
+      rmSync(join(root, "pkg"), { recursive: true });
+      mkdirSync(join(root, "pkg", "lib"), { recursive: true });
+      writeFileSync(join(root, "pkg", "lib", "a.ts"), "a again");
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    createSnapshot(root);
+    writeFileSync(join(root, "pkg", "lib", "b.ts"), "an edit after");
+    mkdirSync(join(root, "pkg", "lib", "new"));
+    writeFileSync(join(root, "pkg", "lib", "new", "c.ts"), "below a new directory");
+    const made = createSnapshot(root);
+    expect(made.scan).toBe("delta");
+    expect(made.record.files).toBe(3);
+    const walk = scanWorkspace(root, { excludes: excludesOf(root) });
+    expect(walk.manifest.entries.filter((e) => e.type === "file").map((e) => e.path)).toEqual([
+      "pkg/lib/a.ts",
+      "pkg/lib/b.ts",
+      "pkg/lib/new/c.ts",
+    ]);
+  });
+
   it("falls back to the walk when the daemon is killed -9, and snapshots stay right", async () => {
     const root = workspace();
     writeFileSync(join(root, "one.txt"), "1");

@@ -65,21 +65,44 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
   const dirOf = new Map<DirWatch, string>();
   const countEvent = createBurstCounter(options.overflowAt, journal);
 
-  const unwatchTree = (rel: string): void => {
+  // Watches given up while events were being read are closed once the read is over: until then
+  // what the kernel queued for them still reaches `onChange`, which counts it towards the burst.
+  // Closed at once, libuv drops those events unseen, and a queue that overflowed behind a
+  // directory moved out of the tree would go unnoticed.
+  let closing: DirWatch[] = [];
+  const closeLater = (watcher: DirWatch): void => {
+    if (closing.length === 0)
+      setImmediate(() => {
+        const due = closing;
+        closing = [];
+        for (const w of due) w.close();
+      });
+    closing.push(watcher);
+  };
+
+  const forget = (dir: string, watcher: DirWatch): void => {
+    watchers.delete(dir);
+    inodes.delete(dir);
+    dirOf.delete(watcher);
+  };
+
+  /** Stop watching `rel` and below; from an event, the handles close once the read is over. */
+  const unwatchBelow = (rel: string, later: boolean): void => {
     for (const [dir, watcher] of watchers) {
       if (dir === rel || (rel === "" ? true : dir.startsWith(`${rel}/`))) {
-        watcher.close();
-        watchers.delete(dir);
-        inodes.delete(dir);
-        dirOf.delete(watcher);
+        forget(dir, watcher);
+        if (later) closeLater(watcher);
+        else watcher.close();
       }
     }
   };
+  const unwatchTree = (rel: string): void => unwatchBelow(rel, false);
 
-  /** A watch's event (`this` is the watch). */
+  /** A watch's event (`this` is the watch); one closing still counts towards the burst. */
   function onChange(this: DirWatch, type: string, name: Buffer | null): void {
     const dirRel = dirOf.get(this);
     if (dirRel !== undefined) onEvent(dirRel, type, name);
+    else countEvent();
   }
 
   /**
@@ -125,9 +148,15 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     }
     const have = inodes.get(rel);
     if (have === undefined && ino === undefined) return; // a file: nothing was or is watched
-    if (have !== undefined && have === ino) return;
-    if (have !== undefined) unwatchTree(rel);
-    if (ino !== undefined) watchTree(rel);
+    // The same inode number is not the same directory: one deleted and made again before its
+    // events were read often gets its number back (ext4), and the kernel dropped the watch
+    // with the old one. So it is watched anew, with everything below it (a directory moved
+    // out and back, or chmodded, costs that walk).
+    if (have !== undefined && have === ino) refreshTree(rel);
+    else {
+      if (have !== undefined) unwatchBelow(rel, true);
+      if (ino !== undefined) watchTree(rel);
+    }
   };
 
   /** Watch one directory; its subdirectories to watch next, or null when it is not watched. */
@@ -171,20 +200,36 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     return children;
   };
 
-  const watchTree = (top: string): void => {
+  /**
+   * Watch `top` and the directories below it. With `renew`, a directory already watched gets a
+   * new watch too, started before the old one closes (on the same directory both are the
+   * kernel's one watch, so nothing is missed between them); one gone since is left to the event
+   * that says so.
+   */
+  const walkWatching = (top: string, renew: boolean): void => {
     const stack = [top];
     while (stack.length > 0) {
-      if (watchers.size >= maxWatches) {
+      const rel = stack.pop() as string;
+      const old = renew ? watchers.get(rel) : undefined;
+      if (old === undefined && watchers.size >= maxWatches) {
         fail(
           `the workspace has more directories than this daemon's share of inotify watches (${maxWatches}, a quarter of fs.inotify.max_user_watches); scans walk instead`,
         );
         return;
       }
-      const children = watchOne(stack.pop() as string);
+      const children = watchOne(rel);
+      if (old !== undefined) {
+        if (watchers.get(rel) === old)
+          forget(rel, old); // (not watched now: gone or unreadable)
+        else dirOf.delete(old);
+        closeLater(old);
+      }
       if (children === null) return;
       stack.push(...children);
     }
   };
+  const watchTree = (top: string): void => walkWatching(top, false);
+  const refreshTree = (top: string): void => walkWatching(top, true);
 
   return {
     watchTree,
