@@ -66,18 +66,24 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
   const countEvent = createBurstCounter(options.overflowAt, journal);
 
   // Watches given up while events were being read are closed once the read is over: until then
-  // what the kernel queued for them still reaches `onChange`, which counts it towards the burst.
-  // Closed at once, libuv drops those events unseen, and a queue that overflowed behind a
-  // directory moved out of the tree would go unnoticed.
+  // what the kernel queued for them still reaches `onChange`, which counts it towards the burst
+  // (`draining`). Closed at once, libuv drops those events unseen, and a queue that overflowed
+  // behind a directory moved out of the tree would go unnoticed. (A watch renewed is not
+  // counted: its directory's events reach the new watch too, or none come.)
   let closing: DirWatch[] = [];
-  const closeLater = (watcher: DirWatch): void => {
+  const draining = new Set<DirWatch>();
+  const closeLater = (watcher: DirWatch, counted: boolean): void => {
     if (closing.length === 0)
       setImmediate(() => {
         const due = closing;
         closing = [];
-        for (const w of due) w.close();
+        for (const w of due) {
+          draining.delete(w);
+          w.close();
+        }
       });
     closing.push(watcher);
+    if (counted) draining.add(watcher);
   };
 
   const forget = (dir: string, watcher: DirWatch): void => {
@@ -91,7 +97,7 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     for (const [dir, watcher] of watchers) {
       if (dir === rel || (rel === "" ? true : dir.startsWith(`${rel}/`))) {
         forget(dir, watcher);
-        if (later) closeLater(watcher);
+        if (later) closeLater(watcher, true);
         else watcher.close();
       }
     }
@@ -102,7 +108,7 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
   function onChange(this: DirWatch, type: string, name: Buffer | null): void {
     const dirRel = dirOf.get(this);
     if (dirRel !== undefined) onEvent(dirRel, type, name);
-    else countEvent();
+    else if (draining.has(this)) countEvent();
   }
 
   /**
@@ -222,7 +228,7 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
         if (watchers.get(rel) === old)
           forget(rel, old); // (not watched now: gone or unreadable)
         else dirOf.delete(old);
-        closeLater(old);
+        closeLater(old, false);
       }
       if (children === null) return;
       stack.push(...children);
