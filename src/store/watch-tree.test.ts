@@ -35,6 +35,15 @@ function kernelWatches(): number {
   return n;
 }
 
+/** Node's FSEvent handles open in this process (both ways watch through one each). */
+function fsEventHandles(): number {
+  const handles = (process as unknown as { _getActiveHandles(): object[] })._getActiveHandles();
+  return handles.filter((h) => h.constructor.name === "FSEvent").length;
+}
+
+/** inotify's queue size here (the kernel drops what comes past it, with one notice). */
+const queueSize = Number(readFileSync("/proc/sys/fs/inotify/max_queued_events", "utf8"));
+
 const ways = [
   { way: "Node's raw handles", fsWatch: undefined },
   { way: "fs.watch", fsWatch: "1" },
@@ -119,6 +128,67 @@ describe.each(ways)("the tree watcher through $way", ({ fsWatch }) => {
     expect(lines()).toContain('P "a/b/edit.txt"');
     expect(tree.size).toBe(3);
     expect(failures).toEqual([]);
+  });
+
+  it("drops the old watches below a directory renewed when the walk no longer finds them: one watch per directory, no handle left", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, "work", "out"), { recursive: true });
+    const { tree, lines, failures } = watchRoot(root);
+    await pause(20);
+    const others = { kernel: kernelWatches() - tree.size, handles: fsEventHandles() - tree.size };
+    for (let i = 0; i < 20; i++) {
+      // in one turn: the old directory goes under another name, then away; a new one of the
+      // old name holds another subdirectory
+      renameSync(join(root, "work"), join(root, "work.old"));
+      rmSync(join(root, "work.old"), { recursive: true });
+      mkdirSync(join(root, "work", `out${i}`), { recursive: true });
+      await pause(30);
+    }
+    expect(tree.size).toBe(3); // root, work, work/out19
+    expect(kernelWatches() - others.kernel).toBe(3);
+    expect(fsEventHandles() - others.handles).toBe(3);
+    writeFileSync(join(root, "work", "out19", "edit.txt"), "an edit");
+    await pause(40);
+    expect(lines()).toContain('P "work/out19/edit.txt"');
+    expect(failures).toEqual([]);
+  });
+
+  it("after a queue overflow, watches the directories whose creation it lost", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, "b"));
+    const { lines, failures } = watchRoot(root, Math.floor(queueSize / 2));
+    await pause(20);
+    // More events than the kernel queues, all before the watcher reads: what comes after them,
+    // a new directory, is dropped with the overflow.
+    for (let i = 0; i <= queueSize; i++) writeFileSync(join(root, "b", `f${i % 64}`), `${i}`);
+    mkdirSync(join(root, "late", "sub"), { recursive: true });
+    await pause(200);
+    const heard = lines();
+    expect(heard.some((l) => l.startsWith("F ") && l.includes("in one burst"))).toBe(true);
+    // clients walk once after the F; what follows must be heard again
+    writeFileSync(join(root, "late", "sub", "edit.txt"), "an edit");
+    await pause(40);
+    expect(lines()).toContain('P "late/sub/edit.txt"');
+    expect(failures).toEqual([]);
+  });
+
+  it("counts the events of a directory moved away whose name came back under its inode number: the burst still says unsure", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, "a"));
+    mkdirSync(join(root, "b"));
+    const { lines } = watchRoot(root, 200);
+    await pause(20);
+    // in one turn: `a` goes under another name, 300 files are made in it, it is removed, and a
+    // new `a` is made (ext4 gives it the old number); an edit elsewhere
+    renameSync(join(root, "a"), join(root, "a2"));
+    for (let i = 0; i < 300; i++) writeFileSync(join(root, "a2", `f${i}`), "x");
+    rmSync(join(root, "a2"), { recursive: true });
+    mkdirSync(join(root, "a"));
+    writeFileSync(join(root, "b", "edit.txt"), "an edit");
+    await pause(60);
+    const heard = lines();
+    expect(heard).toContain('P "b/edit.txt"');
+    expect(heard.some((l) => l.startsWith("F ") && l.includes("in one burst"))).toBe(true);
   });
 
   it("counts the events of a directory moved out of the tree while they were queued: a burst behind it still says unsure", async () => {

@@ -32,9 +32,14 @@ export interface TreeWatcherOptions {
  * The kernel queues at most `max_queued_events` inotify events and, past that, drops the rest
  * with one overflow notice that Node's fs.watch does not pass on. Events are read in one go
  * per turn of the event loop, so a turn that delivers a large part of the queue's capacity
- * may have lost some: say `F` (clients walk once) rather than trust the journal.
+ * may have lost some: say `F` (clients walk once) rather than trust the journal. What was lost
+ * may be a directory's creation, so the watches are then renewed too (`onOverflow`).
  */
-function createBurstCounter(overflowAt: number, journal: WatchJournal): () => void {
+function createBurstCounter(
+  overflowAt: number,
+  journal: WatchJournal,
+  onOverflow: () => void,
+): () => void {
   let burst = 0;
   let resetQueued = false;
   let reported = false;
@@ -51,6 +56,7 @@ function createBurstCounter(overflowAt: number, journal: WatchJournal): () => vo
     if (burst >= overflowAt && !reported) {
       reported = true;
       journal.unsure(`${burst} events in one burst: the inotify queue may have overflowed`);
+      onOverflow();
     }
   };
 }
@@ -63,16 +69,26 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
   const watchers = new Map<string, DirWatch>();
   const inodes = new Map<string, number>();
   const dirOf = new Map<DirWatch, string>();
-  const countEvent = createBurstCounter(options.overflowAt, journal);
+  // After a possible overflow the watches are renewed once the read is over: a directory made
+  // meanwhile has none, and every edit below it would be missed after the clients' one walk.
+  let renewalQueued = false;
+  const countEvent = createBurstCounter(options.overflowAt, journal, () => {
+    if (renewalQueued) return;
+    renewalQueued = true;
+    setImmediate(() => {
+      renewalQueued = false;
+      if (watchers.has("")) watchTree(""); // (not once the watcher was stopped)
+    });
+  });
 
   // Watches given up while events were being read are closed once the read is over: until then
   // what the kernel queued for them still reaches `onChange`, which counts it towards the burst
   // (`draining`). Closed at once, libuv drops those events unseen, and a queue that overflowed
-  // behind a directory moved out of the tree would go unnoticed. (A watch renewed is not
-  // counted: its directory's events reach the new watch too, or none come.)
+  // behind a directory moved out of the tree would go unnoticed. (A renewed watch's events may
+  // reach its successor too and count twice: that only says "unsure" sooner.)
   let closing: DirWatch[] = [];
   const draining = new Set<DirWatch>();
-  const closeLater = (watcher: DirWatch, counted: boolean): void => {
+  const closeLater = (watcher: DirWatch): void => {
     if (closing.length === 0)
       setImmediate(() => {
         const due = closing;
@@ -83,7 +99,7 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
         }
       });
     closing.push(watcher);
-    if (counted) draining.add(watcher);
+    draining.add(watcher);
   };
 
   const forget = (dir: string, watcher: DirWatch): void => {
@@ -97,7 +113,7 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     for (const [dir, watcher] of watchers) {
       if (dir === rel || (rel === "" ? true : dir.startsWith(`${rel}/`))) {
         forget(dir, watcher);
-        if (later) closeLater(watcher, true);
+        if (later) closeLater(watcher);
         else watcher.close();
       }
     }
@@ -158,16 +174,14 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     // events were read often gets its number back (ext4), and the kernel dropped the watch
     // with the old one. So it is watched anew, with everything below it (a directory moved
     // out and back, or chmodded, costs that walk).
-    if (have !== undefined && have === ino) refreshTree(rel);
-    else {
-      if (have !== undefined) unwatchBelow(rel, true);
-      if (ino !== undefined) watchTree(rel);
-    }
+    if (have !== undefined && have !== ino) unwatchBelow(rel, true);
+    if (ino !== undefined) watchTree(rel);
   };
 
   /** Watch one directory; its subdirectories to watch next, or null when it is not watched. */
   const watchOne = (rel: string): string[] | null => {
     const abs = rel === "" ? root : join(root, rel);
+    const prev = watchers.get(rel);
     let watcher: DirWatch;
     let ino: number;
     try {
@@ -175,9 +189,12 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
       watcher = dirs.watch(abs);
     } catch (error) {
       const code = errnoCode(error);
-      if (code === "ENOENT" || code === "ENOTDIR") return []; // gone meanwhile: its parent saw it
-      // Unreadable: a scan lists it as skipped and revisits it every time; nothing to watch.
-      if (code === "EACCES" || code === "EPERM") return [];
+      // Gone meanwhile (its parent saw it), or unreadable (a scan lists it as skipped and
+      // revisits it every time): nothing to watch, and no watch kept from before, nor below it.
+      if (code === "ENOENT" || code === "ENOTDIR" || code === "EACCES" || code === "EPERM") {
+        if (prev !== undefined) unwatchBelow(rel, true);
+        return [];
+      }
       if (code === "ENOSPC") {
         fail(
           `the inotify watch limit is reached (${watchers.size} directories watched; raise fs.inotify.max_user_watches)`,
@@ -188,6 +205,12 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     watchers.set(rel, watcher);
     inodes.set(rel, ino);
     dirOf.set(watcher, rel);
+    // A watch renewed: the new one is started before the old one closes (on the same
+    // directory both are the kernel's one watch, so nothing is missed between them).
+    if (prev !== undefined) {
+      dirOf.delete(prev);
+      closeLater(prev);
+    }
     let names: string[];
     try {
       names = readdirSync(abs, { withFileTypes: true })
@@ -207,35 +230,36 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
   };
 
   /**
-   * Watch `top` and the directories below it. With `renew`, a directory already watched gets a
-   * new watch too, started before the old one closes (on the same directory both are the
-   * kernel's one watch, so nothing is missed between them); one gone since is left to the event
-   * that says so.
+   * Watch `top` and the directories below it, renewing the watches already there (see
+   * `syncWatches`). A directory's watches are only ever added below a watched one and dropped
+   * with everything below it, so when `top` was not watched nothing below it was either; when it
+   * was, what the walk no longer finds below it is dropped afterwards.
    */
-  const walkWatching = (top: string, renew: boolean): void => {
+  const watchTree = (top: string): void => {
+    const seen = watchers.has(top) ? new Set<string>() : null;
     const stack = [top];
     while (stack.length > 0) {
       const rel = stack.pop() as string;
-      const old = renew ? watchers.get(rel) : undefined;
-      if (old === undefined && watchers.size >= maxWatches) {
+      if (!watchers.has(rel) && watchers.size >= maxWatches) {
         fail(
           `the workspace has more directories than this daemon's share of inotify watches (${maxWatches}, a quarter of fs.inotify.max_user_watches); scans walk instead`,
         );
         return;
       }
       const children = watchOne(rel);
-      if (old !== undefined) {
-        if (watchers.get(rel) === old)
-          forget(rel, old); // (not watched now: gone or unreadable)
-        else dirOf.delete(old);
-        closeLater(old, false);
-      }
       if (children === null) return;
+      seen?.add(rel);
       stack.push(...children);
     }
+    if (seen === null) return;
+    for (const [dir, watcher] of watchers) {
+      if (seen.has(dir)) continue;
+      if (top === "" || dir.startsWith(`${top}/`)) {
+        forget(dir, watcher);
+        closeLater(watcher);
+      }
+    }
   };
-  const watchTree = (top: string): void => walkWatching(top, false);
-  const refreshTree = (top: string): void => walkWatching(top, true);
 
   return {
     watchTree,
