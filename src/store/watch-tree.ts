@@ -81,14 +81,15 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     });
   });
 
-  // Watches given up while events were being read are closed once the read is over: until then
-  // what the kernel queued for them still reaches `onChange`, which counts it towards the burst
-  // (`draining`). Closed at once, libuv drops those events unseen, and a queue that overflowed
-  // behind a directory moved out of the tree would go unnoticed. (A renewed watch's events may
-  // reach its successor too and count twice: that only says "unsure" sooner.)
+  // Watches given up or renewed while events were being read are closed once the read is over.
+  // Until then what the kernel queued for them still reaches `onChange` (`draining`: the
+  // directory each stood for): counted towards the burst, and a rename among them looked at
+  // again once the read is over (`recheck`). Closed at once, libuv would drop those
+  // events unseen: an overflow behind a directory moved away would go unnoticed, and a
+  // subdirectory removed from a directory made again would keep its watch.
   let closing: DirWatch[] = [];
-  const draining = new Set<DirWatch>();
-  const closeLater = (watcher: DirWatch): void => {
+  const draining = new Map<DirWatch, string>();
+  const closeLater = (watcher: DirWatch, rel: string): void => {
     if (closing.length === 0)
       setImmediate(() => {
         const due = closing;
@@ -99,7 +100,20 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
         }
       });
     closing.push(watcher);
-    draining.add(watcher);
+    draining.set(watcher, rel);
+  };
+  // Paths a closing watch heard renamed, brought in step once the read is over (one look each;
+  // done during the read, a renewal would add yet another watch hearing the same events).
+  const rechecks = new Set<string>();
+  const recheck = (rel: string): void => {
+    if (rechecks.size === 0)
+      setImmediate(() => {
+        const due = [...rechecks];
+        rechecks.clear();
+        if (!watchers.has("")) return; // (the watcher was stopped)
+        for (const r of due) syncWatches(r, r.slice(r.lastIndexOf("/") + 1));
+      });
+    rechecks.add(rel);
   };
 
   const forget = (dir: string, watcher: DirWatch): void => {
@@ -113,18 +127,31 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     for (const [dir, watcher] of watchers) {
       if (dir === rel || (rel === "" ? true : dir.startsWith(`${rel}/`))) {
         forget(dir, watcher);
-        if (later) closeLater(watcher);
+        if (later) closeLater(watcher, dir);
         else watcher.close();
       }
     }
   };
   const unwatchTree = (rel: string): void => unwatchBelow(rel, false);
 
-  /** A watch's event (`this` is the watch); one closing still counts towards the burst. */
+  /**
+   * A watch's event (`this` is the watch), or a closing watch's (see `draining`): that one is
+   * counted and a rename looked at again, but not journaled (the event that closed the watch
+   * journaled its directory, which clients revisit whole).
+   */
   function onChange(this: DirWatch, type: string, name: Buffer | null): void {
     const dirRel = dirOf.get(this);
-    if (dirRel !== undefined) onEvent(dirRel, type, name);
-    else if (draining.has(this)) countEvent();
+    if (dirRel !== undefined) {
+      onEvent(dirRel, type, name);
+      return;
+    }
+    const was = draining.get(this);
+    if (was === undefined) return;
+    countEvent();
+    if (type !== "rename" || name === null) return;
+    const text = name.toString("utf8");
+    if (!Buffer.from(text, "utf8").equals(name) || (was === "" && text === ".timewarp")) return;
+    recheck(was === "" ? text : `${was}/${text}`);
   }
 
   /**
@@ -172,10 +199,25 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     if (have === undefined && ino === undefined) return; // a file: nothing was or is watched
     // The same inode number is not the same directory: one deleted and made again before its
     // events were read often gets its number back (ext4), and the kernel dropped the watch
-    // with the old one. So it is watched anew, with everything below it (a directory moved
-    // out and back, or chmodded, costs that walk).
-    if (have !== undefined && have !== ino) unwatchBelow(rel, true);
-    if (ino !== undefined) watchTree(rel);
+    // with the old one. So it is watched anew (a directory moved out and back, or chmodded,
+    // costs that one watch and a listing).
+    if (have !== undefined && have === ino) renewOne(rel);
+    else {
+      if (have !== undefined) unwatchBelow(rel, true);
+      if (ino !== undefined) watchTree(rel);
+    }
+  };
+
+  /**
+   * A new watch on `rel` (the old one closing), and watches on its subdirectories that have
+   * none. A subdirectory watched already is left to its own events: if the directory was made
+   * again, each of its old subdirectories went with an event its old watch heard, and that
+   * brings the one there now in step the same way.
+   */
+  const renewOne = (rel: string): void => {
+    const children = watchOne(rel);
+    if (children === null) return;
+    for (const child of children) if (!watchers.has(child)) watchTree(child);
   };
 
   /** Watch one directory; its subdirectories to watch next, or null when it is not watched. */
@@ -209,7 +251,7 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     // directory both are the kernel's one watch, so nothing is missed between them).
     if (prev !== undefined) {
       dirOf.delete(prev);
-      closeLater(prev);
+      closeLater(prev, rel);
     }
     let names: string[];
     try {
@@ -230,13 +272,13 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
   };
 
   /**
-   * Watch `top` and the directories below it, renewing the watches already there (see
-   * `syncWatches`). A directory's watches are only ever added below a watched one and dropped
-   * with everything below it, so when `top` was not watched nothing below it was either; when it
-   * was, what the walk no longer finds below it is dropped afterwards.
+   * Watch `top` and the directories below it, renewing any watch already there. A subdirectory
+   * gone since has its watch dropped by the event that says so, which its directory's watch
+   * hears (closing or not); after a possible overflow some such events are lost, so the renewal
+   * of the whole tree then (`watchTree("")`) also drops what it no longer finds.
    */
   const watchTree = (top: string): void => {
-    const seen = watchers.has(top) ? new Set<string>() : null;
+    const seen = top === "" && watchers.has("") ? new Set<string>() : null;
     const stack = [top];
     while (stack.length > 0) {
       const rel = stack.pop() as string;
@@ -253,10 +295,9 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     }
     if (seen === null) return;
     for (const [dir, watcher] of watchers) {
-      if (seen.has(dir)) continue;
-      if (top === "" || dir.startsWith(`${top}/`)) {
+      if (!seen.has(dir)) {
         forget(dir, watcher);
-        closeLater(watcher);
+        closeLater(watcher, dir);
       }
     }
   };
