@@ -13,11 +13,11 @@
  * `snapshot diff FIRST` before those. Prints per round the daemon's VmRSS, RssAnon and the
  * peak of each command (VmHWM, reset before each by `/proc/PID/clear_refs`), then the peak of
  * the whole run, VmRSS 5 s after it and the daemon's CPU time for the rounds (`/proc/PID/stat`,
- * its threads included; clock ticks of 10 ms). Memory hardly depends on the load; it is printed
- * anyway. Not a test; `SCALE_BENCH_NO_BUILD=1` skips the build.
+ * its threads included). Memory hardly depends on the load; it is printed anyway. Not a test;
+ * `SCALE_BENCH_NO_BUILD=1` skips the build.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -25,6 +25,7 @@ import {
   awaitDaemonPid,
   awaitPrime,
   cli,
+  cpuMs,
   daemonMemory,
   editableFiles,
   editFiles,
@@ -54,14 +55,6 @@ const load = () =>
     .map((l) => l.toFixed(2))
     .join(" ");
 
-/** CPU seconds `pid` has used (user + system, its threads included). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // utime and stime, fields 14 and 15 of the line (11 and 12 past the name), in clock ticks
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 ensureBuilt();
 const scratch = mkdtempSync(join(process.env.MEM_BENCH_DIR ?? tmpdir(), "tw-rounds-"));
 const ws = join(scratch, "ws");
@@ -76,7 +69,7 @@ try {
   execFileSync("sleep", ["3"]);
   const warm = daemonMemory(pid);
   let peak = warm.hwm;
-  const cpuAtStart = cpuSeconds(pid);
+  const cpuAtStart = cpuMs(pid);
   console.log(
     `${values.size} tree, ${rounds} rounds${values.heavy ? " (heavy)" : ""}; load ${load()}`,
   );
@@ -121,7 +114,7 @@ try {
   execFileSync("sleep", ["5"]);
   const after = daemonMemory(pid);
   console.log(
-    `whole run: peak (VmHWM) ${mib(peak)} MiB; 5 s after: VmRSS ${mib(after.rss)}, RssAnon ${mib(after.anon)}; the daemon's CPU for the rounds ${(cpuSeconds(pid) - cpuAtStart).toFixed(2)} s; load ${load()}`,
+    `whole run: peak (VmHWM) ${mib(peak)} MiB; 5 s after: VmRSS ${mib(after.rss)}, RssAnon ${mib(after.anon)}; the daemon's CPU for the rounds ${((cpuMs(pid) - cpuAtStart) / 1000).toFixed(2)} s; load ${load()}`,
   );
 } finally {
   if (pid !== 0) watchDaemon("stop", ws);

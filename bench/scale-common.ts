@@ -214,6 +214,18 @@ export function daemonMemory(pid: number): { hwm: number; rss: number; anon: num
   return { hwm: field("VmHWM"), rss: field("VmRSS"), anon: field("RssAnon") };
 }
 
+/** Milliseconds in one clock tick of `/proc/PID/stat` (asked of getconf once). */
+let tickMs: number | undefined;
+
+/** CPU time `pid` has used so far, ms (user + system, its threads included; `/proc/PID/stat`). */
+export function cpuMs(pid: number): number {
+  tickMs ??= 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // utime and stime: fields 14 and 15 of the line, 11 and 12 past the command's name
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * tickMs;
+}
+
 /** The pid of `root`'s watch daemon, once its record is there (waited for up to 2 min). */
 export function awaitDaemonPid(root: string): number {
   const file = join(root, ".timewarp", "watch", "daemon.json");

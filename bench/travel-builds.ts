@@ -13,6 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import {
+  cpuMs,
   editableFiles,
   editFiles,
   type GitTwin,
@@ -31,7 +32,6 @@ const flag = (name: string) => {
 const BASE = flag("--base");
 if (BASE === undefined) throw new Error("usage: bench/travel-builds.ts --base DIR [--runs N]");
 const RUNS = Number(flag("--runs") ?? 14);
-const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
 const builds = { base: join(resolve(BASE), "bin"), branch: join(REPO, "bin") };
 type Build = keyof typeof builds;
 const BUILDS: Build[] = ["base", "branch"];
@@ -47,10 +47,6 @@ const daemonPid = (b: Build) =>
       pid: number;
     }
   ).pid;
-const cpuMs = (pid: number) => {
-  const fields = (readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1] as string).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-};
 /** One command through the launcher: wall, the daemon's CPU, stdout. */
 function served(b: Build, ...args: string[]) {
   const pid = daemonPid(b);

@@ -56,6 +56,7 @@ import {
   startSession,
   travel,
 } from "../src/timemachine/index.ts";
+import { cpuMs } from "./scale-common.ts";
 
 const REPO = dirname(dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
@@ -271,12 +272,6 @@ function peakRssMb(pid: number): { hwm: number; rss: number } {
   return { hwm: kb("VmHWM") / 1024, rss: kb("VmRSS") / 1024 };
 }
 
-/** The server's CPU time so far (user + system, ms; /proc ticks are 10 ms). */
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 interface ApiTimes {
   first: number;
   firstCpu: number;
@@ -297,12 +292,12 @@ async function timeApi(server: Server, query: string, runs: number): Promise<Api
       throw new Error(`timeline: ${res.status} ${JSON.stringify(doc).slice(0, 200)}`);
     return { ms: performance.now() - t, total: doc.total };
   };
-  const cpu0 = cpuMsOf(pid);
+  const cpu0 = cpuMs(pid);
   const first = await once();
-  const cpu1 = cpuMsOf(pid);
+  const cpu1 = cpuMs(pid);
   const times: number[] = [];
   for (let i = 0; i < runs; i++) times.push((await once()).ms);
-  const cpu2 = cpuMsOf(pid);
+  const cpu2 = cpuMs(pid);
   return {
     first: first.ms,
     firstCpu: cpu1 - cpu0,
