@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { errnoCode } from "../core/index.ts";
+import { decodeName } from "./entry-path.ts";
 import { createDirWatcher, type DirWatch } from "./watch-handle.ts";
 import type { WatchJournal } from "./watch-journal.ts";
 
@@ -60,6 +61,16 @@ function createBurstCounter(
     }
   };
 }
+
+/** An entry's name as the kernel gave it, or null when it is not UTF-8. */
+function utf8Name(name: Buffer): string | null {
+  const { text, exact } = decodeName(name);
+  return exact ? text : null;
+}
+
+/** The path of `name` in the directory `dirRel` (`""`: the root). */
+const childOf = (dirRel: string, name: string): string =>
+  dirRel === "" ? name : `${dirRel}/${name}`;
 
 export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
   const { root, excluded, maxWatches, journal, fail } = options;
@@ -148,10 +159,9 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     const was = draining.get(this);
     if (was === undefined) return;
     countEvent();
-    if (type !== "rename" || name === null) return;
-    const text = name.toString("utf8");
-    if (!Buffer.from(text, "utf8").equals(name) || (was === "" && text === ".timewarp")) return;
-    recheck(was === "" ? text : `${was}/${text}`);
+    const text = name === null ? null : utf8Name(name);
+    if (type === "rename" && text !== null && !(was === "" && text === ".timewarp"))
+      recheck(childOf(was, text));
   }
 
   /**
@@ -173,15 +183,15 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
       else journal.path(dirRel);
       return;
     }
-    const text = name.toString("utf8");
+    const text = utf8Name(name);
     // A name that is not UTF-8: report its directory (scans walk such trees byte-exactly).
-    if (!Buffer.from(text, "utf8").equals(name)) {
+    if (text === null) {
       if (dirRel === "") fail("a name that is not UTF-8 in the workspace root");
       else journal.path(dirRel);
       return;
     }
     if (dirRel === "" && text === ".timewarp") return;
-    const rel = dirRel === "" ? text : `${dirRel}/${text}`;
+    const rel = childOf(dirRel, text);
     journal.path(rel);
     if (type === "rename") syncWatches(rel, text);
   };
@@ -265,7 +275,7 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
     for (const name of names) {
       if (rel === "" && name === ".timewarp") continue;
       if (name.includes("\uFFFD")) continue; // scans walk such trees; see onEvent
-      const child = rel === "" ? name : `${rel}/${name}`;
+      const child = childOf(rel, name);
       if (!excluded(child, name, true)) children.push(child);
     }
     return children;
