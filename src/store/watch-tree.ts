@@ -98,19 +98,13 @@ export function createTreeWatcher(options: TreeWatcherOptions): TreeWatcher {
   // again once the read is over (`recheck`). Closed at once, libuv would drop those
   // events unseen: an overflow behind a directory moved away would go unnoticed, and a
   // subdirectory removed from a directory made again would keep its watch.
-  let closing: DirWatch[] = [];
   const draining = new Map<DirWatch, string>();
   const closeLater = (watcher: DirWatch, rel: string): void => {
-    if (closing.length === 0)
+    if (draining.size === 0)
       setImmediate(() => {
-        const due = closing;
-        closing = [];
-        for (const w of due) {
-          draining.delete(w);
-          w.close();
-        }
+        for (const w of draining.keys()) w.close();
+        draining.clear();
       });
-    closing.push(watcher);
     draining.set(watcher, rel);
   };
   // Paths a closing watch heard renamed, brought in step once the read is over (one look each;
